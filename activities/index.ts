@@ -1,0 +1,96 @@
+/**
+ * createActivities: every activity of the harness, built from explicit dependencies
+ * (no module-level clients), so tests pass fakes to the same factory.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type {
+  ExecuteToolInput,
+  ModelCallInput,
+  PrepareTurnInput,
+  PrepareTurnResult,
+} from '../common/activity-types';
+import { builtinRegistry } from '../common/builtin-tools';
+import type { ToolResult } from '../common/types';
+import { createCallModel, modelNotConfigured } from './model';
+import { OpenAIModelClient, type ModelClient } from './model-client';
+import { ScriptedHost } from './scripted-host';
+import { createToolExecutor } from './tools/executor';
+
+/** What the activities depend on. */
+export interface ActivityDeps {
+  /** HARNESS_HOME: workspaces and scripts live below it. */
+  home: string;
+  /** The worker's environment: API keys are read here, never from workflow inputs. */
+  env: Record<string, string | undefined>;
+  /** Replaces the openai-backed client (tests). */
+  modelClient?: ModelClient;
+  fetch?: typeof fetch;
+  scripted?: ScriptedHost;
+}
+
+/** Builds the activities; the returned object is what the worker registers. */
+export function createActivities(deps: ActivityDeps) {
+  const registry = builtinRegistry();
+  const specs = registry.specs();
+  const scripted = deps.scripted ?? new ScriptedHost(deps.home);
+  const tools = createToolExecutor({ home: deps.home, ...(deps.fetch ? { fetch: deps.fetch } : {}) });
+  const clients = new Map<string, ModelClient>();
+
+  const clientFor = (baseURL: string | undefined, apiKey: string): ModelClient => {
+    const key = `${baseURL ?? ''}|${apiKey}`;
+    let client = clients.get(key);
+    if (!client) {
+      client = new OpenAIModelClient({ apiKey, ...(baseURL ? { baseURL } : {}), timeoutMs: 10 * 60_000 });
+      clients.set(key, client);
+    }
+    return client;
+  };
+
+  const resolveModel = async (input: ModelCallInput) => {
+    if (deps.modelClient) return { client: deps.modelClient, endpoint: 'injected' };
+    if (input.model.provider === 'scripted') {
+      const url = await scripted.baseUrl(input.sessionId);
+      return { client: clientFor(url, 'scripted'), endpoint: url };
+    }
+    const baseURL = input.model.baseUrl ?? deps.env.OPENAI_BASE_URL;
+    const apiKey = apiKeyFor(baseURL, deps.env);
+    if (!apiKey) {
+      throw modelNotConfigured(
+        `no API key for ${baseURL ?? 'OpenAI'}: set OPENAI_API_KEY in the worker's environment (the key never travels with the session)`,
+      );
+    }
+    return { client: clientFor(baseURL, apiKey), endpoint: baseURL ?? 'https://api.openai.com/v1' };
+  };
+
+  return {
+    /** Makes the session's model reachable (registers a scripted script) and lists the tools offered. */
+    async prepareTurn(input: PrepareTurnInput): Promise<PrepareTurnResult> {
+      if (input.model.provider === 'scripted') {
+        try {
+          await scripted.register(input.sessionId, input.model.script);
+        } catch (err) {
+          throw ApplicationFailure.nonRetryable((err as Error).message, 'INVALID_SCRIPT');
+        }
+      }
+      return { tools: specs };
+    },
+
+    callModel: createCallModel(resolveModel, (names) => specs.filter((s) => names.includes(s.name))),
+
+    /** Runs one tool outside the workflow; failures come back as results, never as errors. */
+    async executeTool(input: ExecuteToolInput): Promise<ToolResult> {
+      Context.current().heartbeat();
+      return tools.execute({ sessionId: input.sessionId, name: input.name, args: input.args });
+    },
+  };
+}
+
+/** The key for an endpoint: DeepSeek's own variable when pointed there, else OPENAI_API_KEY. */
+function apiKeyFor(baseURL: string | undefined, env: Record<string, string | undefined>): string | undefined {
+  if (baseURL && /deepseek/i.test(baseURL) && env.DEEPSEEK_API_KEY) return env.DEEPSEEK_API_KEY;
+  if (env.OPENAI_API_KEY) return env.OPENAI_API_KEY;
+  // Local OpenAI-compatible servers (vLLM, Ollama…) often need no key at all.
+  if (baseURL && /^https?:\/\/(localhost|127\.|\[::1\])/.test(baseURL)) return 'none';
+  return undefined;
+}

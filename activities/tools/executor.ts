@@ -1,0 +1,89 @@
+/**
+ * The activity-side entry point for built-in tools: look up by name, re-validate, run.
+ * The workflow already validated the arguments; validating again keeps the executor safe
+ * to call from anywhere (replays of old histories, other callers, schema drift).
+ */
+import type { z } from 'zod';
+import { getCurrentTimeTool, httpRequestTool, listFilesTool, readFileTool, writeFileTool } from '../../common/builtin-tools';
+import { toolError } from '../../common/errors';
+import { describeIssues, type ToolDefinition } from '../../common/tools';
+import type { ToolResult } from '../../common/types';
+import { listFiles, readFile, writeFile } from './files';
+import { httpRequest } from './http';
+import { getCurrentTime } from './time';
+import { ensureWorkspace, sessionWorkspace, WorkspaceError } from './workspace';
+
+/** What the executor needs from the worker; fetch and now are injectable for tests. */
+export interface ToolExecutorDeps {
+  home: string;
+  fetch?: typeof fetch;
+  now?: () => Date;
+  httpMaxBytes?: number;
+}
+
+/** One tool invocation as the activity receives it. */
+export interface ToolExecutionRequest {
+  sessionId: string;
+  name: string;
+  args: unknown;
+}
+
+/** Runs built-in activity tools; always resolves to a ToolResult for tool-level failures. */
+export interface ToolExecutor {
+  execute(req: ToolExecutionRequest): Promise<ToolResult>;
+}
+
+interface Context {
+  /** The session workspace, created on first use so tools that need none leave no folder behind. */
+  workspace(): Promise<string>;
+}
+
+interface Handler {
+  def: ToolDefinition;
+  run(args: unknown, ctx: Context): Promise<ToolResult> | ToolResult;
+}
+
+// Ties each handler's argument type to its definition's schema at compile time.
+function handler<P extends z.ZodObject>(def: ToolDefinition<P>, run: (args: z.infer<P>, ctx: Context) => Promise<ToolResult> | ToolResult): Handler {
+  return { def, run: run as Handler['run'] };
+}
+
+/** Builds the executor for the built-in tools that run outside the workflow. */
+export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
+  const now = deps.now ?? (() => new Date());
+  const handlers = new Map(
+    [
+      handler(getCurrentTimeTool, (args) => getCurrentTime(args, now)),
+      handler(readFileTool, async (args, ctx) => readFile(await ctx.workspace(), args)),
+      handler(writeFileTool, async (args, ctx) => writeFile(await ctx.workspace(), args)),
+      handler(listFilesTool, async (args, ctx) => listFiles(await ctx.workspace(), args)),
+      handler(httpRequestTool, (args) => httpRequest(args, { fetch: deps.fetch, maxBytes: deps.httpMaxBytes })),
+    ].map((h) => [h.def.name, h] as const),
+  );
+
+  return {
+    async execute({ sessionId, name, args }) {
+      const h = handlers.get(name);
+      if (!h) {
+        return toolError('UNKNOWN_TOOL', `unknown tool ${JSON.stringify(name)}`, {
+          suggestion: `use one of the available tools: ${[...handlers.keys()].join(', ')}`,
+        });
+      }
+      const parsed = h.def.parameters.safeParse(args);
+      if (!parsed.success) {
+        return toolError('INVALID_ARGUMENTS', `invalid arguments for ${name}: ${describeIssues(parsed.error)}`, {
+          suggestion: 'fix the named fields and call the tool again',
+        });
+      }
+      try {
+        // Checked for every tool, even those without files: a bad id should surface at once.
+        sessionWorkspace(deps.home, sessionId);
+      } catch (err) {
+        // A malformed session id is a harness bug the model cannot fix: report it, do not retry.
+        if (err instanceof WorkspaceError) return toolError(err.errorType, err.message, { recoverable: false });
+        throw err;
+      }
+      return h.run(parsed.data, { workspace: () => ensureWorkspace(deps.home, sessionId) });
+    },
+  };
+}

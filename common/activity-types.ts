@@ -1,0 +1,47 @@
+/** Inputs and outputs of the activities, shared by the workflow (as types) and the worker. */
+import type { ModelRef } from './session';
+import type { ChatMessage, ToolCall, ToolSpec, Usage } from './types';
+
+/** One model call. `callIndex` is unique and stable per session, so a retried call is recognisable. */
+export interface ModelCallInput {
+  sessionId: string;
+  turnId: string;
+  step: number;
+  callIndex: number;
+  model: ModelRef;
+  messages: ChatMessage[];
+  /** Names of the tools offered; their schemas are in the turn's prepareTurn result. */
+  tools: string[];
+  purpose?: 'turn' | 'compress';
+}
+
+/** What the model answered, plus the attempt that got it (retries are visible in history). */
+export interface ModelReply {
+  content: string | null;
+  toolCalls: ToolCall[];
+  usage: Usage;
+  model: string;
+  attempt: number;
+  latencyMs: number;
+}
+
+/** Input of prepareTurn: makes the session's model reachable and lists its tools. */
+export interface PrepareTurnInput {
+  sessionId: string;
+  model: { provider: 'openai' | 'scripted'; model: string; baseUrl?: string; script?: unknown };
+}
+
+/** Output of prepareTurn. */
+export interface PrepareTurnResult {
+  tools: ToolSpec[];
+}
+
+/** One tool execution outside the workflow. */
+export interface ExecuteToolInput {
+  sessionId: string;
+  turnId: string;
+  step: number;
+  callId: string;
+  name: string;
+  args: unknown;
+}

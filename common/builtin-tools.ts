@@ -1,0 +1,110 @@
+/** The built-in tools of the harness (definitions only; see activities/tools for execution). */
+import { z } from 'zod';
+import { defineTool, ToolRegistry } from './tools';
+
+export const finishTool = defineTool({
+  name: 'finish',
+  description:
+    'End the turn with a final answer for the user. Use when the task is complete. Arguments: answer (the text shown to the user).',
+  parameters: z.object({ answer: z.string().describe('The final answer shown to the user.') }),
+  risk: 'read_only',
+  runsIn: 'workflow',
+});
+
+export const askUserTool = defineTool({
+  name: 'ask_user',
+  description:
+    'Ask the human user a question and wait for the answer. Use only when you cannot proceed without information only the user has. Returns the answer text.',
+  parameters: z.object({ question: z.string().min(1).describe('The question to ask, self-contained.') }),
+  risk: 'read_only',
+  runsIn: 'workflow',
+});
+
+export const rememberTool = defineTool({
+  name: 'remember',
+  description:
+    'Store a fact in working memory (key/value) for the rest of this session; it is shown in the system message of later steps and turns.',
+  parameters: z.object({
+    key: z.string().min(1).max(100).describe('Short name of the fact.'),
+    value: z.string().max(2000).describe('The fact to remember; empty string forgets the key.'),
+  }),
+  risk: 'read_only',
+  runsIn: 'workflow',
+});
+
+export const getCurrentTimeTool = defineTool({
+  name: 'get_current_time',
+  description: 'Return the current date and time (ISO 8601, UTC, plus the given IANA time zone when provided).',
+  parameters: z.object({ timezone: z.string().optional().describe('IANA zone such as Europe/Paris.') }),
+  risk: 'read_only',
+  timeoutMs: 5_000,
+});
+
+export const readFileTool = defineTool({
+  name: 'read_file',
+  description:
+    'Read a text file from the session workspace. Arguments: path (relative to the workspace), optional max_bytes. Returns the content (truncated when larger than max_bytes).',
+  parameters: z.object({
+    path: z.string().min(1).describe('File path relative to the workspace.'),
+    max_bytes: z.number().int().positive().max(1_000_000).optional().describe('Read at most this many bytes (default 100000).'),
+  }),
+  risk: 'read_only',
+  timeoutMs: 10_000,
+});
+
+export const writeFileTool = defineTool({
+  name: 'write_file',
+  description:
+    'Write (or append to) a text file in the session workspace, creating parent folders. Arguments: path, content, optional append. Returns bytes written.',
+  parameters: z.object({
+    path: z.string().min(1).describe('File path relative to the workspace.'),
+    content: z.string().describe('Text to write.'),
+    append: z.boolean().optional().describe('Append instead of overwriting.'),
+  }),
+  risk: 'write',
+  timeoutMs: 10_000,
+});
+
+export const listFilesTool = defineTool({
+  name: 'list_files',
+  description:
+    'List files and folders in the session workspace. Arguments: optional path (default "."), optional recursive. Returns entries with type and size.',
+  parameters: z.object({
+    path: z.string().optional().describe('Folder relative to the workspace (default ".").'),
+    recursive: z.boolean().optional().describe('Walk sub-folders too (at most 1000 entries).'),
+  }),
+  risk: 'read_only',
+  timeoutMs: 10_000,
+});
+
+export const httpRequestTool = defineTool({
+  name: 'http_request',
+  description:
+    'Make an HTTP request. Arguments: url, optional method, headers, body, timeout_ms. Returns status, headers and body (capped in size).',
+  parameters: z.object({
+    url: z.url().describe('Absolute http(s) URL.'),
+    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']).optional(),
+    headers: z.record(z.string(), z.string()).optional(),
+    body: z.string().optional(),
+    timeout_ms: z.number().int().positive().max(60_000).optional(),
+  }),
+  risk: 'network',
+  timeoutMs: 65_000,
+});
+
+/** Every built-in tool. */
+export const BUILTIN_TOOLS = [
+  finishTool,
+  askUserTool,
+  rememberTool,
+  getCurrentTimeTool,
+  readFileTool,
+  writeFileTool,
+  listFilesTool,
+  httpRequestTool,
+];
+
+/** The registry of built-ins; building it checks every definition. */
+export function builtinRegistry(): ToolRegistry {
+  return new ToolRegistry(BUILTIN_TOOLS);
+}

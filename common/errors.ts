@@ -1,0 +1,39 @@
+/** Error types a tool result can carry (UPPER_SNAKE, see DESIGN.md). */
+export const ERROR_TYPES = [
+  'INVALID_ARGUMENTS',
+  'UNKNOWN_TOOL',
+  'FILE_NOT_FOUND',
+  'PATH_OUTSIDE_WORKSPACE',
+  'PERMISSION_DENIED',
+  'APPROVAL_DENIED',
+  'APPROVAL_TIMEOUT',
+  'COMMAND_TIMEOUT',
+  'EXECUTION_ERROR',
+  'SANDBOX_UNAVAILABLE',
+  'MCP_TOOL_ERROR',
+  'MCP_SERVER_UNAVAILABLE',
+  'HTTP_ERROR',
+  'USER_TIMEOUT',
+  'REPEATED_ACTION',
+] as const;
+
+/** One of the structured tool error types. */
+export type ErrorType = (typeof ERROR_TYPES)[number];
+
+import type { ToolResult } from './types';
+
+/** Builds a failed tool result; `recoverable` defaults to true because most tool errors are. */
+export function toolError(
+  error_type: ErrorType,
+  message: string,
+  opts: { recoverable?: boolean; suggestion?: string } = {},
+): ToolResult {
+  const out: ToolResult = { ok: false, error_type, message, recoverable: opts.recoverable ?? true };
+  if (opts.suggestion) out.suggestion = opts.suggestion;
+  return out;
+}
+
+/** Builds a successful tool result. */
+export function toolOk(result: unknown): ToolResult {
+  return { ok: true, result };
+}

@@ -1,0 +1,164 @@
+/**
+ * Session-level contracts: the resolved configuration a session starts with (a workflow
+ * input, so replay sees the same settings) and what turns take and give back.
+ * Secrets never appear here: the config names a provider and model, keys stay with the worker.
+ */
+import type { ChatMessage, Usage } from './types';
+import type { ErrorType } from './errors';
+
+/** How the model is reached. `scripted` carries its script so any worker can serve it. */
+export type ModelSpec =
+  | { provider: 'openai'; model: string; baseUrl?: string }
+  | { provider: 'scripted'; model: string; script: unknown };
+
+/** The model spec as sent with each call: the scripted script is registered once per turn instead. */
+export type ModelRef = { provider: 'openai' | 'scripted'; model: string; baseUrl?: string };
+
+/** Limits that bound a turn and a session. */
+export interface Limits {
+  /** Steps (model calls) per turn before `max_steps`. */
+  maxSteps: number;
+  /** Consecutive failed steps before `error_limit`. */
+  errorLimit: number;
+  /** Identical consecutive tool calls before the model is warned; one more stops the turn. */
+  repeatLimit: number;
+  /** How long ask_user waits for an answer before `USER_TIMEOUT`. */
+  askUserTimeoutMs: number;
+  /** Continue-as-new once the session history has this many events (Temporal may suggest sooner). */
+  continueAsNewAfterEvents: number;
+  /** Start-to-close timeout of one model call attempt. */
+  modelTimeoutMs: number;
+  /** A model call that sends no heartbeat for this long is retried elsewhere (worker crash). */
+  modelHeartbeatMs: number;
+  /** Attempts per model call (408/409/429/5xx/network are retried). */
+  modelMaxAttempts: number;
+}
+
+/** Defaults used when neither flag, environment nor config file says otherwise. */
+export const DEFAULT_LIMITS: Limits = {
+  maxSteps: 20,
+  errorLimit: 3,
+  repeatLimit: 3,
+  askUserTimeoutMs: 24 * 60 * 60 * 1000,
+  continueAsNewAfterEvents: 2000,
+  modelTimeoutMs: 120_000,
+  modelHeartbeatMs: 20_000,
+  modelMaxAttempts: 5,
+};
+
+/** Everything a session is fixed with when it starts. */
+export interface SessionConfig {
+  model: ModelSpec;
+  systemPrompt: string;
+  limits: Limits;
+}
+
+/** What one session carries across turns and across continue-as-new. */
+export interface SessionCarry {
+  messages: ChatMessage[];
+  memory: Record<string, string>;
+  turnCount: number;
+  modelCalls: number;
+  usage: Usage;
+}
+
+/** Input of sessionWorkflow. `carry` is set when the session continued as new. */
+export interface SessionInput {
+  sessionId: string;
+  config: SessionConfig;
+  carry?: SessionCarry;
+}
+
+/** Why a turn stopped. */
+export type TerminatedBy =
+  | 'final_answer'
+  | 'finish'
+  | 'max_steps'
+  | 'error_limit'
+  | 'repeated_action'
+  | 'cancelled'
+  | 'failed';
+
+/** Input of turnWorkflow: the conversation so far plus the new user message. */
+export interface TurnInput {
+  sessionId: string;
+  turn: number;
+  turnId: string;
+  config: SessionConfig;
+  history: ChatMessage[];
+  memory: Record<string, string>;
+  userMessage: string;
+  maxSteps?: number;
+  /** Model calls the session made before this turn; makes every call's index unique and stable. */
+  modelCallBase: number;
+}
+
+/** One tool call as the turn saw it: what was asked, how it was judged, what came back. */
+export interface ToolCallRecord {
+  step: number;
+  callId: string;
+  name: string;
+  args: unknown;
+  ok: boolean;
+  error_type?: string;
+}
+
+/** Output of turnWorkflow. */
+export interface TurnResult {
+  sessionId: string;
+  turnId: string;
+  turn: number;
+  answer: string;
+  terminated_by: TerminatedBy;
+  steps: number;
+  usage: Usage;
+  /** Messages this turn added (user message first). */
+  messages: ChatMessage[];
+  memory: Record<string, string>;
+  modelCalls: number;
+  toolCalls: ToolCallRecord[];
+  error?: string;
+}
+
+/** Session status as the `state` query reports it. */
+export type SessionStatus = 'idle' | 'running' | 'waiting_for_user' | 'waiting_for_approval' | 'ended';
+
+/** Something a turn waits on a human for. */
+export type Pending = { kind: 'question'; callId: string; question: string; askedAt?: string };
+
+/** Answer of the `state` query. */
+export interface SessionState {
+  sessionId: string;
+  status: SessionStatus;
+  turnCount: number;
+  currentTurnId?: string;
+  pending?: Pending;
+  usage: Usage;
+  memory: Record<string, string>;
+  messageCount: number;
+  model: string;
+  lastTurn?: { turnId: string; terminated_by: TerminatedBy; answer: string; steps: number };
+}
+
+/** Answer of a turn's own `turnState` query. */
+export interface TurnState {
+  turnId: string;
+  status: 'running' | 'waiting_for_user' | 'done';
+  step: number;
+  pending?: Pending;
+}
+
+/** Zero usage. */
+export const NO_USAGE: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+
+/** Sums two usages. */
+export function addUsage(a: Usage, b: Usage): Usage {
+  return {
+    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
+    completion_tokens: a.completion_tokens + b.completion_tokens,
+    total_tokens: a.total_tokens + b.total_tokens,
+  };
+}
+
+/** Error types reported as tool results but produced by the turn itself. */
+export type LoopErrorType = Extract<ErrorType, 'INVALID_ARGUMENTS' | 'UNKNOWN_TOOL' | 'USER_TIMEOUT'>;

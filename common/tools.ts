@@ -1,0 +1,99 @@
+/**
+ * Tool definitions: name, description, zod parameters, risk, source, timeout.
+ * Pure data (no execution code) so the workflow can validate arguments deterministically
+ * and the worker can execute them; implementations live in `activities/tools/`.
+ */
+import { z } from 'zod';
+import type { Risk, ToolSource, ToolSpec } from './types';
+
+/** Raised when a tool definition is malformed; thrown at build time, before anything runs. */
+export class ToolDefinitionError extends Error {
+  override name = 'ToolDefinitionError';
+}
+
+/** A validated tool definition. `runsIn: 'workflow'` tools never leave deterministic code. */
+export interface ToolDefinition<P extends z.ZodObject = z.ZodObject> {
+  name: string;
+  description: string;
+  parameters: P;
+  risk: Risk;
+  source: ToolSource;
+  timeoutMs: number;
+  runsIn: 'workflow' | 'activity';
+}
+
+const NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
+const RISKS: readonly Risk[] = ['read_only', 'write', 'network', 'dangerous'];
+
+/** Checks a definition and returns it; throws ToolDefinitionError naming the tool and the problem. */
+export function defineTool<P extends z.ZodObject>(
+  def: Omit<ToolDefinition<P>, 'source' | 'timeoutMs' | 'runsIn'> &
+    Partial<Pick<ToolDefinition<P>, 'source' | 'timeoutMs' | 'runsIn'>>,
+): ToolDefinition<P> {
+  const where = `tool ${JSON.stringify(def.name)}`;
+  if (typeof def.name !== 'string' || !NAME.test(def.name)) {
+    throw new ToolDefinitionError(`${where}: name must match ${NAME}`);
+  }
+  if (typeof def.description !== 'string' || def.description.trim().length < 10) {
+    throw new ToolDefinitionError(`${where}: description must say what the tool does (10+ characters)`);
+  }
+  if (!(def.parameters instanceof z.ZodObject)) {
+    throw new ToolDefinitionError(`${where}: parameters must be a zod object schema`);
+  }
+  if (!RISKS.includes(def.risk)) {
+    throw new ToolDefinitionError(`${where}: risk must be one of ${RISKS.join(', ')}`);
+  }
+  const timeoutMs = def.timeoutMs ?? 30_000;
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+    throw new ToolDefinitionError(`${where}: timeoutMs must be a positive number`);
+  }
+  return { source: 'local', runsIn: 'activity', ...def, timeoutMs };
+}
+
+/** The JSON-schema view of a definition, as sent to the model. */
+export function toToolSpec(def: ToolDefinition): ToolSpec {
+  const parameters = z.toJSONSchema(def.parameters, { io: 'input' }) as Record<string, unknown>;
+  delete parameters.$schema;
+  return {
+    name: def.name,
+    description: def.description,
+    parameters,
+    risk: def.risk,
+    source: def.source,
+    timeoutMs: def.timeoutMs,
+  };
+}
+
+/** Formats zod issues as one line naming each offending field. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const field = issue.path.length ? issue.path.join('.') : '(arguments)';
+      return `${field}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+/** A name-indexed set of definitions; duplicate names are a build-time error. */
+export class ToolRegistry {
+  private readonly byName = new Map<string, ToolDefinition>();
+
+  constructor(defs: ToolDefinition[]) {
+    for (const def of defs) {
+      if (this.byName.has(def.name)) throw new ToolDefinitionError(`tool "${def.name}" is defined twice`);
+      this.byName.set(def.name, def);
+    }
+  }
+
+  get(name: string): ToolDefinition | undefined {
+    return this.byName.get(name);
+  }
+
+  names(): string[] {
+    return [...this.byName.keys()];
+  }
+
+  specs(): ToolSpec[] {
+    return [...this.byName.values()].map(toToolSpec);
+  }
+}

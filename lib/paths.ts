@@ -1,0 +1,15 @@
+/** Where the project and its state live. */
+import path from 'node:path';
+
+/** The package root (works from sources and from dist/). */
+export function projectRoot(): string {
+  const here = __dirname;
+  const parts = here.split(path.sep);
+  const dist = parts.lastIndexOf('dist');
+  return dist >= 0 ? parts.slice(0, dist).join(path.sep) || path.sep : path.resolve(here, '..');
+}
+
+/** HARNESS_HOME (default `.harness` in the working directory), absolute. */
+export function harnessHome(env: NodeJS.ProcessEnv = process.env): string {
+  return path.resolve(env.HARNESS_HOME || '.harness');
+}

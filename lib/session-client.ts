@@ -1,0 +1,113 @@
+/**
+ * Client-side session operations shared by the CLI, tests, evals and benchmarks:
+ * send a message (starting the session if needed), wait for a turn, answer, inspect.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Client, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import type { SessionConfig, SessionState, TurnResult, TurnState } from '../common/session';
+import {
+  answerUpdate,
+  endSessionUpdate,
+  sendMessageUpdate,
+  stateQuery,
+  turnStateQuery,
+  type SendMessageResult,
+} from '../workflows/definitions';
+import { UserError } from './errors';
+
+/** How a wait for a turn ended: with its result, or with the turn waiting on a human. */
+export type TurnOutcome = { kind: 'done'; result: TurnResult } | { kind: 'waiting'; state: TurnState };
+
+/** Sends a user message; starts the session workflow with `config` when it does not exist yet. */
+export async function sendMessage(
+  client: Client,
+  opts: { taskQueue: string; sessionId: string; config: SessionConfig; text: string; maxSteps?: number },
+): Promise<SendMessageResult> {
+  const start = new WithStartWorkflowOperation('sessionWorkflow', {
+    workflowId: opts.sessionId,
+    taskQueue: opts.taskQueue,
+    args: [{ sessionId: opts.sessionId, config: opts.config }],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+  });
+  try {
+    return await client.workflow.executeUpdateWithStart(sendMessageUpdate, {
+      args: [{ text: opts.text, ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}) }],
+      startWorkflowOperation: start,
+    });
+  } catch (err) {
+    throw rejected(err, `session ${opts.sessionId}`);
+  }
+}
+
+/** Waits until the turn ends or stops to wait on a human; reports step progress on the way. */
+export async function waitForTurn(
+  client: Client,
+  turnId: string,
+  opts: { pollMs?: number; onStep?: (step: number) => void } = {},
+): Promise<TurnOutcome> {
+  const handle = client.workflow.getHandle(turnId);
+  let result: TurnResult | undefined;
+  let failure: unknown;
+  const settled = handle.result().then(
+    (r) => void (result = r as TurnResult),
+    (e) => void (failure = e),
+  );
+  let lastStep = 0;
+  for (;;) {
+    await Promise.race([settled, sleep(opts.pollMs ?? 250)]);
+    if (result) return { kind: 'done', result };
+    if (failure) throw new UserError(`turn ${turnId} failed: ${(failure as Error).message}`, `inspect it with \`harness status ${turnId.split('/')[0]}\``);
+    const state = (await handle.query(turnStateQuery)) as TurnState;
+    if (state.step !== lastStep) opts.onStep?.((lastStep = state.step));
+    if (state.status === 'waiting_for_user') return { kind: 'waiting', state };
+  }
+}
+
+/** The session's `state`, or a one-line error when there is no such session. */
+export async function sessionState(client: Client, sessionId: string): Promise<SessionState> {
+  try {
+    return (await client.workflow.getHandle(sessionId).query(stateQuery)) as SessionState;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError || /not found/i.test((err as Error).message)) {
+      throw new UserError(`no session named ${sessionId}`, 'list sessions with `harness sessions`');
+    }
+    throw err;
+  }
+}
+
+/** Answers the session's pending question; returns the turn id to wait on. */
+export async function answerQuestion(client: Client, sessionId: string, text: string, by: string): Promise<string> {
+  const state = await sessionState(client, sessionId);
+  const turnId = state.currentTurnId;
+  if (!turnId) throw new UserError(`session ${sessionId} is not waiting for an answer (status: ${state.status})`, `see \`harness status ${sessionId}\``);
+  const turn = client.workflow.getHandle(turnId);
+  const ts = (await turn.query(turnStateQuery)) as TurnState;
+  if (ts.status !== 'waiting_for_user') {
+    throw new UserError(`session ${sessionId} is not waiting for an answer (status: ${ts.status})`, `see \`harness status ${sessionId}\``);
+  }
+  try {
+    await turn.executeUpdate(answerUpdate, { args: [{ text, by }] });
+  } catch (err) {
+    throw rejected(err, `turn ${turnId}`);
+  }
+  return turnId;
+}
+
+/** Ends a session (it finishes once idle). */
+export async function endSession(client: Client, sessionId: string, reason?: string): Promise<void> {
+  await sessionState(client, sessionId);
+  try {
+    await client.workflow.getHandle(sessionId).executeUpdate(endSessionUpdate, { args: [{ ...(reason ? { reason } : {}) }] });
+  } catch (err) {
+    throw rejected(err, `session ${sessionId}`);
+  }
+}
+
+/** An update the workflow's validator refused becomes a one-line user error. */
+function rejected(err: unknown, what: string): unknown {
+  if (err instanceof WorkflowUpdateFailedError) {
+    const cause = (err.cause as Error | undefined)?.message ?? err.message;
+    return new UserError(`${what} refused the request: ${cause}`);
+  }
+  return err;
+}

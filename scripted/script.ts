@@ -1,0 +1,155 @@
+/**
+ * Script files for the scripted model: a fixed sequence of assistant turns (plus optional
+ * expectations and injected faults) that the scripted OpenAI-compatible server replays.
+ */
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+/** One tool call the scripted assistant makes; object arguments are JSON-stringified, strings are sent raw. */
+export const ScriptToolCallSchema = z.strictObject({
+  name: z.string().min(1),
+  // A raw string lets scripts send malformed JSON on purpose to exercise argument validation.
+  arguments: z.union([z.record(z.string(), z.unknown()), z.string()], {
+    error: 'expected an object (sent JSON-stringified) or a string (sent raw)',
+  }),
+  id: z.string().min(1).optional(),
+});
+
+/** Conditions the incoming request must meet before the step is answered. */
+export const ScriptExpectSchema = z.strictObject({
+  last_message_contains: z.string().optional(),
+  messages_contain: z.string().optional(),
+  system_contains: z.string().optional(),
+  tools_include: z.union([z.string(), z.array(z.string())]).optional(),
+});
+
+/** An injected failure: the first `times` requests of the step are delayed and/or answered with `status`. */
+export const ScriptFaultSchema = z.strictObject({
+  status: z.number().int().min(400).max(599).optional(),
+  // No zod default so a Script literal in code need not spell it out; the server treats absent as 1.
+  times: z.number().int().min(0).optional(),
+  delay_ms: z.number().int().min(0).optional(),
+  message: z.string().optional(),
+});
+
+/** One scripted assistant turn. */
+export const ScriptStepSchema = z
+  .strictObject({
+    content: z.string().optional(),
+    tool_calls: z.array(ScriptToolCallSchema).optional(),
+    expect: ScriptExpectSchema.optional(),
+    fault: ScriptFaultSchema.optional(),
+  })
+  .refine((s) => s.content !== undefined || (s.tool_calls !== undefined && s.tool_calls.length > 0), {
+    message: 'a step needs "content" or a non-empty "tool_calls"',
+  });
+
+/** A whole script file. */
+export const ScriptSchema = z.strictObject({
+  steps: z.array(ScriptStepSchema),
+  // Canned answers for compression calls, which never consume steps.
+  summaries: z.array(z.string()).optional(),
+});
+
+/** A parsed, validated script. */
+export type Script = z.infer<typeof ScriptSchema>;
+/** One step of a parsed script. */
+export type ScriptStep = Script['steps'][number];
+/** A step's expectations. */
+export type ScriptExpect = z.infer<typeof ScriptExpectSchema>;
+/** One tool call of a parsed script step. */
+export type ScriptToolCall = z.infer<typeof ScriptToolCallSchema>;
+
+/** A script that could not be read or validated; the message is one line naming the source. */
+export class ScriptError extends Error {
+  override name = 'ScriptError';
+}
+
+/** Validates an already-parsed JSON value as a script; `source` (usually a path) prefixes error messages. */
+export function parseScript(value: unknown, source: string): Script {
+  const result = ScriptSchema.safeParse(value);
+  if (result.success) return result.data;
+  const [first, ...rest] = result.error.issues;
+  const path = first.path.length > 0 ? first.path.map(String).join('.') : '(root)';
+  const message = first.message.replace(/^Invalid input: /, '');
+  const more = rest.length > 0 ? ` (and ${rest.length} more problem${rest.length > 1 ? 's' : ''})` : '';
+  throw new ScriptError(`${source}: ${path}: ${message}${more}`);
+}
+
+/** Reads and validates a script file. */
+export function loadScript(path: string): Script {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'file not found' : `cannot read file (${code ?? String(err)})`;
+    throw new ScriptError(`${path}: ${why}`);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    throw new ScriptError(`${path}: invalid JSON: ${detail}`);
+  }
+  return parseScript(value, path);
+}
+
+// What `expect` means against an OpenAI chat request body (kept here, next to the schema).
+
+/** Describes each expectation the request body fails (empty when all are met). */
+export function unmetExpectations(expect: ScriptExpect, body: Record<string, unknown>): string[] {
+  const messages = body.messages as unknown[];
+  const unmet: string[] = [];
+  const q = (s: string) => JSON.stringify(s);
+  const clip = (s: string) => q(s.length > 200 ? `${s.slice(0, 200)}...` : s);
+  if (expect.last_message_contains !== undefined) {
+    const last = contentText(messages.at(-1));
+    if (!last.includes(expect.last_message_contains)) {
+      unmet.push(`last message does not contain ${q(expect.last_message_contains)} (last message: ${clip(last)})`);
+    }
+  }
+  if (expect.messages_contain !== undefined && !messages.some((m) => messageText(m).includes(expect.messages_contain!))) {
+    unmet.push(`no message contains ${q(expect.messages_contain)} (${messages.length} messages)`);
+  }
+  if (expect.system_contains !== undefined) {
+    const system = messages.filter((m) => ['system', 'developer'].includes(role(m))).map(contentText).join('\n');
+    if (!system.includes(expect.system_contains)) {
+      const found = system ? `system message: ${clip(system)}` : 'no system message';
+      unmet.push(`system message does not contain ${q(expect.system_contains)} (${found})`);
+    }
+  }
+  if (expect.tools_include !== undefined) {
+    const tools = Array.isArray(body.tools) ? body.tools : [];
+    const names = tools.map((t: unknown) => String(obj(obj(t).function).name ?? obj(t).name ?? ''));
+    const missing = [expect.tools_include].flat().filter((n) => !names.includes(n));
+    if (missing.length > 0) {
+      unmet.push(`tools do not include ${missing.map(q).join(', ')} (tools: ${names.join(', ') || 'none'})`);
+    }
+  }
+  return unmet;
+}
+
+function obj(v: unknown): Record<string, unknown> {
+  return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : {};
+}
+
+function role(m: unknown): string {
+  return String(obj(m).role ?? '');
+}
+
+/** A message's text content; array content (text parts) is concatenated. */
+export function contentText(m: unknown): string {
+  const content = obj(m).content;
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p) => (typeof obj(p).text === 'string' ? obj(p).text : '')).join('');
+  return '';
+}
+
+/** A message's content plus tool-call names and arguments (for `messages_contain` and token estimates). */
+export function messageText(m: unknown): string {
+  const calls = Array.isArray(obj(m).tool_calls) ? (obj(m).tool_calls as unknown[]) : [];
+  const callText = calls.map((c) => `${String(obj(obj(c).function).name ?? '')} ${String(obj(obj(c).function).arguments ?? '')}`);
+  return [contentText(m), ...callText].join('\n');
+}

@@ -1,0 +1,73 @@
+/**
+ * Starts one real Temporal dev server (in memory, headless) for the whole run and bundles
+ * the workflow code once; test files get both through `inject`. Missing `temporal` is a
+ * failure, never a skip: CI must run these tests for real.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import type { TestProject } from 'vitest/node';
+import { findTemporalCli } from '../../lib/temporal-cli';
+import { isReachable, temporalSettings } from '../../lib/temporal';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    temporalAddress: string;
+    workflowBundle: string;
+  }
+}
+
+/** A TCP port nobody listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const port = await freePort();
+  const address = `127.0.0.1:${port}`;
+  const server: ChildProcess = spawn(
+    findTemporalCli(),
+    ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error'],
+    // Not 'inherit': a server holding the runner's stdout open would hang the run's exit.
+    { stdio: 'ignore' },
+  );
+  const stop = async () => {
+    server.kill('SIGTERM');
+    await sleep(200);
+  };
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-test-'));
+  const bundlePath = path.join(dir, 'workflow-bundle.js');
+  const ready = Promise.all([
+    bundleWorkflowCode({
+      workflowsPath: path.join(__dirname, '..', '..', 'workflows', 'index.ts'),
+      logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} },
+    }),
+    (async () => {
+      const s = temporalSettings({ TEMPORAL_ADDRESS: address });
+      for (let i = 0; i < 240 && !(await isReachable(s, 1000)); i++) await sleep(250);
+      if (!(await isReachable(s, 1000))) throw new Error(`temporal dev server did not start on ${address}`);
+    })(),
+  ]);
+  let code: string;
+  try {
+    [{ code }] = await ready;
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  writeFileSync(bundlePath, code);
+  project.provide('temporalAddress', address);
+  project.provide('workflowBundle', bundlePath);
+  return stop;
+}

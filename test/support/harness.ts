@@ -1,0 +1,96 @@
+/**
+ * Test fixture: a real worker on the shared dev server with its own task queue and
+ * HARNESS_HOME, plus small helpers to run turns the way the CLI does.
+ */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+import { DEFAULT_LIMITS, type Limits, type SessionConfig, type TurnResult } from '../../common/session';
+import { sendMessage, waitForTurn, type TurnOutcome } from '../../lib/session-client';
+import { createHarnessWorker } from '../../workers/worker';
+import type { ActivityDeps } from '../../activities';
+import { quietRuntime } from './quiet-runtime';
+
+/** A running worker and a client for one test file. */
+export interface TestHarness {
+  client: Client;
+  taskQueue: string;
+  home: string;
+  address: string;
+  /** Sends a message (starting the session) and waits for the turn's outcome. */
+  turn(sessionId: string, config: SessionConfig, text: string, maxSteps?: number): Promise<TurnOutcome>;
+  /** Like turn() but expects the turn to finish. */
+  finish(sessionId: string, config: SessionConfig, text: string, maxSteps?: number): Promise<TurnResult>;
+  stop(): Promise<void>;
+}
+
+/** Starts a worker with the given activity overrides. */
+export async function startHarness(overrides: Partial<ActivityDeps> = {}): Promise<TestHarness> {
+  quietRuntime();
+  const address = inject('temporalAddress');
+  const taskQueue = `test-${randomUUID()}`;
+  const home = overrides.home ?? mkdtempSync(path.join(os.tmpdir(), 'harness-home-'));
+  const nativeConnection = await NativeConnection.connect({ address });
+  const worker: Worker = await createHarnessWorker({
+    connection: nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    bundlePath: inject('workflowBundle'),
+    home,
+    env: {},
+    ...overrides,
+  });
+  const running = worker.run();
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection, namespace: 'default' });
+
+  const turn = async (sessionId: string, config: SessionConfig, text: string, maxSteps?: number) => {
+    const { turnId } = await sendMessage(client, { taskQueue, sessionId, config, text, ...(maxSteps ? { maxSteps } : {}) });
+    return waitForTurn(client, turnId, { pollMs: 100 });
+  };
+  return {
+    client,
+    taskQueue,
+    home,
+    address,
+    turn,
+    async finish(sessionId, config, text, maxSteps) {
+      const out = await turn(sessionId, config, text, maxSteps);
+      if (out.kind !== 'done') throw new Error(`turn is waiting: ${JSON.stringify(out.state)}`);
+      return out.result;
+    },
+    async stop() {
+      worker.shutdown();
+      await running;
+      await nativeConnection.close();
+      await connection.close();
+    },
+  };
+}
+
+/** A session config for a scripted model with fast limits suitable for tests. */
+export function scriptedConfig(script: unknown, limits: Partial<Limits> = {}): SessionConfig {
+  return {
+    model: { provider: 'scripted', model: 'scripted', script },
+    systemPrompt: 'You are a test agent.',
+    limits: { ...DEFAULT_LIMITS, modelHeartbeatMs: 5_000, ...limits },
+  };
+}
+
+/** A session config for an OpenAI-compatible endpoint (e.g. a scripted server started by the test). */
+export function endpointConfig(baseUrl: string, limits: Partial<Limits> = {}): SessionConfig {
+  return {
+    model: { provider: 'openai', model: 'test-model', baseUrl },
+    systemPrompt: 'You are a test agent.',
+    limits: { ...DEFAULT_LIMITS, modelHeartbeatMs: 5_000, ...limits },
+  };
+}
+
+/** A fresh session id. */
+export function newSessionId(prefix = 's'): string {
+  return `${prefix}-${randomUUID().slice(0, 8)}`;
+}

@@ -1,0 +1,3 @@
+/** Workflow entry point bundled for the worker. */
+export { sessionWorkflow } from './session';
+export { turnWorkflow } from './turn';

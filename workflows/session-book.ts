@@ -1,0 +1,132 @@
+/**
+ * The session's bookkeeping as a plain class (the workflow stays a short script of awaits):
+ * conversation, working memory, usage, turn numbering and the status the `state` query shows.
+ */
+import type { WorkflowInfo } from '@temporalio/workflow';
+import {
+  addUsage,
+  NO_USAGE,
+  type SessionCarry,
+  type SessionInput,
+  type SessionState,
+  type TurnInput,
+  type TurnResult,
+} from '../common/session';
+import type { SendMessageInput, TurnStatusSignal } from './definitions';
+
+export class SessionBook {
+  private carryState: SessionCarry;
+  private status: SessionState['status'] = 'idle';
+  private pending: SessionState['pending'];
+  private lastTurn: SessionState['lastTurn'];
+  currentTurnId: string | undefined;
+  startedTurns: number;
+
+  constructor(private readonly input: SessionInput) {
+    this.carryState = input.carry ?? { messages: [], memory: {}, turnCount: 0, modelCalls: 0, usage: NO_USAGE };
+    this.startedTurns = this.carryState.turnCount;
+  }
+
+  get turnCount(): number {
+    return this.carryState.turnCount;
+  }
+
+  get busy(): boolean {
+    return this.currentTurnId !== undefined;
+  }
+
+  /** Deterministic child id: the same session and turn number always name the same workflow. */
+  turnId(turn: number): string {
+    return `${this.input.sessionId}/turn-${turn}`;
+  }
+
+  turnInput(turn: number, msg: SendMessageInput): TurnInput {
+    const c = this.carryState;
+    return {
+      sessionId: this.input.sessionId,
+      turn,
+      turnId: this.turnId(turn),
+      config: this.input.config,
+      history: c.messages,
+      memory: c.memory,
+      userMessage: msg.text,
+      ...(msg.maxSteps ? { maxSteps: msg.maxSteps } : {}),
+      modelCallBase: c.modelCalls,
+    };
+  }
+
+  started(turn: number, workflowId: string): void {
+    this.startedTurns = turn;
+    this.currentTurnId = workflowId;
+    this.status = 'running';
+  }
+
+  finished(r: TurnResult): void {
+    const c = this.carryState;
+    this.carryState = {
+      messages: [...c.messages, ...r.messages],
+      memory: r.memory,
+      turnCount: r.turn,
+      modelCalls: c.modelCalls + r.modelCalls,
+      usage: addUsage(c.usage, r.usage),
+    };
+    this.lastTurn = { turnId: r.turnId, terminated_by: r.terminated_by, answer: r.answer, steps: r.steps };
+    this.currentTurnId = undefined;
+    this.pending = undefined;
+    this.status = 'idle';
+  }
+
+  /** A result standing in for a turn whose workflow failed. */
+  failedTurn(turn: number, msg: SendMessageInput, err: unknown): TurnResult {
+    const e = err as { cause?: { message?: string }; message?: string };
+    const why = e?.cause?.message ?? e?.message ?? String(err);
+    return {
+      sessionId: this.input.sessionId,
+      turnId: this.turnId(turn),
+      turn,
+      answer: `The turn failed: ${why}`,
+      terminated_by: 'failed',
+      steps: 0,
+      usage: NO_USAGE,
+      messages: [{ role: 'user', content: msg.text }],
+      memory: this.carryState.memory,
+      modelCalls: 0,
+      toolCalls: [],
+      error: why,
+    };
+  }
+
+  onTurnStatus(s: TurnStatusSignal): void {
+    if (s.turnId !== this.currentTurnId) return; // a late signal from an earlier turn
+    this.status = s.status;
+    this.pending = s.pending;
+  }
+
+  end(): void {
+    this.status = 'ended';
+  }
+
+  shouldContinueAsNew(info: WorkflowInfo): boolean {
+    return info.continueAsNewSuggested || info.historyLength >= this.input.config.limits.continueAsNewAfterEvents;
+  }
+
+  carry(): SessionCarry {
+    return this.carryState;
+  }
+
+  view(): SessionState {
+    const c = this.carryState;
+    return {
+      sessionId: this.input.sessionId,
+      status: this.status,
+      turnCount: c.turnCount,
+      ...(this.currentTurnId ? { currentTurnId: this.currentTurnId } : {}),
+      ...(this.pending ? { pending: this.pending } : {}),
+      usage: c.usage,
+      memory: c.memory,
+      messageCount: c.messages.length,
+      model: `${this.input.config.model.provider}:${this.input.config.model.model}`,
+      ...(this.lastTurn ? { lastTurn: this.lastTurn } : {}),
+    };
+  }
+}

@@ -1,0 +1,92 @@
+/** sessionWorkflow: a long-lived conversation; each user message runs as a child turnWorkflow. */
+import {
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  setHandler,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { SessionInput } from '../common/session';
+import {
+  endSessionUpdate,
+  sendMessageUpdate,
+  stateQuery,
+  turnStatusSignal,
+  type SendMessageInput,
+} from './definitions';
+import { SessionBook } from './session-book';
+import { turnWorkflow } from './turn';
+
+/** Runs a session until it is ended; continues as new between turns when history grows. */
+export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId: string; turns: number }> {
+  const book = new SessionBook(input);
+  const queue: SendMessageInput[] = [];
+  let ended = false;
+
+  setHandler(stateQuery, () => book.view());
+  setHandler(turnStatusSignal, (s) => book.onTurnStatus(s));
+  setHandler(
+    sendMessageUpdate,
+    async (msg) => {
+      const turn = book.turnCount + queue.length + 1;
+      queue.push(msg);
+      // Reply once the child exists so the caller can wait on it by id right away.
+      await condition(() => book.startedTurns >= turn);
+      return { turn, turnId: book.turnId(turn) };
+    },
+    {
+      validator: (msg) => {
+        if (ended) throw new Error('the session has ended');
+        if (typeof msg?.text !== 'string' || msg.text.trim() === '') throw new Error('the message must be non-empty text');
+        if (msg.maxSteps !== undefined && !(Number.isInteger(msg.maxSteps) && msg.maxSteps > 0)) {
+          throw new Error('maxSteps must be a positive integer');
+        }
+        if (book.busy || queue.length > 0) throw new Error(`a turn is already running (${book.currentTurnId ?? 'queued'}); wait for it to finish`);
+      },
+    },
+  );
+  setHandler(
+    endSessionUpdate,
+    (_req) => {
+      ended = true;
+      return { ended: true as const };
+    },
+    {
+      validator: (_req) => {
+        if (ended) throw new Error('the session has already ended');
+      },
+    },
+  );
+
+  for (;;) {
+    await condition(() => queue.length > 0 || ended);
+    const msg = queue.shift();
+    if (!msg) break;
+    const turn = book.turnCount + 1;
+    const child = await startChild(turnWorkflow, {
+      workflowId: book.turnId(turn),
+      args: [book.turnInput(turn, msg)],
+    });
+    book.started(turn, child.workflowId);
+    try {
+      book.finished(await child.result());
+    } catch (err) {
+      // A turn that itself failed (not a tool or model error, which it reports) must not
+      // take the session down: record it and stay ready for the next message.
+      book.finished(book.failedTurn(turn, msg, err));
+    }
+
+    if (queue.length === 0 && !ended && book.shouldContinueAsNew(workflowInfo())) {
+      // Let in-flight handlers (an update waiting for its turn) finish first; a message that
+      // arrives meanwhile runs before we continue as new.
+      await condition(() => allHandlersFinished() || queue.length > 0);
+      if (queue.length === 0) {
+        await continueAsNew<typeof sessionWorkflow>({ ...input, carry: book.carry() });
+      }
+    }
+  }
+  book.end();
+  await condition(allHandlersFinished);
+  return { sessionId: input.sessionId, turns: book.turnCount };
+}
