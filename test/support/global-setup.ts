@@ -42,9 +42,11 @@ export default async function setup(project: TestProject): Promise<() => Promise
     // Not 'inherit': a server holding the runner's stdout open would hang the run's exit.
     { stdio: 'ignore' },
   );
+  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
   const stop = async () => {
     server.kill('SIGTERM');
-    await sleep(200);
+    const done = await Promise.race([exited.then(() => true), sleep(5_000).then(() => false)]);
+    if (!done) server.kill('SIGKILL');
   };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-test-'));
   const bundlePath = path.join(dir, 'workflow-bundle.js');

@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+// Entry point of the `harness` command: runs the compiled CLI (npm run build / npm run setup).
+const path = require('node:path');
+let cli;
+try {
+  cli = require(path.join(__dirname, '..', 'dist', 'cli', 'main.js'));
+} catch (err) {
+  if (err && err.code === 'MODULE_NOT_FOUND') {
+    process.stderr.write('error: the harness is not built yet\nhint: run `npm run setup` (or `npm run build`) first\n');
+    process.exit(1);
+  }
+  throw err;
+}
+cli.main().then(
+  // Clients keep gRPC channels open; exit once the command is done.
+  () => process.exit(process.exitCode ?? 0),
+  (err) => {
+    process.stderr.write(`${(err && err.stack) || err}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,31 @@
+/** Parsers for CLI arguments: bad values are usage errors (exit 2) with the rule stated. */
+import { randomBytes } from 'node:crypto';
+import { InvalidArgumentError } from 'commander';
+
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** A session id: letters, digits, `.`, `_`, `-`; it names a workflow and a workspace folder. */
+export function parseSessionId(value: string): string {
+  if (!SESSION_ID.test(value)) throw new InvalidArgumentError('use letters, digits, ".", "_" or "-" (at most 128, starting with a letter or digit)');
+  return value;
+}
+
+/** A positive whole number of steps. */
+export function parseMaxSteps(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError('expected a whole number from 1 to 1000');
+  return n;
+}
+
+/** A TCP port (0 picks a free one). */
+export function parsePort(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535');
+  return n;
+}
+
+/** A new session id: sortable by time, unique enough for one user. */
+export function newSessionId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `s-${stamp}-${randomBytes(3).toString('hex')}`;
+}

@@ -1,0 +1,51 @@
+/** `harness chat`: a REPL, one turn per line; questions are asked inline. */
+import { createInterface } from 'node:readline/promises';
+import type { Command } from 'commander';
+import { resolveSessionConfig } from '../../lib/config';
+import { sendMessage } from '../../lib/session-client';
+import { UserError } from '../../lib/errors';
+import type { CliContext } from '../context';
+import { driveTurn } from '../wait';
+import { newSessionId, parseSessionId } from '../args';
+import { say } from '../output';
+
+export function registerChat(program: Command, ctx: CliContext): void {
+  program
+    .command('chat')
+    .description('Talk to a session line by line (type /exit or Ctrl-D to leave; the session stays)')
+    .option('--session <id>', 'continue this session (default: a new one)', parseSessionId)
+    .option('--model <model>', 'model name, or scripted:<file>')
+    .option('--config <file>', 'config file (default ./harness.config.json)')
+    .action(async (o: { session?: string; model?: string; config?: string }) => {
+      const config = resolveSessionConfig({ ...(o.model ? { model: o.model } : {}), ...(o.config ? { config: o.config } : {}) }, ctx.env);
+      const client = await ctx.client({ autostart: true });
+      const sessionId = o.session ?? newSessionId();
+      const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: Boolean(process.stdin.isTTY) });
+      const lines = rl[Symbol.asyncIterator]();
+      const next = async (prompt: string): Promise<string | undefined> => {
+        if (process.stdin.isTTY) process.stderr.write(prompt);
+        const { value, done } = await lines.next();
+        return done ? undefined : String(value).trim();
+      };
+      const ask = async (question: string): Promise<string> => {
+        for (;;) {
+          const answer = await next(`? ${question}\n> `);
+          if (answer === undefined) throw new UserError('input ended while a question was pending', `answer later with: harness answer ${sessionId} "<text>"`);
+          if (answer) return answer;
+        }
+      };
+      say(`session ${sessionId} (model ${config.model.provider}:${config.model.model}); /exit to leave`);
+      try {
+        for (;;) {
+          const line = await next('you> ');
+          if (line === undefined || line === '/exit' || line === '/quit') break;
+          if (!line) continue;
+          const { turnId } = await sendMessage(client, { taskQueue: ctx.settings.taskQueue, sessionId, config, text: line });
+          process.exitCode = await driveTurn(client, sessionId, turnId, { json: false, who: ctx.who, ask });
+        }
+      } finally {
+        rl.close();
+      }
+      say(`left session ${sessionId}; continue it with: harness chat --session ${sessionId}`);
+    });
+}

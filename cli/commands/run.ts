@@ -1,0 +1,44 @@
+/** `harness run "<task>"`: one turn, starting the session (and the embedded server) as needed. */
+import type { Command } from 'commander';
+import { resolveSessionConfig } from '../../lib/config';
+import { sendMessage } from '../../lib/session-client';
+import type { CliContext } from '../context';
+import { askOnTerminal, driveTurn, isInteractive } from '../wait';
+import { parseMaxSteps, parseSessionId, newSessionId } from '../args';
+import { say } from '../output';
+
+export function registerRun(program: Command, ctx: CliContext): void {
+  program
+    .command('run')
+    .description('Run one turn of a session and print its answer (starts the embedded server and a worker if none is running)')
+    .argument('<task>', 'what the agent should do')
+    .option('--session <id>', 'continue this session (default: a new one)', parseSessionId)
+    .option('--model <model>', 'model name for the OpenAI-compatible endpoint, or scripted:<file>')
+    .option('--max-steps <n>', 'step limit for this turn', parseMaxSteps)
+    .option('--config <file>', 'config file (default ./harness.config.json)')
+    .option('--json', 'print the result as JSON')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 done, 1 error or failed turn, 2 usage, 3 waiting for a human (answer with `harness answer`).\n' +
+        'Example: harness run --model scripted:examples/demo.json "Summarize README.md" --json',
+    )
+    .action(async (task: string, o: { session?: string; model?: string; maxSteps?: number; config?: string; json?: boolean }) => {
+      const config = resolveSessionConfig({ ...(o.model ? { model: o.model } : {}), ...(o.config ? { config: o.config } : {}) }, ctx.env);
+      const client = await ctx.client({ autostart: true });
+      const sessionId = o.session ?? newSessionId();
+      const { turnId } = await sendMessage(client, {
+        taskQueue: ctx.settings.taskQueue,
+        sessionId,
+        config,
+        text: task,
+        ...(o.maxSteps ? { maxSteps: o.maxSteps } : {}),
+      });
+      if (!o.json) say(`session ${sessionId} · ${turnId}`);
+      const json = Boolean(o.json);
+      process.exitCode = await driveTurn(client, sessionId, turnId, {
+        json,
+        who: ctx.who,
+        ...(isInteractive(json) ? { ask: askOnTerminal } : {}),
+      });
+    });
+}

@@ -1,0 +1,72 @@
+/** `harness dev`, `harness worker`, `harness model serve`: long-running processes. */
+import type { Command } from 'commander';
+import { embeddedFiles, spawnDevServer, stopEmbedded, waitForServer } from '../../lib/embedded';
+import { isReachable } from '../../lib/temporal';
+import { loadScript, ScriptError } from '../../scripted/script';
+import { startScriptedModel } from '../../scripted/server';
+import { UsageError } from '../../lib/errors';
+import { runWorker } from '../../workers/main';
+import type { CliContext } from '../context';
+import { parsePort } from '../args';
+import { say } from '../output';
+
+export function registerServe(program: Command, ctx: CliContext): void {
+  program
+    .command('dev')
+    .description('Run the embedded Temporal dev server (SQLite under HARNESS_HOME, Web UI) and a worker in the foreground')
+    .option('--stop', 'stop the background server and worker that `harness run` started')
+    .action(async (o: { stop?: boolean }) => {
+      if (o.stop) {
+        const stopped = await stopEmbedded(ctx.home);
+        say(stopped.length ? `stopped ${stopped.join(', ')}` : 'nothing was running');
+        return;
+      }
+      const s = ctx.settings;
+      if (!s.embedded) throw new UsageError('TEMPORAL_ADDRESS is set: `harness dev` runs the embedded server only', 'unset it, or run `harness worker` against your cluster');
+      let server: ReturnType<typeof spawnDevServer> | undefined;
+      if (await isReachable(s)) {
+        say(`a Temporal server already answers on ${s.address}; starting only a worker`);
+      } else {
+        server = spawnDevServer(s, ctx.home, { detached: false });
+        await waitForServer(s, 'the output above');
+        say(`Temporal dev server on ${s.address} · Web UI http://127.0.0.1:${s.uiPort} · data ${embeddedFiles(ctx.home).db}`);
+      }
+      try {
+        await runWorker({ ...ctx.env, HARNESS_WORKER_PIDFILE: embeddedFiles(ctx.home).workerPid }, say);
+      } finally {
+        server?.kill('SIGTERM');
+      }
+    });
+
+  program
+    .command('worker')
+    .description('Run a worker against TEMPORAL_ADDRESS (default: the embedded dev server)')
+    .action(async () => {
+      await runWorker(ctx.env, say);
+    });
+
+  const model = program.command('model').description('The scripted model (an OpenAI-compatible test double)');
+  model
+    .command('serve')
+    .description('Serve a script as an OpenAI-compatible chat-completions endpoint until Ctrl-C')
+    .requiredOption('--script <file>', 'script file (JSON: {"steps": [...]})')
+    .option('--port <port>', 'port to listen on (0 = any free port)', parsePort, 8787)
+    .option('--host <host>', 'interface to listen on', '127.0.0.1')
+    .action(async (o: { script: string; port: number; host: string }) => {
+      let script;
+      try {
+        script = loadScript(o.script);
+      } catch (err) {
+        if (err instanceof ScriptError) throw new UsageError(err.message, 'see README "Scripted model" for the format');
+        throw err;
+      }
+      const server = await startScriptedModel({ script, port: o.port, host: o.host });
+      process.stdout.write(`${server.url}\n`);
+      say(`scripted model serving ${o.script} (${script.steps.length} steps) at ${server.url}; point OPENAI_BASE_URL there. Ctrl-C stops it.`);
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      await server.close();
+    });
+}

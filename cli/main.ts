@@ -1,0 +1,59 @@
+/**
+ * `harness`: the command-line interface. main() sets process.exitCode rather than exiting,
+ * so tests can call it; user mistakes print one line and a hint, bugs print their stack.
+ */
+import { Command, CommanderError } from 'commander';
+import { UserError } from '../lib/errors';
+import { createContext } from './context';
+import { registerChat } from './commands/chat';
+import { registerInspect } from './commands/inspect';
+import { registerRun } from './commands/run';
+import { registerServe } from './commands/serve';
+import { EXIT } from './output';
+
+/** Builds the command tree. */
+export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
+  const ctx = createContext(env);
+  const program = new Command('harness')
+    .description('A durable agent harness: every session is a Temporal workflow, every turn a child workflow.')
+    .showSuggestionAfterError(true)
+    .exitOverride()
+    .configureOutput({ outputError: () => {} })
+    .addHelpText(
+      'after',
+      '\nEnvironment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, HARNESS_TASK_QUEUE, HARNESS_HOME, HARNESS_MODEL,\n' +
+        'OPENAI_API_KEY, OPENAI_BASE_URL, HARNESS_CONFIG. See README.md.',
+    );
+  registerRun(program, ctx);
+  registerChat(program, ctx);
+  registerInspect(program, ctx);
+  registerServe(program, ctx);
+  for (const cmd of program.commands) cmd.exitOverride().configureOutput({ outputError: () => {} });
+  for (const cmd of program.commands.flatMap((c) => c.commands)) cmd.exitOverride().configureOutput({ outputError: () => {} });
+  return program;
+}
+
+/** Runs the CLI with argv (without node and script). */
+export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const program = buildProgram(env);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    process.exitCode = report(err);
+  }
+}
+
+function report(err: unknown): number {
+  if (err instanceof CommanderError) {
+    // --help and --version end with a "clean" CommanderError.
+    if (err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.help') return EXIT.ok;
+    process.stderr.write(`error: ${err.message.replace(/^error: /, '')}\nhint: see \`harness --help\` or \`harness <command> --help\`\n`);
+    return EXIT.usage;
+  }
+  if (err instanceof UserError) {
+    process.stderr.write(`error: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`);
+    return err.exitCode;
+  }
+  process.stderr.write(`unexpected error (a bug; please report it):\n${(err as Error)?.stack ?? String(err)}\n`);
+  return EXIT.error;
+}

@@ -1,0 +1,51 @@
+/** How the CLI speaks: results on stdout (JSON with --json), progress and notes on stderr. */
+import type { Usage } from '../common/types';
+import type { TurnResult, TurnState } from '../common/session';
+
+/** Exit codes of the CLI contract. */
+export const EXIT = { ok: 0, error: 1, usage: 2, waiting: 3 } as const;
+
+/** A line for a person, on stderr so stdout stays machine-readable. */
+export function say(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+/** One JSON document on stdout. */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** The `run --json` shape of a finished turn. */
+export function turnJson(r: TurnResult) {
+  return {
+    session_id: r.sessionId,
+    workflow_id: r.turnId,
+    answer: r.answer,
+    terminated_by: r.terminated_by,
+    steps: r.steps,
+    usage: r.usage,
+    ...(r.error ? { error: r.error } : {}),
+  };
+}
+
+/** The `run --json` shape of a turn waiting on a human. */
+export function waitingJson(sessionId: string, s: TurnState) {
+  return { session_id: sessionId, workflow_id: s.turnId, status: s.status, pending: s.pending };
+}
+
+/** Human summary line of a usage. */
+export function usageLine(u: Usage): string {
+  return `${u.total_tokens} tokens (${u.prompt_tokens} prompt, ${u.completion_tokens} completion)`;
+}
+
+/** Prints a finished turn for a person (answer on stdout, details on stderr). */
+export function printTurn(r: TurnResult): void {
+  process.stdout.write(`${r.answer}\n`);
+  say(`[${r.turnId}] ${r.terminated_by} after ${r.steps} step${r.steps === 1 ? '' : 's'}, ${usageLine(r.usage)}`);
+  if (r.error) say(`error: ${r.error}`);
+}
+
+/** Exit code for a finished turn: a failed turn is an error. */
+export function turnExitCode(r: TurnResult): number {
+  return r.terminated_by === 'failed' ? EXIT.error : EXIT.ok;
+}

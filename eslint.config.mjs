@@ -1,0 +1,69 @@
+// Lint: TypeScript rules everywhere, plus determinism rules for workflow code (workflows/ and
+// the pure common/ folder it imports): no Node built-ins, no I/O clients, no clocks or
+// randomness, only type imports from activities, and no floating promises.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+const NODE_BUILTINS = [
+  'assert', 'async_hooks', 'buffer', 'child_process', 'cluster', 'crypto', 'dgram', 'dns', 'events', 'fs',
+  'fs/promises', 'http', 'http2', 'https', 'net', 'os', 'path', 'perf_hooks', 'process', 'readline',
+  'stream', 'timers', 'timers/promises', 'tls', 'tty', 'url', 'util', 'v8', 'vm', 'worker_threads', 'zlib',
+];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.venv/**', '.harness/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-require-imports': 'off',
+    },
+  },
+  {
+    files: ['bin/**/*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly', __dirname: 'readonly' } },
+  },
+  {
+    files: ['workflows/**/*.ts', 'common/**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      'no-restricted-imports': 'off',
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            ...NODE_BUILTINS.map((name) => ({ name, message: 'Workflow code is deterministic: no Node built-ins.' })),
+            ...['@temporalio/client', '@temporalio/worker', '@temporalio/activity', 'openai', 'pg', 'dockerode'].map((name) => ({
+              name,
+              message: 'Workflow code must not do I/O; call an activity instead.',
+            })),
+          ],
+          patterns: [
+            { group: ['node:*'], message: 'Workflow code is deterministic: no Node built-ins.' },
+            { group: ['**/activities', '**/activities/**'], allowTypeImports: true, message: 'Only `import type` from activities.' },
+            { group: ['**/lib/**', '**/cli/**', '**/workers/**', '**/scripted/**'], allowTypeImports: true, message: 'Node-side code; not for workflows.' },
+          ],
+        },
+      ],
+      'no-restricted-globals': [
+        'error',
+        ...['setTimeout', 'setInterval', 'setImmediate', 'fetch', 'process', 'require', 'Buffer', 'crypto', 'performance'].map((name) => ({
+          name,
+          message: 'Not deterministic in workflow code: use @temporalio/workflow (sleep, condition, uuid4) or an activity.',
+        })),
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Math', property: 'random', message: 'Randomness belongs in an activity (or uuid4 from @temporalio/workflow).' },
+        { object: 'Date', property: 'now', message: 'Clocks belong in an activity; history timestamps time the steps.' },
+      ],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "NewExpression[callee.name='Date']", message: 'Clocks belong in an activity.' },
+        { selector: "CallExpression[callee.name='Date']", message: 'Clocks belong in an activity.' },
+      ],
+    },
+  },
+);

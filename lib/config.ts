@@ -1,0 +1,123 @@
+/**
+ * Configuration: `harness.config.json` (zod-validated; errors name the field), the
+ * environment and flags, resolved into the SessionConfig a session is started with.
+ * Precedence: flag, then environment, then file, then defaults.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { DEFAULT_LIMITS, type Limits, type ModelSpec, type SessionConfig } from '../common/session';
+import { loadScript, ScriptError } from '../scripted/script';
+import { UsageError, UserError } from './errors';
+
+const positiveInt = z.number().int().positive();
+
+/** The config file's shape. Every field optional; unknown fields are errors (typos show). */
+export const FileConfigSchema = z
+  .object({
+    /** Model name for the OpenAI-compatible endpoint, or `scripted:<file>`. */
+    model: z.string().min(1).optional(),
+    /** Base URL of an OpenAI-compatible endpoint (DeepSeek: https://api.deepseek.com). */
+    baseUrl: z.url().optional(),
+    /** The system prompt every model call starts with. */
+    systemPrompt: z.string().min(1).optional(),
+    limits: z
+      .object({
+        maxSteps: positiveInt.max(1000),
+        errorLimit: positiveInt,
+        repeatLimit: positiveInt.min(2),
+        askUserTimeoutSec: z.number().positive(),
+        continueAsNewAfterEvents: positiveInt.min(10),
+        modelTimeoutSec: z.number().positive(),
+        modelHeartbeatSec: z.number().positive(),
+        modelMaxAttempts: positiveInt.max(20),
+      })
+      .partial()
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+/** The parsed config file. */
+export type FileConfig = z.infer<typeof FileConfigSchema>;
+
+/** The default system prompt: how the agent should work with its tools. */
+export const DEFAULT_SYSTEM_PROMPT = [
+  'You are an agent that completes tasks by thinking step by step and using tools.',
+  'Work in the session workspace with read_file, write_file and list_files; call tools whenever they help, one or a few at a time.',
+  'Tool results are JSON with ok, result, error_type, message and suggestion: when a call fails, read the suggestion and recover instead of repeating it.',
+  'Ask the user with ask_user only when you cannot proceed without them. Save facts worth keeping with remember.',
+  'When the task is done, reply with the final answer (or call finish).',
+].join('\n');
+
+/** Finds and parses the config file: --config, HARNESS_CONFIG, or ./harness.config.json. */
+export function loadFileConfig(explicit: string | undefined, env: NodeJS.ProcessEnv, cwd: string): { config: FileConfig; file?: string } {
+  const named = explicit ?? env.HARNESS_CONFIG;
+  const file = named ? path.resolve(cwd, named) : path.join(cwd, 'harness.config.json');
+  if (!existsSync(file)) {
+    if (named) throw new UsageError(`config file ${file} does not exist`, 'check --config / HARNESS_CONFIG');
+    return { config: {} };
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`${file}: invalid JSON: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const parsed = FileConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path.length ? issue.path.join('.') : '(root)';
+    throw new UsageError(`${file}: ${field}: ${issue.message}`, 'fix the field or remove it; see README "Configuration"');
+  }
+  return { config: parsed.data, file };
+}
+
+/** Flags that shape a session. */
+export interface ConfigFlags {
+  model?: string;
+  config?: string;
+}
+
+/** Resolves the session configuration; a missing model is a one-line error with the fix. */
+export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): SessionConfig {
+  const { config, file } = loadFileConfig(flags.config, env, cwd);
+  const fileDir = file ? path.dirname(file) : cwd;
+  const fromFlagOrEnv = flags.model ?? env.HARNESS_MODEL;
+  const modelText = fromFlagOrEnv ?? config.model;
+  if (!modelText) {
+    throw new UserError(
+      'no model configured',
+      'pass --model scripted:examples/demo.json for an offline demo, or set HARNESS_MODEL (e.g. gpt-4o-mini) and OPENAI_API_KEY',
+    );
+  }
+  const model = modelSpec(modelText, fromFlagOrEnv ? cwd : fileDir, env.OPENAI_BASE_URL ?? config.baseUrl);
+  const l = config.limits ?? {};
+  const sec = (v: number | undefined, fallback: number) => (v === undefined ? fallback : Math.round(v * 1000));
+  const limits: Limits = {
+    maxSteps: l.maxSteps ?? DEFAULT_LIMITS.maxSteps,
+    errorLimit: l.errorLimit ?? DEFAULT_LIMITS.errorLimit,
+    repeatLimit: l.repeatLimit ?? DEFAULT_LIMITS.repeatLimit,
+    askUserTimeoutMs: sec(l.askUserTimeoutSec, DEFAULT_LIMITS.askUserTimeoutMs),
+    continueAsNewAfterEvents: l.continueAsNewAfterEvents ?? DEFAULT_LIMITS.continueAsNewAfterEvents,
+    modelTimeoutMs: sec(l.modelTimeoutSec, DEFAULT_LIMITS.modelTimeoutMs),
+    modelHeartbeatMs: sec(l.modelHeartbeatSec, DEFAULT_LIMITS.modelHeartbeatMs),
+    modelMaxAttempts: l.modelMaxAttempts ?? DEFAULT_LIMITS.modelMaxAttempts,
+  };
+  return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits };
+}
+
+/** `scripted:<file>` loads and validates the script now, so a bad file fails before anything starts. */
+function modelSpec(text: string, baseDir: string, baseUrl: string | undefined): ModelSpec {
+  if (text.startsWith('scripted:')) {
+    const file = path.resolve(baseDir, text.slice('scripted:'.length));
+    try {
+      return { provider: 'scripted', model: 'scripted', script: loadScript(file) };
+    } catch (err) {
+      if (err instanceof ScriptError) throw new UsageError(err.message, 'see README "Scripted model" for the script format');
+      throw err;
+    }
+  }
+  if (text === 'scripted') throw new UsageError('--model scripted needs a script: scripted:<file>');
+  return { provider: 'openai', model: text, ...(baseUrl ? { baseUrl } : {}) };
+}

