@@ -2,7 +2,6 @@
  * createActivities: every activity of the harness, built from explicit dependencies
  * (no module-level clients), so tests pass fakes to the same factory.
  */
-import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type {
   ExecuteToolInput,
@@ -80,7 +79,6 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Runs one tool outside the workflow; failures come back as results, never as errors. */
     async executeTool(input: ExecuteToolInput): Promise<ToolResult> {
-      Context.current().heartbeat();
       return tools.execute({ sessionId: input.sessionId, name: input.name, args: input.args });
     },
   };

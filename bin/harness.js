@@ -1,6 +1,13 @@
 #!/usr/bin/env node
 // Entry point of the `harness` command: runs the compiled CLI (npm run build / npm run setup).
 const path = require('node:path');
+// A reader that went away (`harness sessions | head`) is not an error worth a stack trace.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err) => {
+    if (err && err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
+}
 let cli;
 try {
   cli = require(path.join(__dirname, '..', 'dist', 'cli', 'main.js'));

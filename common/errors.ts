@@ -37,3 +37,18 @@ export function toolError(
 export function toolOk(result: unknown): ToolResult {
   return { ok: true, result };
 }
+
+/**
+ * The innermost non-empty message of an error's cause chain: Temporal wraps failures
+ * (child workflow → activity → application), and the root names what actually went wrong.
+ */
+export function rootCauseMessage(err: unknown): string {
+  let message = '';
+  let current: unknown = err;
+  for (let depth = 0; current && depth < 10; depth++) {
+    const m = (current as { message?: unknown }).message;
+    if (typeof m === 'string' && m.trim()) message = m;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return message || String(err);
+}

@@ -3,7 +3,13 @@
  * send a message (starting the session if needed), wait for a turn, answer, inspect.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client, WithStartWorkflowOperation, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import {
+  Client,
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
 import type { SessionConfig, SessionState, TurnResult, TurnState } from '../common/session';
 import {
   answerUpdate,
@@ -13,28 +19,47 @@ import {
   turnStateQuery,
   type SendMessageResult,
 } from '../workflows/definitions';
+import { rootCauseMessage } from '../common/errors';
 import { UserError } from './errors';
 
 /** How a wait for a turn ended: with its result, or with the turn waiting on a human. */
 export type TurnOutcome = { kind: 'done'; result: TurnResult } | { kind: 'waiting'; state: TurnState };
 
-/** Sends a user message; starts the session workflow with `config` when it does not exist yet. */
+/**
+ * Sends a user message. With `config` the session is started when it does not exist yet;
+ * without, the session must exist (it keeps the configuration it started with).
+ */
 export async function sendMessage(
   client: Client,
-  opts: { taskQueue: string; sessionId: string; config: SessionConfig; text: string; maxSteps?: number },
+  opts: { taskQueue: string; sessionId: string; config?: SessionConfig; text: string; maxSteps?: number },
 ): Promise<SendMessageResult> {
+  const message = { text: opts.text, ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}) };
+  if (!opts.config) {
+    await sessionState(client, opts.sessionId);
+    try {
+      return await client.workflow.getHandle(opts.sessionId).executeUpdate(sendMessageUpdate, { args: [message] });
+    } catch (err) {
+      throw rejected(err, `session ${opts.sessionId}`);
+    }
+  }
   const start = new WithStartWorkflowOperation('sessionWorkflow', {
     workflowId: opts.sessionId,
     taskQueue: opts.taskQueue,
     args: [{ sessionId: opts.sessionId, config: opts.config }],
     workflowIdConflictPolicy: 'USE_EXISTING',
+    // An ended session stays ended (its id, turns and workspace belong to it); only a
+    // failed or terminated one may be started afresh under the same id.
+    workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
   });
   try {
     return await client.workflow.executeUpdateWithStart(sendMessageUpdate, {
-      args: [{ text: opts.text, ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}) }],
+      args: [message],
       startWorkflowOperation: start,
     });
   } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      throw new UserError(`session ${opts.sessionId} has ended`, 'start a new session (omit --session or pick a new id)');
+    }
     throw rejected(err, `session ${opts.sessionId}`);
   }
 }
@@ -55,11 +80,38 @@ export async function waitForTurn(
   let lastStep = 0;
   for (;;) {
     await Promise.race([settled, sleep(opts.pollMs ?? 250)]);
-    if (result) return { kind: 'done', result };
-    if (failure) throw new UserError(`turn ${turnId} failed: ${(failure as Error).message}`, `inspect it with \`harness status ${turnId.split('/')[0]}\``);
+    if (result) {
+      await sessionCaughtUp(client, turnId);
+      return { kind: 'done', result };
+    }
+    if (failure) throw new UserError(`turn ${turnId} failed: ${rootCauseMessage(failure)}`, `inspect it with \`harness status ${sessionOf(turnId)}\``);
     const state = (await handle.query(turnStateQuery)) as TurnState;
     if (state.step !== lastStep) opts.onStep?.((lastStep = state.step));
     if (state.status === 'waiting_for_user') return { kind: 'waiting', state };
+  }
+}
+
+/** The session a turn id belongs to (`<session>/turn-N`). */
+function sessionOf(turnId: string): string {
+  const at = turnId.lastIndexOf('/turn-');
+  return at > 0 ? turnId.slice(0, at) : turnId;
+}
+
+/**
+ * A turn's result reaches its session one workflow task after the turn ends; waiting for
+ * the session to record it means the next message is accepted right away.
+ */
+async function sessionCaughtUp(client: Client, turnId: string, timeoutMs = 10_000): Promise<void> {
+  const session = client.workflow.getHandle(sessionOf(turnId));
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const s = (await session.query(stateQuery)) as SessionState;
+      if (s.currentTurnId !== turnId) return;
+    } catch {
+      return; // a turn started on its own, or a session that has gone: nothing to wait for
+    }
+    await sleep(25);
   }
 }
 
@@ -103,11 +155,24 @@ export async function endSession(client: Client, sessionId: string, reason?: str
   }
 }
 
+/** Whether a session with this id was ever started (running or closed). */
+export async function sessionExists(client: Client, sessionId: string): Promise<boolean> {
+  try {
+    await client.workflow.getHandle(sessionId).describe();
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
+}
+
 /** An update the workflow's validator refused becomes a one-line user error. */
 function rejected(err: unknown, what: string): unknown {
   if (err instanceof WorkflowUpdateFailedError) {
-    const cause = (err.cause as Error | undefined)?.message ?? err.message;
-    return new UserError(`${what} refused the request: ${cause}`);
+    return new UserError(`${what} refused the request: ${rootCauseMessage(err)}`);
+  }
+  if (/already completed|workflow execution already (completed|finished)/i.test((err as Error)?.message ?? '')) {
+    return new UserError(`${what} has ended`, 'start a new session (omit --session or pick a new id)');
   }
   return err;
 }

@@ -12,6 +12,7 @@ import {
   type TurnInput,
   type TurnResult,
 } from '../common/session';
+import { rootCauseMessage } from '../common/errors';
 import type { SendMessageInput, TurnStatusSignal } from './definitions';
 
 export class SessionBook {
@@ -76,16 +77,15 @@ export class SessionBook {
     this.status = 'idle';
   }
 
-  /** A result standing in for a turn whose workflow failed. */
-  failedTurn(turn: number, msg: SendMessageInput, err: unknown): TurnResult {
-    const e = err as { cause?: { message?: string }; message?: string };
-    const why = e?.cause?.message ?? e?.message ?? String(err);
+  /** A result standing in for a turn whose workflow failed or was cancelled. */
+  failedTurn(turn: number, msg: SendMessageInput, err: unknown, cancelled = false): TurnResult {
+    const why = cancelled ? 'cancelled' : rootCauseMessage(err);
     return {
       sessionId: this.input.sessionId,
       turnId: this.turnId(turn),
       turn,
-      answer: `The turn failed: ${why}`,
-      terminated_by: 'failed',
+      answer: cancelled ? 'The turn was cancelled.' : `The turn failed: ${why}`,
+      terminated_by: cancelled ? 'cancelled' : 'failed',
       steps: 0,
       usage: NO_USAGE,
       messages: [{ role: 'user', content: msg.text }],

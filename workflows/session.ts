@@ -3,6 +3,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  isCancellation,
   setHandler,
   startChild,
   workflowInfo,
@@ -74,7 +75,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
     } catch (err) {
       // A turn that itself failed (not a tool or model error, which it reports) must not
       // take the session down: record it and stay ready for the next message.
-      book.finished(book.failedTurn(turn, msg, err));
+      book.finished(book.failedTurn(turn, msg, err, isCancellation(err)));
     }
 
     if (queue.length === 0 && !ended && book.shouldContinueAsNew(workflowInfo())) {

@@ -4,7 +4,7 @@
  */
 import type { ModelCallInput, ModelReply } from '../common/activity-types';
 import { builtinRegistry } from '../common/builtin-tools';
-import { toolError, toolOk } from '../common/errors';
+import { rootCauseMessage, toolError, toolOk } from '../common/errors';
 import { addUsage, type ToolCallRecord, type TurnInput, type TurnResult, type TerminatedBy } from '../common/session';
 import { describeIssues, type ToolRegistry } from '../common/tools';
 import type { ChatMessage, ToolCall, ToolResult } from '../common/types';
@@ -19,12 +19,6 @@ export interface TurnOps {
   askUser(callId: string, question: string): Promise<string | undefined>;
   /** Called before each model call so the host can expose progress. */
   onStep?(step: number): void;
-}
-
-/** Thrown by ops.callModel when the model cannot answer (after retries); ends the turn as `failed`. */
-export function modelFailureMessage(err: unknown): string {
-  const e = err as { cause?: { message?: string }; message?: string };
-  return e?.cause?.message ?? e?.message ?? String(err);
 }
 
 /** Runs one turn to termination and returns its result. Tool failures never throw. */
@@ -70,7 +64,9 @@ export async function runTurn(input: TurnInput, ops: TurnOps, registry: ToolRegi
         tools: registry.names(),
       });
     } catch (err) {
-      return done('failed', `The model call failed: ${modelFailureMessage(err)}`, step, modelFailureMessage(err));
+      // ops.callModel throws only once retries are spent or the error is permanent.
+      const why = rootCauseMessage(err);
+      return done('failed', `The model call failed: ${why}`, step, why);
     }
     modelCalls++;
     usage = addUsage(usage, reply.usage);

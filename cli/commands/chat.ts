@@ -1,10 +1,10 @@
 /** `harness chat`: a REPL, one turn per line; questions are asked inline. */
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { resolveSessionConfig } from '../../lib/config';
 import { sendMessage } from '../../lib/session-client';
 import { UserError } from '../../lib/errors';
 import type { CliContext } from '../context';
+import { configFor, configForNew } from '../session-config';
 import { driveTurn } from '../wait';
 import { newSessionId, parseSessionId } from '../args';
 import { say } from '../output';
@@ -17,9 +17,10 @@ export function registerChat(program: Command, ctx: CliContext): void {
     .option('--model <model>', 'model name, or scripted:<file>')
     .option('--config <file>', 'config file (default ./harness.config.json)')
     .action(async (o: { session?: string; model?: string; config?: string }) => {
-      const config = resolveSessionConfig({ ...(o.model ? { model: o.model } : {}), ...(o.config ? { config: o.config } : {}) }, ctx.env);
+      const early = configForNew(ctx, o);
       const client = await ctx.client({ autostart: true });
       const sessionId = o.session ?? newSessionId();
+      let config = await configFor(ctx, client, sessionId, o, early);
       const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: Boolean(process.stdin.isTTY) });
       const lines = rl[Symbol.asyncIterator]();
       const next = async (prompt: string): Promise<string | undefined> => {
@@ -34,13 +35,14 @@ export function registerChat(program: Command, ctx: CliContext): void {
           if (answer) return answer;
         }
       };
-      say(`session ${sessionId} (model ${config.model.provider}:${config.model.model}); /exit to leave`);
+      say(`session ${sessionId}${config ? ` (model ${config.model.provider}:${config.model.model})` : ' (continued)'}; /exit to leave`);
       try {
         for (;;) {
           const line = await next('you> ');
           if (line === undefined || line === '/exit' || line === '/quit') break;
           if (!line) continue;
-          const { turnId } = await sendMessage(client, { taskQueue: ctx.settings.taskQueue, sessionId, config, text: line });
+          const { turnId } = await sendMessage(client, { taskQueue: ctx.settings.taskQueue, sessionId, ...(config ? { config } : {}), text: line });
+          config = undefined; // started now: later messages go to the existing session
           process.exitCode = await driveTurn(client, sessionId, turnId, { json: false, who: ctx.who, ask });
         }
       } finally {

@@ -1,8 +1,8 @@
 /** `harness run "<task>"`: one turn, starting the session (and the embedded server) as needed. */
 import type { Command } from 'commander';
-import { resolveSessionConfig } from '../../lib/config';
 import { sendMessage } from '../../lib/session-client';
 import type { CliContext } from '../context';
+import { configFor, configForNew } from '../session-config';
 import { askOnTerminal, driveTurn, isInteractive } from '../wait';
 import { parseMaxSteps, parseSessionId, newSessionId } from '../args';
 import { say } from '../output';
@@ -23,13 +23,14 @@ export function registerRun(program: Command, ctx: CliContext): void {
         'Example: harness run --model scripted:examples/demo.json "Summarize README.md" --json',
     )
     .action(async (task: string, o: { session?: string; model?: string; maxSteps?: number; config?: string; json?: boolean }) => {
-      const config = resolveSessionConfig({ ...(o.model ? { model: o.model } : {}), ...(o.config ? { config: o.config } : {}) }, ctx.env);
+      const early = configForNew(ctx, o);
       const client = await ctx.client({ autostart: true });
       const sessionId = o.session ?? newSessionId();
+      const config = await configFor(ctx, client, sessionId, o, early);
       const { turnId } = await sendMessage(client, {
         taskQueue: ctx.settings.taskQueue,
         sessionId,
-        config,
+        ...(config ? { config } : {}),
         text: task,
         ...(o.maxSteps ? { maxSteps: o.maxSteps } : {}),
       });

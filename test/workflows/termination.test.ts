@@ -138,4 +138,22 @@ describe('turn termination', () => {
     expect(r.terminated_by).toBe('repeated_action');
     expect(r.steps).toBe(6);
   });
+  it('treats a finish call without an answer as INVALID_ARGUMENTS and keeps the turn going', async () => {
+    const r = await h.finish(
+      newSessionId(),
+      scriptedConfig({
+        steps: [
+          { tool_calls: [{ name: 'finish', arguments: {} }] },
+          { expect: { last_message_contains: 'INVALID_ARGUMENTS' }, tool_calls: [{ name: 'finish', arguments: { answer: 'Properly finished. HARNESS_OK' } }] },
+        ],
+      }),
+      'finish badly first',
+    );
+    expect(r.terminated_by).toBe('finish');
+    expect(r.answer).toBe('Properly finished. HARNESS_OK');
+    expect(r.toolCalls.map((c) => [c.ok, c.error_type])).toEqual([
+      [false, 'INVALID_ARGUMENTS'],
+      [true, undefined],
+    ]);
+  });
 });

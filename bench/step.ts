@@ -1,0 +1,147 @@
+/**
+ * bench:step — what durability costs per ReAct step. A 50-step turn (scripted model with no
+ * delay, a no-op tool each step) runs durably on a real Temporal dev server (SQLite, as the
+ * embedded default) and, as the baseline in the same run, through the very same runTurn()
+ * in-process with the same model client and tool executor but no Temporal.
+ * Per-step time = from one model call's start to the next; durable steps are read from history.
+ */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { builtinRegistry } from '../common/builtin-tools';
+import { DEFAULT_LIMITS, type SessionConfig, type TurnInput } from '../common/session';
+import { OpenAIModelClient } from '../activities/model-client';
+import { createToolExecutor } from '../activities/tools/executor';
+import { spawnDevServer, waitForServer, embeddedFiles } from '../lib/embedded';
+import { sendMessage, waitForTurn } from '../lib/session-client';
+import { temporalSettings } from '../lib/temporal';
+import { startScriptedModel } from '../scripted/server';
+import { runTurn } from '../workflows/turn-loop';
+import { createHarnessWorker } from '../workers/worker';
+import { fmt, median } from './stats';
+
+const STEPS = 50;
+const RUNS = Number(process.env.BENCH_RUNS ?? 5);
+
+const script = {
+  steps: [
+    ...Array.from({ length: STEPS - 1 }, (_, i) => ({ tool_calls: [{ name: 'get_current_time', arguments: { timezone: i % 2 ? 'UTC' : 'Europe/Paris' } }] })),
+    { content: 'done' },
+  ],
+};
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function config(model: SessionConfig['model']): SessionConfig {
+  return { model, systemPrompt: 'bench', limits: { ...DEFAULT_LIMITS, maxSteps: STEPS, repeatLimit: 1000 } };
+}
+
+/** Durable: per-step times from the history's callModel scheduling timestamps. */
+async function durable(client: Client, taskQueue: string): Promise<{ steps: number[]; perTurnMs: number[]; eventsPerStep: number; bytesPerStep: number }> {
+  const steps: number[] = [];
+  const perTurnMs: number[] = [];
+  let events = 0;
+  let bytes = 0;
+  for (let run = 0; run < RUNS + 1; run++) {
+    const sessionId = `bench-${randomUUID().slice(0, 8)}`;
+    const t0 = performance.now();
+    const { turnId } = await sendMessage(client, { taskQueue, sessionId, config: config({ provider: 'scripted', model: 'scripted', script }), text: 'go' });
+    const out = await waitForTurn(client, turnId, { pollMs: 20 });
+    const elapsed = performance.now() - t0;
+    if (out.kind !== 'done' || out.result.steps !== STEPS) throw new Error(`bench turn did not run ${STEPS} steps: ${JSON.stringify(out)}`);
+    const history = await client.workflow.getHandle(turnId).fetchHistory();
+    if (run === 0) continue; // warm-up: bundle caches, connections, the scripted server
+    perTurnMs.push(elapsed / STEPS);
+    const starts = history
+      .events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
+      .map((e) => Number(e.eventTime!.seconds) * 1000 + (e.eventTime!.nanos ?? 0) / 1e6);
+    for (let i = 1; i < starts.length; i++) steps.push(starts[i]! - starts[i - 1]!);
+    events += history.events!.length;
+    bytes += Buffer.byteLength(JSON.stringify(history));
+  }
+  return { steps, perTurnMs, eventsPerStep: events / (RUNS * STEPS), bytesPerStep: bytes / (RUNS * STEPS) };
+}
+
+/** Baseline: the same loop in-process with the same model client (HTTP) and tool executor. */
+async function inProcess(home: string): Promise<{ steps: number[]; perTurnMs: number[] }> {
+  const server = await startScriptedModel({});
+  const client = new OpenAIModelClient({ apiKey: 'bench', baseURL: server.url, timeoutMs: 60_000 });
+  const tools = createToolExecutor({ home });
+  const specs = builtinRegistry().specs();
+  const steps: number[] = [];
+  const perTurnMs: number[] = [];
+  for (let run = 0; run < RUNS + 1; run++) {
+    const sessionId = `inproc-${randomUUID().slice(0, 8)}`;
+    server.registerScript(sessionId, script);
+    const input: TurnInput = {
+      sessionId, turn: 1, turnId: `${sessionId}/turn-1`, config: config({ provider: 'openai', model: 'scripted', baseUrl: server.url }),
+      history: [], memory: {}, userMessage: 'go', modelCallBase: 0,
+    };
+    const starts: number[] = [];
+    const t0 = performance.now();
+    const result = await runTurn(input, {
+      onStep: () => starts.push(performance.now()),
+      callModel: async (req) => ({
+        ...(await client.complete({
+          model: req.model.model, messages: req.messages, tools: specs.filter((s) => req.tools.includes(s.name)),
+          headers: { 'x-harness-session': req.sessionId, 'x-harness-call-index': String(req.callIndex) },
+        })),
+        attempt: 1, latencyMs: 0,
+      }),
+      executeTool: (call) => tools.execute({ sessionId, name: call.name, args: call.args }),
+      askUser: async () => undefined,
+    });
+    const elapsed = performance.now() - t0;
+    if (result.steps !== STEPS) throw new Error(`in-process turn ran ${result.steps} steps`);
+    if (run === 0) continue;
+    perTurnMs.push(elapsed / STEPS);
+    for (let i = 1; i < starts.length; i++) steps.push(starts[i]! - starts[i - 1]!);
+  }
+  await server.close();
+  return { steps, perTurnMs };
+}
+
+async function main(): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const home = mkdtempSync(path.join(os.tmpdir(), 'harness-bench-'));
+  const port = await freePort();
+  const settings = temporalSettings({ HARNESS_EMBEDDED_PORT: String(port), HARNESS_UI_PORT: String(await freePort()) });
+  const server = spawnDevServer(settings, home, { detached: false, headless: true });
+  try {
+    await waitForServer(settings, embeddedFiles(home).serverLog);
+    const taskQueue = `bench-${randomUUID()}`;
+    const nativeConnection = await NativeConnection.connect({ address: settings.address });
+    const worker = await createHarnessWorker({ connection: nativeConnection, namespace: 'default', taskQueue, home, env: {} });
+    const client = new Client({ connection: await Connection.connect({ address: settings.address }) });
+    const base = await inProcess(home);
+    const dur = await worker.runUntil(durable(client, taskQueue));
+    const d = median(dur.steps);
+    const b = median(base.steps);
+    console.log(`bench:step — ${STEPS}-step turn, ${RUNS} measured runs each (after one warm-up), ${os.cpus().length} cores`);
+    console.log(`  in-process (baseline): median ${fmt(b)} ms/step  (whole turn ${fmt(median(base.perTurnMs))} ms/step)`);
+    console.log(`  durable (Temporal):    median ${fmt(d)} ms/step  (whole turn ${fmt(median(dur.perTurnMs))} ms/step)`);
+    console.log(`  ratio durable/baseline: ${fmt(d / b)}x   durable overhead: ${fmt(d - b)} ms/step (target <= 15)`);
+    console.log(`  history: ${fmt(dur.eventsPerStep, 1)} events/step, ${fmt(dur.bytesPerStep / 1024, 1)} KiB/step`);
+    await nativeConnection.close();
+    await client.connection.close();
+  } finally {
+    server.kill('SIGTERM');
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});

@@ -1,0 +1,38 @@
+/**
+ * Which configuration a command's message carries: a new session is started with the
+ * resolved config; an existing one keeps the config it started with (replay sees the same).
+ */
+import type { Client } from '@temporalio/client';
+import type { SessionConfig } from '../common/session';
+import { resolveSessionConfig } from '../lib/config';
+import { UsageError } from '../lib/errors';
+import { sessionExists } from '../lib/session-client';
+import type { CliContext } from './context';
+
+/** Flags that shape a new session. */
+export interface SessionFlags {
+  session?: string;
+  model?: string;
+  config?: string;
+}
+
+/** Resolves before connecting when the session is surely new, so mistakes fail before anything starts. */
+export function configForNew(ctx: CliContext, o: SessionFlags): SessionConfig | undefined {
+  if (o.session) return undefined;
+  return resolveSessionConfig({ ...(o.model ? { model: o.model } : {}), ...(o.config ? { config: o.config } : {}) }, ctx.env);
+}
+
+/** The config to start `sessionId` with, or undefined when it already exists. */
+export async function configFor(ctx: CliContext, client: Client, sessionId: string, o: SessionFlags, early?: SessionConfig): Promise<SessionConfig | undefined> {
+  if (early) return early;
+  if (await sessionExists(client, sessionId)) {
+    if (o.model || o.config) {
+      throw new UsageError(
+        `session ${sessionId} already exists and keeps the model and settings it started with`,
+        'drop --model/--config to continue it, or start a new session',
+      );
+    }
+    return undefined;
+  }
+  return resolveSessionConfig({ ...(o.model ? { model: o.model } : {}), ...(o.config ? { config: o.config } : {}) }, ctx.env);
+}

@@ -1,0 +1,41 @@
+/** Spawning real harness processes (workers, the CLI) from tests, and cleaning them up. */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** Repository root. */
+export const ROOT = path.resolve(__dirname, '..', '..');
+
+/** An environment without anything from the developer's shell that would change behaviour. */
+export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const k of ['TEMPORAL_ADDRESS', 'HARNESS_MODEL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'HARNESS_CONFIG', 'HARNESS_HOME', 'HARNESS_TASK_QUEUE']) {
+    delete env[k];
+  }
+  return { ...env, ...extra };
+}
+
+/** Starts `harness worker` as its own process and resolves once it reports ready. */
+export async function spawnWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'harness.js'), 'worker'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const onData = (d: Buffer) => {
+      output += d.toString();
+      if (output.includes('worker ready')) resolve();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${output}`)));
+  });
+  return child;
+}
+
+/** Kills a process (and waits for it to be gone). */
+export async function kill(child: ChildProcess | undefined, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill(signal);
+  await Promise.race([gone, sleep(10_000)]);
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}

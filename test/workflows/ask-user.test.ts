@@ -1,0 +1,145 @@
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TurnResult } from '../../common/session';
+import { UserError } from '../../lib/errors';
+import { answerQuestion, sessionState } from '../../lib/session-client';
+import { answerUpdate } from '../../workflows/definitions';
+import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
+
+let h: TestHarness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => h?.stop());
+
+const askStep = (question: string) => ({ tool_calls: [{ name: 'ask_user', arguments: { question } }] });
+
+/** Waits until the session's state query reports the pending question. */
+async function waitingForUser(sessionId: string) {
+  await expect.poll(async () => (await sessionState(h.client, sessionId)).status, { timeout: 10_000, interval: 50 }).toBe('waiting_for_user');
+  return sessionState(h.client, sessionId);
+}
+
+describe('ask_user', () => {
+  it('waits for an answer given with answerQuestion and shows it to the model', async () => {
+    const sessionId = newSessionId();
+    const config = scriptedConfig({
+      steps: [
+        askStep('Which environment should I deploy to?'),
+        { expect: { last_message_contains: 'staging-eu-7' }, content: 'Deploying to staging-eu-7. HARNESS_OK' },
+      ],
+    });
+    const out = await h.turn(sessionId, config, 'deploy the app');
+    expect(out.kind).toBe('waiting');
+    if (out.kind !== 'waiting') return;
+    expect(out.state.pending).toMatchObject({ kind: 'question', question: 'Which environment should I deploy to?' });
+
+    const state = await waitingForUser(sessionId);
+    expect(state.currentTurnId).toBe(`${sessionId}/turn-1`);
+    expect(state.pending).toMatchObject({ kind: 'question', question: 'Which environment should I deploy to?', callId: out.state.pending!.callId });
+
+    const turnId = await answerQuestion(h.client, sessionId, 'staging-eu-7', 'alice@laptop');
+    expect(turnId).toBe(`${sessionId}/turn-1`);
+    const r = (await h.client.workflow.getHandle(turnId).result()) as TurnResult;
+    expect(r.terminated_by).toBe('final_answer');
+    expect(r.answer).toBe('Deploying to staging-eu-7. HARNESS_OK');
+    expect(r.toolCalls).toEqual([expect.objectContaining({ name: 'ask_user', ok: true })]);
+
+    await expect.poll(async () => (await sessionState(h.client, sessionId)).status, { timeout: 10_000, interval: 50 }).toBe('idle');
+    expect((await sessionState(h.client, sessionId)).pending).toBeUndefined();
+  });
+
+  it('gives the model USER_TIMEOUT when nobody answers in time, and the turn continues', async () => {
+    const sessionId = newSessionId();
+    const config = scriptedConfig(
+      {
+        steps: [
+          askStep('Anyone there?'),
+          { expect: { last_message_contains: 'USER_TIMEOUT' }, content: 'Nobody answered; continuing without it. HARNESS_OK' },
+        ],
+      },
+      { askUserTimeoutMs: 1500 },
+    );
+    const out = await h.turn(sessionId, config, 'ask me something');
+    expect(out.kind).toBe('waiting');
+    const r = (await h.client.workflow.getHandle(`${sessionId}/turn-1`).result()) as TurnResult;
+    expect(r.terminated_by).toBe('final_answer');
+    expect(r.answer).toBe('Nobody answered; continuing without it. HARNESS_OK');
+    expect(r.toolCalls).toEqual([expect.objectContaining({ name: 'ask_user', ok: false, error_type: 'USER_TIMEOUT' })]);
+    await expect.poll(async () => (await sessionState(h.client, sessionId)).status, { timeout: 10_000, interval: 50 }).toBe('idle');
+  });
+
+  it('rejects an answer with a one-line UserError when no question is pending', async () => {
+    const sessionId = newSessionId();
+    const config = scriptedConfig({ steps: [{ content: 'Nothing to ask. HARNESS_OK' }] });
+    await h.finish(sessionId, config, 'hello');
+    await expect.poll(async () => (await sessionState(h.client, sessionId)).status, { timeout: 10_000, interval: 50 }).toBe('idle');
+
+    const err = await answerQuestion(h.client, sessionId, 'an unasked answer', 'bob@host').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UserError);
+    expect((err as Error).message).toMatch(/not waiting for an answer \(status: idle\)/);
+    expect((err as Error).message).not.toContain('\n');
+
+    const missing = await answerQuestion(h.client, newSessionId('nosuch'), 'x', 'bob@host').catch((e: unknown) => e);
+    expect(missing).toBeInstanceOf(UserError);
+    expect((missing as Error).message).toMatch(/no session named/);
+    expect((missing as Error).message).not.toContain('\n');
+  });
+
+  it('rejects an empty answer and keeps the question pending', async () => {
+    const sessionId = newSessionId();
+    const config = scriptedConfig({
+      steps: [askStep('Name?'), { expect: { last_message_contains: 'Zed' }, content: 'Hello Zed. HARNESS_OK' }],
+    });
+    const out = await h.turn(sessionId, config, 'greet me');
+    expect(out.kind).toBe('waiting');
+    const err = await answerQuestion(h.client, sessionId, '  ', 'carol@host').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UserError);
+    expect((err as Error).message).toMatch(/the answer must be non-empty text/);
+    expect((await waitingForUser(sessionId)).pending?.question).toBe('Name?');
+
+    const turnId = await answerQuestion(h.client, sessionId, 'Zed', 'carol@host');
+    const r = (await h.client.workflow.getHandle(turnId).result()) as TurnResult;
+    expect(r.answer).toBe('Hello Zed. HARNESS_OK');
+  });
+
+  it('stores who answered (by) in the turn history as the update input', async () => {
+    const sessionId = newSessionId();
+    const config = scriptedConfig({
+      steps: [askStep('Approve the plan?'), { expect: { last_message_contains: 'yes, go ahead' }, content: 'Going ahead. HARNESS_OK' }],
+    });
+    const out = await h.turn(sessionId, config, 'plan');
+    expect(out.kind).toBe('waiting');
+    const turnId = await answerQuestion(h.client, sessionId, 'yes, go ahead', 'dana@workstation-42');
+    await h.client.workflow.getHandle(turnId).result();
+
+    const history = await h.client.workflow.getHandle(turnId).fetchHistory();
+    const accepted = (history.events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
+    expect(accepted).toHaveLength(1);
+    const request = accepted[0]!.workflowExecutionUpdateAcceptedEventAttributes!.acceptedRequest!;
+    expect(request.input?.name).toBe('answer');
+    const [arg] = (request.input?.args?.payloads ?? []).map((p) => defaultPayloadConverter.fromPayload<Record<string, unknown>>(p));
+    expect(arg).toMatchObject({ text: 'yes, go ahead', by: 'dana@workstation-42' });
+  });
+  it('rejects an answer addressed to a call id that is not the pending question', async () => {
+    const sessionId = newSessionId();
+    const config = scriptedConfig({
+      steps: [askStep('Colour?'), { expect: { last_message_contains: 'green' }, content: 'Green it is. HARNESS_OK' }],
+    });
+    const out = await h.turn(sessionId, config, 'pick');
+    expect(out.kind).toBe('waiting');
+    if (out.kind !== 'waiting') return;
+    const turn = h.client.workflow.getHandle(out.state.turnId);
+    const refused = await turn.executeUpdate(answerUpdate, { args: [{ text: 'red', callId: 'call_wrong' }] }).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect(((refused as Error).cause as Error).message).toMatch(/no pending question has call id call_wrong/);
+    const ok = await turn.executeUpdate(answerUpdate, { args: [{ text: 'green', callId: out.state.pending!.callId, by: 'eve@host' }] });
+    expect(ok).toEqual({ accepted: true, callId: out.state.pending!.callId });
+    const r = (await turn.result()) as TurnResult;
+    expect(r.answer).toBe('Green it is. HARNESS_OK');
+    // The refused answer left no trace in the turn's history.
+    const accepted = ((await turn.fetchHistory()).events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
+    expect(accepted).toHaveLength(1);
+  });
+});
