@@ -24,6 +24,25 @@ export function embeddedFiles(home: string) {
   };
 }
 
+/**
+ * Dev-server settings that matter for latency. The history service reads its transfer and
+ * timer queues at most 20 times a second per shard by default, so every workflow step waited
+ * for the next 50 ms slot (measured: 51 → 8 ms per activity round trip). WAL journaling with
+ * synchronous=normal syncs at checkpoints instead of ~26 times a step: the database stays
+ * consistent and survives process crashes and server restarts; an OS crash or power loss can
+ * lose the last few commits (use a cluster with Postgres where that matters).
+ */
+export const DEV_SERVER_TUNING = [
+  '--dynamic-config-value',
+  'history.transferProcessorMaxPollRPS=1000',
+  '--dynamic-config-value',
+  'history.timerProcessorMaxPollRPS=1000',
+  '--sqlite-pragma',
+  'journal_mode=wal',
+  '--sqlite-pragma',
+  'synchronous=normal',
+];
+
 /** Arguments of `temporal server start-dev` for the embedded server. */
 export function devServerArgs(s: TemporalSettings, home: string, opts: { headless?: boolean } = {}): string[] {
   return [
@@ -39,6 +58,7 @@ export function devServerArgs(s: TemporalSettings, home: string, opts: { headles
     s.namespace,
     '--log-level',
     'warn',
+    ...DEV_SERVER_TUNING,
     ...(opts.headless ? ['--headless'] : ['--ui-port', String(s.uiPort)]),
   ];
 }

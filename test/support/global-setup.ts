@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { findTemporalCli } from '../../lib/temporal-cli';
+import { DEV_SERVER_TUNING } from '../../lib/embedded';
 import { isReachable, temporalSettings } from '../../lib/temporal';
 
 declare module 'vitest' {
@@ -38,7 +39,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const address = `127.0.0.1:${port}`;
   const server: ChildProcess = spawn(
     findTemporalCli(),
-    ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error'],
+    ['server', 'start-dev', '--headless', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error', ...DEV_SERVER_TUNING],
     // Not 'inherit': a server holding the runner's stdout open would hang the run's exit.
     { stdio: 'ignore' },
   );

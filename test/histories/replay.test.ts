@@ -1,0 +1,32 @@
+/**
+ * Every stored history must replay with the current workflow code. A failure here means a
+ * change would break sessions already running: put the new logic behind patched().
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { describe, expect, inject, it } from 'vitest';
+import { replayHistory } from '../../lib/replay';
+
+function historyFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    if (statSync(full).isDirectory()) return historyFiles(full);
+    return name.endsWith('.json') ? [full] : [];
+  });
+}
+
+const files = historyFiles(__dirname);
+
+describe('stored histories', () => {
+  it('exist (at least one session and its turns)', () => {
+    expect(files.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it.each(files.map((f) => [path.relative(__dirname, f), f]))('%s replays without non-determinism', async (_name, file) => {
+    const history = historyFromJSON(JSON.parse(readFileSync(file, 'utf8')));
+    const workflowId = path.basename(file, '.json').replace('.turn-', '/turn-');
+    const outcome = await replayHistory(history, workflowId, inject('workflowBundle'));
+    expect(outcome).toEqual({ ok: true });
+  });
+});
