@@ -92,6 +92,20 @@ export const httpRequestTool = defineTool({
   timeoutMs: 65_000,
 });
 
+export const runShellTool = defineTool({
+  name: 'run_shell',
+  description:
+    'Run a shell command (/bin/sh -c) in an isolated Linux sandbox whose current folder /workspace is the session workspace (the same files as read_file/write_file). ' +
+    'No network; python3, coreutils, grep, sed, find available; /tmp is scratch space (not executable). Arguments: command, optional timeout_ms (default 60000). ' +
+    'Returns exit_code, stdout, stderr (long output keeps its start and end), truncated, duration_ms.',
+  parameters: z.object({
+    command: z.string().min(1).describe('The shell command line, run in /workspace.'),
+    timeout_ms: z.number().int().positive().max(600_000).optional().describe('Kill the command after this many ms (default 60000).'),
+  }),
+  risk: 'dangerous',
+  timeoutMs: 620_000,
+});
+
 /** Every built-in tool. */
 export const BUILTIN_TOOLS = [
   finishTool,
@@ -101,6 +115,7 @@ export const BUILTIN_TOOLS = [
   readFileTool,
   writeFileTool,
   listFilesTool,
+  runShellTool,
   httpRequestTool,
 ];
 

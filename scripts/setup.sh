@@ -26,6 +26,8 @@ else
   .venv/bin/temporal --version
 fi
 
+step "Docker Engine and sandbox image"; bash scripts/setup-docker.sh
+
 step "build (TypeScript + workflow bundle)"
 npm run build --silent
 

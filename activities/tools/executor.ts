@@ -4,12 +4,14 @@
  * to call from anywhere (replays of old histories, other callers, schema drift).
  */
 import type { z } from 'zod';
-import { getCurrentTimeTool, httpRequestTool, listFilesTool, readFileTool, writeFileTool } from '../../common/builtin-tools';
+import { getCurrentTimeTool, httpRequestTool, listFilesTool, readFileTool, runShellTool, writeFileTool } from '../../common/builtin-tools';
 import { toolError } from '../../common/errors';
 import { describeIssues, type ToolDefinition } from '../../common/tools';
 import type { ToolResult } from '../../common/types';
+import type { Sandbox } from '../sandbox/docker-sandbox';
 import { listFiles, readFile, writeFile } from './files';
 import { httpRequest } from './http';
+import { runShell } from './shell';
 import { getCurrentTime } from './time';
 import { ensureWorkspace, sessionWorkspace, WorkspaceError } from './workspace';
 
@@ -19,6 +21,8 @@ export interface ToolExecutorDeps {
   fetch?: typeof fetch;
   now?: () => Date;
   httpMaxBytes?: number;
+  /** The sandbox of a session (run_shell); absent means run_shell reports SANDBOX_UNAVAILABLE. */
+  sandboxes?: (sessionId: string) => Sandbox;
 }
 
 /** One tool invocation as the activity receives it. */
@@ -36,6 +40,8 @@ export interface ToolExecutor {
 interface Context {
   /** The session workspace, created on first use so tools that need none leave no folder behind. */
   workspace(): Promise<string>;
+  /** The session sandbox, if the worker has any. */
+  sandbox(): Sandbox | undefined;
 }
 
 interface Handler {
@@ -55,8 +61,18 @@ export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
     [
       handler(getCurrentTimeTool, (args) => getCurrentTime(args, now)),
       handler(readFileTool, async (args, ctx) => readFile(await ctx.workspace(), args)),
-      handler(writeFileTool, async (args, ctx) => writeFile(await ctx.workspace(), args)),
+      handler(writeFileTool, async (args, ctx) => {
+        const r = await writeFile(await ctx.workspace(), args);
+        // The file now belongs to the worker's user; the sandbox may need to hand it over.
+        if (r.ok) ctx.sandbox()?.hostWrote?.();
+        return r;
+      }),
       handler(listFilesTool, async (args, ctx) => listFiles(await ctx.workspace(), args)),
+      handler(runShellTool, (args, ctx) => {
+        const sandbox = ctx.sandbox();
+        if (!sandbox) return toolError('SANDBOX_UNAVAILABLE', 'no sandbox is configured on this worker', { suggestion: 'use the file tools instead' });
+        return runShell(sandbox, args);
+      }),
       handler(httpRequestTool, (args) => httpRequest(args, { fetch: deps.fetch, maxBytes: deps.httpMaxBytes })),
     ].map((h) => [h.def.name, h] as const),
   );
@@ -83,7 +99,7 @@ export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
         if (err instanceof WorkspaceError) return toolError(err.errorType, err.message, { recoverable: false });
         throw err;
       }
-      return h.run(parsed.data, { workspace: () => ensureWorkspace(deps.home, sessionId) });
+      return h.run(parsed.data, { workspace: () => ensureWorkspace(deps.home, sessionId), sandbox: () => deps.sandboxes?.(sessionId) });
     },
   };
 }

@@ -1,0 +1,102 @@
+/** Sandbox containers: name, hardened spec, orphan removal at worker start, the doctor's checks. */
+import * as path from 'node:path';
+import Docker from 'dockerode';
+import { BUILD_HINT, DEFAULT_SANDBOX_IMAGE, statusOf, toSandboxError } from './docker-errors';
+
+/** Labels every harness container carries; orphan removal selects on them. */
+export const LABELS = { managed: 'harness.managed', session: 'harness.session', home: 'harness.home' } as const;
+
+/** Resource limits of a sandbox container. */
+export interface SandboxLimits {
+  memoryBytes: number;
+  pids: number;
+  nanoCpus: number;
+}
+
+/** Defaults: 512 MiB without swap, 128 processes, one CPU. */
+export const DEFAULT_LIMITS: SandboxLimits = { memoryBytes: 512 * 1024 * 1024, pids: 128, nanoCpus: 1e9 };
+
+/** The container name of a session. */
+export function containerName(sessionId: string): string {
+  return `harness-${sessionId}`;
+}
+
+/** The hardened create options of a session container; `workspace` is the absolute host folder. */
+export function containerSpec(o: {
+  name: string;
+  image: string;
+  user: string;
+  sessionId: string;
+  home: string;
+  workspace: string;
+  limits: SandboxLimits;
+}): Docker.ContainerCreateOptions {
+  return {
+    name: o.name,
+    Image: o.image,
+    // The keep-alive: commands arrive as execs.
+    Cmd: ['sleep', 'infinity'],
+    User: o.user,
+    WorkingDir: '/workspace',
+    // Only these: nothing from the worker's environment (API keys) reaches the sandbox.
+    Env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/tmp', 'LANG=C.UTF-8'],
+    Labels: { [LABELS.managed]: 'true', [LABELS.session]: o.sessionId, [LABELS.home]: path.resolve(o.home) },
+    NetworkDisabled: true,
+    HostConfig: {
+      Binds: [`${o.workspace}:/workspace:rw`],
+      NetworkMode: 'none',
+      ReadonlyRootfs: true,
+      Tmpfs: { '/tmp': 'rw,noexec,nosuid,size=64m' },
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      PidsLimit: o.limits.pids,
+      // Equal to Memory: no swap, so a memory bomb is killed rather than thrashing the host.
+      Memory: o.limits.memoryBytes,
+      MemorySwap: o.limits.memoryBytes,
+      NanoCpus: o.limits.nanoCpus,
+      // An init (tini) reaps orphans; without it zombies would eat the pids limit for good.
+      Init: true,
+      LogConfig: { Type: 'none', Config: {} },
+    },
+  };
+}
+
+/**
+ * Removes harness containers whose session is not active; returns their names. With `home`,
+ * only containers of that HARNESS_HOME, so two harnesses sharing one engine leave each other alone.
+ */
+export async function removeOrphans(docker: Docker, activeSessionIds: Iterable<string> = [], opts: { home?: string } = {}): Promise<string[]> {
+  const active = new Set(activeSessionIds);
+  const label = [`${LABELS.managed}=true`];
+  if (opts.home) label.push(`${LABELS.home}=${path.resolve(opts.home)}`);
+  try {
+    const list = await docker.listContainers({ all: true, filters: { label } });
+    const orphans = list.filter((c) => !active.has(c.Labels[LABELS.session] ?? ''));
+    await Promise.all(
+      orphans.map((c) =>
+        docker
+          .getContainer(c.Id)
+          .remove({ force: true })
+          .catch((err: unknown) => (statusOf(err) === 404 ? undefined : Promise.reject(err))),
+      ),
+    );
+    return orphans.map((c) => (c.Names[0] ?? c.Id).replace(/^\//, ''));
+  } catch (err) {
+    throw toSandboxError(err);
+  }
+}
+
+/** One line per problem (Docker unreachable, image missing); empty when sandboxes can run. */
+export async function sandboxProblems(docker: Docker = new Docker(), image = DEFAULT_SANDBOX_IMAGE): Promise<string[]> {
+  try {
+    await docker.ping();
+  } catch (err) {
+    return [toSandboxError(err, image).message];
+  }
+  const found = await docker
+    .getImage(image)
+    .inspect()
+    .then(() => true)
+    .catch(() => false);
+  return found ? [] : [`sandbox image ${image} is missing: ${BUILD_HINT}`];
+}
