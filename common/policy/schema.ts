@@ -1,0 +1,93 @@
+/**
+ * The permission policy as data: the `policy` section of harness.config.json, validated by zod
+ * with one-line errors that name the field. Plain JSON after parsing, so it travels in history.
+ */
+import { z } from 'zod';
+
+/** The three policy modes: what happens to a call no rule decides. */
+export const POLICY_MODES = ['strict', 'ask', 'auto'] as const;
+
+/** Rule decisions. */
+export const DECISIONS = ['allow', 'deny', 'ask'] as const;
+
+const RISKS = ['read_only', 'write', 'network', 'dangerous'] as const;
+
+function compiles(source: string): boolean {
+  try {
+    new RegExp(source);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const regex = z.string().refine(compiles, { message: 'not a valid regular expression' });
+
+/** When a rule applies; every given condition must hold. For `run_shell`, the command
+ * conditions (command, commandPrefix, anyArg, noArg, redirect, outsideWorkspace) are checked on
+ * each program the command runs: a deny or ask rule applies when one program matches, and
+ * allow rules must cover every program. */
+export const ruleConditionSchema = z.strictObject({
+  /** Program names (`*` wildcards, e.g. `mkfs*`), matched against every program in the command. */
+  command: z.array(z.string().min(1)).min(1).optional(),
+  /** Program and leading arguments, e.g. `git status`. */
+  commandPrefix: z.string().trim().min(1).optional(),
+  /** A regular expression per tool argument, e.g. `{ "path": "^/etc" }`. */
+  args: z.record(z.string(), regex).optional(),
+  /** Some argument of the program matches this regular expression. */
+  anyArg: regex.optional(),
+  /** No argument of the program matches this regular expression (e.g. `sed` without `-i`). */
+  noArg: regex.optional(),
+  /** A file the program's output is redirected to matches. Allow rules that name programs do not
+   * cover redirections into files unless this pattern matches every one of them. */
+  redirect: regex.optional(),
+  /** A path in the arguments (or a redirection) lies outside the workspace. */
+  outsideWorkspace: z.boolean().optional(),
+  /** The tool's risk level is one of these. */
+  risk: z.array(z.enum(RISKS)).min(1).optional(),
+});
+
+/** One policy rule: which tool (name, `*` wildcards allowed), when, and what to decide. */
+export const ruleSchema = z.strictObject({
+  id: z.string().min(1).optional(),
+  tool: z.string().min(1),
+  decision: z.enum(DECISIONS),
+  when: ruleConditionSchema.optional(),
+  reason: z.string().min(1).optional(),
+});
+
+/** The policy section: mode (default `ask`), your rules, and whether the built-in rules apply after them. */
+export const policySchema = z.strictObject({
+  mode: z.enum(POLICY_MODES).default('ask'),
+  rules: z.array(ruleSchema).default([]),
+  /** Include the default rule set (defaults.ts) after `rules`; turn off to replace its denials. */
+  defaults: z.boolean().default(true),
+});
+
+/** A policy mode. */
+export type PolicyMode = (typeof POLICY_MODES)[number];
+/** A rule decision. */
+export type RuleDecision = (typeof DECISIONS)[number];
+/** A validated rule. */
+export type Rule = z.output<typeof ruleSchema>;
+/** A rule's conditions. */
+export type RuleCondition = z.output<typeof ruleConditionSchema>;
+/** A validated policy, defaults filled in. */
+export type Policy = z.output<typeof policySchema>;
+/** The policy as written in the config file (fields with defaults may be left out). */
+export type PolicyInput = z.input<typeof policySchema>;
+
+/** Raised for an invalid policy; the message is one line naming the field. */
+export class PolicyConfigError extends Error {
+  override name = 'PolicyConfigError';
+}
+
+/** Validates a policy section (`undefined` gives the default policy); throws PolicyConfigError. */
+export function parsePolicy(input: unknown): Policy {
+  const parsed = policySchema.safeParse(input ?? {});
+  if (parsed.success) return parsed.data;
+  const message = parsed.error.issues
+    .map((issue) => `${['policy', ...issue.path.map(String)].join('.')}: ${issue.message}`)
+    .join('; ');
+  throw new PolicyConfigError(message);
+}

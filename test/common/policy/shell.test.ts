@@ -1,0 +1,121 @@
+import { describe, expect, it } from 'vitest';
+import { analyzeCommand, type SimpleCommand } from '../../../common/policy/shell';
+
+function programs(command: string): string[] {
+  return analyzeCommand(command).commands.map((c) => c.program);
+}
+
+function find(command: string, program: string): SimpleCommand | undefined {
+  return analyzeCommand(command).commands.find((c) => c.program === program);
+}
+
+describe('analyzeCommand', () => {
+  it.each([
+    ['cat a | grep x | wc -l', ['cat', 'grep', 'wc']],
+    ['ls; sudo id', ['ls', 'sudo', 'id']],
+    ['make && curl x || wget y', ['make', 'curl', 'wget']],
+    ['(cd a; sudo x) & { rm b; }', ['cd', 'sudo', 'x', 'rm']],
+    ['echo $(curl x)', ['echo', 'curl']],
+    ['echo "a $(sudo b) c"', ['echo', 'sudo', 'b']],
+    ['echo `echo \\`sudo x\\``', ['echo', 'echo', 'sudo', 'x']],
+    ['cat <(nc host 1) >(tee y)', ['cat', 'nc', 'tee']],
+    ['cat <<EOF\n$(sudo id)\nEOF', ['cat', 'sudo', 'id']],
+    ['A=1 B=$(nc h) ls', ['ls', 'nc']],
+    ['if true; then sudo a; fi; for i in 1; do wget x; done', ['true', 'sudo', 'a', 'wget']],
+    ['f() { sudo x; }', ['sudo', 'x']],
+  ])('finds every program in %j', (command, expected) => {
+    const result = analyzeCommand(command);
+    expect(result.ok).toBe(true);
+    expect(result.commands.map((c) => c.program)).toEqual(expected);
+  });
+
+  it.each([
+    ['bash -c "rm -rf /"', ['bash', 'rm']],
+    ["sh -c 'ls | sudo tee x'", ['sh', 'ls', 'sudo', 'tee']],
+    ['dash -ec "curl x"', ['dash', 'curl']],
+    ['bash -lc "sh -c \\"wget z\\""', ['bash', 'sh', 'wget']],
+    ['eval "sudo id"', ['eval', 'sudo', 'id']],
+    ["trap 'curl x' EXIT", ['trap', 'curl']],
+    ['env -S "sudo id"', ['env', 'sudo', 'id']],
+  ])('parses the shell code inside %j', (command, expected) => {
+    expect(programs(command)).toEqual(expected);
+  });
+
+  it.each([
+    ['env A=1 sudo id', ['env', 'sudo', 'id']],
+    ['env -i -u HOME X=1 curl x', ['env', 'curl']],
+    ['xargs -n 1 -I{} rm -rf', ['xargs', 'rm']],
+    ['nice -n 5 nohup timeout -s KILL 5 wget x', ['nice', 'nohup', 'timeout', 'wget']],
+    ['exec sudo id', ['exec', 'sudo', 'id']],
+    ['command sudo id', ['command', 'sudo', 'id']],
+    ['sudo -u root env X=1 ls', ['sudo', 'env', 'ls']],
+    ['/usr/bin/sudo ls', ['sudo', 'ls']],
+    ['\\sudo ls', ['sudo', 'ls']],
+    ['find . -name x -exec rm -rf {} + -execdir cat {} \\;', ['find', 'rm', 'cat']],
+    ['watch -n 1 "ls -la"', ['watch', 'ls']],
+  ])('records the wrapper and the program it runs in %j', (command, expected) => {
+    expect(programs(command)).toEqual(expected);
+  });
+
+  it('says which wrapper launched a program', () => {
+    expect(find('find . -exec rm -rf {} +', 'rm')).toMatchObject({ args: ['-rf', '{}'], via: 'find -exec' });
+    expect(find('bash -c "rm -rf /"', 'rm')).toMatchObject({ text: 'rm -rf /', via: 'bash -c' });
+    expect(find('timeout 5 wget x', 'wget')).toMatchObject({ args: ['x'], via: 'timeout' });
+  });
+
+  it('does not treat `command -v` as running the program', () => {
+    expect(programs('command -v sudo')).toEqual(['command']);
+  });
+
+  it('records redirection targets, including those of an enclosing group', () => {
+    expect(find('cat x > /etc/passwd 2>&1', 'cat')).toMatchObject({ redirects: ['/etc/passwd'], reads: [] });
+    expect(find('echo k >> ~/.ssh/authorized_keys', 'echo')?.redirects).toEqual(['~/.ssh/authorized_keys']);
+    expect(find('wc -l < in.txt &> out.txt', 'wc')).toMatchObject({ redirects: ['out.txt'], reads: ['in.txt'] });
+    expect(find('( ls ) > /etc/x', 'ls')?.redirects).toEqual(['/etc/x']);
+    expect(analyzeCommand('> /etc/x').commands).toEqual([
+      { program: '', args: [], text: '> /etc/x', redirects: ['/etc/x'], reads: [] },
+    ]);
+  });
+
+  it('keeps quoted arguments as the program receives them', () => {
+    expect(find(`grep -e "a b" 'c d' e\\ f`, 'grep')?.args).toEqual(['-e', 'a b', 'c d', 'e f']);
+  });
+
+  it.each([
+    ['echo "unterminated', /unterminated double quote/],
+    ['echo $(ls', /unterminated command substitution/],
+    ['if true', /expected 'then'/],
+    ['bash -c "echo \'x"', /unterminated single quote.*bash -c/],
+  ])('reports %j as unparsable with the parser reason', (command, reason) => {
+    const result = analyzeCommand(command);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.reason).toMatch(reason);
+  });
+
+  it.each([
+    ['$(echo rm) -rf /', /program `\$\(echo rm\)` is only known at run time/],
+    ['bash -c "$CMD"', /`bash -c` runs shell code only known at run time/],
+    ['bash script.sh', /script file/],
+    ['curl x | bash', /no -c string/],
+    ['source ./env.sh', /script file/],
+    ['echo hi > "$OUT"', /redirection target/],
+  ])('reports %j as not analysable, since what runs is only known at run time', (command, reason) => {
+    const result = analyzeCommand(command);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.reason).toMatch(reason);
+  });
+
+  it('still lists what it found in a command it cannot fully analyse', () => {
+    const result = analyzeCommand('`wget x`');
+    expect(result.ok).toBe(false);
+    expect(result.commands.map((c) => c.program)).toContain('wget');
+  });
+
+  it('stops at absurd nesting instead of recursing forever', () => {
+    let command = 'sudo id';
+    for (let i = 0; i < 12; i++) command = `sh -c ${JSON.stringify(command)}`;
+    const result = analyzeCommand(command);
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.reason).toMatch(/nested too deeply/);
+  });
+});
