@@ -15,6 +15,7 @@ import { createCallModel, modelNotConfigured } from './model';
 import { OpenAIModelClient, type ModelClient } from './model-client';
 import { ScriptedHost } from './scripted-host';
 import { createToolExecutor } from './tools/executor';
+import { SandboxPool } from './sandbox/pool';
 
 /** What the activities depend on. */
 export interface ActivityDeps {
@@ -26,6 +27,8 @@ export interface ActivityDeps {
   modelClient?: ModelClient;
   fetch?: typeof fetch;
   scripted?: ScriptedHost;
+  /** Session sandboxes for run_shell (default: Docker with the harness-sandbox image). */
+  sandboxes?: SandboxPool;
 }
 
 /** Builds the activities; the returned object is what the worker registers. */
@@ -33,7 +36,12 @@ export function createActivities(deps: ActivityDeps) {
   const registry = builtinRegistry();
   const specs = registry.specs();
   const scripted = deps.scripted ?? new ScriptedHost(deps.home);
-  const tools = createToolExecutor({ home: deps.home, ...(deps.fetch ? { fetch: deps.fetch } : {}) });
+  const sandboxes = deps.sandboxes ?? new SandboxPool({ home: deps.home, ...(deps.env.HARNESS_SANDBOX_IMAGE ? { image: deps.env.HARNESS_SANDBOX_IMAGE } : {}) });
+  const tools = createToolExecutor({
+    home: deps.home,
+    sandboxes: (sessionId) => sandboxes.get(sessionId),
+    ...(deps.fetch ? { fetch: deps.fetch } : {}),
+  });
   const clients = new Map<string, ModelClient>();
 
   const clientFor = (baseURL: string | undefined, apiKey: string): ModelClient => {
@@ -76,6 +84,16 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     callModel: createCallModel(resolveModel, (names) => specs.filter((s) => names.includes(s.name))),
+
+    /** Frees what a session held on this worker: its sandbox container. */
+    async closeSession(input: { sessionId: string }): Promise<{ removed: boolean }> {
+      try {
+        await sandboxes.remove(input.sessionId);
+        return { removed: true };
+      } catch {
+        return { removed: false }; // Docker gone: the orphan sweep at the next worker start removes it
+      }
+    },
 
     /** Runs one tool outside the workflow; failures come back as results, never as errors. */
     async executeTool(input: ExecuteToolInput): Promise<ToolResult> {

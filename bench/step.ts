@@ -22,6 +22,7 @@ import { sendMessage, waitForTurn } from '../lib/session-client';
 import { temporalSettings } from '../lib/temporal';
 import { startScriptedModel } from '../scripted/server';
 import { runTurn } from '../workflows/turn-loop';
+import { parsePolicy } from '../common/policy/schema';
 import { createHarnessWorker } from '../workers/worker';
 import { fmt, median } from './stats';
 
@@ -102,7 +103,8 @@ async function inProcess(home: string): Promise<{ steps: number[]; perTurnMs: nu
       }),
       executeTool: (call) => tools.execute({ sessionId, name: call.name, args: call.args }),
       askUser: async () => undefined,
-    });
+      awaitApprovals: async () => new Map(),
+    }, { policy: parsePolicy(undefined) });
     const elapsed = performance.now() - t0;
     if (result.steps !== STEPS) throw new Error(`in-process turn ran ${result.steps} steps`);
     if (run === 0) continue;

@@ -5,9 +5,11 @@
 import { Command, CommanderError } from 'commander';
 import { UserError } from '../lib/errors';
 import { createContext } from './context';
+import { registerApprovals } from './commands/approvals';
 import { registerChat } from './commands/chat';
 import { registerInspect } from './commands/inspect';
 import { registerRun } from './commands/run';
+import { registerSandbox } from './commands/sandbox';
 import { registerServe } from './commands/serve';
 import { EXIT } from './output';
 
@@ -22,12 +24,14 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     .addHelpText(
       'after',
       '\nEnvironment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, HARNESS_TASK_QUEUE, HARNESS_HOME, HARNESS_MODEL,\n' +
-        'OPENAI_API_KEY, OPENAI_BASE_URL, HARNESS_CONFIG. See README.md.',
+        'HARNESS_POLICY, OPENAI_API_KEY, OPENAI_BASE_URL, HARNESS_CONFIG, DOCKER_HOST. See README.md.',
     );
   registerRun(program, ctx);
   registerChat(program, ctx);
   registerInspect(program, ctx);
+  registerApprovals(program, ctx);
   registerServe(program, ctx);
+  registerSandbox(program, ctx);
   for (const cmd of program.commands) cmd.exitOverride().configureOutput({ outputError: () => {} });
   for (const cmd of program.commands.flatMap((c) => c.commands)) cmd.exitOverride().configureOutput({ outputError: () => {} });
   return program;

@@ -14,25 +14,33 @@ export interface SessionFlags {
   session?: string;
   model?: string;
   config?: string;
+  policy?: string;
+}
+
+function resolve(ctx: CliContext, o: SessionFlags): SessionConfig {
+  return resolveSessionConfig(
+    { ...(o.model ? { model: o.model } : {}), ...(o.config ? { config: o.config } : {}), ...(o.policy ? { policy: o.policy } : {}) },
+    ctx.env,
+  );
 }
 
 /** Resolves before connecting when the session is surely new, so mistakes fail before anything starts. */
 export function configForNew(ctx: CliContext, o: SessionFlags): SessionConfig | undefined {
   if (o.session) return undefined;
-  return resolveSessionConfig({ ...(o.model ? { model: o.model } : {}), ...(o.config ? { config: o.config } : {}) }, ctx.env);
+  return resolve(ctx, o);
 }
 
 /** The config to start `sessionId` with, or undefined when it already exists. */
 export async function configFor(ctx: CliContext, client: Client, sessionId: string, o: SessionFlags, early?: SessionConfig): Promise<SessionConfig | undefined> {
   if (early) return early;
   if (await sessionExists(client, sessionId)) {
-    if (o.model || o.config) {
+    if (o.model || o.config || o.policy) {
       throw new UsageError(
         `session ${sessionId} already exists and keeps the model and settings it started with`,
-        'drop --model/--config to continue it, or start a new session',
+        'drop --model/--config/--policy to continue it, or start a new session',
       );
     }
     return undefined;
   }
-  return resolveSessionConfig({ ...(o.model ? { model: o.model } : {}), ...(o.config ? { config: o.config } : {}) }, ctx.env);
+  return resolve(ctx, o);
 }

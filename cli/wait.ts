@@ -1,27 +1,35 @@
 /**
- * Drives a turn to an end from the CLI: waits, answers questions inline in a terminal,
- * or reports the pending question and exits 3 when nobody is there to answer.
+ * Drives a turn to an end from the CLI: waits, asks questions and approvals inline in a
+ * terminal, or reports what is pending and exits 3 when nobody is there to decide.
  */
 import { createInterface } from 'node:readline/promises';
 import type { Client } from '@temporalio/client';
-import { answerQuestion, waitForTurn } from '../lib/session-client';
-import { EXIT, printJson, printTurn, say, turnExitCode, turnJson, waitingJson } from './output';
+import type { PendingApproval } from '../common/session';
+import { answerQuestion, decideApprovals, waitForTurn } from '../lib/session-client';
+import { approvalLine, EXIT, printJson, printTurn, say, turnExitCode, turnJson, waitingJson } from './output';
 
-/** Options shared by run, chat and answer. */
+/** A person's verdict on one call. */
+export type Verdict = 'yes' | 'no' | 'always';
+
+/** How to reach the person at the terminal; absent when nobody is there. */
+export interface Prompter {
+  ask(question: string): Promise<string>;
+  approve(call: PendingApproval): Promise<Verdict>;
+}
+
+/** Options shared by run, chat, answer, approve and deny. */
 export interface DriveOptions {
   json: boolean;
   who: string;
-  /** Asks a person; absent when nobody is at a terminal (the turn is left waiting, exit 3). */
-  ask?: (question: string) => Promise<string>;
+  prompter?: Prompter;
 }
 
 /** Waits for the turn; returns the process exit code. */
 export async function driveTurn(client: Client, sessionId: string, turnId: string, o: DriveOptions): Promise<number> {
-  let current = turnId;
   for (;;) {
-    const out = await waitForTurn(client, current, {
+    const out = await waitForTurn(client, turnId, {
       onStep: (step) => {
-        if (o.ask && !o.json) say(`… step ${step}`);
+        if (o.prompter && !o.json) say(`… step ${step}`);
       },
     });
     if (out.kind === 'done') {
@@ -29,35 +37,76 @@ export async function driveTurn(client: Client, sessionId: string, turnId: strin
       else printTurn(out.result);
       return turnExitCode(out.result);
     }
-    const question = out.state.pending?.question ?? '';
-    if (!o.ask) {
+    const pending = out.state.pending!;
+    if (!o.prompter) {
       if (o.json) printJson(waitingJson(sessionId, out.state));
-      else {
-        process.stdout.write(`${question}\n`);
-        say(`[${current}] waiting for an answer; the session keeps waiting.`);
+      if (pending.kind === 'question') {
+        if (!o.json) process.stdout.write(`${pending.question}\n`);
+        say(`[${turnId}] waiting for an answer; the session keeps waiting.`);
+        say(`answer with: harness answer ${sessionId} "<your answer>"`);
+      } else {
+        say(`[${turnId}] waiting for approval; the session keeps waiting.`);
+        for (const c of pending.calls) {
+          say(`  ${approvalLine(c)}`);
+          say(`    approve: harness approve ${sessionId} ${c.callId}    deny: harness deny ${sessionId} ${c.callId} --reason "<why>"`);
+        }
       }
-      say(`answer with: harness answer ${sessionId} "<your answer>"`);
       return EXIT.waiting;
     }
-    const text = await o.ask(question);
-    current = await answerQuestion(client, sessionId, text, o.who);
-  }
-}
-
-/** Asks one line on the terminal; an empty line asks again. */
-export async function askOnTerminal(question: string): Promise<string> {
-  const rl = createInterface({ input: process.stdin, output: process.stderr });
-  try {
-    for (;;) {
-      const line = (await rl.question(`? ${question}\n> `)).trim();
-      if (line) return line;
+    if (pending.kind === 'question') {
+      await answerQuestion(client, sessionId, await o.prompter.ask(pending.question), o.who);
+      continue;
     }
-  } finally {
-    rl.close();
+    for (const call of pending.calls) {
+      const verdict = await o.prompter.approve(call);
+      await decideApprovals(client, sessionId, {
+        callIds: [call.callId],
+        approve: verdict !== 'no',
+        by: o.who,
+        at: new Date().toISOString(),
+        ...(verdict === 'always' ? { always: true } : {}),
+        ...(verdict === 'no' ? { reason: 'denied at the terminal' } : {}),
+      });
+    }
   }
 }
 
-/** True when both ends are a terminal (and the caller did not ask for JSON). */
-export function isInteractive(json: boolean): boolean {
-  return !json && Boolean(process.stdin.isTTY && process.stdout.isTTY);
+/** Reads answers from a line source (the terminal, or chat's own reader). */
+export function linePrompter(readLine: (prompt: string) => Promise<string | undefined>, onEnd: () => never): Prompter {
+  const line = async (prompt: string): Promise<string> => {
+    for (;;) {
+      const text = await readLine(prompt);
+      if (text === undefined) return onEnd();
+      if (text.trim()) return text.trim();
+    }
+  };
+  return {
+    ask: (question) => line(`? ${question}\n> `),
+    async approve(call) {
+      for (;;) {
+        const a = (await line(`approve ${approvalLine(call)}\n  [y]es / [n]o / [a]lways for this session > `)).toLowerCase();
+        if (['y', 'yes'].includes(a)) return 'yes';
+        if (['n', 'no'].includes(a)) return 'no';
+        if (['a', 'always'].includes(a)) return 'always';
+      }
+    },
+  };
+}
+
+/** A prompter on the process terminal, or undefined when stdin/stdout are not a TTY (or JSON was asked). */
+export function terminalPrompter(json: boolean): Prompter | undefined {
+  if (json || !(process.stdin.isTTY && process.stdout.isTTY)) return undefined;
+  return linePrompter(
+    async (prompt) => {
+      const rl = createInterface({ input: process.stdin, output: process.stderr });
+      try {
+        return await rl.question(prompt);
+      } finally {
+        rl.close();
+      }
+    },
+    () => {
+      throw new Error('input ended');
+    },
+  );
 }

@@ -1,5 +1,5 @@
 /** Inputs and outputs of the activities, shared by the workflow (as types) and the worker. */
-import type { ModelRef } from './session';
+import type { ModelRef, PolicyRecord } from './session';
 import type { ChatMessage, ToolCall, ToolSpec, Usage } from './types';
 
 /** One model call. `callIndex` is unique and stable per session, so a retried call is recognisable. */
@@ -44,4 +44,6 @@ export interface ExecuteToolInput {
   callId: string;
   name: string;
   args: unknown;
+  /** How the policy judged the call (kept in history with the execution). */
+  policy?: PolicyRecord;
 }

@@ -3,8 +3,9 @@
  * input, so replay sees the same settings) and what turns take and give back.
  * Secrets never appear here: the config names a provider and model, keys stay with the worker.
  */
-import type { ChatMessage, Usage } from './types';
+import type { ChatMessage, Risk, Usage } from './types';
 import type { ErrorType } from './errors';
+import type { Policy, Rule } from './policy/schema';
 
 /** How the model is reached. `scripted` carries its script so any worker can serve it. */
 export type ModelSpec =
@@ -24,6 +25,8 @@ export interface Limits {
   repeatLimit: number;
   /** How long ask_user waits for an answer before `USER_TIMEOUT`. */
   askUserTimeoutMs: number;
+  /** How long a call waits for a human approval before `APPROVAL_TIMEOUT`. */
+  approvalTimeoutMs: number;
   /** Continue-as-new once the session history has this many events (Temporal may suggest sooner). */
   continueAsNewAfterEvents: number;
   /** Start-to-close timeout of one model call attempt. */
@@ -40,6 +43,7 @@ export const DEFAULT_LIMITS: Limits = {
   errorLimit: 3,
   repeatLimit: 3,
   askUserTimeoutMs: 24 * 60 * 60 * 1000,
+  approvalTimeoutMs: 60 * 60 * 1000,
   continueAsNewAfterEvents: 2000,
   modelTimeoutMs: 120_000,
   modelHeartbeatMs: 20_000,
@@ -51,6 +55,8 @@ export interface SessionConfig {
   model: ModelSpec;
   systemPrompt: string;
   limits: Limits;
+  /** The permission policy (absent in sessions started before policies existed). */
+  policy?: Policy;
 }
 
 /** What one session carries across turns and across continue-as-new. */
@@ -60,6 +66,8 @@ export interface SessionCarry {
   turnCount: number;
   modelCalls: number;
   usage: Usage;
+  /** Allow rules added by `approve --always`; they hold for this session only. */
+  sessionRules?: Rule[];
 }
 
 /** Input of sessionWorkflow. `carry` is set when the session continued as new. */
@@ -91,6 +99,25 @@ export interface TurnInput {
   maxSteps?: number;
   /** Model calls the session made before this turn; makes every call's index unique and stable. */
   modelCallBase: number;
+  /** Session-scoped allow rules from earlier `--always` approvals. */
+  sessionRules?: Rule[];
+}
+
+/** How the policy judged a call (recorded with it). */
+export interface PolicyRecord {
+  decision: 'allow' | 'deny' | 'ask';
+  rule?: string;
+  reason: string;
+}
+
+/** A human's answer to an approval request (recorded with the call). */
+export interface ApprovalRecord {
+  approved: boolean;
+  by?: string;
+  at?: string;
+  reason?: string;
+  always?: boolean;
+  timedOut?: boolean;
 }
 
 /** One tool call as the turn saw it: what was asked, how it was judged, what came back. */
@@ -101,6 +128,8 @@ export interface ToolCallRecord {
   args: unknown;
   ok: boolean;
   error_type?: string;
+  policy?: PolicyRecord;
+  approval?: ApprovalRecord;
 }
 
 /** Output of turnWorkflow. */
@@ -117,14 +146,28 @@ export interface TurnResult {
   memory: Record<string, string>;
   modelCalls: number;
   toolCalls: ToolCallRecord[];
+  /** Session rules after this turn (earlier ones plus any `--always` approvals). */
+  sessionRules?: Rule[];
   error?: string;
 }
 
 /** Session status as the `state` query reports it. */
 export type SessionStatus = 'idle' | 'running' | 'waiting_for_user' | 'waiting_for_approval' | 'ended';
 
-/** Something a turn waits on a human for. */
-export type Pending = { kind: 'question'; callId: string; question: string; askedAt?: string };
+/** A tool call waiting for a human decision. */
+export interface PendingApproval {
+  callId: string;
+  tool: string;
+  args: unknown;
+  risk: Risk;
+  rule?: string;
+  reason: string;
+}
+
+/** Something a turn waits on a human for: a question, or the calls of one step to approve. */
+export type Pending =
+  | { kind: 'question'; callId: string; question: string }
+  | { kind: 'approvals'; calls: PendingApproval[] };
 
 /** Answer of the `state` query. */
 export interface SessionState {
@@ -143,7 +186,7 @@ export interface SessionState {
 /** Answer of a turn's own `turnState` query. */
 export interface TurnState {
   turnId: string;
-  status: 'running' | 'waiting_for_user' | 'done';
+  status: 'running' | 'waiting_for_user' | 'waiting_for_approval' | 'done';
   step: number;
   pending?: Pending;
 }

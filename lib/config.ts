@@ -8,6 +8,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_LIMITS, type Limits, type ModelSpec, type SessionConfig } from '../common/session';
 import { loadScript, ScriptError } from '../scripted/script';
+import { parsePolicy, policySchema, POLICY_MODES } from '../common/policy/schema';
 import { UsageError, UserError } from './errors';
 
 const positiveInt = z.number().int().positive();
@@ -27,6 +28,7 @@ export const FileConfigSchema = z
         errorLimit: positiveInt,
         repeatLimit: positiveInt.min(2),
         askUserTimeoutSec: z.number().positive(),
+        approvalTimeoutSec: z.number().positive(),
         continueAsNewAfterEvents: positiveInt.min(10),
         modelTimeoutSec: z.number().positive(),
         modelHeartbeatSec: z.number().positive(),
@@ -35,6 +37,8 @@ export const FileConfigSchema = z
       .partial()
       .strict()
       .optional(),
+    /** The permission policy: mode (strict, ask, auto) and rules; see README "Permission policy". */
+    policy: policySchema.optional(),
   })
   .strict();
 
@@ -77,6 +81,7 @@ export function loadFileConfig(explicit: string | undefined, env: NodeJS.Process
 export interface ConfigFlags {
   model?: string;
   config?: string;
+  policy?: string;
 }
 
 /** Resolves the session configuration; a missing model is a one-line error with the fix. */
@@ -99,12 +104,18 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
     errorLimit: l.errorLimit ?? DEFAULT_LIMITS.errorLimit,
     repeatLimit: l.repeatLimit ?? DEFAULT_LIMITS.repeatLimit,
     askUserTimeoutMs: sec(l.askUserTimeoutSec, DEFAULT_LIMITS.askUserTimeoutMs),
+    approvalTimeoutMs: sec(l.approvalTimeoutSec, DEFAULT_LIMITS.approvalTimeoutMs),
     continueAsNewAfterEvents: l.continueAsNewAfterEvents ?? DEFAULT_LIMITS.continueAsNewAfterEvents,
     modelTimeoutMs: sec(l.modelTimeoutSec, DEFAULT_LIMITS.modelTimeoutMs),
     modelHeartbeatMs: sec(l.modelHeartbeatSec, DEFAULT_LIMITS.modelHeartbeatMs),
     modelMaxAttempts: l.modelMaxAttempts ?? DEFAULT_LIMITS.modelMaxAttempts,
   };
-  return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits };
+  const mode = flags.policy ?? env.HARNESS_POLICY;
+  if (mode !== undefined && !(POLICY_MODES as readonly string[]).includes(mode)) {
+    throw new UsageError(`policy mode "${mode}" is not one of ${POLICY_MODES.join(', ')}`, 'use --policy strict|ask|auto (or HARNESS_POLICY)');
+  }
+  const policy = parsePolicy({ ...(config.policy ?? {}), ...(mode ? { mode } : {}) });
+  return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits, policy };
 }
 
 /** `scripted:<file>` loads and validates the script now, so a bad file fails before anything starts. */

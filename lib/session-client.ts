@@ -13,10 +13,12 @@ import {
 import type { SessionConfig, SessionState, TurnResult, TurnState } from '../common/session';
 import {
   answerUpdate,
+  decideApprovalsUpdate,
   endSessionUpdate,
   sendMessageUpdate,
   stateQuery,
   turnStateQuery,
+  type ApprovalDecisionInput,
   type SendMessageResult,
 } from '../workflows/definitions';
 import { rootCauseMessage } from '../common/errors';
@@ -87,7 +89,7 @@ export async function waitForTurn(
     if (failure) throw new UserError(`turn ${turnId} failed: ${rootCauseMessage(failure)}`, `inspect it with \`harness status ${sessionOf(turnId)}\``);
     const state = (await handle.query(turnStateQuery)) as TurnState;
     if (state.step !== lastStep) opts.onStep?.((lastStep = state.step));
-    if (state.status === 'waiting_for_user') return { kind: 'waiting', state };
+    if (state.status === 'waiting_for_user' || state.status === 'waiting_for_approval') return { kind: 'waiting', state };
   }
 }
 
@@ -139,6 +141,24 @@ export async function answerQuestion(client: Client, sessionId: string, text: st
   }
   try {
     await turn.executeUpdate(answerUpdate, { args: [{ text, by }] });
+  } catch (err) {
+    throw rejected(err, `turn ${turnId}`);
+  }
+  return turnId;
+}
+
+/** Decides pending approvals of the session's current turn; returns the turn id to wait on. */
+export async function decideApprovals(client: Client, sessionId: string, decision: ApprovalDecisionInput): Promise<string> {
+  const state = await sessionState(client, sessionId);
+  const turnId = state.currentTurnId;
+  const notWaiting = (status: string) =>
+    new UserError(`session ${sessionId} has no pending approval (status: ${status})`, `see \`harness status ${sessionId}\``);
+  if (!turnId) throw notWaiting(state.status);
+  const turn = client.workflow.getHandle(turnId);
+  const ts = (await turn.query(turnStateQuery)) as TurnState;
+  if (ts.status !== 'waiting_for_approval') throw notWaiting(ts.status);
+  try {
+    await turn.executeUpdate(decideApprovalsUpdate, { args: [decision] });
   } catch (err) {
     throw rejected(err, `turn ${turnId}`);
   }

@@ -1,7 +1,9 @@
 /** `harness worker`: runs a worker against TEMPORAL_ADDRESS (or the embedded dev server). */
 import { rmSync, writeFileSync } from 'node:fs';
 import { harnessHome } from '../lib/paths';
-import { connectWorker, temporalSettings } from '../lib/temporal';
+import { connectClient, connectWorker, temporalSettings, type TemporalSettings } from '../lib/temporal';
+import { SandboxPool } from '../activities/sandbox/pool';
+import { DEFAULT_SANDBOX_IMAGE, sandboxProblems } from '../activities/sandbox/docker-sandbox';
 import { createHarnessWorker } from './worker';
 
 /** Runs until SIGINT/SIGTERM; writes pid/ready files when asked to (background workers). */
@@ -9,7 +11,9 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
   const s = temporalSettings(env);
   const home = harnessHome(env);
   const connection = await connectWorker(s);
-  const worker = await createHarnessWorker({ connection, namespace: s.namespace, taskQueue: s.taskQueue, home, env });
+  const sandboxes = new SandboxPool({ home, ...(env.HARNESS_SANDBOX_IMAGE ? { image: env.HARNESS_SANDBOX_IMAGE } : {}) });
+  await checkSandboxes(sandboxes, s, env, log);
+  const worker = await createHarnessWorker({ connection, namespace: s.namespace, taskQueue: s.taskQueue, home, env, sandboxes });
   if (env.HARNESS_WORKER_PIDFILE) writeFileSync(env.HARNESS_WORKER_PIDFILE, String(process.pid));
   if (env.HARNESS_WORKER_READYFILE) writeFileSync(env.HARNESS_WORKER_READYFILE, String(process.pid));
   log(`worker ready: ${s.address} namespace=${s.namespace} task queue=${s.taskQueue} home=${home}`);
@@ -18,5 +22,29 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
   } finally {
     await connection.close();
     if (env.HARNESS_WORKER_READYFILE) rmSync(env.HARNESS_WORKER_READYFILE, { force: true });
+  }
+}
+
+/**
+ * Says at start what would make run_shell fail (Docker down, image missing) — the worker
+ * still runs and those calls return SANDBOX_UNAVAILABLE — and removes containers of
+ * sessions that are no longer running.
+ */
+async function checkSandboxes(pool: SandboxPool, s: TemporalSettings, env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<void> {
+  const problems = await sandboxProblems(pool.docker, env.HARNESS_SANDBOX_IMAGE || DEFAULT_SANDBOX_IMAGE);
+  for (const p of problems) log(`sandbox: ${p} (run_shell will return SANDBOX_UNAVAILABLE)`);
+  if (problems.length) return;
+  const client = await connectClient(s);
+  try {
+    const removed = await pool.removeOrphans(async (id) => {
+      try {
+        return (await client.workflow.getHandle(id).describe()).status.name === 'RUNNING';
+      } catch {
+        return false;
+      }
+    });
+    if (removed.length) log(`sandbox: removed ${removed.length} container(s) of ended sessions: ${removed.join(', ')}`);
+  } finally {
+    await client.connection.close();
   }
 }

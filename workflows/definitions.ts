@@ -51,5 +51,24 @@ export const turnStatusSignal = defineSignal<[TurnStatusSignal]>('turnStatus');
  * when no question is pending (or the call id is wrong), so a stale answer changes nothing.
  */
 export const answerUpdate = defineUpdate<{ accepted: true; callId: string }, [AnswerInput]>('answer');
+/** A human decision on pending approvals. */
+export interface ApprovalDecisionInput {
+  /** Calls to decide; default: every pending call of the step. */
+  callIds?: string[];
+  approve: boolean;
+  by?: string;
+  /** When the human decided (their clock; history also timestamps the update). */
+  at?: string;
+  reason?: string;
+  /** Approve this tool (and command prefix) for the rest of the session. */
+  always?: boolean;
+}
+
+/**
+ * Approvals are an Update on the turn: the validator rejects unknown or already decided call
+ * ids before anything is written, so a stale `approve` changes nothing.
+ */
+export const decideApprovalsUpdate = defineUpdate<{ decided: string[] }, [ApprovalDecisionInput]>('decideApprovals');
+
 /** The turn's own view: running, waiting, or done; the pending question. */
 export const turnStateQuery = defineQuery<TurnState>('turnState');

@@ -53,6 +53,7 @@ export class SessionBook {
       userMessage: msg.text,
       ...(msg.maxSteps ? { maxSteps: msg.maxSteps } : {}),
       modelCallBase: c.modelCalls,
+      ...(c.sessionRules?.length ? { sessionRules: c.sessionRules } : {}),
     };
   }
 
@@ -70,6 +71,7 @@ export class SessionBook {
       turnCount: r.turn,
       modelCalls: c.modelCalls + r.modelCalls,
       usage: addUsage(c.usage, r.usage),
+      ...(r.sessionRules?.length || c.sessionRules?.length ? { sessionRules: r.sessionRules ?? c.sessionRules ?? [] } : {}),
     };
     this.lastTurn = { turnId: r.turnId, terminated_by: r.terminated_by, answer: r.answer, steps: r.steps };
     this.currentTurnId = undefined;

@@ -4,6 +4,8 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  patched,
+  proxyActivities,
   setHandler,
   startChild,
   workflowInfo,
@@ -18,6 +20,12 @@ import {
 } from './definitions';
 import { SessionBook } from './session-book';
 import { turnWorkflow } from './turn';
+import type { createActivities } from '../activities';
+
+const { closeSession } = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '1 minute',
+  retry: { maximumAttempts: 3 },
+});
 
 /** Runs a session until it is ended; continues as new between turns when history grows. */
 export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId: string; turns: number }> {
@@ -88,6 +96,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
     }
   }
   book.end();
+  if (patched('close-sandbox-on-end')) await closeSession({ sessionId: input.sessionId });
   await condition(allHandlersFinished);
   return { sessionId: input.sessionId, turns: book.turnCount };
 }

@@ -5,27 +5,49 @@
 import type { ModelCallInput, ModelReply } from '../common/activity-types';
 import { builtinRegistry } from '../common/builtin-tools';
 import { rootCauseMessage, toolError, toolOk } from '../common/errors';
-import { addUsage, type ToolCallRecord, type TurnInput, type TurnResult, type TerminatedBy } from '../common/session';
-import { describeIssues, type ToolRegistry } from '../common/tools';
-import type { ChatMessage, ToolCall, ToolResult } from '../common/types';
+import type { Policy, Rule } from '../common/policy';
+import {
+  addUsage,
+  type ApprovalRecord,
+  type PendingApproval,
+  type PolicyRecord,
+  type ToolCallRecord,
+  type TurnInput,
+  type TurnResult,
+  type TerminatedBy,
+} from '../common/session';
+import type { ToolRegistry } from '../common/tools';
+import type { ChatMessage, ToolResult } from '../common/types';
 import { buildSystemMessage } from './system-message';
 import { RepeatGuard } from './repeat-guard';
+import { applyApproval, approvalRequest, judgeCall, type JudgedCall } from './tool-calls';
 
 /** What the loop needs from the outside world. */
 export interface TurnOps {
   callModel(input: ModelCallInput): Promise<ModelReply>;
-  executeTool(call: { step: number; callId: string; name: string; args: unknown; timeoutMs: number }): Promise<ToolResult>;
+  executeTool(call: { step: number; callId: string; name: string; args: unknown; timeoutMs: number; policy?: PolicyRecord }): Promise<ToolResult>;
   /** Waits for a human answer; resolves `undefined` on timeout. */
   askUser(callId: string, question: string): Promise<string | undefined>;
+  /** Waits for decisions on a step's asked calls; a missing entry counts as timed out. */
+  awaitApprovals(calls: PendingApproval[]): Promise<Map<string, ApprovalRecord>>;
   /** Called before each model call so the host can expose progress. */
   onStep?(step: number): void;
 }
 
+/** Options of a turn run. */
+export interface TurnOptions {
+  registry?: ToolRegistry;
+  /** The permission policy; absent means every valid call is allowed (sessions from before policies). */
+  policy?: Policy;
+}
+
 /** Runs one turn to termination and returns its result. Tool failures never throw. */
-export async function runTurn(input: TurnInput, ops: TurnOps, registry: ToolRegistry = builtinRegistry()): Promise<TurnResult> {
+export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions = {}): Promise<TurnResult> {
+  const registry = opts.registry ?? builtinRegistry();
   const { limits } = input.config;
   const maxSteps = input.maxSteps ?? limits.maxSteps;
   const memory = { ...input.memory };
+  const sessionRules: Rule[] = [...(input.sessionRules ?? [])];
   const added: ChatMessage[] = [{ role: 'user', content: input.userMessage }];
   const toolCalls: ToolCallRecord[] = [];
   const repeat = new RepeatGuard(limits.repeatLimit);
@@ -46,12 +68,12 @@ export async function runTurn(input: TurnInput, ops: TurnOps, registry: ToolRegi
     memory,
     modelCalls,
     toolCalls,
+    sessionRules,
     ...(error ? { error } : {}),
   });
 
   for (let step = 1; step <= maxSteps; step++) {
     ops.onStep?.(step);
-    const system = buildSystemMessage(input.config.systemPrompt, memory);
     let reply: ModelReply;
     try {
       reply = await ops.callModel({
@@ -60,7 +82,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, registry: ToolRegi
         step,
         callIndex: input.modelCallBase + modelCalls,
         model: modelRef(input),
-        messages: [{ role: 'system', content: system }, ...input.history, ...added],
+        messages: [{ role: 'system', content: buildSystemMessage(input.config.systemPrompt, memory) }, ...input.history, ...added],
         tools: registry.names(),
       });
     } catch (err) {
@@ -82,21 +104,29 @@ export async function runTurn(input: TurnInput, ops: TurnOps, registry: ToolRegi
       return done('repeated_action', lastContent || 'Stopped: the same action was repeated.', step);
     }
 
+    const judged = reply.toolCalls.map((call) => judgeCall(call, registry, opts.policy, sessionRules));
+    const asked = judged.filter((j) => !j.result && j.policy?.decision === 'ask');
+    if (asked.length) {
+      const outcomes = await ops.awaitApprovals(asked.map(approvalRequest));
+      for (const j of asked) {
+        const rule = applyApproval(j, outcomes.get(j.call.id) ?? { approved: false, timedOut: true });
+        if (rule) sessionRules.push(rule);
+      }
+    }
+
     let finishAnswer: string | undefined;
     let anyOk = false;
     let anyFailed = false;
-    for (const call of reply.toolCalls) {
-      const { args, result } = await handleCall(call, step);
-      if (call.name === 'finish' && result.ok) finishAnswer = (args as { answer: string }).answer;
+    for (const j of judged) {
+      const result = j.result ?? (await run(j, step));
+      if (j.call.name === 'finish' && result.ok) finishAnswer = (j.args as { answer: string }).answer;
       anyOk ||= result.ok;
       anyFailed ||= !result.ok;
-      toolCalls.push({ step, callId: call.id, name: call.name, args, ok: result.ok, ...(result.error_type ? { error_type: result.error_type } : {}) });
-      added.push(toolMessage(call.id, result));
+      toolCalls.push(record(j, step, result));
+      added.push(toolMessage(j.call.id, result));
     }
     if (finishAnswer !== undefined) return done('finish', finishAnswer, step);
-    if (verdict === 'warn') {
-      added.push({ role: 'user', content: repeat.warning(reply.toolCalls) });
-    }
+    if (verdict === 'warn') added.push({ role: 'user', content: repeat.warning(reply.toolCalls) });
     failedSteps = anyFailed && !anyOk ? failedSteps + 1 : 0;
     if (failedSteps >= limits.errorLimit) {
       return done('error_limit', lastContent || `Stopped after ${failedSteps} consecutive failed steps.`, step);
@@ -104,66 +134,46 @@ export async function runTurn(input: TurnInput, ops: TurnOps, registry: ToolRegi
   }
   return done('max_steps', lastContent || `Stopped after ${maxSteps} steps without a final answer.`, maxSteps);
 
-  /** Parse → look up → validate → run, each failure becoming a result the model sees. */
-  async function handleCall(call: ToolCall, step: number): Promise<{ args: unknown; result: ToolResult }> {
-    const def = registry.get(call.name);
-    if (!def) {
-      return {
-        args: call.arguments,
-        result: toolError('UNKNOWN_TOOL', `There is no tool named "${call.name}".`, {
-          suggestion: `Use one of: ${registry.names().join(', ')}.`,
-        }),
-      };
-    }
-    let raw: unknown;
-    try {
-      raw = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
-    } catch (err) {
-      return {
-        args: call.arguments,
-        result: toolError('INVALID_ARGUMENTS', `Arguments of ${call.name} are not valid JSON: ${(err as Error).message}`, {
-          suggestion: 'Send the arguments as one JSON object matching the tool schema.',
-        }),
-      };
-    }
-    const parsed = def.parameters.safeParse(raw);
-    if (!parsed.success) {
-      return {
-        args: raw,
-        result: toolError('INVALID_ARGUMENTS', `Invalid arguments for ${call.name}: ${describeIssues(parsed.error)}`, {
-          suggestion: 'Fix the named fields and call the tool again.',
-        }),
-      };
-    }
-    const args = parsed.data as Record<string, unknown>;
+  /** Runs an admitted call: workflow-local tools here, the rest through ops.executeTool. */
+  async function run(j: JudgedCall, step: number): Promise<ToolResult> {
+    const def = j.def!;
+    const args = j.args as Record<string, unknown>;
     if (def.runsIn === 'activity') {
-      return { args, result: await ops.executeTool({ step, callId: call.id, name: call.name, args, timeoutMs: def.timeoutMs }) };
+      return ops.executeTool({ step, callId: j.call.id, name: def.name, args, timeoutMs: def.timeoutMs, ...(j.policy ? { policy: j.policy } : {}) });
     }
-    switch (call.name) {
+    switch (def.name) {
       case 'finish':
-        return { args, result: toolOk({ finished: true }) };
+        return toolOk({ finished: true });
       case 'remember': {
         const { key, value } = args as { key: string; value: string };
         if (value === '') delete memory[key];
         else memory[key] = value;
-        return { args, result: toolOk({ remembered: key }) };
+        return toolOk({ remembered: key });
       }
       case 'ask_user': {
-        const answer = await ops.askUser(call.id, (args as { question: string }).question);
-        if (answer === undefined) {
-          return {
-            args,
-            result: toolError('USER_TIMEOUT', 'The user did not answer in time.', {
-              suggestion: 'Continue with what you know, or finish and say what is missing.',
-            }),
-          };
-        }
-        return { args, result: toolOk({ answer }) };
+        const answer = await ops.askUser(j.call.id, (args as { question: string }).question);
+        if (answer !== undefined) return toolOk({ answer });
+        return toolError('USER_TIMEOUT', 'The user did not answer in time.', {
+          suggestion: 'Continue with what you know, or finish and say what is missing.',
+        });
       }
       default:
-        return { args, result: toolError('UNKNOWN_TOOL', `Tool "${call.name}" has no workflow implementation.`, { recoverable: false }) };
+        return toolError('UNKNOWN_TOOL', `Tool "${def.name}" has no workflow implementation.`, { recoverable: false });
     }
   }
+}
+
+function record(j: JudgedCall, step: number, result: ToolResult): ToolCallRecord {
+  return {
+    step,
+    callId: j.call.id,
+    name: j.call.name,
+    args: j.args,
+    ok: result.ok,
+    ...(result.error_type ? { error_type: result.error_type } : {}),
+    ...(j.policy ? { policy: j.policy } : {}),
+    ...(j.approval ? { approval: j.approval } : {}),
+  };
 }
 
 function toolMessage(callId: string, result: ToolResult): ChatMessage {

@@ -5,7 +5,7 @@ import { sendMessage } from '../../lib/session-client';
 import { UserError } from '../../lib/errors';
 import type { CliContext } from '../context';
 import { configFor, configForNew } from '../session-config';
-import { driveTurn } from '../wait';
+import { driveTurn, linePrompter } from '../wait';
 import { newSessionId, parseSessionId } from '../args';
 import { say } from '../output';
 
@@ -16,7 +16,8 @@ export function registerChat(program: Command, ctx: CliContext): void {
     .option('--session <id>', 'continue this session (default: a new one)', parseSessionId)
     .option('--model <model>', 'model name, or scripted:<file>')
     .option('--config <file>', 'config file (default ./harness.config.json)')
-    .action(async (o: { session?: string; model?: string; config?: string }) => {
+    .option('--policy <mode>', 'permission policy mode for a new session: strict, ask (default) or auto')
+    .action(async (o: { session?: string; model?: string; config?: string; policy?: string }) => {
       const early = configForNew(ctx, o);
       const client = await ctx.client({ autostart: true });
       const sessionId = o.session ?? newSessionId();
@@ -28,13 +29,9 @@ export function registerChat(program: Command, ctx: CliContext): void {
         const { value, done } = await lines.next();
         return done ? undefined : String(value).trim();
       };
-      const ask = async (question: string): Promise<string> => {
-        for (;;) {
-          const answer = await next(`? ${question}\n> `);
-          if (answer === undefined) throw new UserError('input ended while a question was pending', `answer later with: harness answer ${sessionId} "<text>"`);
-          if (answer) return answer;
-        }
-      };
+      const prompter = linePrompter(next, () => {
+        throw new UserError('input ended while the turn was waiting', `decide later with: harness answer / approve / deny ${sessionId}`);
+      });
       say(`session ${sessionId}${config ? ` (model ${config.model.provider}:${config.model.model})` : ' (continued)'}; /exit to leave`);
       try {
         for (;;) {
@@ -43,7 +40,7 @@ export function registerChat(program: Command, ctx: CliContext): void {
           if (!line) continue;
           const { turnId } = await sendMessage(client, { taskQueue: ctx.settings.taskQueue, sessionId, ...(config ? { config } : {}), text: line });
           config = undefined; // started now: later messages go to the existing session
-          process.exitCode = await driveTurn(client, sessionId, turnId, { json: false, who: ctx.who, ask });
+          process.exitCode = await driveTurn(client, sessionId, turnId, { json: false, who: ctx.who, prompter });
         }
       } finally {
         rl.close();

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { answerQuestion, endSession, sessionState } from '../../lib/session-client';
 import type { CliContext } from '../context';
-import { EXIT, printJson, say, usageLine } from '../output';
+import { EXIT, pendingLines, printJson, say, usageLine } from '../output';
 import { driveTurn } from '../wait';
 import { parseSessionId } from '../args';
 
@@ -20,7 +20,7 @@ export function registerInspect(program: Command, ctx: CliContext): void {
         `model ${s.model} · ${s.turnCount} turn(s) · ${s.messageCount} message(s) · ${usageLine(s.usage)}`,
       ];
       if (s.currentTurnId) lines.push(`current turn: ${s.currentTurnId}`);
-      if (s.pending) lines.push(`pending question (${s.pending.callId}): ${s.pending.question}`);
+      if (s.pending) lines.push(...pendingLines(s.pending).map((l) => `pending ${l}`));
       const mem = Object.keys(s.memory);
       if (mem.length) lines.push(`working memory: ${mem.join(', ')}`);
       if (s.lastTurn) lines.push(`last turn ${s.lastTurn.turnId}: ${s.lastTurn.terminated_by} in ${s.lastTurn.steps} step(s) — ${oneLine(s.lastTurn.answer)}`);

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { sendMessage } from '../../lib/session-client';
 import type { CliContext } from '../context';
 import { configFor, configForNew } from '../session-config';
-import { askOnTerminal, driveTurn, isInteractive } from '../wait';
+import { driveTurn, terminalPrompter } from '../wait';
 import { parseMaxSteps, parseSessionId, newSessionId } from '../args';
 import { say } from '../output';
 
@@ -16,13 +16,15 @@ export function registerRun(program: Command, ctx: CliContext): void {
     .option('--model <model>', 'model name for the OpenAI-compatible endpoint, or scripted:<file>')
     .option('--max-steps <n>', 'step limit for this turn', parseMaxSteps)
     .option('--config <file>', 'config file (default ./harness.config.json)')
+    .option('--policy <mode>', 'permission policy mode for a new session: strict, ask (default) or auto')
     .option('--json', 'print the result as JSON')
     .addHelpText(
       'after',
-      '\nExit codes: 0 done, 1 error or failed turn, 2 usage, 3 waiting for a human (answer with `harness answer`).\n' +
+      '\nExit codes: 0 done, 1 error or failed turn, 2 usage, 3 waiting for a human\n' +
+        '(answer with `harness answer`, decide approvals with `harness approve` / `harness deny`).\n' +
         'Example: harness run --model scripted:examples/demo.json "Summarize README.md" --json',
     )
-    .action(async (task: string, o: { session?: string; model?: string; maxSteps?: number; config?: string; json?: boolean }) => {
+    .action(async (task: string, o: { session?: string; model?: string; maxSteps?: number; config?: string; policy?: string; json?: boolean }) => {
       const early = configForNew(ctx, o);
       const client = await ctx.client({ autostart: true });
       const sessionId = o.session ?? newSessionId();
@@ -36,10 +38,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
       });
       if (!o.json) say(`session ${sessionId} · ${turnId}`);
       const json = Boolean(o.json);
-      process.exitCode = await driveTurn(client, sessionId, turnId, {
-        json,
-        who: ctx.who,
-        ...(isInteractive(json) ? { ask: askOnTerminal } : {}),
-      });
+      const prompter = terminalPrompter(json);
+      process.exitCode = await driveTurn(client, sessionId, turnId, { json, who: ctx.who, ...(prompter ? { prompter } : {}) });
     });
 }

@@ -67,7 +67,7 @@ describe('harness on a fresh machine (no server running, empty HARNESS_HOME)', (
   }, 60_000);
 
   it('runs the demo turn, starting the embedded server and a background worker, and prints one JSON document', async () => {
-    const r = await cli(['run', '--model', `scripted:${DEMO}`, 'Write a poem to poem.txt and read it back', '--json'], 90_000);
+    const r = await cli(['run', '--policy', 'auto', '--model', `scripted:${DEMO}`, 'Write a poem to poem.txt and read it back', '--json'], 90_000);
     notePids();
     expect(r.code, describeResult(r)).toBe(0);
     const out = parseJson<Record<string, unknown>>(r);

@@ -14,6 +14,7 @@ import { sendMessage, waitForTurn, type TurnOutcome } from '../../lib/session-cl
 import { createHarnessWorker } from '../../workers/worker';
 import type { ActivityDeps } from '../../activities';
 import { quietRuntime } from './quiet-runtime';
+import { parsePolicy, type Policy } from '../../common/policy/schema';
 
 /** A running worker and a client for one test file. */
 export interface TestHarness {
@@ -72,21 +73,29 @@ export async function startHarness(overrides: Partial<ActivityDeps> = {}): Promi
   };
 }
 
+/**
+ * Tests of the turn machinery run with a policy that allows every valid call, so that the
+ * tools' own checks (workspace confinement…) are what is tested; policy tests pass their own.
+ */
+export const ALLOW_ALL: Policy = parsePolicy({ mode: 'auto', defaults: false });
+
 /** A session config for a scripted model with fast limits suitable for tests. */
-export function scriptedConfig(script: unknown, limits: Partial<Limits> = {}): SessionConfig {
+export function scriptedConfig(script: unknown, limits: Partial<Limits> = {}, policy: Policy = ALLOW_ALL): SessionConfig {
   return {
     model: { provider: 'scripted', model: 'scripted', script },
     systemPrompt: 'You are a test agent.',
     limits: { ...DEFAULT_LIMITS, modelHeartbeatMs: 5_000, ...limits },
+    policy,
   };
 }
 
 /** A session config for an OpenAI-compatible endpoint (e.g. a scripted server started by the test). */
-export function endpointConfig(baseUrl: string, limits: Partial<Limits> = {}): SessionConfig {
+export function endpointConfig(baseUrl: string, limits: Partial<Limits> = {}, policy: Policy = ALLOW_ALL): SessionConfig {
   return {
     model: { provider: 'openai', model: 'test-model', baseUrl },
     systemPrompt: 'You are a test agent.',
     limits: { ...DEFAULT_LIMITS, modelHeartbeatMs: 5_000, ...limits },
+    policy,
   };
 }
 

@@ -1,0 +1,62 @@
+/**
+ * The sandboxes this worker manages: one DockerSandbox per session, made on first use and
+ * removed when the session ends; containers left by sessions that are no longer running
+ * (a crash, a killed worker) are removed at worker start.
+ */
+import Docker from 'dockerode';
+import path from 'node:path';
+import { DockerSandbox, LABELS, type Sandbox } from './docker-sandbox';
+
+/** Sandbox settings of a worker. */
+export interface SandboxSettings {
+  home: string;
+  image?: string;
+  docker?: Docker;
+}
+
+export class SandboxPool {
+  private readonly byId = new Map<string, DockerSandbox>();
+  readonly docker: Docker;
+
+  constructor(private readonly settings: SandboxSettings) {
+    this.docker = settings.docker ?? new Docker();
+  }
+
+  /** The session's sandbox (the container itself is created lazily on first exec). */
+  get(sessionId: string): Sandbox {
+    let box = this.byId.get(sessionId);
+    if (!box) {
+      box = new DockerSandbox({
+        home: this.settings.home,
+        sessionId,
+        docker: this.docker,
+        ...(this.settings.image ? { image: this.settings.image } : {}),
+      });
+      this.byId.set(sessionId, box);
+    }
+    return box;
+  }
+
+  /** Removes the session's container (if any). */
+  async remove(sessionId: string): Promise<void> {
+    const box = this.byId.get(sessionId) ?? (this.get(sessionId) as DockerSandbox);
+    this.byId.delete(sessionId);
+    await box.remove();
+  }
+
+  /** Removes containers of this home whose session is not running; returns their session ids. */
+  async removeOrphans(isRunning: (sessionId: string) => Promise<boolean>): Promise<string[]> {
+    const list = await this.docker.listContainers({
+      all: true,
+      filters: { label: [`${LABELS.managed}=true`, `${LABELS.home}=${path.resolve(this.settings.home)}`] },
+    });
+    const removed: string[] = [];
+    for (const c of list) {
+      const sessionId = c.Labels[LABELS.session] ?? '';
+      if (sessionId && (await isRunning(sessionId))) continue;
+      await this.docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
+      removed.push(sessionId || c.Id);
+    }
+    return removed;
+  }
+}

@@ -1,0 +1,59 @@
+/** `harness approve` / `harness deny`: decide pending tool calls from any process. */
+import type { Command } from 'commander';
+import { decideApprovals } from '../../lib/session-client';
+import { UsageError } from '../../lib/errors';
+import type { CliContext } from '../context';
+import { EXIT, printJson, say } from '../output';
+import { driveTurn } from '../wait';
+import { parseSessionId } from '../args';
+
+interface DecideFlags {
+  json?: boolean;
+  wait: boolean;
+  always?: boolean;
+  reason?: string;
+}
+
+export function registerApprovals(program: Command, ctx: CliContext): void {
+  const decide = async (sessionId: string, callId: string | undefined, approve: boolean, o: DecideFlags) => {
+    const client = await ctx.client();
+    const turnId = await decideApprovals(client, sessionId, {
+      ...(callId ? { callIds: [callId] } : {}),
+      approve,
+      by: ctx.who,
+      at: new Date().toISOString(),
+      ...(o.reason ? { reason: o.reason } : {}),
+      ...(o.always ? { always: true } : {}),
+    });
+    if (!o.wait) {
+      if (o.json) printJson({ session_id: sessionId, workflow_id: turnId, status: approve ? 'approved' : 'denied', call_id: callId ?? 'all' });
+      else say(`${approve ? 'approved' : 'denied'} ${callId ?? 'all pending calls'}; the turn ${turnId} goes on`);
+      process.exitCode = EXIT.ok;
+      return;
+    }
+    process.exitCode = await driveTurn(client, sessionId, turnId, { json: Boolean(o.json), who: ctx.who });
+  };
+
+  program
+    .command('approve')
+    .description("Approve a session's pending tool call (default: all pending calls of the step); waits for the turn like `run`")
+    .argument('<session>', 'session id', parseSessionId)
+    .argument('[callId]', 'the call to approve (see `harness status`)')
+    .option('--always', 'also allow this tool (and command prefix) for the rest of this session')
+    .option('--json', 'print the turn result as JSON')
+    .option('--no-wait', 'return as soon as the decision is delivered')
+    .action((sessionId: string, callId: string | undefined, o: DecideFlags) => decide(sessionId, callId, true, o));
+
+  program
+    .command('deny')
+    .description("Deny a session's pending tool call (default: all pending calls); the model sees APPROVAL_DENIED with the reason")
+    .argument('<session>', 'session id', parseSessionId)
+    .argument('[callId]', 'the call to deny (see `harness status`)')
+    .requiredOption('--reason <text>', 'why; shown to the model and kept in history')
+    .option('--json', 'print the turn result as JSON')
+    .option('--no-wait', 'return as soon as the decision is delivered')
+    .action((sessionId: string, callId: string | undefined, o: DecideFlags) => {
+      if (!o.reason?.trim()) throw new UsageError('--reason must not be empty');
+      return decide(sessionId, callId, false, o);
+    });
+}
