@@ -36,6 +36,7 @@ export const getCurrentTimeTool = defineTool({
   name: 'get_current_time',
   description: 'Return the current date and time (ISO 8601, UTC, plus the given IANA time zone when provided).',
   parameters: z.object({ timezone: z.string().optional().describe('IANA zone such as Europe/Paris.') }),
+  runsIn: 'local_activity',
   risk: 'read_only',
   timeoutMs: 5_000,
 });
@@ -48,6 +49,7 @@ export const readFileTool = defineTool({
     path: z.string().min(1).describe('File path relative to the workspace.'),
     max_bytes: z.number().int().positive().max(1_000_000).optional().describe('Read at most this many bytes (default 100000).'),
   }),
+  runsIn: 'local_activity',
   risk: 'read_only',
   timeoutMs: 10_000,
 });
@@ -61,6 +63,7 @@ export const writeFileTool = defineTool({
     content: z.string().describe('Text to write.'),
     append: z.boolean().optional().describe('Append instead of overwriting.'),
   }),
+  runsIn: 'local_activity',
   risk: 'write',
   timeoutMs: 10_000,
 });
@@ -73,6 +76,7 @@ export const listFilesTool = defineTool({
     path: z.string().optional().describe('Folder relative to the workspace (default ".").'),
     recursive: z.boolean().optional().describe('Walk sub-folders too (at most 1000 entries).'),
   }),
+  runsIn: 'local_activity',
   risk: 'read_only',
   timeoutMs: 10_000,
 });

@@ -11,7 +11,12 @@ export class ToolDefinitionError extends Error {
   override name = 'ToolDefinitionError';
 }
 
-/** A validated tool definition. `runsIn: 'workflow'` tools never leave deterministic code. */
+/**
+ * A validated tool definition. `runsIn`: `workflow` tools never leave deterministic code;
+ * `local_activity` tools are fast and host-local (workspace files, the clock) and run as
+ * local activities — a marker in history, no extra round trip through the server;
+ * `activity` tools (network, sandbox, anything slow) run as regular activities.
+ */
 export interface ToolDefinition<P extends z.ZodObject = z.ZodObject> {
   name: string;
   description: string;
@@ -19,7 +24,7 @@ export interface ToolDefinition<P extends z.ZodObject = z.ZodObject> {
   risk: Risk;
   source: ToolSource;
   timeoutMs: number;
-  runsIn: 'workflow' | 'activity';
+  runsIn: 'workflow' | 'local_activity' | 'activity';
 }
 
 const NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;

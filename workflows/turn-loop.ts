@@ -25,7 +25,7 @@ import { applyApproval, approvalRequest, judgeCall, type JudgedCall } from './to
 /** What the loop needs from the outside world. */
 export interface TurnOps {
   callModel(input: ModelCallInput): Promise<ModelReply>;
-  executeTool(call: { step: number; callId: string; name: string; args: unknown; timeoutMs: number; policy?: PolicyRecord }): Promise<ToolResult>;
+  executeTool(call: { step: number; callId: string; name: string; args: unknown; timeoutMs: number; local: boolean; policy?: PolicyRecord }): Promise<ToolResult>;
   /** Waits for a human answer; resolves `undefined` on timeout. */
   askUser(callId: string, question: string): Promise<string | undefined>;
   /** Waits for decisions on a step's asked calls; a missing entry counts as timed out. */
@@ -138,8 +138,9 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
   async function run(j: JudgedCall, step: number): Promise<ToolResult> {
     const def = j.def!;
     const args = j.args as Record<string, unknown>;
-    if (def.runsIn === 'activity') {
-      return ops.executeTool({ step, callId: j.call.id, name: def.name, args, timeoutMs: def.timeoutMs, ...(j.policy ? { policy: j.policy } : {}) });
+    if (def.runsIn !== 'workflow') {
+      const local = def.runsIn === 'local_activity';
+      return ops.executeTool({ step, callId: j.call.id, name: def.name, args, timeoutMs: def.timeoutMs, local, ...(j.policy ? { policy: j.policy } : {}) });
     }
     switch (def.name) {
       case 'finish':

@@ -70,13 +70,16 @@ it('finishes the turn on a new worker after the first is SIGKILLed mid model cal
   expect(calls.filter((r) => r.index === 1)).toHaveLength(2); // the killed attempt and its retry
   expect(calls.filter((r) => r.index === 2)).toHaveLength(1);
 
-  // History: every activity scheduled once; the in-flight model call completed on attempt 2.
+  // History: every activity scheduled once; the in-flight model call completed on attempt 2;
+  // the two write_file calls (local activities) left exactly one marker each.
   const history = await client.workflow.getHandle(turnId).fetchHistory();
   const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes);
   const names = scheduled.map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
-  expect(names).toEqual(['prepareTurn', 'callModel', 'executeTool', 'callModel', 'executeTool', 'callModel']);
+  expect(names).toEqual(['prepareTurn', 'callModel', 'callModel', 'callModel']);
+  const markers = history.events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+  expect(markers).toHaveLength(2);
   const completed = history.events!.filter((e) => e.activityTaskCompletedEventAttributes);
-  expect(completed).toHaveLength(6);
+  expect(completed).toHaveLength(4);
   const replies = completed
     .map((e) => defaultPayloadConverter.fromPayload<{ attempt?: number }>(e.activityTaskCompletedEventAttributes!.result!.payloads![0]!))
     .filter((r) => r && typeof r.attempt === 'number');
