@@ -41,7 +41,7 @@ export async function sendMessage(
     try {
       return await client.workflow.getHandle(opts.sessionId).executeUpdate(sendMessageUpdate, { args: [message] });
     } catch (err) {
-      throw rejected(err, `session ${opts.sessionId}`);
+      throw rejected(err, `session ${opts.sessionId}`, `see \`harness status ${opts.sessionId}\``);
     }
   }
   const start = new WithStartWorkflowOperation('sessionWorkflow', {
@@ -142,7 +142,7 @@ export async function answerQuestion(client: Client, sessionId: string, text: st
   try {
     await turn.executeUpdate(answerUpdate, { args: [{ text, by }] });
   } catch (err) {
-    throw rejected(err, `turn ${turnId}`);
+    throw rejected(err, `turn ${turnId}`, `see the pending question with \`harness status ${sessionId}\``);
   }
   return turnId;
 }
@@ -160,7 +160,7 @@ export async function decideApprovals(client: Client, sessionId: string, decisio
   try {
     await turn.executeUpdate(decideApprovalsUpdate, { args: [decision] });
   } catch (err) {
-    throw rejected(err, `turn ${turnId}`);
+    throw rejected(err, `turn ${turnId}`, `see the pending calls with \`harness status ${sessionId}\``);
   }
   return turnId;
 }
@@ -187,9 +187,9 @@ export async function sessionExists(client: Client, sessionId: string): Promise<
 }
 
 /** An update the workflow's validator refused becomes a one-line user error. */
-function rejected(err: unknown, what: string): unknown {
+function rejected(err: unknown, what: string, hint?: string): unknown {
   if (err instanceof WorkflowUpdateFailedError) {
-    return new UserError(`${what} refused the request: ${rootCauseMessage(err)}`);
+    return new UserError(`${what} refused the request: ${rootCauseMessage(err)}`, hint);
   }
   if (/already completed|workflow execution already (completed|finished)/i.test((err as Error)?.message ?? '')) {
     return new UserError(`${what} has ended`, 'start a new session (omit --session or pick a new id)');

@@ -4,6 +4,7 @@ import {
   getExternalWorkflowHandle,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -27,6 +28,12 @@ const { prepareTurn, executeTool } = proxyActivities<Activities>({
   retry: { maximumAttempts: 3, initialInterval: '200ms', nonRetryableErrorTypes: ['INVALID_SESSION', 'INVALID_SCRIPT'] },
 });
 
+// Fast host-local tools: one attempt is a few milliseconds, so a short timeout and local retries.
+const { executeTool: executeToolLocally } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 3, initialInterval: '100ms' },
+});
+
 /** Runs one turn of a session and returns its result; failures of the model end it as `failed`. */
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const { limits } = input.config;
@@ -37,6 +44,8 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   });
   // Sessions recorded before the permission policy existed replay without it.
   const policy = patched('permission-policy') ? (input.config.policy ?? parsePolicy(undefined)) : undefined;
+  // Turns recorded before local activities ran every tool as a regular activity.
+  const localTools = patched('local-fast-tools');
 
   const state: TurnState = { turnId: input.turnId, status: 'running', step: 0 };
   const answers = new Map<string, string>();
@@ -62,7 +71,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   );
   setHandler(
     decideApprovalsUpdate,
-    (d) => {
+    async (d) => {
       const pending = state.pending!.kind === 'approvals' ? state.pending!.calls : [];
       const ids = d.callIds?.length ? d.callIds : pending.map((c) => c.callId);
       for (const id of ids) {
@@ -77,6 +86,8 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       const left = pending.filter((c) => !decisions.has(c.callId));
       state.pending = left.length ? { kind: 'approvals', calls: left } : undefined;
       if (!left.length) state.status = 'running';
+      // Keep the session's view in step when only part of the step was decided.
+      else if (patched('approvals-partial-notify')) await notifyParent({ turnId: input.turnId, status: 'waiting_for_approval', pending: state.pending! });
       return { decided: ids };
     },
     {
@@ -114,7 +125,8 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
     input,
     {
       callModel,
-      executeTool: (call) => executeTool({ sessionId: input.sessionId, turnId: input.turnId, ...call }),
+      executeTool: ({ local, ...call }) =>
+        (local && localTools ? executeToolLocally : executeTool)({ sessionId: input.sessionId, turnId: input.turnId, ...call }),
       onStep: (step) => {
         state.step = step;
       },

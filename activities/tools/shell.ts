@@ -12,6 +12,9 @@ import type { ExecResult, Sandbox } from '../sandbox/docker-sandbox';
 /** Validated arguments of run_shell. */
 export type RunShellArgs = z.infer<typeof runShellTool.parameters>;
 
+/** Tries of an unavailable sandbox before SANDBOX_UNAVAILABLE. */
+export const SANDBOX_ATTEMPTS = 3;
+
 /** Timeout when the model gives none. */
 export const DEFAULT_SHELL_TIMEOUT_MS = 60_000;
 // Enough of stderr for the model to see what failed without repeating the whole output.
@@ -20,14 +23,21 @@ const STDERR_SUMMARY_CHARS = 500;
 /** Runs the command; the result holds {exit_code, stdout, stderr, truncated, duration_ms} on success and on failure. */
 export async function runShell(sandbox: Sandbox, args: RunShellArgs): Promise<ToolResult> {
   const timeoutMs = args.timeout_ms ?? DEFAULT_SHELL_TIMEOUT_MS;
-  let r: ExecResult;
-  try {
-    r = await sandbox.exec(args.command, { timeoutMs });
-  } catch (err) {
-    if (!(err instanceof SandboxError)) throw err;
-    return toolError('SANDBOX_UNAVAILABLE', err.message, {
-      suggestion: 'the sandbox is not available right now; use the file tools, or try run_shell again later',
-    });
+  let r: ExecResult | undefined;
+  // A daemon restarting or a container being recreated is often gone in a moment: a few
+  // quick tries before telling the model, bounded so a dead Docker costs about a second.
+  for (let attempt = 1; !r; attempt++) {
+    try {
+      r = await sandbox.exec(args.command, { timeoutMs });
+    } catch (err) {
+      if (!(err instanceof SandboxError)) throw err;
+      if (attempt >= SANDBOX_ATTEMPTS) {
+        return toolError('SANDBOX_UNAVAILABLE', `${err.message} (after ${attempt} attempts)`, {
+          suggestion: 'the sandbox is not available right now; use the file tools, or try run_shell again later',
+        });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+    }
   }
   const result: Record<string, unknown> = {
     exit_code: r.exitCode,
