@@ -5,26 +5,20 @@
  * in-process with the same model client and tool executor but no Temporal.
  * Per-step time = from one model call's start to the next; durable steps are read from history.
  */
-import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
 import { builtinRegistry } from '../common/builtin-tools';
 import { DEFAULT_LIMITS, type SessionConfig, type TurnInput } from '../common/session';
 import { OpenAIModelClient } from '../activities/model-client';
 import { createToolExecutor } from '../activities/tools/executor';
-import { spawnDevServer, waitForServer, embeddedFiles } from '../lib/embedded';
 import { sendMessage, waitForTurn } from '../lib/session-client';
-import { temporalSettings } from '../lib/temporal';
 import { startScriptedModel } from '../scripted/server';
 import { runTurn } from '../workflows/turn-loop';
 import { parsePolicy } from '../common/policy/schema';
-import { createHarnessWorker } from '../workers/worker';
 import { fmt, median } from './stats';
+import { runScript, withScratchHarness } from '../lib/scratch';
 
 const STEPS = 50;
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
@@ -35,15 +29,6 @@ const script = {
     { content: 'done' },
   ],
 };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function config(model: SessionConfig['model']): SessionConfig {
   return { model, systemPrompt: 'bench', limits: { ...DEFAULT_LIMITS, maxSteps: STEPS, repeatLimit: 1000 } };
@@ -116,19 +101,9 @@ async function inProcess(home: string): Promise<{ steps: number[]; perTurnMs: nu
 }
 
 async function main(): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  const home = mkdtempSync(path.join(os.tmpdir(), 'harness-bench-'));
-  const port = await freePort();
-  const settings = temporalSettings({ HARNESS_EMBEDDED_PORT: String(port), HARNESS_UI_PORT: String(await freePort()) });
-  const server = spawnDevServer(settings, home, { detached: false, headless: true });
-  try {
-    await waitForServer(settings, embeddedFiles(home).serverLog);
-    const taskQueue = `bench-${randomUUID()}`;
-    const nativeConnection = await NativeConnection.connect({ address: settings.address });
-    const worker = await createHarnessWorker({ connection: nativeConnection, namespace: 'default', taskQueue, home, env: {} });
-    const client = new Client({ connection: await Connection.connect({ address: settings.address }) });
+  await withScratchHarness('bench', async ({ client, taskQueue, home }) => {
     const base = await inProcess(home);
-    const dur = await worker.runUntil(durable(client, taskQueue));
+    const dur = await durable(client, taskQueue);
     const d = median(dur.steps);
     const b = median(base.steps);
     console.log(`bench:step — ${STEPS}-step turn, ${RUNS} measured runs each (after one warm-up), ${os.cpus().length} cores`);
@@ -136,17 +111,7 @@ async function main(): Promise<void> {
     console.log(`  durable (Temporal):    median ${fmt(d)} ms/step  (whole turn ${fmt(median(dur.perTurnMs))} ms/step)`);
     console.log(`  ratio durable/baseline: ${fmt(d / b)}x   durable overhead: ${fmt(d - b)} ms/step (target <= 15)`);
     console.log(`  history: ${fmt(dur.eventsPerStep, 1)} events/step, ${fmt(dur.bytesPerStep / 1024, 1)} KiB/step`);
-    await nativeConnection.close();
-    await client.connection.close();
-  } finally {
-    server.kill('SIGTERM');
-  }
+  });
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => {
-    console.error(err);
-    process.exit(1);
-  },
-);
+runScript(main);

@@ -71,6 +71,20 @@ export async function driveTurn(client: Client, sessionId: string, turnId: strin
   }
 }
 
+/** After a human decision: return at once (`--no-wait`) or wait for the turn like `run`. */
+export async function followTurn(
+  client: Client,
+  sessionId: string,
+  turnId: string,
+  o: { json?: boolean; wait: boolean; who: string },
+  status: string,
+): Promise<number> {
+  if (o.wait) return driveTurn(client, sessionId, turnId, { json: Boolean(o.json), who: o.who });
+  if (o.json) printJson({ session_id: sessionId, workflow_id: turnId, status });
+  else say(`${status}; the turn ${turnId} goes on`);
+  return EXIT.ok;
+}
+
 /** Reads answers from a line source (the terminal, or chat's own reader). */
 export function linePrompter(readLine: (prompt: string) => Promise<string | undefined>, onEnd: () => never): Prompter {
   const line = async (prompt: string): Promise<string> => {

@@ -31,4 +31,4 @@ step "Docker Engine and sandbox image"; bash scripts/setup-docker.sh
 step "build (TypeScript + workflow bundle)"
 npm run build --silent
 
-step "done: try  npx harness run --model scripted:examples/demo.json \"Write a poem to poem.txt\""
+step "done: try  npx harness run --policy auto --model scripted:examples/demo.json \"Write a poem to poem.txt\""

@@ -3,8 +3,7 @@ import type { Command } from 'commander';
 import { decideApprovals } from '../../lib/session-client';
 import { UsageError } from '../../lib/errors';
 import type { CliContext } from '../context';
-import { EXIT, printJson, say } from '../output';
-import { driveTurn } from '../wait';
+import { followTurn } from '../wait';
 import { parseSessionId } from '../args';
 
 interface DecideFlags {
@@ -25,13 +24,8 @@ export function registerApprovals(program: Command, ctx: CliContext): void {
       ...(o.reason ? { reason: o.reason } : {}),
       ...(o.always ? { always: true } : {}),
     });
-    if (!o.wait) {
-      if (o.json) printJson({ session_id: sessionId, workflow_id: turnId, status: approve ? 'approved' : 'denied', call_id: callId ?? 'all' });
-      else say(`${approve ? 'approved' : 'denied'} ${callId ?? 'all pending calls'}; the turn ${turnId} goes on`);
-      process.exitCode = EXIT.ok;
-      return;
-    }
-    process.exitCode = await driveTurn(client, sessionId, turnId, { json: Boolean(o.json), who: ctx.who });
+    const status = approve ? 'approved' : 'denied';
+    process.exitCode = await followTurn(client, sessionId, turnId, { ...o, who: ctx.who }, status);
   };
 
   program

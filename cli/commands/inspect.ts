@@ -2,8 +2,8 @@
 import type { Command } from 'commander';
 import { answerQuestion, endSession, sessionState } from '../../lib/session-client';
 import type { CliContext } from '../context';
-import { EXIT, pendingLines, printJson, say, usageLine } from '../output';
-import { driveTurn } from '../wait';
+import { pendingLines, printJson, say, usageLine } from '../output';
+import { followTurn } from '../wait';
 import { parseSessionId } from '../args';
 
 export function registerInspect(program: Command, ctx: CliContext): void {
@@ -54,13 +54,7 @@ export function registerInspect(program: Command, ctx: CliContext): void {
     .action(async (sessionId: string, text: string, o: { json?: boolean; wait: boolean }) => {
       const client = await ctx.client();
       const turnId = await answerQuestion(client, sessionId, text, ctx.who);
-      if (!o.wait) {
-        if (o.json) printJson({ session_id: sessionId, workflow_id: turnId, status: 'answered' });
-        else say(`answered; the turn ${turnId} goes on`);
-        process.exitCode = EXIT.ok;
-        return;
-      }
-      process.exitCode = await driveTurn(client, sessionId, turnId, { json: Boolean(o.json), who: ctx.who });
+      process.exitCode = await followTurn(client, sessionId, turnId, { ...o, who: ctx.who }, 'answered');
     });
 
   program

@@ -5,7 +5,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,6 +12,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
 import { findTemporalCli } from '../../lib/temporal-cli';
 import { DEV_SERVER_TUNING } from '../../lib/embedded';
+import { freePort } from '../../lib/scratch';
 import { isReachable, temporalSettings } from '../../lib/temporal';
 
 declare module 'vitest' {
@@ -22,17 +22,7 @@ declare module 'vitest' {
   }
 }
 
-/** A TCP port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
+export { freePort };
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const port = await freePort();
