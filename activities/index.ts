@@ -15,7 +15,11 @@ import { createCallModel, modelNotConfigured } from './model';
 import { OpenAIModelClient, type ModelClient } from './model-client';
 import { ScriptedHost } from './scripted-host';
 import { createToolExecutor } from './tools/executor';
+import path from 'node:path';
 import { SandboxPool } from './sandbox/pool';
+import { SkillsProvider } from './skills/provider';
+import { skillsIndex } from './skills/use-skill';
+import { projectRoot } from '../lib/paths';
 
 /** What the activities depend on. */
 export interface ActivityDeps {
@@ -29,6 +33,8 @@ export interface ActivityDeps {
   scripted?: ScriptedHost;
   /** Session sandboxes for run_shell (default: Docker with the harness-sandbox image). */
   sandboxes?: SandboxPool;
+  /** Skills offered to sessions (default: the project's skills/ folder). */
+  skills?: SkillsProvider;
 }
 
 /** Builds the activities; the returned object is what the worker registers. */
@@ -36,10 +42,12 @@ export function createActivities(deps: ActivityDeps) {
   const registry = builtinRegistry();
   const specs = registry.specs();
   const scripted = deps.scripted ?? new ScriptedHost(deps.home);
-  const sandboxes = deps.sandboxes ?? new SandboxPool({ home: deps.home, ...(deps.env.HARNESS_SANDBOX_IMAGE ? { image: deps.env.HARNESS_SANDBOX_IMAGE } : {}) });
+  const skills = deps.skills ?? defaultSkills(deps.env);
+  const sandboxes = deps.sandboxes ?? defaultSandboxes(deps.home, deps.env, skills);
   const tools = createToolExecutor({
     home: deps.home,
     sandboxes: (sessionId) => sandboxes.get(sessionId),
+    skills: (sessionId) => skills.catalog(sessionId),
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
   });
   const clients = new Map<string, ModelClient>();
@@ -80,7 +88,14 @@ export function createActivities(deps: ActivityDeps) {
           throw ApplicationFailure.nonRetryable((err as Error).message, 'INVALID_SCRIPT');
         }
       }
-      return { tools: specs };
+      skills.setSessionFolders(input.sessionId, input.skillFolders);
+      const catalog = skills.catalog(input.sessionId);
+      const index = skillsIndex(catalog.skills);
+      return {
+        tools: specs,
+        ...(index ? { skillsIndex: index } : {}),
+        ...(catalog.problems.length ? { skillProblems: catalog.problems } : {}),
+      };
     },
 
     callModel: createCallModel(resolveModel, (names) => specs.filter((s) => names.includes(s.name))),
@@ -100,6 +115,21 @@ export function createActivities(deps: ActivityDeps) {
       return tools.execute({ sessionId: input.sessionId, name: input.name, args: input.args });
     },
   };
+}
+
+/** The project's skills/ folder plus HARNESS_SKILLS_DIRS (path-separated). */
+export function defaultSkills(env: Record<string, string | undefined>): SkillsProvider {
+  const extra = (env.HARNESS_SKILLS_DIRS ?? '').split(path.delimiter).filter(Boolean);
+  return new SkillsProvider([path.join(projectRoot(), 'skills'), ...extra]);
+}
+
+/** Docker sandboxes with the session's skills mounted read-only. */
+export function defaultSandboxes(home: string, env: Record<string, string | undefined>, skills: SkillsProvider): SandboxPool {
+  return new SandboxPool({
+    home,
+    ...(env.HARNESS_SANDBOX_IMAGE ? { image: env.HARNESS_SANDBOX_IMAGE } : {}),
+    skillsMounts: (sessionId) => skills.mounts(sessionId),
+  });
 }
 
 /** The key for an endpoint: DeepSeek's own variable when pointed there, else OPENAI_API_KEY. */

@@ -11,6 +11,7 @@ import { registerInspect } from './commands/inspect';
 import { registerRun } from './commands/run';
 import { registerSandbox } from './commands/sandbox';
 import { registerServe } from './commands/serve';
+import { registerSkills } from './commands/skills';
 import { EXIT } from './output';
 
 /** Builds the command tree. */
@@ -32,6 +33,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerApprovals(program, ctx);
   registerServe(program, ctx);
   registerSandbox(program, ctx);
+  registerSkills(program, ctx);
   for (const cmd of program.commands) cmd.exitOverride().configureOutput({ outputError: () => {} });
   for (const cmd of program.commands.flatMap((c) => c.commands)) cmd.exitOverride().configureOutput({ outputError: () => {} });
   return program;

@@ -29,11 +29,21 @@ export interface ModelReply {
 export interface PrepareTurnInput {
   sessionId: string;
   model: { provider: 'openai' | 'scripted'; model: string; baseUrl?: string; script?: unknown };
+  memory?: { namespace: string; preload: number };
+  skillFolders?: string[];
 }
 
-/** Output of prepareTurn. */
+/** Output of prepareTurn: the tools offered and what the system message starts the turn with. */
 export interface PrepareTurnResult {
   tools: ToolSpec[];
+  /** Layer 1 of the skills: names and descriptions. */
+  skillsIndex?: string;
+  /** SKILL.md files that were skipped, with why. */
+  skillProblems?: string[];
+  /** The most recent long-term memories of the namespace. */
+  memories?: string[];
+  /** Why memories could not be loaded (database down); the turn goes on without them. */
+  memoryProblem?: string;
 }
 
 /** One tool execution outside the workflow. */
@@ -46,4 +56,6 @@ export interface ExecuteToolInput {
   args: unknown;
   /** How the policy judged the call (kept in history with the execution). */
   policy?: PolicyRecord;
+  /** Long-term memory namespace of the session. */
+  namespace?: string;
 }

@@ -110,6 +110,38 @@ export const runShellTool = defineTool({
   timeoutMs: 620_000,
 });
 
+export const rememberLongtermTool = defineTool({
+  name: 'remember_longterm',
+  description:
+    'Save a fact to long-term memory (kept across sessions in this namespace). Use for decisions, preferences and results worth knowing next time. Argument: text.',
+  parameters: z.object({ text: z.string().min(1).max(4000).describe('The fact, self-contained.') }),
+  risk: 'read_only',
+  timeoutMs: 15_000,
+});
+
+export const recallTool = defineTool({
+  name: 'recall',
+  description:
+    'Search long-term memory by relevance and recency (works for any language). Arguments: query, optional top_k (default 5). Returns matching entries with their dates.',
+  parameters: z.object({
+    query: z.string().min(1).describe('What to look for.'),
+    top_k: z.number().int().positive().max(50).optional().describe('How many entries (default 5).'),
+  }),
+  risk: 'read_only',
+  timeoutMs: 15_000,
+});
+
+export const useSkillTool = defineTool({
+  name: 'use_skill',
+  description:
+    'Load the instructions of a skill listed in the system message (its SKILL.md body); its scripts are mounted read-only at /skills/<name> for run_shell. Argument: name.',
+  parameters: z.object({ name: z.string().min(1).describe('Skill name from the index.') }),
+  risk: 'read_only',
+  source: 'skill',
+  runsIn: 'local_activity',
+  timeoutMs: 10_000,
+});
+
 /** Every built-in tool. */
 export const BUILTIN_TOOLS = [
   finishTool,
@@ -121,6 +153,7 @@ export const BUILTIN_TOOLS = [
   listFilesTool,
   runShellTool,
   httpRequestTool,
+  useSkillTool,
 ];
 
 /** The registry of built-ins; building it checks every definition. */

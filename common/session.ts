@@ -57,6 +57,10 @@ export interface SessionConfig {
   limits: Limits;
   /** The permission policy (absent in sessions started before policies existed). */
   policy?: Policy;
+  /** Long-term memory: the namespace this session reads and writes, and how many recent entries preload. */
+  memory?: { namespace: string; preload: number };
+  /** Extra skill folders (beside the project's `skills/`). */
+  skills?: { folders: string[] };
 }
 
 /** What one session carries across turns and across continue-as-new. */

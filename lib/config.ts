@@ -39,6 +39,10 @@ export const FileConfigSchema = z
       .optional(),
     /** The permission policy: mode (strict, ask, auto) and rules; see README "Permission policy". */
     policy: policySchema.optional(),
+    /** Long-term memory: namespace (isolates users, projects, eval cases) and how many recent entries preload. */
+    memory: z.object({ namespace: z.string().min(1).max(200), preload: z.number().int().min(0).max(50) }).partial().strict().optional(),
+    /** Extra skill folders (relative to the config file), beside the project's skills/. */
+    skills: z.object({ folders: z.array(z.string().min(1)) }).strict().optional(),
   })
   .strict();
 
@@ -115,7 +119,9 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
     throw new UsageError(`policy mode "${mode}" is not one of ${POLICY_MODES.join(', ')}`, 'use --policy strict|ask|auto (or HARNESS_POLICY)');
   }
   const policy = parsePolicy({ ...(config.policy ?? {}), ...(mode ? { mode } : {}) });
-  return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits, policy };
+  const memory = { namespace: env.HARNESS_MEMORY_NAMESPACE || config.memory?.namespace || 'default', preload: config.memory?.preload ?? 5 };
+  const skills = config.skills?.folders.length ? { skills: { folders: config.skills.folders.map((f) => path.resolve(fileDir, f)) } } : {};
+  return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits, policy, memory, ...skills };
 }
 
 /** `scripted:<file>` loads and validates the script now, so a bad file fails before anything starts. */

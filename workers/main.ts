@@ -2,7 +2,8 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { harnessHome } from '../lib/paths';
 import { connectClient, connectWorker, temporalSettings, type TemporalSettings } from '../lib/temporal';
-import { SandboxPool } from '../activities/sandbox/pool';
+import type { SandboxPool } from '../activities/sandbox/pool';
+import { defaultSandboxes, defaultSkills } from '../activities';
 import { DEFAULT_SANDBOX_IMAGE, sandboxProblems } from '../activities/sandbox/docker-sandbox';
 import { createHarnessWorker } from './worker';
 
@@ -11,9 +12,11 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
   const s = temporalSettings(env);
   const home = harnessHome(env);
   const connection = await connectWorker(s);
-  const sandboxes = new SandboxPool({ home, ...(env.HARNESS_SANDBOX_IMAGE ? { image: env.HARNESS_SANDBOX_IMAGE } : {}) });
+  const skills = defaultSkills(env);
+  for (const problem of skills.catalog().problems) log(`skills: ${problem}`);
+  const sandboxes = defaultSandboxes(home, env, skills);
   await checkSandboxes(sandboxes, s, env, log);
-  const worker = await createHarnessWorker({ connection, namespace: s.namespace, taskQueue: s.taskQueue, home, env, sandboxes });
+  const worker = await createHarnessWorker({ connection, namespace: s.namespace, taskQueue: s.taskQueue, home, env, sandboxes, skills });
   if (env.HARNESS_WORKER_PIDFILE) writeFileSync(env.HARNESS_WORKER_PIDFILE, String(process.pid));
   if (env.HARNESS_WORKER_READYFILE) writeFileSync(env.HARNESS_WORKER_READYFILE, String(process.pid));
   log(`worker ready: ${s.address} namespace=${s.namespace} task queue=${s.taskQueue} home=${home}`);

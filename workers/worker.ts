@@ -2,9 +2,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Worker, type NativeConnection } from '@temporalio/worker';
-import { createActivities, type ActivityDeps } from '../activities';
+import { createActivities, defaultSandboxes, defaultSkills, type ActivityDeps } from '../activities';
 import { projectRoot } from '../lib/paths';
-import { SandboxPool } from '../activities/sandbox/pool';
 
 /** Path of the workflow bundle written by `npm run build`. */
 export function workflowBundlePath(): string {
@@ -23,7 +22,8 @@ export interface HarnessWorkerOptions extends ActivityDeps {
 /** Creates (but does not run) a worker serving sessions, turns and their activities. */
 export async function createHarnessWorker(opts: HarnessWorkerOptions): Promise<Worker> {
   const { connection, namespace, taskQueue, bundlePath, ...rest } = opts;
-  const deps = { ...rest, sandboxes: rest.sandboxes ?? new SandboxPool({ home: rest.home, ...(rest.env.HARNESS_SANDBOX_IMAGE ? { image: rest.env.HARNESS_SANDBOX_IMAGE } : {}) }) };
+  const skills = rest.skills ?? defaultSkills(rest.env);
+  const deps = { ...rest, skills, sandboxes: rest.sandboxes ?? defaultSandboxes(rest.home, rest.env, skills) };
   const bundle = bundlePath ?? workflowBundlePath();
   return Worker.create({
     connection,

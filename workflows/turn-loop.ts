@@ -18,7 +18,7 @@ import {
 } from '../common/session';
 import type { ToolRegistry } from '../common/tools';
 import type { ChatMessage, ToolResult } from '../common/types';
-import { buildSystemMessage } from './system-message';
+import { buildSystemMessage, type TurnContext } from './system-message';
 import { RepeatGuard } from './repeat-guard';
 import { applyApproval, approvalRequest, judgeCall, type JudgedCall } from './tool-calls';
 
@@ -39,6 +39,8 @@ export interface TurnOptions {
   registry?: ToolRegistry;
   /** The permission policy; absent means every valid call is allowed (sessions from before policies). */
   policy?: Policy;
+  /** Skills index and long-term memories for the system message. */
+  context?: TurnContext;
 }
 
 /** Runs one turn to termination and returns its result. Tool failures never throw. */
@@ -82,7 +84,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
         step,
         callIndex: input.modelCallBase + modelCalls,
         model: modelRef(input),
-        messages: [{ role: 'system', content: buildSystemMessage(input.config.systemPrompt, memory) }, ...input.history, ...added],
+        messages: [{ role: 'system', content: buildSystemMessage(input.config.systemPrompt, memory, opts.context) }, ...input.history, ...added],
         tools: registry.names(),
       });
     } catch (err) {

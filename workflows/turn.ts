@@ -105,9 +105,11 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   );
 
   const m = input.config.model;
-  await prepareTurn({
+  const prepared = await prepareTurn({
     sessionId: input.sessionId,
     model: m.provider === 'scripted' ? { provider: 'scripted', model: m.model, script: m.script } : m,
+    ...(input.config.memory ? { memory: input.config.memory } : {}),
+    ...(input.config.skills?.folders.length ? { skillFolders: input.config.skills.folders } : {}),
   });
 
   const waitForHuman = async (pending: NonNullable<TurnState['pending']>, done: () => boolean, timeoutMs: number): Promise<boolean> => {
@@ -141,7 +143,13 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
         return out;
       },
     },
-    { ...(policy ? { policy } : {}) },
+    {
+      ...(policy ? { policy } : {}),
+      context: {
+        ...(prepared?.skillsIndex ? { skillsIndex: prepared.skillsIndex } : {}),
+        ...(prepared?.memories?.length ? { memories: prepared.memories } : {}),
+      },
+    },
   );
   state.status = 'done';
   return result;

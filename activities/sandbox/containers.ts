@@ -16,6 +16,12 @@ export interface SandboxLimits {
 /** Defaults: 512 MiB without swap, 128 processes, one CPU. */
 export const DEFAULT_LIMITS: SandboxLimits = { memoryBytes: 512 * 1024 * 1024, pids: 128, nanoCpus: 1e9 };
 
+/** A host folder shown read-only inside the container (skills at /skills/<name>). */
+export interface ReadOnlyMount {
+  host: string;
+  container: string;
+}
+
 /** The container name of a session. */
 export function containerName(sessionId: string): string {
   return `harness-${sessionId}`;
@@ -30,6 +36,8 @@ export function containerSpec(o: {
   home: string;
   workspace: string;
   limits: SandboxLimits;
+  /** Extra read-only bind mounts (absolute host folder → absolute container path). */
+  skillsMounts?: readonly ReadOnlyMount[];
 }): Docker.ContainerCreateOptions {
   return {
     name: o.name,
@@ -44,6 +52,10 @@ export function containerSpec(o: {
     NetworkDisabled: true,
     HostConfig: {
       Binds: [`${o.workspace}:/workspace:rw`],
+      // The Mounts form, not Binds strings: a host path may contain ':' or ','.
+      ...(o.skillsMounts?.length
+        ? { Mounts: o.skillsMounts.map((m) => ({ Type: 'bind' as const, Source: path.resolve(m.host), Target: m.container, ReadOnly: true })) }
+        : {}),
       NetworkMode: 'none',
       ReadonlyRootfs: true,
       Tmpfs: { '/tmp': 'rw,noexec,nosuid,size=64m' },

@@ -10,12 +10,12 @@ import { Writable } from 'node:stream';
 import Docker from 'dockerode';
 import { ensureWorkspace } from '../tools/workspace';
 import { DEFAULT_SANDBOX_IMAGE, isGone, statusOf, toSandboxError } from './docker-errors';
-import { containerName, containerSpec, DEFAULT_LIMITS, LABELS, type SandboxLimits } from './containers';
+import { containerName, containerSpec, DEFAULT_LIMITS, LABELS, type ReadOnlyMount, type SandboxLimits } from './containers';
 import { OutputCapture } from './output';
 import { adoptTree, canAdopt } from './ownership';
 
 export { DEFAULT_SANDBOX_IMAGE, SandboxError } from './docker-errors';
-export { containerName, DEFAULT_LIMITS, LABELS, removeOrphans, sandboxProblems, type SandboxLimits } from './containers';
+export { containerName, DEFAULT_LIMITS, LABELS, removeOrphans, sandboxProblems, type ReadOnlyMount, type SandboxLimits } from './containers';
 
 /** Per-stream output cap when the caller gives none. */
 export const DEFAULT_MAX_OUTPUT_BYTES = 20_000;
@@ -51,6 +51,8 @@ export interface DockerSandboxOptions {
   limits?: Partial<SandboxLimits>;
   /** "uid:gid" inside the container; default 1000:1000 for a root worker, else the worker's own ids. */
   user?: string;
+  /** Host folders mounted read-only (skills at /skills/<name>); a container made without them is recreated. */
+  skillsMounts?: readonly ReadOnlyMount[];
 }
 
 /** The hardened container of one session, created on first use and reused after that. */
@@ -176,7 +178,10 @@ export class DockerSandbox implements Sandbox {
     try {
       let info = await c.inspect().catch((err: unknown) => (statusOf(err) === 404 ? undefined : Promise.reject(err)));
       const mount = info?.Mounts.find((m) => m.Destination === '/workspace');
-      if (info && (info.Config.Labels?.[LABELS.session] !== this.opts.sessionId || mount?.Source !== ws)) {
+      const skillsMissing = (this.opts.skillsMounts ?? []).some(
+        (m) => !info?.Mounts.some((x) => x.Destination === m.container && x.Source === path.resolve(m.host) && !x.RW),
+      );
+      if (info && (info.Config.Labels?.[LABELS.session] !== this.opts.sessionId || mount?.Source !== ws || skillsMissing)) {
         // Same name, other workspace (another HARNESS_HOME on this engine): never expose the
         // wrong files; the other harness recreates its own on its next command.
         await c.remove({ force: true });

@@ -5,13 +5,15 @@
  */
 import Docker from 'dockerode';
 import path from 'node:path';
-import { DockerSandbox, LABELS, type Sandbox } from './docker-sandbox';
+import { DockerSandbox, LABELS, type ReadOnlyMount, type Sandbox } from './docker-sandbox';
 
 /** Sandbox settings of a worker. */
 export interface SandboxSettings {
   home: string;
   image?: string;
   docker?: Docker;
+  /** Read-only folders to mount for a session (its skills at /skills/<name>). */
+  skillsMounts?: (sessionId: string) => ReadOnlyMount[];
 }
 
 export class SandboxPool {
@@ -31,6 +33,7 @@ export class SandboxPool {
         sessionId,
         docker: this.docker,
         ...(this.settings.image ? { image: this.settings.image } : {}),
+        skillsMounts: this.settings.skillsMounts?.(sessionId) ?? [],
       });
       this.byId.set(sessionId, box);
     }

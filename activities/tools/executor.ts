@@ -4,7 +4,9 @@
  * to call from anywhere (replays of old histories, other callers, schema drift).
  */
 import type { z } from 'zod';
-import { getCurrentTimeTool, httpRequestTool, listFilesTool, readFileTool, runShellTool, writeFileTool } from '../../common/builtin-tools';
+import { getCurrentTimeTool, httpRequestTool, listFilesTool, readFileTool, runShellTool, useSkillTool, writeFileTool } from '../../common/builtin-tools';
+import type { SkillCatalog } from '../skills/catalog';
+import { useSkill } from '../skills/use-skill';
 import { toolError } from '../../common/errors';
 import { describeIssues, type ToolDefinition } from '../../common/tools';
 import type { ToolResult } from '../../common/types';
@@ -23,6 +25,8 @@ export interface ToolExecutorDeps {
   httpMaxBytes?: number;
   /** The sandbox of a session (run_shell); absent means run_shell reports SANDBOX_UNAVAILABLE. */
   sandboxes?: (sessionId: string) => Sandbox;
+  /** The skills a session can use (use_skill); absent means none. */
+  skills?: (sessionId: string) => SkillCatalog;
 }
 
 /** One tool invocation as the activity receives it. */
@@ -42,6 +46,8 @@ interface Context {
   workspace(): Promise<string>;
   /** The session sandbox, if the worker has any. */
   sandbox(): Sandbox | undefined;
+  /** The session's skills. */
+  skills(): SkillCatalog;
 }
 
 interface Handler {
@@ -74,6 +80,7 @@ export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
         return runShell(sandbox, args);
       }),
       handler(httpRequestTool, (args) => httpRequest(args, { fetch: deps.fetch, maxBytes: deps.httpMaxBytes })),
+      handler(useSkillTool, (args, ctx) => useSkill(ctx.skills(), args)),
     ].map((h) => [h.def.name, h] as const),
   );
 
@@ -99,7 +106,11 @@ export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
         if (err instanceof WorkspaceError) return toolError(err.errorType, err.message, { recoverable: false });
         throw err;
       }
-      return h.run(parsed.data, { workspace: () => ensureWorkspace(deps.home, sessionId), sandbox: () => deps.sandboxes?.(sessionId) });
+      return h.run(parsed.data, {
+        workspace: () => ensureWorkspace(deps.home, sessionId),
+        sandbox: () => deps.sandboxes?.(sessionId),
+        skills: () => deps.skills?.(sessionId) ?? { skills: [], problems: [] },
+      });
     },
   };
 }

@@ -1,0 +1,19 @@
+/** `harness skills`: the skills sessions can use, with their folders, and any broken SKILL.md. */
+import type { Command } from 'commander';
+import { defaultSkills } from '../../activities';
+import type { CliContext } from '../context';
+import { printJson, say } from '../output';
+
+export function registerSkills(program: Command, ctx: CliContext): void {
+  program
+    .command('skills')
+    .description('List the skills (name, description, source folder); broken SKILL.md files are reported and skipped')
+    .option('--json', 'print as JSON')
+    .action((o: { json?: boolean }) => {
+      const { skills, problems } = defaultSkills(ctx.env).catalog();
+      if (o.json) return printJson({ skills: skills.map(({ name, description, folder, source }) => ({ name, description, folder, source })), problems });
+      for (const s of skills) process.stdout.write(`${s.name}\t${s.source}\t${s.description}\n`);
+      if (!skills.length) say('no skills found (add folders with a SKILL.md under skills/ or HARNESS_SKILLS_DIRS)');
+      for (const p of problems) say(`skipped: ${p}`);
+    });
+}

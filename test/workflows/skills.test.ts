@@ -1,0 +1,67 @@
+/** Skills end to end through a turn: index in the system message, use_skill, a script run in the sandbox. */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { endSession } from '../../lib/session-client';
+import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
+
+let h: TestHarness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => h?.stop());
+
+describe('skills through a turn', () => {
+  it('lists skills in the system message, loads a body with use_skill and runs word_count in the sandbox', async () => {
+    const sessionId = newSessionId('skills');
+    const script = {
+      steps: [
+        {
+          expect: { system_contains: 'word_count' },
+          tool_calls: [{ name: 'use_skill', arguments: { name: 'word_count' } }],
+        },
+        {
+          expect: { last_message_contains: '/skills/word_count' },
+          tool_calls: [{ name: 'write_file', arguments: { path: 'poem.txt', content: 'one two three\nfour five\n' } }],
+        },
+        { tool_calls: [{ name: 'run_shell', arguments: { command: 'python3 /skills/word_count/count.py poem.txt' } }] },
+        { expect: { last_message_contains: 'lines=2 words=5 chars=24' }, content: 'The poem has 5 words.' },
+      ],
+    };
+    const r = await h.finish(sessionId, scriptedConfig(script), 'Count the words of a poem.');
+    expect(r.terminated_by).toBe('final_answer');
+    expect(r.toolCalls.map((c) => [c.name, c.ok])).toEqual([
+      ['use_skill', true],
+      ['write_file', true],
+      ['run_shell', true],
+    ]);
+    await endSession(h.client, sessionId);
+  }, 60_000);
+
+  it('reports an unknown skill as a structured error the model sees', async () => {
+    const script = {
+      steps: [
+        { tool_calls: [{ name: 'use_skill', arguments: { name: 'no_such_skill' } }] },
+        { expect: { last_message_contains: 'available skills' }, content: 'No such skill.' },
+      ],
+    };
+    const r = await h.finish(newSessionId('skills'), scriptedConfig(script), 'Use a skill that does not exist.');
+    expect(r.toolCalls[0]).toMatchObject({ name: 'use_skill', ok: false, error_type: 'INVALID_ARGUMENTS' });
+  });
+
+  it('adds the skills of a session folder and skips a broken SKILL.md', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-skills-'));
+    mkdirSync(path.join(dir, 'greeter'));
+    writeFileSync(path.join(dir, 'greeter', 'SKILL.md'), '---\nname: greeter\ndescription: Greets people politely by name.\n---\nSay hello.\n');
+    mkdirSync(path.join(dir, 'broken'));
+    writeFileSync(path.join(dir, 'broken', 'SKILL.md'), 'no front matter here\n');
+    const script = {
+      steps: [{ expect: { system_contains: 'greeter' }, tool_calls: [{ name: 'use_skill', arguments: { name: 'greeter' } }] }, { expect: { last_message_contains: 'Say hello' }, content: 'ok' }],
+    };
+    const config = { ...scriptedConfig(script), skills: { folders: [dir] } };
+    const r = await h.finish(newSessionId('skills'), config, 'Greet.');
+    expect(r.terminated_by).toBe('final_answer');
+    expect(r.toolCalls[0]).toMatchObject({ name: 'use_skill', ok: true });
+  });
+});
