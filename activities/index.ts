@@ -11,7 +11,9 @@ import type {
 } from '../common/activity-types';
 import { builtinRegistry } from '../common/builtin-tools';
 import type { ToolResult } from '../common/types';
+import { Context } from '@temporalio/activity';
 import { createCallModel, modelNotConfigured } from './model';
+import { createCompressContextActivity } from './compress/activity';
 import { OpenAIModelClient, type ModelClient } from './model-client';
 import { ScriptedHost } from './scripted-host';
 import { createToolExecutor } from './tools/executor';
@@ -99,6 +101,9 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     callModel: createCallModel(resolveModel, (names) => specs.filter((s) => names.includes(s.name))),
+
+    /** Shrinks the context: compacts big tool results, summarises the middle with one model call. */
+    compressContext: createCompressContextActivity(resolveModel, { signal: () => Context.current().cancellationSignal }),
 
     /** Frees what a session held on this worker: its sandbox container. */
     async closeSession(input: { sessionId: string }): Promise<{ removed: boolean }> {

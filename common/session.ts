@@ -6,6 +6,7 @@
 import type { ChatMessage, Risk, Usage } from './types';
 import type { ErrorType } from './errors';
 import type { Policy, Rule } from './policy/schema';
+import type { CompressionConfig } from './context/plan';
 
 /** How the model is reached. `scripted` carries its script so any worker can serve it. */
 export type ModelSpec =
@@ -61,6 +62,8 @@ export interface SessionConfig {
   memory?: { namespace: string; preload: number };
   /** Extra skill folders (beside the project's `skills/`). */
   skills?: { folders: string[] };
+  /** Context compression settings (absent: no compression). */
+  compression?: CompressionConfig;
 }
 
 /** What one session carries across turns and across continue-as-new. */
@@ -152,7 +155,20 @@ export interface TurnResult {
   toolCalls: ToolCallRecord[];
   /** Session rules after this turn (earlier ones plus any `--always` approvals). */
   sessionRules?: Rule[];
+  /** Set when the turn compressed the conversation: `messages` is then the whole new history. */
+  replacesHistory?: boolean;
+  /** What each compression did (tokens before/after, messages summarised, results compacted). */
+  compressions?: CompressionRecord[];
   error?: string;
+}
+
+/** One compression as the turn result records it. */
+export interface CompressionRecord {
+  step: number;
+  before_tokens: number;
+  after_tokens: number;
+  summarized_messages: number;
+  compacted_tool_results: number;
 }
 
 /** Session status as the `state` query reports it. */

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { DEFAULT_LIMITS, type Limits, type ModelSpec, type SessionConfig } from '../common/session';
 import { loadScript, ScriptError } from '../scripted/script';
 import { parsePolicy, policySchema, POLICY_MODES } from '../common/policy/schema';
+import { DEFAULT_COMPRESSION, type CompressionConfig } from '../common/context/plan';
 import { UsageError, UserError } from './errors';
 
 const positiveInt = z.number().int().positive();
@@ -41,6 +42,18 @@ export const FileConfigSchema = z
     policy: policySchema.optional(),
     /** Long-term memory: namespace (isolates users, projects, eval cases) and how many recent entries preload. */
     memory: z.object({ namespace: z.string().min(1).max(200), preload: z.number().int().min(0).max(50) }).partial().strict().optional(),
+    /** Context compression: window, threshold (fraction of the usable window, or tokens), reply reserve, messages kept verbatim. */
+    compression: z
+      .object({
+        contextWindow: positiveInt,
+        threshold: z.number().positive(),
+        outputReserve: z.number().int().min(0),
+        keepTail: z.number().int().min(1).max(100),
+        compactToolResultsOver: positiveInt,
+      })
+      .partial()
+      .strict()
+      .optional(),
     /** Extra skill folders (relative to the config file), beside the project's skills/. */
     skills: z.object({ folders: z.array(z.string().min(1)) }).strict().optional(),
   })
@@ -121,7 +134,8 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
   const policy = parsePolicy({ ...(config.policy ?? {}), ...(mode ? { mode } : {}) });
   const memory = { namespace: env.HARNESS_MEMORY_NAMESPACE || config.memory?.namespace || 'default', preload: config.memory?.preload ?? 5 };
   const skills = config.skills?.folders.length ? { skills: { folders: config.skills.folders.map((f) => path.resolve(fileDir, f)) } } : {};
-  return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits, policy, memory, ...skills };
+  const compression: CompressionConfig = { ...DEFAULT_COMPRESSION, ...(config.compression ?? {}) };
+  return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits, policy, memory, compression, ...skills };
 }
 
 /** `scripted:<file>` loads and validates the script now, so a bad file fails before anything starts. */

@@ -66,7 +66,7 @@ export class SessionBook {
   finished(r: TurnResult): void {
     const c = this.carryState;
     this.carryState = {
-      messages: [...c.messages, ...r.messages],
+      messages: r.replacesHistory ? r.messages : [...c.messages, ...r.messages],
       memory: r.memory,
       turnCount: r.turn,
       modelCalls: c.modelCalls + r.modelCalls,

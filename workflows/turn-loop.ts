@@ -6,9 +6,12 @@ import type { ModelCallInput, ModelReply } from '../common/activity-types';
 import { builtinRegistry } from '../common/builtin-tools';
 import { rootCauseMessage, toolError, toolOk } from '../common/errors';
 import type { Policy, Rule } from '../common/policy';
+import type { CompressContextInput, CompressResult } from '../common/context/types';
+import { limitTokens } from '../common/context/plan';
 import {
   addUsage,
   type ApprovalRecord,
+  type CompressionRecord,
   type PendingApproval,
   type PolicyRecord,
   type ToolCallRecord,
@@ -30,6 +33,8 @@ export interface TurnOps {
   askUser(callId: string, question: string): Promise<string | undefined>;
   /** Waits for decisions on a step's asked calls; a missing entry counts as timed out. */
   awaitApprovals(calls: PendingApproval[]): Promise<Map<string, ApprovalRecord>>;
+  /** Compresses the context (an activity); absent means never compress. */
+  compressContext?(input: CompressContextInput): Promise<CompressResult>;
   /** Called before each model call so the host can expose progress. */
   onStep?(step: number): void;
 }
@@ -50,7 +55,10 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
   const maxSteps = input.maxSteps ?? limits.maxSteps;
   const memory = { ...input.memory };
   const sessionRules: Rule[] = [...(input.sessionRules ?? [])];
-  const added: ChatMessage[] = [{ role: 'user', content: input.userMessage }];
+  let history = input.history;
+  let replaced = false;
+  const compressions: CompressionRecord[] = [];
+  let added: ChatMessage[] = [{ role: 'user', content: input.userMessage }];
   const toolCalls: ToolCallRecord[] = [];
   const repeat = new RepeatGuard(limits.repeatLimit);
   let usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
@@ -66,7 +74,9 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
     terminated_by,
     steps,
     usage,
-    messages: added,
+    messages: replaced ? [...history, ...added] : added,
+    ...(replaced ? { replacesHistory: true } : {}),
+    ...(compressions.length ? { compressions } : {}),
     memory,
     modelCalls,
     toolCalls,
@@ -76,6 +86,33 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
 
   for (let step = 1; step <= maxSteps; step++) {
     ops.onStep?.(step);
+    const system: ChatMessage = { role: 'system', content: buildSystemMessage(input.config.systemPrompt, memory, opts.context) };
+    const compression = input.config.compression;
+    if (compression && ops.compressContext && estimateTokens([system, ...history, ...added]) > limitTokens(compression)) {
+      try {
+        const c = await ops.compressContext({
+          sessionId: input.sessionId,
+          turnId: input.turnId,
+          step,
+          callIndex: input.modelCallBase + modelCalls,
+          model: modelRef(input),
+          messages: [system, ...history, ...added],
+          config: compression,
+          // Once over the threshold, compress fully (compact every big result, summarise the
+          // middle): stopping just under the threshold would trigger again a step later.
+          force: true,
+        });
+        if (c.compressed) {
+          history = c.messages.slice(1); // the system message is rebuilt every step
+          added = [];
+          replaced = true;
+          const { before_tokens, after_tokens, summarized_messages, compacted_tool_results } = c;
+          compressions.push({ step, before_tokens, after_tokens, summarized_messages, compacted_tool_results });
+        }
+      } catch {
+        // A failed compression is not a failed turn: go on with the full context.
+      }
+    }
     let reply: ModelReply;
     try {
       reply = await ops.callModel({
@@ -84,7 +121,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
         step,
         callIndex: input.modelCallBase + modelCalls,
         model: modelRef(input),
-        messages: [{ role: 'system', content: buildSystemMessage(input.config.systemPrompt, memory, opts.context) }, ...input.history, ...added],
+        messages: [system, ...history, ...added],
         tools: registry.names(),
       });
     } catch (err) {
@@ -177,6 +214,19 @@ function record(j: JudgedCall, step: number, result: ToolResult): ToolCallRecord
     ...(j.policy ? { policy: j.policy } : {}),
     ...(j.approval ? { approval: j.approval } : {}),
   };
+}
+
+/**
+ * A cheap deterministic estimate (4 characters a token) to decide, inside the workflow,
+ * whether the compressContext activity (which counts with the real tokenizer) is worth calling.
+ */
+function estimateTokens(messages: ChatMessage[]): number {
+  let chars = 0;
+  for (const m of messages) {
+    chars += (m.content ?? '').length + 12;
+    if (m.role === 'assistant') for (const c of m.tool_calls ?? []) chars += c.name.length + c.arguments.length + 12;
+  }
+  return Math.ceil(chars / 4);
 }
 
 function toolMessage(callId: string, result: ToolResult): ChatMessage {

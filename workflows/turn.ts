@@ -46,6 +46,12 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const policy = patched('permission-policy') ? (input.config.policy ?? parsePolicy(undefined)) : undefined;
   // Turns recorded before local activities ran every tool as a regular activity.
   const localTools = patched('local-fast-tools');
+  const { compressContext } = proxyActivities<Activities>({
+    startToCloseTimeout: limits.modelTimeoutMs,
+    retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumAttempts: 3 },
+  });
+  // Turns recorded before compression existed never compressed.
+  const compression = patched('context-compression');
 
   const state: TurnState = { turnId: input.turnId, status: 'running', step: 0 };
   const answers = new Map<string, string>();
@@ -127,6 +133,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
     input,
     {
       callModel,
+      ...(compression ? { compressContext } : {}),
       executeTool: ({ local, ...call }) =>
         (local && localTools ? executeToolLocally : executeTool)({ sessionId: input.sessionId, turnId: input.turnId, ...call }),
       onStep: (step) => {

@@ -1,0 +1,82 @@
+/**
+ * The compressContext activity: compression with the session's own model as summariser
+ * (header `x-harness-purpose: compress`, so the scripted model answers from `summaries`
+ * without consuming a turn step). Its input and result are the history record.
+ */
+import type { ModelCallInput } from '../../common/activity-types';
+import { renderTranscript } from '../../common/context/summary';
+import type { CompressContextInput, CompressResult } from '../../common/context/types';
+import type { ChatMessage, Usage } from '../../common/types';
+import type { ModelClient } from '../model-client';
+import { toModelFailure } from '../model-errors';
+import { compressContext, tokenCounter } from './compress';
+
+/** Same shape as the callModel resolver in activities/model.ts. */
+export type CompressModelResolver = (input: ModelCallInput) => Promise<{ client: ModelClient; endpoint: string }>;
+
+/** A summarize function over a ModelClient: prompt as system message, the transcript as one user message. */
+export function modelSummarizer(
+  client: ModelClient,
+  opts: { model: string; headers: Record<string, string>; signal?: AbortSignal; onUsage?: (u: Usage) => void },
+): (messages: ChatMessage[], prompt: string) => Promise<string> {
+  return async (messages, prompt) => {
+    const answer = await client.complete({
+      model: opts.model,
+      messages: [
+        { role: 'system', content: prompt },
+        { role: 'user', content: `Transcript of ${messages.length} messages to summarise:\n\n${renderTranscript(messages)}` },
+      ],
+      tools: [],
+      headers: opts.headers,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+    });
+    opts.onUsage?.(answer.usage);
+    return answer.content ?? '';
+  };
+}
+
+/** Builds the activity over a model resolver (the worker passes the one callModel uses). */
+export function createCompressContextActivity(resolve: CompressModelResolver, opts: { signal?: () => AbortSignal | undefined } = {}) {
+  return async function compressContextActivity(input: CompressContextInput): Promise<CompressResult> {
+    const modelInput: ModelCallInput = {
+      sessionId: input.sessionId,
+      turnId: input.turnId,
+      step: input.step,
+      callIndex: input.callIndex,
+      model: input.model,
+      messages: [],
+      tools: [],
+      purpose: 'compress',
+    };
+    let usage: Usage | undefined;
+    const signal = opts.signal?.();
+    const summarize = async (messages: ChatMessage[], prompt: string): Promise<string> => {
+      const { client, endpoint } = await resolve(modelInput);
+      try {
+        return await modelSummarizer(client, {
+          model: input.model.model,
+          headers: {
+            'x-harness-session': input.sessionId,
+            'x-harness-call-index': String(input.callIndex),
+            'x-harness-purpose': 'compress',
+          },
+          ...(signal ? { signal } : {}),
+          onUsage: (u) => (usage = u),
+        })(messages, prompt);
+      } catch (err) {
+        throw toModelFailure(err, endpoint);
+      }
+    };
+    const result = await compressContext(
+      {
+        messages: input.messages,
+        model: input.model.model,
+        config: input.config,
+        date: input.date ?? new Date().toISOString().slice(0, 10),
+        ...(input.force ? { force: true } : {}),
+      },
+      { summarize, count: tokenCounter(input.model.model) },
+    );
+    return usage ? { ...result, summary_usage: usage } : result;
+  };
+}
