@@ -20,6 +20,7 @@ import { createToolExecutor } from './tools/executor';
 import path from 'node:path';
 import { SandboxPool } from './sandbox/pool';
 import { SkillsProvider } from './skills/provider';
+import { MemoryHost } from './memory/host';
 import { skillsIndex } from './skills/use-skill';
 import { projectRoot } from '../lib/paths';
 
@@ -37,6 +38,8 @@ export interface ActivityDeps {
   sandboxes?: SandboxPool;
   /** Skills offered to sessions (default: the project's skills/ folder). */
   skills?: SkillsProvider;
+  /** Long-term memory (default: DATABASE_URL, else the embedded PGlite under HARNESS_HOME). */
+  memory?: MemoryHost;
 }
 
 /** Builds the activities; the returned object is what the worker registers. */
@@ -46,8 +49,10 @@ export function createActivities(deps: ActivityDeps) {
   const scripted = deps.scripted ?? new ScriptedHost(deps.home);
   const skills = deps.skills ?? defaultSkills(deps.env);
   const sandboxes = deps.sandboxes ?? defaultSandboxes(deps.home, deps.env, skills);
+  const memory = deps.memory ?? new MemoryHost({ home: deps.home, ...(deps.env.DATABASE_URL ? { databaseUrl: deps.env.DATABASE_URL } : {}) });
   const tools = createToolExecutor({
     home: deps.home,
+    memory: () => memory.store(),
     sandboxes: (sessionId) => sandboxes.get(sessionId),
     skills: (sessionId) => skills.catalog(sessionId),
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
@@ -93,9 +98,21 @@ export function createActivities(deps: ActivityDeps) {
       skills.setSessionFolders(input.sessionId, input.skillFolders);
       const catalog = skills.catalog(input.sessionId);
       const index = skillsIndex(catalog.skills);
+      let memories: string[] = [];
+      let memoryProblem: string | undefined;
+      if (input.memory && input.memory.preload > 0) {
+        try {
+          const recent = await (await memory.store()).recent(input.memory.namespace, input.memory.preload);
+          memories = recent.map((m) => `${new Date(m.created_at).toISOString().slice(0, 10)}: ${m.text}`);
+        } catch (err) {
+          memoryProblem = `long-term memory unavailable: ${(err as Error).message.split('\n')[0]}`;
+        }
+      }
       return {
         tools: specs,
         ...(index ? { skillsIndex: index } : {}),
+        ...(memories.length ? { memories } : {}),
+        ...(memoryProblem ? { memoryProblem } : {}),
         ...(catalog.problems.length ? { skillProblems: catalog.problems } : {}),
       };
     },
@@ -117,7 +134,7 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Runs one tool outside the workflow; failures come back as results, never as errors. */
     async executeTool(input: ExecuteToolInput): Promise<ToolResult> {
-      return tools.execute({ sessionId: input.sessionId, name: input.name, args: input.args });
+      return tools.execute({ sessionId: input.sessionId, name: input.name, args: input.args, ...(input.namespace ? { namespace: input.namespace } : {}) });
     },
   };
 }

@@ -154,6 +154,8 @@ export const BUILTIN_TOOLS = [
   runShellTool,
   httpRequestTool,
   useSkillTool,
+  rememberLongtermTool,
+  recallTool,
 ];
 
 /** The registry of built-ins; building it checks every definition. */

@@ -14,6 +14,7 @@ export const ERROR_TYPES = [
   'MCP_SERVER_UNAVAILABLE',
   'HTTP_ERROR',
   'USER_TIMEOUT',
+  'MEMORY_UNAVAILABLE',
   'REPEATED_ACTION',
 ] as const;
 

@@ -135,7 +135,12 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       callModel,
       ...(compression ? { compressContext } : {}),
       executeTool: ({ local, ...call }) =>
-        (local && localTools ? executeToolLocally : executeTool)({ sessionId: input.sessionId, turnId: input.turnId, ...call }),
+        (local && localTools ? executeToolLocally : executeTool)({
+          sessionId: input.sessionId,
+          turnId: input.turnId,
+          ...call,
+          ...(input.config.memory ? { namespace: input.config.memory.namespace } : {}),
+        }),
       onStep: (step) => {
         state.step = step;
       },

@@ -4,7 +4,19 @@
  * to call from anywhere (replays of old histories, other callers, schema drift).
  */
 import type { z } from 'zod';
-import { getCurrentTimeTool, httpRequestTool, listFilesTool, readFileTool, runShellTool, useSkillTool, writeFileTool } from '../../common/builtin-tools';
+import {
+  getCurrentTimeTool,
+  httpRequestTool,
+  listFilesTool,
+  readFileTool,
+  recallTool,
+  rememberLongtermTool,
+  runShellTool,
+  useSkillTool,
+  writeFileTool,
+} from '../../common/builtin-tools';
+import type { MemoryStore } from '../memory/store';
+import { recall, rememberLongterm } from '../memory/tools';
 import type { SkillCatalog } from '../skills/catalog';
 import { useSkill } from '../skills/use-skill';
 import { toolError } from '../../common/errors';
@@ -27,6 +39,8 @@ export interface ToolExecutorDeps {
   sandboxes?: (sessionId: string) => Sandbox;
   /** The skills a session can use (use_skill); absent means none. */
   skills?: (sessionId: string) => SkillCatalog;
+  /** Long-term memory (remember_longterm, recall); absent means MEMORY_UNAVAILABLE. */
+  memory?: () => Promise<MemoryStore>;
 }
 
 /** One tool invocation as the activity receives it. */
@@ -34,6 +48,8 @@ export interface ToolExecutionRequest {
   sessionId: string;
   name: string;
   args: unknown;
+  /** Long-term memory namespace of the session (default `default`). */
+  namespace?: string;
 }
 
 /** Runs built-in activity tools; always resolves to a ToolResult for tool-level failures. */
@@ -48,6 +64,8 @@ interface Context {
   sandbox(): Sandbox | undefined;
   /** The session's skills. */
   skills(): SkillCatalog;
+  /** The memory store and the session's namespace; a ToolResult when memory is unavailable. */
+  memory(): Promise<{ store: MemoryStore; namespace: string; sessionId: string } | ToolResult>;
 }
 
 interface Handler {
@@ -81,11 +99,19 @@ export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
       }),
       handler(httpRequestTool, (args) => httpRequest(args, { fetch: deps.fetch, maxBytes: deps.httpMaxBytes })),
       handler(useSkillTool, (args, ctx) => useSkill(ctx.skills(), args)),
+      handler(rememberLongtermTool, async (args, ctx) => {
+        const m = await ctx.memory();
+        return 'store' in m ? rememberLongterm(m.store, { namespace: m.namespace, sessionId: m.sessionId }, args) : m;
+      }),
+      handler(recallTool, async (args, ctx) => {
+        const m = await ctx.memory();
+        return 'store' in m ? recall(m.store, { namespace: m.namespace }, args) : m;
+      }),
     ].map((h) => [h.def.name, h] as const),
   );
 
   return {
-    async execute({ sessionId, name, args }) {
+    async execute({ sessionId, name, args, namespace }) {
       const h = handlers.get(name);
       if (!h) {
         return toolError('UNKNOWN_TOOL', `unknown tool ${JSON.stringify(name)}`, {
@@ -110,6 +136,16 @@ export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
         workspace: () => ensureWorkspace(deps.home, sessionId),
         sandbox: () => deps.sandboxes?.(sessionId),
         skills: () => deps.skills?.(sessionId) ?? { skills: [], problems: [] },
+        memory: async () => {
+          try {
+            if (!deps.memory) throw new Error('no memory database is configured on this worker');
+            return { store: await deps.memory(), namespace: namespace ?? 'default', sessionId };
+          } catch (err) {
+            return toolError('MEMORY_UNAVAILABLE', `memory database unavailable: ${(err as Error).message.split('\n')[0]}`, {
+              suggestion: 'continue without long-term memory, or try again later',
+            });
+          }
+        },
       });
     },
   };

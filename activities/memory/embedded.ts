@@ -1,0 +1,54 @@
+/**
+ * The embedded memory database used when DATABASE_URL is unset: PGlite (Postgres compiled to
+ * WASM) with its data under `<HARNESS_HOME>/pgdata`, served over the Postgres wire protocol
+ * so the MemoryStore runs the very same `pg` code as against a real server.
+ */
+import { mkdirSync } from 'node:fs';
+import { PGlite, type Extension } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+
+// A subpath export: moduleResolution node10 cannot type it, Node's require resolves it.
+const { pg_trgm } = require('@electric-sql/pglite/contrib/pg_trgm') as { pg_trgm: Extension };
+
+/** A running embedded server. */
+export interface EmbeddedPostgres {
+  /** Connection string for `pg` (user postgres, database postgres, no password). */
+  url: string;
+  port: number;
+  /** Stops accepting connections and closes the database (flushes it to disk). */
+  close(): Promise<void>;
+}
+
+/** Where the embedded data lives for a harness home. */
+export function embeddedDataDir(home: string): string {
+  return `${home.replace(/\/+$/, '')}/pgdata`;
+}
+
+/**
+ * Starts PGlite on dataDir and listens on 127.0.0.1 (a free port unless one is given).
+ * PGlite is one single-user backend: the socket server queues queries from all
+ * connections and keeps a transaction on its connection until it ends, so a small pool works.
+ */
+export async function startEmbeddedPostgres(opts: { dataDir: string; port?: number; maxConnections?: number }): Promise<EmbeddedPostgres> {
+  mkdirSync(opts.dataDir, { recursive: true });
+  const db = await PGlite.create(opts.dataDir, { extensions: { pg_trgm } });
+  const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: opts.port ?? 0, maxConnections: opts.maxConnections ?? 16 });
+  try {
+    await server.start();
+  } catch (err) {
+    await db.close();
+    throw err;
+  }
+  const port = Number(server.getServerConn().split(':').pop());
+  let closed = false;
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    port,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await server.stop();
+      await db.close();
+    },
+  };
+}
