@@ -106,6 +106,7 @@ export function createActivities(deps: ActivityDeps) {
           memories = recent.map((m) => `${new Date(m.created_at).toISOString().slice(0, 10)}: ${m.text}`);
         } catch (err) {
           memoryProblem = `long-term memory unavailable: ${(err as Error).message.split('\n')[0]}`;
+          Context.current().log.warn(memoryProblem);
         }
       }
       return {

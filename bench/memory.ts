@@ -8,6 +8,9 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { MemoryStore } from '../activities/memory/store';
+import { ARCH_PATHS, architectureCase } from './fixtures/conversations';
+import { compressContext, tokenCounter } from '../activities/compress/compress';
+import { DEFAULT_COMPRESSION } from '../common/context/plan';
 import { fmt, median, percentile } from './stats';
 
 const URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -125,7 +128,26 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+/**
+ * The compression ratio on the seed's architecture case (three ~20,000-character sources read
+ * in one turn), with the real tokenizer and a fixed summary standing in for the model.
+ */
+async function architectureRatio(): Promise<void> {
+  const messages = architectureCase();
+  const summary = `Goal: explain the architecture of src/. Read ${ARCH_PATHS.join(', ')}: classes, imports and exported functions noted.`;
+  const r = await compressContext(
+    { messages, model: 'gpt-4o', config: { ...DEFAULT_COMPRESSION, contextWindow: 30_000, outputReserve: 4_000, threshold: 0.5, keepTail: 2 }, date: '2026-11-29', force: true },
+    { summarize: async () => summary, count: tokenCounter('gpt-4o') },
+  );
+  console.log(
+    `\narchitecture case: ${r.before_chars} -> ${r.after_chars} chars (${fmt(r.before_chars / r.after_chars, 1)}x), ` +
+      `${r.before_tokens} -> ${r.after_tokens} tokens (${fmt(r.before_tokens / r.after_tokens, 1)}x); target >= 6x`,
+  );
+}
+
+main()
+  .then(architectureRatio)
+  .catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });

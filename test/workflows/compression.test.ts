@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_COMPRESSION } from '../../common/context/plan';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
-import { ARCH_GOAL, ARCH_PATHS, pySource, tsSource } from '../activities/compress/fixtures';
+import { ARCH_GOAL, ARCH_PATHS, pySource, tsSource } from '../../bench/fixtures/conversations';
 
 let h: TestHarness;
 beforeAll(async () => {

@@ -7,7 +7,7 @@ import { pairsIntact, type CompressionConfig } from '../../../common/context/pla
 import type { CompressResult } from '../../../common/context/types';
 import type { ChatMessage } from '../../../common/types';
 import { startScriptedModel, type ScriptedModelServer } from '../../../scripted/server';
-import { ARCH_GOAL, ARCH_PATHS, architectureCase, call, randomConversation, readFileResult, rng, tsSource } from './fixtures';
+import { ARCH_GOAL, ARCH_PATHS, architectureCase, call, randomConversation, readFileResult, rng, tsSource } from '../../../bench/fixtures/conversations';
 
 const MODEL = 'gpt-4o';
 const DATE = '2025-06-01';

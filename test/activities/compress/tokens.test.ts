@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { countEach, countText, countTokens, PER_MESSAGE_OVERHEAD, REPLY_PRIMING, tokenizerFor } from '../../../activities/compress/tokens';
 import type { ChatMessage } from '../../../common/types';
-import { tsSource } from './fixtures';
+import { tsSource } from '../../../bench/fixtures/conversations';
 
 describe('token counting', () => {
   it('maps OpenAI model families to their real encodings and others to an estimate', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { COMPACTED_MARK, compactRecord, compactToolResults, structureLines, toolText, truncateText } from '../../../common/context/compact';
 import type { ChatMessage } from '../../../common/types';
-import { call, pySource, readFileResult, tsSource } from '../../activities/compress/fixtures';
+import { call, pySource, readFileResult, tsSource } from '../../../bench/fixtures/conversations';
 
 const opts = { minChars: 2_000, maxRecordChars: 1_600 };
 
