@@ -87,16 +87,20 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
   for (let step = 1; step <= maxSteps; step++) {
     ops.onStep?.(step);
     const system: ChatMessage = { role: 'system', content: buildSystemMessage(input.config.systemPrompt, memory, opts.context) };
+    // What identifies this step's model traffic (a compression and the call share the index).
+    const call = () => ({
+      sessionId: input.sessionId,
+      turnId: input.turnId,
+      step,
+      callIndex: input.modelCallBase + modelCalls,
+      model: modelRef(input),
+      messages: [system, ...history, ...added],
+    });
     const compression = input.config.compression;
     if (compression && ops.compressContext && estimateTokens([system, ...history, ...added]) > limitTokens(compression)) {
       try {
         const c = await ops.compressContext({
-          sessionId: input.sessionId,
-          turnId: input.turnId,
-          step,
-          callIndex: input.modelCallBase + modelCalls,
-          model: modelRef(input),
-          messages: [system, ...history, ...added],
+          ...call(),
           config: compression,
           // Once over the threshold, compress fully (compact every big result, summarise the
           // middle): stopping just under the threshold would trigger again a step later.
@@ -115,15 +119,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
     }
     let reply: ModelReply;
     try {
-      reply = await ops.callModel({
-        sessionId: input.sessionId,
-        turnId: input.turnId,
-        step,
-        callIndex: input.modelCallBase + modelCalls,
-        model: modelRef(input),
-        messages: [system, ...history, ...added],
-        tools: registry.names(),
-      });
+      reply = await ops.callModel({ ...call(), tools: registry.names() });
     } catch (err) {
       // ops.callModel throws only once retries are spent or the error is permanent.
       const why = rootCauseMessage(err);
