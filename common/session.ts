@@ -4,7 +4,6 @@
  * Secrets never appear here: the config names a provider and model, keys stay with the worker.
  */
 import type { ChatMessage, Risk, Usage } from './types';
-import type { ErrorType } from './errors';
 import type { Policy, Rule } from './policy/schema';
 import type { CompressionConfig } from './context/plan';
 
@@ -222,6 +221,3 @@ export function addUsage(a: Usage, b: Usage): Usage {
     total_tokens: a.total_tokens + b.total_tokens,
   };
 }
-
-/** Error types reported as tool results but produced by the turn itself. */
-export type LoopErrorType = Extract<ErrorType, 'INVALID_ARGUMENTS' | 'UNKNOWN_TOOL' | 'USER_TIMEOUT'>;

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Worker, type NativeConnection } from '@temporalio/worker';
-import { createActivities, defaultSandboxes, defaultSkills, type ActivityDeps } from '../activities';
+import { createActivities, type ActivityDeps } from '../activities';
 import { projectRoot } from '../lib/paths';
 
 /** Path of the workflow bundle written by `npm run build`. */
@@ -21,9 +21,7 @@ export interface HarnessWorkerOptions extends ActivityDeps {
 
 /** Creates (but does not run) a worker serving sessions, turns and their activities. */
 export async function createHarnessWorker(opts: HarnessWorkerOptions): Promise<Worker> {
-  const { connection, namespace, taskQueue, bundlePath, ...rest } = opts;
-  const skills = rest.skills ?? defaultSkills(rest.env);
-  const deps = { ...rest, skills, sandboxes: rest.sandboxes ?? defaultSandboxes(rest.home, rest.env, skills) };
+  const { connection, namespace, taskQueue, bundlePath, ...deps } = opts;
   const bundle = bundlePath ?? workflowBundlePath();
   return Worker.create({
     connection,

@@ -74,16 +74,25 @@ export function containerSpec(o: {
 }
 
 /**
- * Removes harness containers whose session is not active; returns their names. With `home`,
- * only containers of that HARNESS_HOME, so two harnesses sharing one engine leave each other alone.
+ * Removes harness containers whose session is not active (given as ids, or asked per session,
+ * e.g. of Temporal); returns their names. With `home`, only containers of that HARNESS_HOME,
+ * so two harnesses sharing one engine leave each other alone.
  */
-export async function removeOrphans(docker: Docker, activeSessionIds: Iterable<string> = [], opts: { home?: string } = {}): Promise<string[]> {
-  const active = new Set(activeSessionIds);
+export async function removeOrphans(
+  docker: Docker,
+  active: Iterable<string> | ((sessionId: string) => Promise<boolean>) = [],
+  opts: { home?: string } = {},
+): Promise<string[]> {
+  const isActive = typeof active === 'function' ? active : ((ids) => async (id: string) => ids.has(id))(new Set(active));
   const label = [`${LABELS.managed}=true`];
   if (opts.home) label.push(`${LABELS.home}=${path.resolve(opts.home)}`);
   try {
     const list = await docker.listContainers({ all: true, filters: { label } });
-    const orphans = list.filter((c) => !active.has(c.Labels[LABELS.session] ?? ''));
+    const orphans = [];
+    for (const c of list) {
+      const sessionId = c.Labels[LABELS.session] ?? '';
+      if (!sessionId || !(await isActive(sessionId))) orphans.push(c);
+    }
     await Promise.all(
       orphans.map((c) =>
         docker

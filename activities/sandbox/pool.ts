@@ -4,8 +4,7 @@
  * (a crash, a killed worker) are removed at worker start.
  */
 import Docker from 'dockerode';
-import path from 'node:path';
-import { DockerSandbox, LABELS, type ReadOnlyMount, type Sandbox } from './docker-sandbox';
+import { DockerSandbox, removeOrphans, type ReadOnlyMount, type Sandbox } from './docker-sandbox';
 
 /** Sandbox settings of a worker. */
 export interface SandboxSettings {
@@ -47,19 +46,8 @@ export class SandboxPool {
     await box.remove();
   }
 
-  /** Removes containers of this home whose session is not running; returns their session ids. */
-  async removeOrphans(isRunning: (sessionId: string) => Promise<boolean>): Promise<string[]> {
-    const list = await this.docker.listContainers({
-      all: true,
-      filters: { label: [`${LABELS.managed}=true`, `${LABELS.home}=${path.resolve(this.settings.home)}`] },
-    });
-    const removed: string[] = [];
-    for (const c of list) {
-      const sessionId = c.Labels[LABELS.session] ?? '';
-      if (sessionId && (await isRunning(sessionId))) continue;
-      await this.docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined);
-      removed.push(sessionId || c.Id);
-    }
-    return removed;
+  /** Removes containers of this home whose session is not running; returns their names. */
+  removeOrphans(isRunning: (sessionId: string) => Promise<boolean>): Promise<string[]> {
+    return removeOrphans(this.docker, isRunning, { home: this.settings.home });
   }
 }

@@ -14,7 +14,8 @@ import { inject } from 'vitest';
 import { sendMessage, waitForTurn } from '../../lib/session-client';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
 import { endpointConfig, newSessionId } from '../support/harness';
-import { cleanEnv, kill, spawnWorker } from '../support/processes';
+import { kill, spawnWorker } from '../support/processes';
+import { cliEnv } from '../support/cli';
 
 let client: Client;
 let model: ScriptedModelServer;
@@ -45,7 +46,7 @@ afterAll(async () => {
 
 it('finishes the turn on a new worker after the first is SIGKILLed mid model call, without redoing completed steps', async () => {
   const home = mkdtempSync(path.join(os.tmpdir(), 'harness-crash-'));
-  const env = cleanEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `crash-${randomUUID()}`, HARNESS_HOME: home });
+  const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `crash-${randomUUID()}`, HARNESS_HOME: home });
   const sessionId = newSessionId('crash');
   const inFlight = new Promise<void>((resolve) => model.onRequest((r) => r.session === sessionId && r.index === 1 && resolve()));
 

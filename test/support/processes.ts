@@ -6,15 +6,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 /** Repository root. */
 export const ROOT = path.resolve(__dirname, '..', '..');
 
-/** An environment without anything from the developer's shell that would change behaviour. */
-export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const k of ['TEMPORAL_ADDRESS', 'HARNESS_MODEL', 'OPENAI_API_KEY', 'OPENAI_BASE_URL', 'HARNESS_CONFIG', 'HARNESS_HOME', 'HARNESS_TASK_QUEUE']) {
-    delete env[k];
-  }
-  return { ...env, ...extra };
-}
-
 /** Starts `harness worker` as its own process and resolves once it reports ready. */
 export async function spawnWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
   const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'harness.js'), 'worker'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
