@@ -135,7 +135,15 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Runs one tool outside the workflow; failures come back as results, never as errors. */
     async executeTool(input: ExecuteToolInput): Promise<ToolResult> {
-      return tools.execute({ sessionId: input.sessionId, name: input.name, args: input.args, ...(input.namespace ? { namespace: input.namespace } : {}) });
+      return tools.execute({
+        sessionId: input.sessionId,
+        name: input.name,
+        args: input.args,
+        turnId: input.turnId,
+        callId: input.callId,
+        ...(input.namespace ? { namespace: input.namespace } : {}),
+        ...(input.allowPrivateHosts?.length ? { allowPrivateHosts: input.allowPrivateHosts } : {}),
+      });
     },
   };
 }

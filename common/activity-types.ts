@@ -58,4 +58,8 @@ export interface ExecuteToolInput {
   policy?: PolicyRecord;
   /** Long-term memory namespace of the session. */
   namespace?: string;
+  /** The tool's own timeout; the activity's start-to-close is derived from it. */
+  timeoutMs?: number;
+  /** Hosts whose private or loopback addresses http_request may reach (session config). */
+  allowPrivateHosts?: string[];
 }

@@ -1,4 +1,4 @@
-/** Error types a tool result can carry (UPPER_SNAKE, see DESIGN.md). */
+/** Error types a tool result can carry (UPPER_SNAKE; the list is in docs/architecture.md). */
 export const ERROR_TYPES = [
   'INVALID_ARGUMENTS',
   'UNKNOWN_TOOL',
@@ -16,6 +16,7 @@ export const ERROR_TYPES = [
   'USER_TIMEOUT',
   'MEMORY_UNAVAILABLE',
   'REPEATED_ACTION',
+  'WORKSPACE_FULL',
 ] as const;
 
 /** One of the structured tool error types. */

@@ -63,6 +63,8 @@ export interface SessionConfig {
   skills?: { folders: string[] };
   /** Context compression settings (absent: no compression). */
   compression?: CompressionConfig;
+  /** Network reach of http_request: hosts (`host` or `host:port`) whose private or loopback addresses it may use. */
+  network?: { allowPrivateHosts: string[] };
 }
 
 /** What one session carries across turns and across continue-as-new. */

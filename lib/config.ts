@@ -56,6 +56,8 @@ export const FileConfigSchema = z
       .optional(),
     /** Extra skill folders (relative to the config file), beside the project's skills/. */
     skills: z.object({ folders: z.array(z.string().min(1)) }).strict().optional(),
+    /** What http_request may reach beyond the public internet: `host` or `host:port` entries whose private or loopback addresses are allowed. */
+    network: z.object({ allowPrivateHosts: z.array(z.string().min(1).max(255)).max(100) }).strict().optional(),
   })
   .strict();
 
@@ -135,7 +137,8 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
   const memory = { namespace: env.HARNESS_MEMORY_NAMESPACE || config.memory?.namespace || 'default', preload: config.memory?.preload ?? 5 };
   const skills = config.skills?.folders.length ? { skills: { folders: config.skills.folders.map((f) => path.resolve(fileDir, f)) } } : {};
   const compression: CompressionConfig = { ...DEFAULT_COMPRESSION, ...(config.compression ?? {}) };
-  return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits, policy, memory, compression, ...skills };
+  const network = config.network?.allowPrivateHosts.length ? { network: { allowPrivateHosts: config.network.allowPrivateHosts } } : {};
+  return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits, policy, memory, compression, ...skills, ...network };
 }
 
 /** `scripted:<file>` loads and validates the script now, so a bad file fails before anything starts. */

@@ -140,6 +140,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
           turnId: input.turnId,
           ...call,
           ...(input.config.memory ? { namespace: input.config.memory.namespace } : {}),
+          ...(input.config.network?.allowPrivateHosts.length ? { allowPrivateHosts: input.config.network.allowPrivateHosts } : {}),
         }),
       onStep: (step) => {
         state.step = step;

@@ -50,6 +50,11 @@ export interface ToolExecutionRequest {
   args: unknown;
   /** Long-term memory namespace of the session (default `default`). */
   namespace?: string;
+  /** The turn and the harness-assigned call id: together they name this call for idempotency. */
+  turnId?: string;
+  callId?: string;
+  /** Hosts (`host` or `host:port`) whose private or loopback addresses http_request may reach. */
+  allowPrivateHosts?: string[];
 }
 
 /** Runs built-in activity tools; always resolves to a ToolResult for tool-level failures. */
@@ -58,6 +63,14 @@ export interface ToolExecutor {
 }
 
 interface Context {
+  /**
+   * `<turnId>/<callId>` when the caller named the call: the key under which side effects are
+   * recorded so a retried activity (a worker killed mid-call) applies them once. Undefined for
+   * direct calls (tests, tools without side effects).
+   */
+  callKey?: string;
+  /** Hosts whose private addresses http_request may reach (from the session config). */
+  allowPrivateHosts: string[];
   /** The session workspace, created on first use so tools that need none leave no folder behind. */
   workspace(): Promise<string>;
   /** The session sandbox, if the worker has any. */
@@ -111,7 +124,7 @@ export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
   );
 
   return {
-    async execute({ sessionId, name, args, namespace }) {
+    async execute({ sessionId, name, args, namespace, turnId, callId, allowPrivateHosts }) {
       const h = handlers.get(name);
       if (!h) {
         return toolError('UNKNOWN_TOOL', `unknown tool ${JSON.stringify(name)}`, {
@@ -133,6 +146,8 @@ export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
         throw err;
       }
       return h.run(parsed.data, {
+        ...(turnId && callId ? { callKey: `${turnId}/${callId}` } : {}),
+        allowPrivateHosts: allowPrivateHosts ?? [],
         workspace: () => ensureWorkspace(deps.home, sessionId),
         sandbox: () => deps.sandboxes?.(sessionId),
         skills: () => deps.skills?.(sessionId) ?? { skills: [], problems: [] },
