@@ -115,7 +115,9 @@ export const rememberLongtermTool = defineTool({
   description:
     'Save a fact to long-term memory (kept across sessions in this namespace). Use for decisions, preferences and results worth knowing next time. Argument: text.',
   parameters: z.object({ text: z.string().min(1).max(4000).describe('The fact, self-contained.') }),
-  risk: 'read_only',
+  // A write: what is stored here is preloaded into every later session of the namespace, so an
+  // instruction injected through a tool result must not reach it without a human's approval.
+  risk: 'write',
   timeoutMs: 15_000,
 });
 
