@@ -44,7 +44,7 @@ export class OpenAIModelClient implements ModelClient {
     const res = await this.client.chat.completions.create(
       {
         model: req.model,
-        messages: req.messages.map(toOpenAIMessage),
+        messages: toOpenAIMessages(req.messages),
         ...(req.tools.length
           ? {
               tools: req.tools.map((t) => ({
@@ -59,13 +59,10 @@ export class OpenAIModelClient implements ModelClient {
     const choice = res.choices?.[0];
     if (!choice) throw new Error('the model returned no choices');
     const msg = choice.message;
+    // The provider's ids as given (possibly empty or repeated): the workflow assigns its own.
     const toolCalls: ToolCall[] = (msg.tool_calls ?? [])
       .filter((c) => c.type === 'function')
-      .map((c, i) => ({
-        id: c.id || `call_${i}`,
-        name: c.function.name,
-        arguments: c.function.arguments ?? '',
-      }));
+      .map((c) => ({ id: c.id ?? '', name: c.function.name, arguments: c.function.arguments ?? '' }));
     return {
       content: msg.content ?? null,
       toolCalls,
@@ -79,21 +76,22 @@ export class OpenAIModelClient implements ModelClient {
   }
 }
 
-function toOpenAIMessage(m: ChatMessage): OpenAI.Chat.ChatCompletionMessageParam {
-  if (m.role === 'assistant') {
-    return {
-      role: 'assistant',
-      content: m.content,
-      ...(m.tool_calls?.length
-        ? {
-            tool_calls: m.tool_calls.map((c) => ({
-              id: c.id,
-              type: 'function' as const,
-              function: { name: c.name, arguments: c.arguments },
-            })),
-          }
-        : {}),
-    };
-  }
-  return m;
+/**
+ * The conversation in the provider's terms: each tool call carries the id the provider gave it
+ * (the harness's own id when it gave none), and each tool result the id of its call.
+ */
+export function toOpenAIMessages(messages: ChatMessage[]): OpenAI.Chat.ChatCompletionMessageParam[] {
+  const providerIds = new Map<string, string>();
+  return messages.map((m): OpenAI.Chat.ChatCompletionMessageParam => {
+    if (m.role === 'assistant') {
+      const calls = (m.tool_calls ?? []).map((c) => {
+        const id = c.providerId || c.id;
+        providerIds.set(c.id, id);
+        return { id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } };
+      });
+      return { role: 'assistant', content: m.content, ...(calls.length ? { tool_calls: calls } : {}) };
+    }
+    if (m.role === 'tool') return { role: 'tool', tool_call_id: providerIds.get(m.tool_call_id) ?? m.tool_call_id, content: m.content };
+    return m;
+  });
 }

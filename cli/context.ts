@@ -13,7 +13,7 @@ export interface CliContext {
   env: NodeJS.ProcessEnv;
   /** A connected client; `autostart` brings up the embedded server and worker when needed. */
   client(opts?: { autostart?: boolean }): Promise<Client>;
-  /** Who is acting, recorded with answers and approvals. */
+  /** Who is acting (user@host): the client identity Temporal records with answers and approvals. */
   who: string;
 }
 
@@ -22,15 +22,16 @@ export function createContext(env: NodeJS.ProcessEnv = process.env): CliContext 
   const settings = temporalSettings(env);
   const home = harnessHome(env);
   let client: Promise<Client> | undefined;
+  const who = `${os.userInfo().username}@${os.hostname()}`;
   return {
     settings,
     home,
     env,
-    who: `${os.userInfo().username}@${os.hostname()}`,
+    who,
     client(opts = {}) {
       client ??= (async () => {
         if (opts.autostart) await ensureEmbedded(settings, home, say);
-        return connectClient(settings);
+        return connectClient(settings, 5_000, `harness-cli ${who}`);
       })();
       return client;
     },

@@ -1,6 +1,7 @@
 /** How the CLI speaks: results on stdout (JSON with --json), progress and notes on stderr. */
 import type { Usage } from '../common/types';
 import type { Pending, PendingApproval, TurnResult, TurnState } from '../common/session';
+import { escapeForTerminal } from './escape';
 
 /** Exit codes of the CLI contract. */
 export const EXIT = { ok: 0, error: 1, usage: 2, waiting: 3 } as const;
@@ -50,15 +51,18 @@ export function turnExitCode(r: TurnResult): number {
   return r.terminated_by === 'failed' ? EXIT.error : EXIT.ok;
 }
 
-/** One line describing a call that waits for approval: tool, what it would do, why it asks. */
+/**
+ * One line describing a call that waits for approval: tool, what it would do, why it asks.
+ * Everything the model chose is escaped: what a person approves is what they read.
+ */
 export function approvalLine(c: PendingApproval): string {
   const args = c.args as Record<string, unknown>;
   const what = typeof args?.command === 'string' ? args.command : JSON.stringify(c.args);
-  return `${c.callId}: ${c.tool} ${what}  [risk ${c.risk}; ${c.rule ? `rule ${c.rule}: ` : ''}${c.reason}]`;
+  return escapeForTerminal(`${c.callId}: ${c.tool} ${what}  [risk ${c.risk}; ${c.rule ? `rule ${c.rule}: ` : ''}${c.reason}]`);
 }
 
 /** Lines describing what a turn waits for. */
 export function pendingLines(p: Pending): string[] {
-  if (p.kind === 'question') return [`question (${p.callId}): ${p.question}`];
+  if (p.kind === 'question') return [`question (${p.callId}): ${escapeForTerminal(p.question)}`];
   return p.calls.map((c) => `approval ${approvalLine(c)}`);
 }

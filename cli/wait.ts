@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline/promises';
 import type { Client } from '@temporalio/client';
 import type { PendingApproval } from '../common/session';
 import { answerQuestion, decideApprovals, waitForTurn } from '../lib/session-client';
+import { escapeForTerminal } from './escape';
 import { approvalLine, EXIT, printJson, printTurn, say, turnExitCode, turnJson, waitingJson } from './output';
 
 /** A person's verdict on one call. */
@@ -20,7 +21,6 @@ export interface Prompter {
 /** Options shared by run, chat, answer, approve and deny. */
 export interface DriveOptions {
   json: boolean;
-  who: string;
   prompter?: Prompter;
 }
 
@@ -41,7 +41,7 @@ export async function driveTurn(client: Client, sessionId: string, turnId: strin
     if (!o.prompter) {
       if (o.json) printJson(waitingJson(sessionId, out.state));
       if (pending.kind === 'question') {
-        if (!o.json) process.stdout.write(`${pending.question}\n`);
+        if (!o.json) process.stdout.write(`${escapeForTerminal(pending.question, { keepNewlines: true })}\n`);
         say(`[${turnId}] waiting for an answer; the session keeps waiting.`);
         say(`answer with: harness answer ${sessionId} "<your answer>"`);
       } else {
@@ -54,16 +54,15 @@ export async function driveTurn(client: Client, sessionId: string, turnId: strin
       return EXIT.waiting;
     }
     if (pending.kind === 'question') {
-      await answerQuestion(client, sessionId, await o.prompter.ask(pending.question), o.who);
+      await answerQuestion(client, sessionId, await o.prompter.ask(pending.question));
       continue;
     }
     for (const call of pending.calls) {
       const verdict = await o.prompter.approve(call);
+      // Exactly the call shown: its digest makes the turn refuse anything else.
       await decideApprovals(client, sessionId, {
-        callIds: [call.callId],
+        calls: [{ callId: call.callId, digest: call.digest ?? '' }],
         approve: verdict !== 'no',
-        by: o.who,
-        at: new Date().toISOString(),
         ...(verdict === 'always' ? { always: true } : {}),
         ...(verdict === 'no' ? { reason: 'denied at the terminal' } : {}),
       });
@@ -76,10 +75,10 @@ export async function followTurn(
   client: Client,
   sessionId: string,
   turnId: string,
-  o: { json?: boolean; wait: boolean; who: string },
+  o: { json?: boolean; wait: boolean },
   status: string,
 ): Promise<number> {
-  if (o.wait) return driveTurn(client, sessionId, turnId, { json: Boolean(o.json), who: o.who });
+  if (o.wait) return driveTurn(client, sessionId, turnId, { json: Boolean(o.json) });
   if (o.json) printJson({ session_id: sessionId, workflow_id: turnId, status });
   else say(`${status}; the turn ${turnId} goes on`);
   return EXIT.ok;
@@ -95,7 +94,7 @@ export function linePrompter(readLine: (prompt: string) => Promise<string | unde
     }
   };
   return {
-    ask: (question) => line(`? ${question}\n> `),
+    ask: (question) => line(`? ${escapeForTerminal(question, { keepNewlines: true })}\n> `),
     async approve(call) {
       for (;;) {
         const a = (await line(`approve ${approvalLine(call)}\n  [y]es / [n]o / [a]lways for this session > `)).toLowerCase();

@@ -1,4 +1,5 @@
 /** Inputs and outputs of the activities, shared by the workflow (as types) and the worker. */
+import type { Rule } from './policy/schema';
 import type { ModelRef, PolicyRecord } from './session';
 import type { ChatMessage, ToolCall, ToolSpec, Usage } from './types';
 
@@ -44,6 +45,8 @@ export interface PrepareTurnResult {
   memories?: string[];
   /** Why memories could not be loaded (database down); the turn goes on without them. */
   memoryProblem?: string;
+  /** Allow rules for the session's own skill scripts (`python3 /skills/<name>/<script>` …). */
+  skillRules?: Rule[];
 }
 
 /** One tool execution outside the workflow. */

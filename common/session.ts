@@ -118,11 +118,17 @@ export interface PolicyRecord {
   reason: string;
 }
 
-/** A human's answer to an approval request (recorded with the call). */
+/**
+ * A human's answer to an approval request (recorded with the call). `at` is the workflow's
+ * clock when the decision was accepted and `updateId` names the update in history, whose
+ * event carries the identity of the client that sent it: neither comes from the request body.
+ */
 export interface ApprovalRecord {
   approved: boolean;
+  /** Only in turns recorded before decisions were bound server-side: what the client claimed. */
   by?: string;
   at?: string;
+  updateId?: string;
   reason?: string;
   always?: boolean;
   timedOut?: boolean;
@@ -180,6 +186,8 @@ export interface PendingApproval {
   callId: string;
   tool: string;
   args: unknown;
+  /** Digest of tool and arguments: a decision must name it, so it applies only to what was shown. */
+  digest?: string;
   risk: Risk;
   rule?: string;
   reason: string;

@@ -4,11 +4,16 @@
  */
 import type { ErrorType } from './errors';
 
-/** A tool call as the model proposed it; `arguments` is the raw JSON text the model produced. */
+/**
+ * A tool call as the model proposed it; `arguments` is the raw JSON text the model produced.
+ * `id` is the harness's own id (unique per turn, step and call: decisions and answers are keyed
+ * by it); `providerId` is the id the provider gave, sent back only to the provider.
+ */
 export interface ToolCall {
   id: string;
   name: string;
   arguments: string;
+  providerId?: string;
 }
 
 /** One chat message in OpenAI chat-completions shape (the lingua franca of compatible endpoints). */

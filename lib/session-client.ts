@@ -10,7 +10,7 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
-import type { SessionConfig, SessionState, TurnResult, TurnState } from '../common/session';
+import type { PendingApproval, SessionConfig, SessionState, TurnResult, TurnState } from '../common/session';
 import {
   answerUpdate,
   decideApprovalsUpdate,
@@ -19,6 +19,7 @@ import {
   stateQuery,
   turnStateQuery,
   type ApprovalDecisionInput,
+  type DecidedCall,
   type SendMessageResult,
 } from '../workflows/definitions';
 import { rootCauseMessage } from '../common/errors';
@@ -129,8 +130,11 @@ export async function sessionState(client: Client, sessionId: string): Promise<S
   }
 }
 
-/** Answers the session's pending question; returns the turn id to wait on. */
-export async function answerQuestion(client: Client, sessionId: string, text: string, by: string): Promise<string> {
+/**
+ * Answers the session's pending question; returns the turn id to wait on. Who answered is
+ * the client's identity, which Temporal records with the update.
+ */
+export async function answerQuestion(client: Client, sessionId: string, text: string): Promise<string> {
   const state = await sessionState(client, sessionId);
   const turnId = state.currentTurnId;
   if (!turnId) throw new UserError(`session ${sessionId} is not waiting for an answer (status: ${state.status})`, `see \`harness status ${sessionId}\``);
@@ -140,15 +144,30 @@ export async function answerQuestion(client: Client, sessionId: string, text: st
     throw new UserError(`session ${sessionId} is not waiting for an answer (status: ${ts.status})`, `see \`harness status ${sessionId}\``);
   }
   try {
-    await turn.executeUpdate(answerUpdate, { args: [{ text, by }] });
+    await turn.executeUpdate(answerUpdate, { args: [{ text }] });
   } catch (err) {
     throw rejected(err, `turn ${turnId}`, `see the pending question with \`harness status ${sessionId}\``);
   }
   return turnId;
 }
 
-/** Decides pending approvals of the session's current turn; returns the turn id to wait on. */
-export async function decideApprovals(client: Client, sessionId: string, decision: ApprovalDecisionInput): Promise<string> {
+/** What a person decides: the calls they were shown (with digests), or ids to look up, or all pending. */
+export interface DecisionRequest {
+  /** Exactly the calls shown to the person; their digests bind the decision to what was shown. */
+  calls?: DecidedCall[];
+  /** Ids to decide among the pending calls (default: all of them), looked up just before deciding. */
+  callIds?: string[];
+  approve: boolean;
+  reason?: string;
+  always?: boolean;
+}
+
+/**
+ * Decides pending approvals of the session's current turn. Each call goes with the digest of
+ * the tool and arguments the caller read, so a call that changed in between is refused.
+ * Returns the turn to wait on and the calls decided (for showing what was decided).
+ */
+export async function decideApprovals(client: Client, sessionId: string, request: DecisionRequest): Promise<{ turnId: string; calls: PendingApproval[] }> {
   const state = await sessionState(client, sessionId);
   const turnId = state.currentTurnId;
   const notWaiting = (status: string) =>
@@ -156,13 +175,30 @@ export async function decideApprovals(client: Client, sessionId: string, decisio
   if (!turnId) throw notWaiting(state.status);
   const turn = client.workflow.getHandle(turnId);
   const ts = (await turn.query(turnStateQuery)) as TurnState;
-  if (ts.status !== 'waiting_for_approval') throw notWaiting(ts.status);
+  if (ts.status !== 'waiting_for_approval' || ts.pending?.kind !== 'approvals') throw notWaiting(ts.status);
+  const pending = ts.pending.calls;
+  const wanted = request.calls?.map((c) => c.callId) ?? request.callIds ?? pending.map((c) => c.callId);
+  const shown = pending.filter((c) => wanted.includes(c.callId));
+  const unknown = wanted.filter((id) => !pending.some((c) => c.callId === id));
+  if (unknown.length) {
+    throw new UserError(
+      `turn ${turnId} refused the request: call ${unknown[0]} is not pending (unknown or already decided); pending: ${pending.map((c) => c.callId).join(', ')}`,
+      `see the pending calls with \`harness status ${sessionId}\``,
+    );
+  }
+  const calls = request.calls ?? shown.map((c) => ({ callId: c.callId, digest: c.digest ?? '' }));
+  const decision: ApprovalDecisionInput = {
+    calls,
+    approve: request.approve,
+    ...(request.reason ? { reason: request.reason } : {}),
+    ...(request.always ? { always: true } : {}),
+  };
   try {
     await turn.executeUpdate(decideApprovalsUpdate, { args: [decision] });
   } catch (err) {
     throw rejected(err, `turn ${turnId}`, `see the pending calls with \`harness status ${sessionId}\``);
   }
-  return turnId;
+  return { turnId, calls: shown };
 }
 
 /** Ends a session (it finishes once idle). */

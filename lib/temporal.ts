@@ -50,11 +50,15 @@ function connectOptions(s: TemporalSettings) {
   return { address: s.address, ...(s.tls ? { tls: s.tls } : {}), ...(s.apiKey ? { apiKey: s.apiKey } : {}) };
 }
 
-/** A client, or a one-line error saying the server is not reachable. */
-export async function connectClient(s: TemporalSettings, timeoutMs = 5_000): Promise<Client> {
+/**
+ * A client, or a one-line error saying the server is not reachable. `identity` (user@host for
+ * the CLI) is what Temporal records with every update and signal this client sends: the trace
+ * reads who answered or approved from there, never from a field of the request.
+ */
+export async function connectClient(s: TemporalSettings, timeoutMs = 5_000, identity?: string): Promise<Client> {
   try {
     const connection = await Connection.connect({ ...connectOptions(s), connectTimeout: timeoutMs });
-    return new Client({ connection, namespace: s.namespace });
+    return new Client({ connection, namespace: s.namespace, ...(identity ? { identity } : {}) });
   } catch (err) {
     throw new UserError(
       `cannot reach Temporal at ${s.address}: ${(err as Error).message.split('\n')[0]}`,

@@ -45,12 +45,12 @@ async function main(): Promise<void> {
     const t1 = await sendMessage(client, { taskQueue, sessionId, config, text: 'Take notes.' });
     // write_file asks under the default policy: approve it as a person would.
     while ((await waitForTurn(client, t1.turnId)).kind === 'waiting') {
-      await decideApprovals(client, sessionId, { approve: true, by: 'recorder', at: '2026-11-29T00:00:00.000Z' });
+      await decideApprovals(client, sessionId, { approve: true });
     }
     const t2 = await sendMessage(client, { taskQueue, sessionId, text: 'Pick a colour.' });
     const waiting = await waitForTurn(client, t2.turnId);
     if (waiting.kind !== 'waiting') throw new Error('turn 2 should wait for an answer');
-    await answerQuestion(client, sessionId, 'blue', 'recorder');
+    await answerQuestion(client, sessionId, 'blue');
     await waitForTurn(client, t2.turnId);
     await endSession(client, sessionId);
     await client.workflow.getHandle(sessionId).result();

@@ -17,13 +17,13 @@ export interface SendMessageResult {
   turnId: string;
 }
 
-/** An answer to a pending ask_user question. */
+/** An answer to a pending ask_user question. Who answered is the identity of the client in the update's history event. */
 export interface AnswerInput {
   text: string;
-  /** Who answered (user@host or a service name), kept in history. */
-  by?: string;
   /** The ask_user call being answered; defaults to the pending one. */
   callId?: string;
+  /** Sent by clients from before identities were taken from history; ignored. */
+  by?: string;
 }
 
 /** Status a turn reports to its session while it waits on a human. */
@@ -51,17 +51,29 @@ export const turnStatusSignal = defineSignal<[TurnStatusSignal]>('turnStatus');
  * when no question is pending (or the call id is wrong), so a stale answer changes nothing.
  */
 export const answerUpdate = defineUpdate<{ accepted: true; callId: string }, [AnswerInput]>('answer');
-/** A human decision on pending approvals. */
+/** One call a human decides, with the digest of the tool and arguments they were shown. */
+export interface DecidedCall {
+  callId: string;
+  digest: string;
+}
+
+/**
+ * A human decision on pending approvals. It names each call and the digest of what the human
+ * saw: a call whose tool or arguments differ, or that is not pending, is refused. When the
+ * decision was taken comes from the workflow clock and who took it from the client identity
+ * Temporal records with the update: neither is taken from this body.
+ */
 export interface ApprovalDecisionInput {
-  /** Calls to decide; default: every pending call of the step. */
-  callIds?: string[];
+  calls?: DecidedCall[];
   approve: boolean;
-  by?: string;
-  /** When the human decided (their clock; history also timestamps the update). */
-  at?: string;
   reason?: string;
-  /** Approve this tool (and command prefix) for the rest of the session. */
+  /** Approve this tool (and command prefix, or host) for the rest of the session. */
   always?: boolean;
+  /** Ids without digests, as clients from before approval binding sent them: refused by newer turns. */
+  callIds?: string[];
+  /** Sent by clients from before approval binding; ignored by newer turns. */
+  by?: string;
+  at?: string;
 }
 
 /**

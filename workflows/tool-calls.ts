@@ -3,6 +3,7 @@
  * validate with zod, then ask the policy. Calls the policy sends to a human are gathered so
  * all of a step's approvals can be given together. Pure and deterministic.
  */
+import { callDigest } from '../common/digest';
 import { toolError } from '../common/errors';
 import { alwaysRuleFor, decide, type Policy, type Rule } from '../common/policy';
 import type { ApprovalRecord, PendingApproval, PolicyRecord } from '../common/session';
@@ -17,6 +18,23 @@ export interface JudgedCall {
   policy?: PolicyRecord;
   approval?: ApprovalRecord;
   result?: ToolResult;
+}
+
+/**
+ * The harness's own call ids: `t<turn>-s<step>-c<index>`, unique within a session, so a
+ * decision or answer for one call can never be taken for another (providers may send no id, or
+ * the same id every step). The provider's id is kept for the provider when it is usable: present
+ * and not repeated within the reply.
+ */
+export function assignCallIds(calls: readonly ToolCall[], turn: number, step: number): ToolCall[] {
+  const seen = new Map<string, number>();
+  for (const c of calls) if (c.id) seen.set(c.id, (seen.get(c.id) ?? 0) + 1);
+  return calls.map((c, i) => ({
+    id: `t${turn}-s${step}-c${i}`,
+    name: c.name,
+    arguments: c.arguments,
+    ...(c.id && seen.get(c.id) === 1 ? { providerId: c.id } : {}),
+  }));
 }
 
 /** Parses, validates and (when a policy is given) decides one call. */
@@ -77,6 +95,7 @@ export function approvalRequest(j: JudgedCall): PendingApproval {
     callId: j.call.id,
     tool: j.call.name,
     args: j.args,
+    digest: callDigest(j.call.name, j.args),
     risk: j.def!.risk,
     reason: j.policy?.reason ?? '',
     ...(j.policy?.rule ? { rule: j.policy.rule } : {}),
@@ -93,8 +112,7 @@ export function applyApproval(j: JudgedCall, outcome: ApprovalRecord): Rule | un
     return undefined;
   }
   if (!outcome.approved) {
-    const who = outcome.by ? ` by ${outcome.by}` : '';
-    j.result = toolError('APPROVAL_DENIED', `Denied${who}${outcome.reason ? `: ${outcome.reason}` : ''}.`, {
+    j.result = toolError('APPROVAL_DENIED', `Denied${outcome.reason ? `: ${outcome.reason}` : ''}.`, {
       suggestion: 'Do not retry the same call; take another approach or ask the user.',
     });
     return undefined;

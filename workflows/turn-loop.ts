@@ -8,6 +8,7 @@ import { rootCauseMessage, toolError, toolOk } from '../common/errors';
 import type { Policy, Rule } from '../common/policy';
 import type { CompressContextInput, CompressResult } from '../common/context/types';
 import { limitTokens } from '../common/context/plan';
+import { estimateTextTokens } from '../common/context/estimate';
 import {
   addUsage,
   type ApprovalRecord,
@@ -23,7 +24,7 @@ import type { ToolRegistry } from '../common/tools';
 import type { ChatMessage, ToolResult } from '../common/types';
 import { buildSystemMessage, type TurnContext } from './system-message';
 import { RepeatGuard } from './repeat-guard';
-import { applyApproval, approvalRequest, judgeCall, type JudgedCall } from './tool-calls';
+import { applyApproval, approvalRequest, assignCallIds, judgeCall, type JudgedCall } from './tool-calls';
 
 /** What the loop needs from the outside world. */
 export interface TurnOps {
@@ -37,6 +38,8 @@ export interface TurnOps {
   compressContext?(input: CompressContextInput): Promise<CompressResult>;
   /** Called before each model call so the host can expose progress. */
   onStep?(step: number): void;
+  /** Whether an error means the turn was cancelled (then it ends as `cancelled`, keeping its work). */
+  isCancellation?(err: unknown): boolean;
 }
 
 /** Options of a turn run. */
@@ -46,6 +49,15 @@ export interface TurnOptions {
   policy?: Policy;
   /** Skills index and long-term memories for the system message. */
   context?: TurnContext;
+  /** Allow rules that hold for this turn only (derived from the session's skills). */
+  turnRules?: readonly Rule[];
+  /**
+   * Give each call the harness's own id (unique per turn, step and call) instead of the
+   * provider's, which may be missing or repeat across steps. Off only for turns recorded before.
+   */
+  harnessCallIds?: boolean;
+  /** Estimate tokens by script (CJK at one token a character) rather than 4 characters a token. */
+  scriptAwareEstimate?: boolean;
 }
 
 /** Runs one turn to termination and returns its result. Tool failures never throw. */
@@ -84,7 +96,17 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
     ...(error ? { error } : {}),
   });
 
-  for (let step = 1; step <= maxSteps; step++) {
+  let step = 0;
+  try {
+    return await loop();
+  } catch (err) {
+    if (!ops.isCancellation?.(err)) throw err;
+    closeOpenCalls(added, 'The turn was cancelled before this call finished.');
+    return done('cancelled', lastContent || 'The turn was cancelled.', step);
+  }
+
+  async function loop(): Promise<TurnResult> {
+  for (step = 1; step <= maxSteps; step++) {
     ops.onStep?.(step);
     const system: ChatMessage = { role: 'system', content: buildSystemMessage(input.config.systemPrompt, memory, opts.context) };
     // What identifies this step's model traffic (a compression and the call share the index).
@@ -97,7 +119,8 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
       messages: [system, ...history, ...added],
     });
     const compression = input.config.compression;
-    if (compression && ops.compressContext && estimateTokens([system, ...history, ...added]) > limitTokens(compression)) {
+    const estimate = estimateTokens([system, ...history, ...added], opts.scriptAwareEstimate ? estimateTextTokens : quarterChars);
+    if (compression && ops.compressContext && estimate > limitTokens(compression)) {
       try {
         const c = await ops.compressContext({
           ...call(),
@@ -113,14 +136,17 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
           const { before_tokens, after_tokens, summarized_messages, compacted_tool_results } = c;
           compressions.push({ step, before_tokens, after_tokens, summarized_messages, compacted_tool_results });
         }
-      } catch {
-        // A failed compression is not a failed turn: go on with the full context.
+      } catch (err) {
+        // A failed compression is not a failed turn: go on with the full context. A
+        // cancellation is not a failure: it ends the turn.
+        if (ops.isCancellation?.(err)) throw err;
       }
     }
     let reply: ModelReply;
     try {
       reply = await ops.callModel({ ...call(), tools: registry.names() });
     } catch (err) {
+      if (ops.isCancellation?.(err)) throw err;
       // ops.callModel throws only once retries are spent or the error is permanent.
       const why = rootCauseMessage(err);
       return done('failed', `The model call failed: ${why}`, step, why);
@@ -128,18 +154,20 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
     modelCalls++;
     usage = addUsage(usage, reply.usage);
     lastContent = reply.content ?? lastContent;
-    added.push({ role: 'assistant', content: reply.content, ...(reply.toolCalls.length ? { tool_calls: reply.toolCalls } : {}) });
-    if (reply.toolCalls.length === 0) return done('final_answer', reply.content ?? '', step);
+    const calls = opts.harnessCallIds ? assignCallIds(reply.toolCalls, input.turn, step) : reply.toolCalls;
+    added.push({ role: 'assistant', content: reply.content, ...(calls.length ? { tool_calls: calls } : {}) });
+    if (calls.length === 0) return done('final_answer', reply.content ?? '', step);
 
-    const verdict = repeat.observe(reply.toolCalls);
+    const verdict = repeat.observe(calls);
     if (verdict === 'stop') {
-      for (const call of reply.toolCalls) {
+      for (const call of calls) {
         added.push(toolMessage(call.id, toolError('REPEATED_ACTION', 'Stopped: the same call was repeated after a warning.', { recoverable: false })));
       }
       return done('repeated_action', lastContent || 'Stopped: the same action was repeated.', step);
     }
 
-    const judged = reply.toolCalls.map((call) => judgeCall(call, registry, opts.policy, sessionRules));
+    const rules = opts.turnRules?.length ? [...sessionRules, ...opts.turnRules] : sessionRules;
+    const judged = calls.map((call) => judgeCall(call, registry, opts.policy, rules));
     const asked = judged.filter((j) => !j.result && j.policy?.decision === 'ask');
     if (asked.length) {
       const outcomes = await ops.awaitApprovals(asked.map(approvalRequest));
@@ -161,13 +189,14 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
       added.push(toolMessage(j.call.id, result));
     }
     if (finishAnswer !== undefined) return done('finish', finishAnswer, step);
-    if (verdict === 'warn') added.push({ role: 'user', content: repeat.warning(reply.toolCalls) });
+    if (verdict === 'warn') added.push({ role: 'user', content: repeat.warning(calls) });
     failedSteps = anyFailed && !anyOk ? failedSteps + 1 : 0;
     if (failedSteps >= limits.errorLimit) {
       return done('error_limit', lastContent || `Stopped after ${failedSteps} consecutive failed steps.`, step);
     }
   }
   return done('max_steps', lastContent || `Stopped after ${maxSteps} steps without a final answer.`, maxSteps);
+  }
 
   /** Runs an admitted call: workflow-local tools here, the rest through ops.executeTool. */
   async function run(j: JudgedCall, step: number): Promise<ToolResult> {
@@ -213,16 +242,36 @@ function record(j: JudgedCall, step: number, result: ToolResult): ToolCallRecord
 }
 
 /**
- * A cheap deterministic estimate (4 characters a token) to decide, inside the workflow,
- * whether the compressContext activity (which counts with the real tokenizer) is worth calling.
+ * A cheap deterministic estimate to decide, inside the workflow, whether the compressContext
+ * activity (which counts with the real tokenizer) is worth calling.
  */
-function estimateTokens(messages: ChatMessage[]): number {
-  let chars = 0;
+function estimateTokens(messages: ChatMessage[], count: (text: string) => number): number {
+  let tokens = 0;
   for (const m of messages) {
-    chars += (m.content ?? '').length + 12;
-    if (m.role === 'assistant') for (const c of m.tool_calls ?? []) chars += c.name.length + c.arguments.length + 12;
+    tokens += count(m.content ?? '') + 3;
+    if (m.role === 'assistant') for (const c of m.tool_calls ?? []) tokens += count(c.name) + count(c.arguments) + 3;
   }
-  return Math.ceil(chars / 4);
+  return tokens;
+}
+
+/** The estimate turns recorded before script-aware counting used: 4 characters a token. */
+function quarterChars(text: string): number {
+  return text.length / 4;
+}
+
+/**
+ * Gives every call of the last assistant message that has no result yet an error result, so
+ * the conversation stays well-formed (providers reject tool calls without results).
+ */
+function closeOpenCalls(added: ChatMessage[], message: string): void {
+  let lastAssistant = added.length - 1;
+  while (lastAssistant >= 0 && added[lastAssistant]!.role !== 'assistant') lastAssistant--;
+  const last = added[lastAssistant];
+  if (!last || last.role !== 'assistant') return;
+  const answered = new Set(added.slice(lastAssistant + 1).flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : [])));
+  for (const c of last.tool_calls ?? []) {
+    if (!answered.has(c.id)) added.push(toolMessage(c.id, toolError('EXECUTION_ERROR', message, { recoverable: false })));
+  }
 }
 
 function toolMessage(callId: string, result: ToolResult): ChatMessage {

@@ -1,32 +1,63 @@
 /** turnWorkflow: one user turn, the ReAct loop driven by activities, waiting on humans durably. */
 import {
+  allHandlersFinished,
+  CancellationScope,
   condition,
+  currentUpdateInfo,
   getExternalWorkflowHandle,
+  isCancellation,
   patched,
+  type RetryPolicy,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
+import type { ExecuteToolInput } from '../common/activity-types';
+import { rootCauseMessage, toolError } from '../common/errors';
 import { parsePolicy } from '../common/policy/schema';
 import type { ApprovalRecord, TurnInput, TurnResult, TurnState } from '../common/session';
+import type { ToolResult } from '../common/types';
 import {
   answerUpdate,
   decideApprovalsUpdate,
   turnStateQuery,
   turnStatusSignal,
+  type ApprovalDecisionInput,
   type TurnStatusSignal,
 } from './definitions';
 import { runTurn } from './turn-loop';
 
 type Activities = ReturnType<typeof createActivities>;
 
+const TOOL_RETRY: RetryPolicy = { maximumAttempts: 3, initialInterval: '200ms', nonRetryableErrorTypes: ['INVALID_SESSION', 'INVALID_SCRIPT'] };
+
 const { prepareTurn, executeTool } = proxyActivities<Activities>({
-  // Tools carry their own timeouts (run_shell up to 10 minutes); this bounds a stuck worker.
+  // Turns recorded before per-tool timeouts ran every tool with this bound.
   startToCloseTimeout: '11 minutes',
-  retry: { maximumAttempts: 3, initialInterval: '200ms', nonRetryableErrorTypes: ['INVALID_SESSION', 'INVALID_SCRIPT'] },
+  retry: TOOL_RETRY,
 });
+
+// Room beyond a tool's own timeout for the activity around it (sandbox start, reading output).
+const TOOL_TIMEOUT_MARGIN_MS = 30_000;
+// Tool activities heartbeat every few seconds: a worker killed mid-call is noticed this fast.
+const TOOL_HEARTBEAT = '10 seconds';
+
+/** The executeTool activity with a start-to-close bound derived from the tool's own timeout. */
+const toolActivities = new Map<number, Activities['executeTool']>();
+function toolActivity(timeoutMs: number): Activities['executeTool'] {
+  let fn = toolActivities.get(timeoutMs);
+  if (!fn) {
+    fn = proxyActivities<Activities>({
+      startToCloseTimeout: timeoutMs + TOOL_TIMEOUT_MARGIN_MS,
+      heartbeatTimeout: TOOL_HEARTBEAT,
+      retry: TOOL_RETRY,
+    }).executeTool;
+    toolActivities.set(timeoutMs, fn);
+  }
+  return fn;
+}
 
 // Fast host-local tools: one attempt is a few milliseconds, so a short timeout and local retries.
 const { executeTool: executeToolLocally } = proxyLocalActivities<Activities>({
@@ -52,6 +83,12 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   });
   // Turns recorded before compression existed never compressed.
   const compression = patched('context-compression');
+  // Turns recorded before these used the provider's call ids, a fixed tool timeout, let a tool
+  // activity that failed after its retries fail the turn, and estimated 4 characters a token.
+  const harnessCallIds = patched('harness-call-ids');
+  const perToolTimeouts = patched('per-tool-timeouts');
+  const toolFailuresAsResults = patched('tool-failures-as-results');
+  const scriptAwareEstimate = patched('script-aware-token-estimate');
 
   const state: TurnState = { turnId: input.turnId, status: 'running', step: 0 };
   const answers = new Map<string, string>();
@@ -60,6 +97,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   setHandler(
     answerUpdate,
     (a) => {
+      // Who answered is the client identity in this update's history event, not a field of it.
       const callId = state.pending!.kind === 'question' ? state.pending!.callId : '';
       answers.set(callId, a.text);
       state.pending = undefined;
@@ -79,12 +117,16 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
     decideApprovalsUpdate,
     async (d) => {
       const pending = state.pending!.kind === 'approvals' ? state.pending!.calls : [];
-      const ids = d.callIds?.length ? d.callIds : pending.map((c) => c.callId);
+      // Updates recorded before approval binding named ids only, or nothing for "all pending".
+      const ids = d.calls?.length ? d.calls.map((c) => c.callId) : d.callIds?.length ? d.callIds : pending.map((c) => c.callId);
+      // The time is the workflow's (set by the server for this task), not the client's clock.
+      const at = new Date().toISOString();
+      const updateId = currentUpdateInfo()?.id;
       for (const id of ids) {
         decisions.set(id, {
           approved: d.approve,
-          ...(d.by ? { by: d.by } : {}),
-          ...(d.at ? { at: d.at } : {}),
+          at,
+          ...(updateId ? { updateId } : {}),
           ...(d.reason ? { reason: d.reason } : {}),
           ...(d.always ? { always: true } : {}),
         });
@@ -97,16 +139,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       return { decided: ids };
     },
     {
-      validator: (d) => {
-        const p = state.pending;
-        if (!p || p.kind !== 'approvals') throw new Error('no approval is pending in this turn');
-        if (typeof d?.approve !== 'boolean') throw new Error('approve must be true or false');
-        const open = new Set(p.calls.map((c) => c.callId));
-        for (const id of d.callIds ?? []) {
-          if (!open.has(id)) throw new Error(`call ${id} is not pending (unknown or already decided); pending: ${[...open].join(', ')}`);
-        }
-        if (d.always && !d.approve) throw new Error('--always only goes with an approval');
-      },
+      validator: (d) => validateDecision(state.pending, d),
     },
   );
 
@@ -129,19 +162,34 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
     return ok;
   };
 
+  /** One tool execution; a failure after the activity's retries is a result the model sees. */
+  const runTool = async ({ local, ...call }: Parameters<Parameters<typeof runTurn>[1]['executeTool']>[0]): Promise<ToolResult> => {
+    const activity = local && localTools ? executeToolLocally : perToolTimeouts ? toolActivity(call.timeoutMs) : executeTool;
+    const req: ExecuteToolInput = {
+      sessionId: input.sessionId,
+      turnId: input.turnId,
+      ...call,
+      ...(input.config.memory ? { namespace: input.config.memory.namespace } : {}),
+      ...(input.config.network?.allowPrivateHosts.length ? { allowPrivateHosts: input.config.network.allowPrivateHosts } : {}),
+    };
+    try {
+      return await activity(req);
+    } catch (err) {
+      if (!toolFailuresAsResults || isCancellation(err)) throw err;
+      const type = call.name === 'run_shell' ? 'SANDBOX_UNAVAILABLE' : 'EXECUTION_ERROR';
+      return toolError(type, `${call.name} could not be run: ${rootCauseMessage(err)}`, {
+        suggestion: 'the tool infrastructure failed, not your call: try again later, or continue another way',
+      });
+    }
+  };
+
   const result = await runTurn(
     input,
     {
       callModel,
       ...(compression ? { compressContext } : {}),
-      executeTool: ({ local, ...call }) =>
-        (local && localTools ? executeToolLocally : executeTool)({
-          sessionId: input.sessionId,
-          turnId: input.turnId,
-          ...call,
-          ...(input.config.memory ? { namespace: input.config.memory.namespace } : {}),
-          ...(input.config.network?.allowPrivateHosts.length ? { allowPrivateHosts: input.config.network.allowPrivateHosts } : {}),
-        }),
+      executeTool: runTool,
+      isCancellation,
       onStep: (step) => {
         state.step = step;
       },
@@ -162,10 +210,38 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
         ...(prepared?.skillsIndex ? { skillsIndex: prepared.skillsIndex } : {}),
         ...(prepared?.memories?.length ? { memories: prepared.memories } : {}),
       },
+      ...(prepared?.skillRules?.length ? { turnRules: prepared.skillRules } : {}),
+      harnessCallIds,
+      scriptAwareEstimate,
     },
   );
   state.status = 'done';
+  state.pending = undefined;
+  // An update still in its handler (an approval arriving as the turn ends) gets its answer
+  // before the turn closes; not cancellable, so a cancelled turn also ends cleanly.
+  await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
   return result;
+}
+
+/** Refuses a decision that does not match what is pending, before anything is written to history. */
+function validateDecision(p: TurnState['pending'], d: ApprovalDecisionInput): void {
+  if (!p || p.kind !== 'approvals') throw new Error('no approval is pending in this turn');
+  if (typeof d?.approve !== 'boolean') throw new Error('approve must be true or false');
+  const pendingList = p.calls.map((c) => c.callId).join(', ');
+  if (!Array.isArray(d.calls) || d.calls.length === 0) {
+    throw new Error(`name each call you decide with the digest you were shown (pending: ${pendingList}); update the client`);
+  }
+  const seen = new Set<string>();
+  for (const c of d.calls) {
+    if (seen.has(c?.callId)) throw new Error(`call ${c.callId} is named twice`);
+    seen.add(c?.callId);
+    const open = p.calls.find((x) => x.callId === c?.callId);
+    if (!open) throw new Error(`call ${c?.callId} is not pending (unknown or already decided); pending: ${pendingList}`);
+    if (open.digest && c.digest !== open.digest) {
+      throw new Error(`call ${c.callId} is not the call you were shown (its tool or arguments differ); look again with \`harness status\``);
+    }
+  }
+  if (d.always && !d.approve) throw new Error('--always only goes with an approval');
 }
 
 /** Tells the parent session about a wait; a turn started on its own has no parent to tell. */

@@ -8,7 +8,8 @@
  * - estimate via cl100k_base: deepseek*, qwen*, glm*, moonshot/kimi*, llama*, mistral*, yi* —
  *   their own tokenizers differ (typically within ±15% on English and code); cl100k is a
  *   reasonable stand-in that keeps the threshold decision realistic.
- * - anything else (including "scripted"): the fallback estimate, ceil(chars / 4) per message.
+ * - anything else (including "scripted"): the fallback estimate by script (common/context/estimate.ts):
+ *   4 ASCII characters a token, one token per CJK character, 2 characters of other scripts.
  *
  * Per-message overhead follows OpenAI's chat format accounting: 3 tokens per message
  * (role and separators), plus 3 to prime the reply; tool calls add their name and arguments
@@ -17,6 +18,7 @@
 import * as cl100k from 'gpt-tokenizer/encoding/cl100k_base';
 import * as o200k from 'gpt-tokenizer/encoding/o200k_base';
 import type { ChatMessage } from '../../common/types';
+import { estimateTextTokens } from '../../common/context/estimate';
 
 /** Which tokenizer a model maps to. */
 export type TokenizerKind = 'o200k_base' | 'cl100k_base' | 'estimate';
@@ -42,7 +44,7 @@ export function tokenizerFor(model: string): TokenizerKind {
 
 const NO_SPECIAL = { disallowedSpecial: new Set<string>() };
 
-/** Tokens of a text with the given tokenizer; the estimate is ceil(chars / 4). */
+/** Tokens of a text with the given tokenizer, or the estimate by script. */
 export function countText(text: string, kind: TokenizerKind): number {
   if (text === '') return 0;
   switch (kind) {
@@ -51,7 +53,7 @@ export function countText(text: string, kind: TokenizerKind): number {
     case 'cl100k_base':
       return cl100k.countTokens(text, NO_SPECIAL);
     default:
-      return Math.ceil(text.length / 4);
+      return estimateTextTokens(text);
   }
 }
 

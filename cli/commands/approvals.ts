@@ -5,6 +5,7 @@ import { UsageError } from '../../lib/errors';
 import type { CliContext } from '../context';
 import { followTurn } from '../wait';
 import { parseSessionId } from '../args';
+import { approvalLine, say } from '../output';
 
 interface DecideFlags {
   json?: boolean;
@@ -16,16 +17,16 @@ interface DecideFlags {
 export function registerApprovals(program: Command, ctx: CliContext): void {
   const decide = async (sessionId: string, callId: string | undefined, approve: boolean, o: DecideFlags) => {
     const client = await ctx.client();
-    const turnId = await decideApprovals(client, sessionId, {
+    const { turnId, calls } = await decideApprovals(client, sessionId, {
       ...(callId ? { callIds: [callId] } : {}),
       approve,
-      by: ctx.who,
-      at: new Date().toISOString(),
       ...(o.reason ? { reason: o.reason } : {}),
       ...(o.always ? { always: true } : {}),
     });
     const status = approve ? 'approved' : 'denied';
-    process.exitCode = await followTurn(client, sessionId, turnId, { ...o, who: ctx.who }, status);
+    // Say exactly what was decided: the person sees what their decision applied to.
+    if (!o.json) for (const c of calls) say(`${status} ${approvalLine(c)}`);
+    process.exitCode = await followTurn(client, sessionId, turnId, o, status);
   };
 
   program

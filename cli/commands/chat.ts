@@ -40,7 +40,7 @@ export function registerChat(program: Command, ctx: CliContext): void {
           if (!line) continue;
           const { turnId } = await sendMessage(client, { taskQueue: ctx.settings.taskQueue, sessionId, ...(config ? { config } : {}), text: line });
           config = undefined; // started now: later messages go to the existing session
-          process.exitCode = await driveTurn(client, sessionId, turnId, { json: false, who: ctx.who, prompter });
+          process.exitCode = await driveTurn(client, sessionId, turnId, { json: false, prompter });
         }
       } finally {
         rl.close();

@@ -53,8 +53,8 @@ export function registerInspect(program: Command, ctx: CliContext): void {
     .option('--no-wait', 'return as soon as the answer is delivered')
     .action(async (sessionId: string, text: string, o: { json?: boolean; wait: boolean }) => {
       const client = await ctx.client();
-      const turnId = await answerQuestion(client, sessionId, text, ctx.who);
-      process.exitCode = await followTurn(client, sessionId, turnId, { ...o, who: ctx.who }, 'answered');
+      const turnId = await answerQuestion(client, sessionId, text);
+      process.exitCode = await followTurn(client, sessionId, turnId, o, 'answered');
     });
 
   program

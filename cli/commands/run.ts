@@ -39,6 +39,6 @@ export function registerRun(program: Command, ctx: CliContext): void {
       if (!o.json) say(`session ${sessionId} · ${turnId}`);
       const json = Boolean(o.json);
       const prompter = terminalPrompter(json);
-      process.exitCode = await driveTurn(client, sessionId, turnId, { json, who: ctx.who, ...(prompter ? { prompter } : {}) });
+      process.exitCode = await driveTurn(client, sessionId, turnId, { json, ...(prompter ? { prompter } : {}) });
     });
 }

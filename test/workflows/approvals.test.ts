@@ -7,16 +7,16 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import Docker from 'dockerode';
-import type { WorkflowHandle } from '@temporalio/client';
+import { Client, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeOrphans } from '../../activities/sandbox/docker-sandbox';
 import { parsePolicy } from '../../common/policy/schema';
-import type { SessionConfig, SessionState, ToolCallRecord, TurnResult, TurnState } from '../../common/session';
+import type { PendingApproval, SessionConfig, SessionState, ToolCallRecord, TurnResult, TurnState } from '../../common/session';
 import type { ChatMessage, ToolResult } from '../../common/types';
 import { UserError } from '../../lib/errors';
 import { decideApprovals, sendMessage, sessionState, waitForTurn } from '../../lib/session-client';
-import { turnStateQuery } from '../../workflows/definitions';
+import { decideApprovalsUpdate, turnStateQuery } from '../../workflows/definitions';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 /** The default rules in `ask` mode: what a user gets without any policy configuration. */
@@ -82,20 +82,21 @@ describe('approvals in ask mode', () => {
       { expect: { last_message_contains: '"ok":true' }, content: 'Wrote notes.txt. HARNESS_OK' },
     ]);
     const waiting = await turnWaiting(sessionId, cfg, 'write a note');
-    expect(waiting.pending).toMatchObject({ kind: 'approvals', calls: [{ callId: 'call_w1', tool: 'write_file', args, risk: 'write' }] });
+    expect(waiting.pending).toMatchObject({ kind: 'approvals', calls: [{ callId: 't1-s1-c0', tool: 'write_file', args, risk: 'write' }] });
 
     const state = await waitingForApproval(sessionId);
     expect(state.currentTurnId).toBe(`${sessionId}/turn-1`);
     expect(state.pending?.kind).toBe('approvals');
     if (state.pending?.kind !== 'approvals') return;
     const [pending] = state.pending.calls;
-    expect(pending).toMatchObject({ callId: 'call_w1', tool: 'write_file', args, risk: 'write', rule: 'mode ask' });
+    expect(pending).toMatchObject({ callId: 't1-s1-c0', tool: 'write_file', args, risk: 'write', rule: 'mode ask', digest: expect.stringMatching(/^[0-9a-f]{32}$/) });
     expect(pending!.reason).toMatch(/write_file.*ask/);
     expect(existsSync(workspaceFile(sessionId, 'notes.txt')), 'nothing runs before the approval').toBe(false);
 
-    const at = new Date().toISOString();
-    const turnId = await decideApprovals(h.client, sessionId, { approve: true, by: 'alice', at });
+    const before = Date.now();
+    const { turnId, calls } = await decideApprovals(h.client, sessionId, { approve: true });
     expect(turnId).toBe(`${sessionId}/turn-1`);
+    expect(calls).toEqual([pending]);
     const r = await turnResult(turnId);
     expect(r.terminated_by).toBe('final_answer');
     expect(r.answer).toBe('Wrote notes.txt. HARNESS_OK');
@@ -103,14 +104,18 @@ describe('approvals in ask mode', () => {
     expect(r.toolCalls).toEqual([
       expect.objectContaining({
         step: 1,
-        callId: 'call_w1',
+        callId: 't1-s1-c0',
         name: 'write_file',
         args,
         ok: true,
         policy: { decision: 'ask', rule: 'mode ask', reason: pending!.reason },
-        approval: { approved: true, by: 'alice', at },
+        // When comes from the workflow clock; who is the client identity in the update's event.
+        approval: { approved: true, at: expect.any(String), updateId: expect.any(String) },
       }),
     ]);
+    const at = Date.parse(r.toolCalls[0]!.approval!.at!);
+    expect(at).toBeGreaterThanOrEqual(before - 5_000);
+    expect(at).toBeLessThanOrEqual(Date.now() + 5_000);
 
     await idle(sessionId);
     expect((await sessionState(h.client, sessionId)).pending).toBeUndefined();
@@ -128,20 +133,14 @@ describe('approvals in ask mode', () => {
     await turnWaiting(sessionId, cfg, 'store the token');
     await waitingForApproval(sessionId);
 
-    const turnId = await decideApprovals(h.client, sessionId, {
-      approve: false,
-      by: 'bob',
-      at: new Date().toISOString(),
-      reason: 'secrets stay out of the workspace',
-    });
+    const { turnId } = await decideApprovals(h.client, sessionId, { approve: false, reason: 'secrets stay out of the workspace' });
     const r = await turnResult(turnId);
     expect(r.terminated_by).toBe('final_answer');
     expect(r.answer).toBe('Understood, I will not write it. HARNESS_OK');
     expect(existsSync(workspaceFile(sessionId, 'secret.txt'))).toBe(false);
 
-    const result = toolResults(r.messages).get('call_s1');
+    const result = toolResults(r.messages).get('t1-s1-c0');
     expect(result).toMatchObject({ ok: false, error_type: 'APPROVAL_DENIED' });
-    expect(result!.message).toContain('bob');
     expect(result!.message).toContain('secrets stay out of the workspace');
     expect(r.toolCalls).toEqual([
       expect.objectContaining({
@@ -149,7 +148,7 @@ describe('approvals in ask mode', () => {
         ok: false,
         error_type: 'APPROVAL_DENIED',
         policy: expect.objectContaining({ decision: 'ask' }),
-        approval: expect.objectContaining({ approved: false, by: 'bob', reason: 'secrets stay out of the workspace' }),
+        approval: expect.objectContaining({ approved: false, reason: 'secrets stay out of the workspace' }),
       }),
     ]);
     await idle(sessionId);
@@ -169,7 +168,7 @@ describe('approvals in ask mode', () => {
     expect(r.terminated_by).toBe('final_answer');
     expect(r.answer).toBe('Nobody approved; moving on. HARNESS_OK');
     expect(existsSync(workspaceFile(sessionId, 'late.txt'))).toBe(false);
-    expect(toolResults(r.messages).get('call_l1')).toMatchObject({ ok: false, error_type: 'APPROVAL_TIMEOUT' });
+    expect(toolResults(r.messages).get('t1-s1-c0')).toMatchObject({ ok: false, error_type: 'APPROVAL_TIMEOUT' });
     expect(r.toolCalls).toEqual([
       expect.objectContaining({
         name: 'write_file',
@@ -191,13 +190,13 @@ describe('approvals in ask mode', () => {
     const waiting = await turnWaiting(sessionId, cfg, 'write ok.txt');
     const before = await waitingForApproval(sessionId);
 
-    const err = await decideApprovals(h.client, sessionId, { callIds: ['nope'], approve: true, by: 'mallory' }).catch((e: unknown) => e);
+    const err = await decideApprovals(h.client, sessionId, { callIds: ['nope'], approve: true }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UserError);
     expect((err as Error).message).toMatch(/nope.*not pending/);
     expect((err as Error).message).not.toContain('\n');
 
     // `always` only goes with an approval.
-    const odd = await decideApprovals(h.client, sessionId, { approve: false, always: true, by: 'mallory' }).catch((e: unknown) => e);
+    const odd = await decideApprovals(h.client, sessionId, { approve: false, always: true }).catch((e: unknown) => e);
     expect(odd).toBeInstanceOf(UserError);
     expect((odd as Error).message).toMatch(/--always only goes with an approval/);
 
@@ -210,14 +209,14 @@ describe('approvals in ask mode', () => {
     const accepted = ((await turn.fetchHistory()).events ?? []).filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes);
     expect(accepted).toHaveLength(0);
 
-    await decideApprovals(h.client, sessionId, { callIds: ['call_k1'], approve: true, by: 'alice' });
+    await decideApprovals(h.client, sessionId, { callIds: ['t1-s1-c0'], approve: true });
     const r = await turnResult(waiting.turnId);
     expect(r.terminated_by).toBe('final_answer');
     expect(readFileSync(workspaceFile(sessionId, 'ok.txt'), 'utf8')).toBe('fine');
-    expect(r.toolCalls[0]).toMatchObject({ callId: 'call_k1', ok: true, approval: { approved: true, by: 'alice' } });
+    expect(r.toolCalls[0]).toMatchObject({ callId: 't1-s1-c0', ok: true, approval: { approved: true } });
 
     await idle(sessionId);
-    const none = await decideApprovals(h.client, sessionId, { approve: true, by: 'alice' }).catch((e: unknown) => e);
+    const none = await decideApprovals(h.client, sessionId, { approve: true }).catch((e: unknown) => e);
     expect(none).toBeInstanceOf(UserError);
     expect((none as Error).message).toMatch(/has no pending approval \(status: idle\)/);
     expect((none as UserError).hint).toMatch(/harness status/);
@@ -236,17 +235,17 @@ describe('approvals in ask mode', () => {
       { expect: { messages_contain: '"ok":true' }, content: 'Both written. HARNESS_OK' },
     ]);
     const waiting = await turnWaiting(sessionId, cfg, 'write two files');
-    expect(waiting.pending).toMatchObject({ kind: 'approvals', calls: [{ callId: 'call_a' }, { callId: 'call_b' }] });
+    expect(waiting.pending).toMatchObject({ kind: 'approvals', calls: [{ callId: 't1-s1-c0' }, { callId: 't1-s1-c1' }] });
     await waitingForApproval(sessionId, 2);
 
-    await decideApprovals(h.client, sessionId, { approve: true, by: 'alice' });
+    await decideApprovals(h.client, sessionId, { approve: true });
     const r = await turnResult(waiting.turnId);
     expect(r.terminated_by).toBe('final_answer');
     expect(readFileSync(workspaceFile(sessionId, 'a.txt'), 'utf8')).toBe('A');
     expect(readFileSync(workspaceFile(sessionId, 'b.txt'), 'utf8')).toBe('B');
     expect(r.toolCalls).toEqual([
-      expect.objectContaining({ callId: 'call_a', ok: true, approval: { approved: true, by: 'alice' } }),
-      expect.objectContaining({ callId: 'call_b', ok: true, approval: { approved: true, by: 'alice' } }),
+      expect.objectContaining({ callId: 't1-s1-c0', ok: true, approval: expect.objectContaining({ approved: true }) }),
+      expect.objectContaining({ callId: 't1-s1-c1', ok: true, approval: expect.objectContaining({ approved: true }) }),
     ]);
   });
 
@@ -261,25 +260,25 @@ describe('approvals in ask mode', () => {
     const waiting = await turnWaiting(sessionId, cfg, 'write two files');
     await waitingForApproval(sessionId, 2);
 
-    await decideApprovals(h.client, sessionId, { callIds: ['call_keep'], approve: true, by: 'alice' });
+    await decideApprovals(h.client, sessionId, { callIds: ['t1-s1-c0'], approve: true });
     const turn = h.client.workflow.getHandle(waiting.turnId);
     const ts = (await turn.query(turnStateQuery)) as TurnState;
     expect(ts.status).toBe('waiting_for_approval');
-    expect(ts.pending).toMatchObject({ kind: 'approvals', calls: [{ callId: 'call_drop' }] });
+    expect(ts.pending).toMatchObject({ kind: 'approvals', calls: [{ callId: 't1-s1-c1' }] });
     expect(existsSync(workspaceFile(sessionId, 'keep.txt')), 'a step runs once all its asked calls are decided').toBe(false);
 
-    const again = await decideApprovals(h.client, sessionId, { callIds: ['call_keep'], approve: false, reason: 'changed my mind' }).catch((e: unknown) => e);
+    const again = await decideApprovals(h.client, sessionId, { callIds: ['t1-s1-c0'], approve: false, reason: 'changed my mind' }).catch((e: unknown) => e);
     expect(again).toBeInstanceOf(UserError);
-    expect((again as Error).message).toMatch(/call_keep is not pending \(unknown or already decided\)/);
+    expect((again as Error).message).toMatch(/t1-s1-c0 is not pending \(unknown or already decided\)/);
 
-    await decideApprovals(h.client, sessionId, { callIds: ['call_drop'], approve: false, by: 'alice', reason: 'not that one' });
+    await decideApprovals(h.client, sessionId, { callIds: ['t1-s1-c1'], approve: false, reason: 'not that one' });
     const r = await turnResult(waiting.turnId);
     expect(r.terminated_by).toBe('final_answer');
     expect(readFileSync(workspaceFile(sessionId, 'keep.txt'), 'utf8')).toBe('K');
     expect(existsSync(workspaceFile(sessionId, 'drop.txt'))).toBe(false);
     expect(r.toolCalls).toEqual([
-      expect.objectContaining({ callId: 'call_keep', ok: true, approval: { approved: true, by: 'alice' } }),
-      expect.objectContaining({ callId: 'call_drop', ok: false, error_type: 'APPROVAL_DENIED', approval: { approved: false, by: 'alice', reason: 'not that one' } }),
+      expect.objectContaining({ callId: 't1-s1-c0', ok: true, approval: expect.objectContaining({ approved: true }) }),
+      expect.objectContaining({ callId: 't1-s1-c1', ok: false, error_type: 'APPROVAL_DENIED', approval: expect.objectContaining({ approved: false, reason: 'not that one' }) }),
     ]);
   });
 
@@ -293,7 +292,7 @@ describe('approvals in ask mode', () => {
     ]);
     const waiting = await turnWaiting(sessionId, cfg, 'write two files');
     await waitingForApproval(sessionId, 2);
-    await decideApprovals(h.client, sessionId, { callIds: ['call_one'], approve: true, by: 'alice' });
+    await decideApprovals(h.client, sessionId, { callIds: ['t1-s1-c0'], approve: true });
 
     // `harness status` reads the session's state: a decided call must not be offered again.
     try {
@@ -305,10 +304,10 @@ describe('approvals in ask mode', () => {
           },
           { timeout: 10_000, interval: 100 },
         )
-        .toEqual(['call_two']);
+        .toEqual(['t1-s1-c1']);
     } finally {
       // Let the turn end either way so the session is not left waiting.
-      await decideApprovals(h.client, sessionId, { callIds: ['call_two'], approve: true, by: 'alice' }).catch(() => undefined);
+      await decideApprovals(h.client, sessionId, { callIds: ['t1-s1-c1'], approve: true }).catch(() => undefined);
       await turnResult(waiting.turnId);
     }
   });
@@ -331,9 +330,9 @@ describe('approvals in ask mode', () => {
       { approvalTimeoutMs: 10 * 60_000 },
     );
     const first = await turnWaiting(sessionId, cfg, 'install left-pad');
-    expect(first.pending).toMatchObject({ kind: 'approvals', calls: [{ callId: 'call_n1', tool: 'run_shell', args: { command: 'npm install left-pad' } }] });
+    expect(first.pending).toMatchObject({ kind: 'approvals', calls: [{ callId: 't1-s1-c0', tool: 'run_shell', args: { command: 'npm install left-pad' } }] });
     await waitingForApproval(sessionId);
-    await decideApprovals(h.client, sessionId, { approve: true, always: true, by: 'alice' });
+    await decideApprovals(h.client, sessionId, { approve: true, always: true });
 
     const out1 = await waitForTurn(h.client, first.turnId, { pollMs: 100 });
     if (out1.kind !== 'done') throw new Error(`the same prefix asked again: ${JSON.stringify(out1.state.pending)}`);
@@ -342,22 +341,22 @@ describe('approvals in ask mode', () => {
     const always = { tool: 'run_shell', decision: 'allow', when: { commandPrefix: 'npm install' } };
     expect(r1.sessionRules).toEqual([expect.objectContaining({ ...always, id: 'always:run_shell:npm install' })]);
     expect(r1.toolCalls).toEqual([
-      expect.objectContaining({ callId: 'call_n1', policy: expect.objectContaining({ decision: 'ask' }), approval: expect.objectContaining({ approved: true, always: true }) }),
-      expect.objectContaining({ callId: 'call_n2', error_type: 'EXECUTION_ERROR', policy: expect.objectContaining({ decision: 'allow', rule: 'always:run_shell:npm install' }) }),
+      expect.objectContaining({ callId: 't1-s1-c0', policy: expect.objectContaining({ decision: 'ask' }), approval: expect.objectContaining({ approved: true, always: true }) }),
+      expect.objectContaining({ callId: 't1-s2-c0', error_type: 'EXECUTION_ERROR', policy: expect.objectContaining({ decision: 'allow', rule: 'always:run_shell:npm install' }) }),
     ]);
     expect(r1.toolCalls[1]).not.toHaveProperty('approval');
     await idle(sessionId);
 
     // A later turn of the same session: npm install runs at once, touch waits.
     const second = await turnWaiting(sessionId, cfg, 'install zod, then touch a marker');
-    expect(second.pending).toMatchObject({ kind: 'approvals', calls: [{ callId: 'call_t1', args: { command: 'touch marker.txt' } }] });
+    expect(second.pending).toMatchObject({ kind: 'approvals', calls: [{ callId: 't2-s2-c0', args: { command: 'touch marker.txt' } }] });
     await waitingForApproval(sessionId);
-    await decideApprovals(h.client, sessionId, { approve: true, by: 'alice' });
+    await decideApprovals(h.client, sessionId, { approve: true });
     const r2 = await turnResult(second.turnId);
     expect(r2.terminated_by).toBe('final_answer');
     expect(r2.toolCalls).toEqual([
-      expect.objectContaining({ callId: 'call_n3', policy: expect.objectContaining({ decision: 'allow', rule: 'always:run_shell:npm install' }) }),
-      expect.objectContaining({ callId: 'call_t1', ok: true, policy: expect.objectContaining({ decision: 'ask' }), approval: expect.objectContaining({ approved: true }) }),
+      expect.objectContaining({ callId: 't2-s1-c0', policy: expect.objectContaining({ decision: 'allow', rule: 'always:run_shell:npm install' }) }),
+      expect.objectContaining({ callId: 't2-s2-c0', ok: true, policy: expect.objectContaining({ decision: 'ask' }), approval: expect.objectContaining({ approved: true }) }),
     ]);
     expect(existsSync(workspaceFile(sessionId, 'marker.txt'))).toBe(true);
     await idle(sessionId);
@@ -369,9 +368,9 @@ describe('approvals in ask mode', () => {
       { expect: { last_message_contains: 'APPROVAL_DENIED' }, content: 'Not installed. HARNESS_OK' },
     ]);
     const fresh = await turnWaiting(other, cfg2, 'install lodash');
-    expect(fresh.pending).toMatchObject({ kind: 'approvals', calls: [{ callId: 'call_x1', tool: 'run_shell', rule: 'mode ask' }] });
+    expect(fresh.pending).toMatchObject({ kind: 'approvals', calls: [{ callId: 't1-s1-c0', tool: 'run_shell', rule: 'mode ask' }] });
     await waitingForApproval(other);
-    await decideApprovals(h.client, other, { approve: false, by: 'alice', reason: 'not here' });
+    await decideApprovals(h.client, other, { approve: false, reason: 'not here' });
     expect((await turnResult(fresh.turnId)).terminated_by).toBe('final_answer');
   });
 
@@ -384,13 +383,13 @@ describe('approvals in ask mode', () => {
     ]);
     const r = await h.finish(sessionId, cfg, 'who am i as root?');
     expect(r.terminated_by).toBe('final_answer');
-    const res = toolResults(r.messages).get('call_su');
+    const res = toolResults(r.messages).get('t1-s1-c0');
     expect(res).toMatchObject({ ok: false, error_type: 'PERMISSION_DENIED' });
     expect(res!.message).toMatch(/sudo/);
     expect(r.toolCalls).toEqual([
       {
         step: 1,
-        callId: 'call_su',
+        callId: 't1-s1-c0',
         name: 'run_shell',
         args: { command: 'sudo id' },
         ok: false,
@@ -405,29 +404,102 @@ describe('approvals in ask mode', () => {
   });
 });
 
+describe('decisions are bound to the calls a person was shown', () => {
+  it('gives calls the harness own ids, so a provider repeating its ids cannot have a later call approved by an earlier decision', async () => {
+    const sessionId = newSessionId('appr-ids');
+    // The provider sends the same id every step, as some compatible servers do.
+    const cfg = config([
+      { tool_calls: [call('write_file', { path: 'first.txt', content: '1' }, 'call_0')] },
+      { tool_calls: [call('write_file', { path: 'second.txt', content: '2' }, 'call_0')] },
+      { content: 'Done. HARNESS_OK' },
+    ]);
+    const first = await turnWaiting(sessionId, cfg, 'write two files, one per step');
+    expect(first.pending).toMatchObject({ calls: [{ callId: 't1-s1-c0' }] });
+    await decideApprovals(h.client, sessionId, { callIds: ['t1-s1-c0'], approve: true });
+    // The second step's call is a new call: it waits for its own decision.
+    const turn = h.client.workflow.getHandle(first.turnId);
+    await expect
+      .poll(async () => {
+        const ts = (await turn.query(turnStateQuery)) as TurnState;
+        return ts.pending?.kind === 'approvals' ? ts.pending.calls.map((c) => c.callId) : ts.status;
+      }, { timeout: 20_000, interval: 50 })
+      .toEqual(['t1-s2-c0']);
+    expect(existsSync(workspaceFile(sessionId, 'second.txt'))).toBe(false);
+    await decideApprovals(h.client, sessionId, { callIds: ['t1-s2-c0'], approve: false, reason: 'one is enough' });
+    const r = await turnResult(first.turnId);
+    expect(r.toolCalls.map((c) => [c.callId, c.ok])).toEqual([
+      ['t1-s1-c0', true],
+      ['t1-s2-c0', false],
+    ]);
+    // The provider's own ids stay with the calls, for the provider.
+    const assistant = r.messages.filter((m) => m.role === 'assistant' && m.tool_calls?.length);
+    expect(assistant.map((m) => (m.role === 'assistant' ? m.tool_calls!.map((c) => [c.id, c.providerId]) : []))).toEqual([
+      [['t1-s1-c0', 'call_0']],
+      [['t1-s2-c0', 'call_0']],
+    ]);
+  });
+
+  it('refuses a decision whose digest does not match the pending call, one naming a call twice, and one naming no call', async () => {
+    const sessionId = newSessionId('appr-digest');
+    const cfg = config([{ tool_calls: [call('write_file', { path: 'd.txt', content: 'shown' })] }, { content: 'Done. HARNESS_OK' }]);
+    const waiting = await turnWaiting(sessionId, cfg, 'write d.txt');
+    const turn = h.client.workflow.getHandle(waiting.turnId);
+    const pending = waiting.pending?.kind === 'approvals' ? waiting.pending.calls[0]! : undefined;
+    const refuse = (arg: unknown) => turn.executeUpdate(decideApprovalsUpdate, { args: [arg as never] }).then(() => 'accepted', (e: Error) => rootOf(e));
+    // What another call (other arguments) would have as its digest.
+    expect(await refuse({ calls: [{ callId: 't1-s1-c0', digest: '0'.repeat(32) }], approve: true })).toMatch(/not the call you were shown/);
+    expect(await refuse({ calls: [pending, pending].map((c) => ({ callId: c!.callId, digest: c!.digest })), approve: true })).toMatch(/named twice/);
+    expect(await refuse({ approve: true })).toMatch(/name each call/);
+    expect(await refuse({ callIds: ['t1-s1-c0'], approve: true })).toMatch(/name each call/);
+    expect(existsSync(workspaceFile(sessionId, 'd.txt'))).toBe(false);
+    expect(((await turn.query(turnStateQuery)) as TurnState).pending).toEqual(waiting.pending);
+
+    await decideApprovals(h.client, sessionId, { calls: [{ callId: pending!.callId, digest: pending!.digest! }], approve: true });
+    expect((await turnResult(waiting.turnId)).toolCalls[0]).toMatchObject({ ok: true });
+    expect(readFileSync(workspaceFile(sessionId, 'd.txt'), 'utf8')).toBe('shown');
+  });
+});
+
+/** The innermost message of an update failure (the validator's words). */
+function rootOf(err: Error): string {
+  let e: unknown = err;
+  let message = err.message;
+  while (e && typeof e === 'object' && 'cause' in e && (e as { cause?: unknown }).cause) {
+    e = (e as { cause: unknown }).cause;
+    message = (e as Error).message || message;
+  }
+  return message;
+}
+
 describe('the history tells who decided what (trace-ready)', () => {
   type Event = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
   const decode = <T>(p: Payload) => defaultPayloadConverter.fromPayload<T>(p);
   const updates = (events: Event[]) =>
     events
       .filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes)
-      .map((e) => e.workflowExecutionUpdateAcceptedEventAttributes!.acceptedRequest!.input!)
-      .map((input) => ({ name: input.name, arg: decode<Record<string, unknown>>(input.args!.payloads![0]!) }));
+      .map((e) => e.workflowExecutionUpdateAcceptedEventAttributes!.acceptedRequest!)
+      .map((req) => ({
+        name: req.input!.name,
+        arg: decode<Record<string, unknown>>(req.input!.args!.payloads![0]!),
+        identity: req.meta!.identity,
+        updateId: req.meta!.updateId,
+      }));
+  // Who decided is the identity of the client that sent the update, recorded by the server.
+  const as = (identity: string) => new Client({ connection: h.client.connection, namespace: 'default', identity });
 
   it('finds the approval request, the approver, the policy record of the executed call, the policy denial with its rule, and the human denial with its reason', async () => {
     const sessionId = newSessionId('appr-trace');
     const cfg = config([
       // run_shell runs as a (non-local) activity: its scheduled event keeps the whole input.
-      { tool_calls: [call('run_shell', { command: 'touch traced.txt' }, 'call_ok')] },
+      { tool_calls: [call('run_shell', { command: 'touch traced.txt' })] },
       {
         expect: { last_message_contains: '"ok":true' },
-        tool_calls: [call('run_shell', { command: 'sudo id' }, 'call_sudo'), call('write_file', { path: 'denied.txt', content: 'd' }, 'call_no')],
+        tool_calls: [call('run_shell', { command: 'sudo id' }), call('write_file', { path: 'denied.txt', content: 'd' })],
       },
       { expect: { last_message_contains: 'APPROVAL_DENIED' }, content: 'Traced. HARNESS_OK' },
     ]);
     const waiting = await turnWaiting(sessionId, cfg, 'do traced things');
-    const approvedAt = new Date().toISOString();
-    await decideApprovals(h.client, sessionId, { callIds: ['call_ok'], approve: true, by: 'alice@desk', at: approvedAt });
+    await decideApprovals(as('alice@desk'), sessionId, { callIds: ['t1-s1-c0'], approve: true });
     await expect
       .poll(
         async () => {
@@ -436,8 +508,8 @@ describe('the history tells who decided what (trace-ready)', () => {
         },
         { timeout: 30_000, interval: 50 },
       )
-      .toBe('call_no');
-    await decideApprovals(h.client, sessionId, { callIds: ['call_no'], approve: false, by: 'bob@desk', reason: 'no second file' });
+      .toBe('t1-s2-c1');
+    await decideApprovals(as('bob@desk'), sessionId, { callIds: ['t1-s2-c1'], approve: false, reason: 'no second file' });
     expect((await turnResult(waiting.turnId)).answer).toBe('Traced. HARNESS_OK');
     expect(existsSync(workspaceFile(sessionId, 'traced.txt'))).toBe(true);
 
@@ -446,49 +518,54 @@ describe('the history tells who decided what (trace-ready)', () => {
     // The approval requests: the turn tells its session what waits, with the rule and the reason.
     const requests = events
       .filter((e) => e.signalExternalWorkflowExecutionInitiatedEventAttributes?.signalName === 'turnStatus')
-      .map((e) => decode<Record<string, unknown>>(e.signalExternalWorkflowExecutionInitiatedEventAttributes!.input!.payloads![0]!))
+      .map((e) => decode<{ status: string; pending?: { calls: PendingApproval[] } }>(e.signalExternalWorkflowExecutionInitiatedEventAttributes!.input!.payloads![0]!))
       .filter((s) => s.status === 'waiting_for_approval');
     expect(requests.map((s) => s.pending)).toEqual([
-      { kind: 'approvals', calls: [expect.objectContaining({ callId: 'call_ok', tool: 'run_shell', risk: expect.any(String), rule: 'mode ask', reason: expect.stringMatching(/touch/) })] },
-      { kind: 'approvals', calls: [expect.objectContaining({ callId: 'call_no', tool: 'write_file', risk: 'write', rule: 'mode ask' })] },
+      { kind: 'approvals', calls: [expect.objectContaining({ callId: 't1-s1-c0', tool: 'run_shell', risk: expect.any(String), rule: 'mode ask', reason: expect.stringMatching(/touch/) })] },
+      { kind: 'approvals', calls: [expect.objectContaining({ callId: 't1-s2-c1', tool: 'write_file', risk: 'write', rule: 'mode ask' })] },
     ]);
 
-    // Approved call: the update carries who approved and when; the executeTool input carries the policy record.
+    // Approved call: the update names the call and the digest of what was shown, its event
+    // who sent it; the executeTool input carries the policy record.
     const decided = updates(events).filter((u) => u.name === 'decideApprovals');
     expect(decided).toHaveLength(2);
-    expect(decided[0]!.arg).toMatchObject({ callIds: ['call_ok'], approve: true, by: 'alice@desk', at: approvedAt });
+    expect(decided[0]!.arg).toEqual({ calls: [{ callId: 't1-s1-c0', digest: requests[0]!.pending!.calls[0]!.digest }], approve: true });
+    expect(decided[0]!.identity).toBe('alice@desk');
     const executed = events
       .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'executeTool')
       .map((e) => decode<Record<string, unknown>>(e.activityTaskScheduledEventAttributes!.input!.payloads![0]!));
     expect(executed).toEqual([
       expect.objectContaining({
-        callId: 'call_ok',
+        callId: 't1-s1-c0',
         name: 'run_shell',
         args: { command: 'touch traced.txt' },
         policy: { decision: 'ask', rule: 'mode ask', reason: expect.stringMatching(/touch/) },
       }),
     ]);
 
-    // Human-denied call: the update with approve false, who and why.
-    expect(decided[1]!.arg).toMatchObject({ callIds: ['call_no'], approve: false, by: 'bob@desk', reason: 'no second file' });
+    // Human-denied call: the update with approve false and why; who is its event's identity.
+    expect(decided[1]!.arg).toMatchObject({ calls: [{ callId: 't1-s2-c1' }], approve: false, reason: 'no second file' });
+    expect(decided[1]!.identity).toBe('bob@desk');
 
     // Policy-denied call: the turn's completion holds the decision and the rule (nothing was executed).
     const completed = events.find((e) => e.workflowExecutionCompletedEventAttributes)!.workflowExecutionCompletedEventAttributes!;
     const result = decode<TurnResult>(completed.result!.payloads![0]!);
     const byId = new Map<string, ToolCallRecord>(result.toolCalls.map((c) => [c.callId, c]));
-    expect(byId.get('call_sudo')).toMatchObject({
+    expect(byId.get('t1-s2-c0')).toMatchObject({
       name: 'run_shell',
       args: { command: 'sudo id' },
       error_type: 'PERMISSION_DENIED',
       policy: { decision: 'deny', rule: 'deny-privilege', reason: expect.stringMatching(/sudo/) },
     });
-    expect(byId.get('call_sudo')).not.toHaveProperty('approval');
-    expect(byId.get('call_ok')).toMatchObject({ ok: true, policy: { decision: 'ask', rule: 'mode ask' }, approval: { approved: true, by: 'alice@desk', at: approvedAt } });
-    expect(byId.get('call_no')).toMatchObject({
+    expect(byId.get('t1-s2-c0')).not.toHaveProperty('approval');
+    // The record points at the update (whose event holds the identity) and carries the workflow's time.
+    expect(byId.get('t1-s1-c0')).toMatchObject({ ok: true, policy: { decision: 'ask', rule: 'mode ask' }, approval: { approved: true, updateId: decided[0]!.updateId } });
+    expect(byId.get('t1-s2-c1')).toMatchObject({
       ok: false,
       error_type: 'APPROVAL_DENIED',
       policy: { decision: 'ask', rule: 'mode ask' },
-      approval: { approved: false, by: 'bob@desk', reason: 'no second file' },
+      approval: { approved: false, reason: 'no second file', updateId: decided[1]!.updateId },
     });
+    for (const id of ['t1-s1-c0', 't1-s2-c1']) expect(byId.get(id)!.approval).not.toHaveProperty('by');
   });
 });

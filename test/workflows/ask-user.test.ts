@@ -1,4 +1,4 @@
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnResult } from '../../common/session';
@@ -37,9 +37,9 @@ describe('ask_user', () => {
 
     const state = await waitingForUser(sessionId);
     expect(state.currentTurnId).toBe(`${sessionId}/turn-1`);
-    expect(state.pending).toMatchObject({ kind: 'question', question: 'Which environment should I deploy to?', callId: out.state.pending!.callId });
+    expect(state.pending).toMatchObject({ kind: 'question', question: 'Which environment should I deploy to?', callId: 't1-s1-c0' });
 
-    const turnId = await answerQuestion(h.client, sessionId, 'staging-eu-7', 'alice@laptop');
+    const turnId = await answerQuestion(h.client, sessionId, 'staging-eu-7');
     expect(turnId).toBe(`${sessionId}/turn-1`);
     const r = (await h.client.workflow.getHandle(turnId).result()) as TurnResult;
     expect(r.terminated_by).toBe('final_answer');
@@ -76,12 +76,12 @@ describe('ask_user', () => {
     await h.finish(sessionId, config, 'hello');
     await expect.poll(async () => (await sessionState(h.client, sessionId)).status, { timeout: 10_000, interval: 50 }).toBe('idle');
 
-    const err = await answerQuestion(h.client, sessionId, 'an unasked answer', 'bob@host').catch((e: unknown) => e);
+    const err = await answerQuestion(h.client, sessionId, 'an unasked answer').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UserError);
     expect((err as Error).message).toMatch(/not waiting for an answer \(status: idle\)/);
     expect((err as Error).message).not.toContain('\n');
 
-    const missing = await answerQuestion(h.client, newSessionId('nosuch'), 'x', 'bob@host').catch((e: unknown) => e);
+    const missing = await answerQuestion(h.client, newSessionId('nosuch'), 'x').catch((e: unknown) => e);
     expect(missing).toBeInstanceOf(UserError);
     expect((missing as Error).message).toMatch(/no session named/);
     expect((missing as Error).message).not.toContain('\n');
@@ -94,24 +94,25 @@ describe('ask_user', () => {
     });
     const out = await h.turn(sessionId, config, 'greet me');
     expect(out.kind).toBe('waiting');
-    const err = await answerQuestion(h.client, sessionId, '  ', 'carol@host').catch((e: unknown) => e);
+    const err = await answerQuestion(h.client, sessionId, '  ').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UserError);
     expect((err as Error).message).toMatch(/the answer must be non-empty text/);
-    expect((await waitingForUser(sessionId)).pending?.question).toBe('Name?');
+    expect((await waitingForUser(sessionId)).pending).toMatchObject({ question: 'Name?' });
 
-    const turnId = await answerQuestion(h.client, sessionId, 'Zed', 'carol@host');
+    const turnId = await answerQuestion(h.client, sessionId, 'Zed');
     const r = (await h.client.workflow.getHandle(turnId).result()) as TurnResult;
     expect(r.answer).toBe('Hello Zed. HARNESS_OK');
   });
 
-  it('stores who answered (by) in the turn history as the update input', async () => {
+  it("records who answered as the answering client's identity in the update's history event, not as a field the client fills in", async () => {
     const sessionId = newSessionId();
     const config = scriptedConfig({
       steps: [askStep('Approve the plan?'), { expect: { last_message_contains: 'yes, go ahead' }, content: 'Going ahead. HARNESS_OK' }],
     });
     const out = await h.turn(sessionId, config, 'plan');
     expect(out.kind).toBe('waiting');
-    const turnId = await answerQuestion(h.client, sessionId, 'yes, go ahead', 'dana@workstation-42');
+    const dana = new Client({ connection: h.client.connection, namespace: 'default', identity: 'dana@workstation-42' });
+    const turnId = await answerQuestion(dana, sessionId, 'yes, go ahead');
     await h.client.workflow.getHandle(turnId).result();
 
     const history = await h.client.workflow.getHandle(turnId).fetchHistory();
@@ -120,8 +121,30 @@ describe('ask_user', () => {
     const request = accepted[0]!.workflowExecutionUpdateAcceptedEventAttributes!.acceptedRequest!;
     expect(request.input?.name).toBe('answer');
     const [arg] = (request.input?.args?.payloads ?? []).map((p) => defaultPayloadConverter.fromPayload<Record<string, unknown>>(p));
-    expect(arg).toMatchObject({ text: 'yes, go ahead', by: 'dana@workstation-42' });
+    expect(arg).toEqual({ text: 'yes, go ahead' });
+    expect(request.meta?.identity).toBe('dana@workstation-42');
   });
+  it('asks again when the provider repeats its call id: an earlier answer is never taken for a later question', async () => {
+    const sessionId = newSessionId();
+    const same = (question: string) => ({ tool_calls: [{ id: 'call_0', name: 'ask_user', arguments: { question } }] });
+    const config = scriptedConfig({
+      steps: [
+        same('First name?'),
+        { expect: { last_message_contains: 'Ada' }, ...same('Last name?') },
+        { expect: { last_message_contains: 'Lovelace' }, content: 'Hello Ada Lovelace. HARNESS_OK' },
+      ],
+    });
+    const out = await h.turn(sessionId, config, 'greet me');
+    expect(out.kind === 'waiting' && out.state.pending).toMatchObject({ kind: 'question', callId: 't1-s1-c0', question: 'First name?' });
+    const turnId = await answerQuestion(h.client, sessionId, 'Ada');
+    await expect
+      .poll(async () => (await sessionState(h.client, sessionId)).pending, { timeout: 20_000, interval: 50 })
+      .toMatchObject({ kind: 'question', callId: 't1-s2-c0', question: 'Last name?' });
+    await answerQuestion(h.client, sessionId, 'Lovelace');
+    const r = (await h.client.workflow.getHandle(turnId).result()) as TurnResult;
+    expect(r.answer).toBe('Hello Ada Lovelace. HARNESS_OK');
+  });
+
   it('rejects an answer addressed to a call id that is not the pending question', async () => {
     const sessionId = newSessionId();
     const config = scriptedConfig({
@@ -134,8 +157,8 @@ describe('ask_user', () => {
     const refused = await turn.executeUpdate(answerUpdate, { args: [{ text: 'red', callId: 'call_wrong' }] }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
     expect(((refused as Error).cause as Error).message).toMatch(/no pending question has call id call_wrong/);
-    const ok = await turn.executeUpdate(answerUpdate, { args: [{ text: 'green', callId: out.state.pending!.callId, by: 'eve@host' }] });
-    expect(ok).toEqual({ accepted: true, callId: out.state.pending!.callId });
+    const ok = await turn.executeUpdate(answerUpdate, { args: [{ text: 'green', callId: (out.state.pending as { callId: string }).callId }] });
+    expect(ok).toEqual({ accepted: true, callId: (out.state.pending as { callId: string }).callId });
     const r = (await turn.result()) as TurnResult;
     expect(r.answer).toBe('Green it is. HARNESS_OK');
     // The refused answer left no trace in the turn's history.

@@ -143,7 +143,7 @@ describe('the sandbox through real turns', () => {
       timeout: 20_000,
       interval: 100,
     });
-    const turnId = await decideApprovals(h.client, sessionId, { approve: false, by: 'tester', reason: 'cannot tell what it runs' });
+    const { turnId } = await decideApprovals(h.client, sessionId, { approve: false, reason: 'cannot tell what it runs' });
     const done = await waitForTurn(h.client, turnId, { pollMs: 100 });
     if (done.kind !== 'done') throw new Error(`turn still waiting: ${JSON.stringify(done.state)}`);
     const r: TurnResult = done.result;
