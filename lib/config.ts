@@ -11,6 +11,7 @@ import { loadScript, ScriptError } from '../scripted/script';
 import { parsePolicy, policySchema, POLICY_MODES } from '../common/policy/schema';
 import { DEFAULT_COMPRESSION, type CompressionConfig } from '../common/context/plan';
 import { UsageError, UserError } from './errors';
+import { isTrusted, sensitiveSettings } from './trust';
 
 const positiveInt = z.number().int().positive();
 
@@ -73,7 +74,11 @@ export const DEFAULT_SYSTEM_PROMPT = [
   'When the task is done, reply with the final answer (or call finish).',
 ].join('\n');
 
-/** Finds and parses the config file: --config, HARNESS_CONFIG, or ./harness.config.json. */
+/**
+ * Finds and parses the config file: --config, HARNESS_CONFIG, or ./harness.config.json. A file
+ * found in the working directory (not named by the user) may not change where the model's
+ * requests go, loosen the policy or widen what the sandbox and network reach unless trusted.
+ */
 export function loadFileConfig(explicit: string | undefined, env: NodeJS.ProcessEnv, cwd: string): { config: FileConfig; file?: string } {
   const named = explicit ?? env.HARNESS_CONFIG;
   const file = named ? path.resolve(cwd, named) : path.join(cwd, 'harness.config.json');
@@ -85,13 +90,22 @@ export function loadFileConfig(explicit: string | undefined, env: NodeJS.Process
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new UsageError(`${file}: invalid JSON: ${(err as Error).message.split('\n')[0]}`);
+    throw new UsageError(`${file}: invalid JSON: ${(err as Error).message.split('\n')[0]}`, 'fix the JSON syntax (a missing comma or quote?), or move the file away');
   }
   const parsed = FileConfigSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = issue.path.length ? issue.path.join('.') : '(root)';
     throw new UsageError(`${file}: ${field}: ${issue.message}`, 'fix the field or remove it; see README "Configuration"');
+  }
+  if (!named) {
+    const sensitive = sensitiveSettings(parsed.data);
+    if (sensitive.length && !isTrusted(file, env)) {
+      throw new UsageError(
+        `${file} was found in the working directory and sets ${sensitive.join('; ')}: a config file nobody named is not trusted to do that`,
+        `if you trust it, run \`harness trust ${path.relative(cwd, file) || file}\` (it is trusted until it changes), or name it with --config`,
+      );
+    }
   }
   return { config: parsed.data, file };
 }
