@@ -17,6 +17,7 @@ import { createCompressContextActivity } from './compress/activity';
 import { OpenAIModelClient, type ModelClient } from './model-client';
 import { ScriptedHost } from './scripted-host';
 import { createToolExecutor } from './tools/executor';
+import { workerServices } from './tools/net-guard';
 import path from 'node:path';
 import { SandboxPool } from './sandbox/pool';
 import { SkillsProvider } from './skills/provider';
@@ -56,6 +57,7 @@ export function createActivities(deps: ActivityDeps) {
     sandboxes: (sessionId) => sandboxes.get(sessionId),
     skills: (sessionId) => skills.catalog(sessionId),
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
+    workerServices: workerServices(deps.env),
   });
   const clients = new Map<string, ModelClient>();
 

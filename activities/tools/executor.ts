@@ -25,6 +25,7 @@ import type { ToolResult } from '../../common/types';
 import type { Sandbox } from '../sandbox/docker-sandbox';
 import { listFiles, readFile, writeFile } from './files';
 import { httpRequest } from './http';
+import type { ServiceAddress } from './net-guard';
 import { runShell } from './shell';
 import { getCurrentTime } from './time';
 import { ensureWorkspace, sessionWorkspace, WorkspaceError } from './workspace';
@@ -35,6 +36,8 @@ export interface ToolExecutorDeps {
   fetch?: typeof fetch;
   now?: () => Date;
   httpMaxBytes?: number;
+  /** The worker's own services (Temporal, its UI, the memory database): http_request never reaches them. */
+  workerServices?: ServiceAddress[];
   /** The sandbox of a session (run_shell); absent means run_shell reports SANDBOX_UNAVAILABLE. */
   sandboxes?: (sessionId: string) => Sandbox;
   /** The skills a session can use (use_skill); absent means none. */
@@ -110,7 +113,9 @@ export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
         if (!sandbox) return toolError('SANDBOX_UNAVAILABLE', 'no sandbox is configured on this worker', { suggestion: 'use the file tools instead' });
         return runShell(sandbox, args);
       }),
-      handler(httpRequestTool, (args) => httpRequest(args, { fetch: deps.fetch, maxBytes: deps.httpMaxBytes })),
+      handler(httpRequestTool, (args, ctx) =>
+        httpRequest(args, { maxBytes: deps.httpMaxBytes, allowPrivateHosts: ctx.allowPrivateHosts, workerServices: deps.workerServices ?? [] }),
+      ),
       handler(useSkillTool, (args, ctx) => useSkill(ctx.skills(), args)),
       handler(rememberLongtermTool, async (args, ctx) => {
         const m = await ctx.memory();

@@ -1,30 +1,61 @@
 /**
- * http_request: one fetch with a hard timeout and a capped, streamed body.
- * Every outcome (including 4xx/5xx, timeouts and network errors) is a ToolResult.
+ * http_request: one HTTP exchange (plus same-origin redirects) with a hard timeout, a capped,
+ * streamed body and an address guard (net-guard.ts). Every outcome (including 4xx/5xx, refused
+ * addresses, timeouts and network errors) is a ToolResult.
+ *
+ * Built on node:http rather than fetch because the guard must see the address the socket
+ * connects to: fetch resolves names itself and follows redirects to any host.
  */
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { isIP } from 'node:net';
+import { pipeline, type Readable } from 'node:stream';
+import * as zlib from 'node:zlib';
 import type { z } from 'zod';
 import type { httpRequestTool } from '../../common/builtin-tools';
 import { toolError, toolOk } from '../../common/errors';
 import type { ToolResult } from '../../common/types';
 import { utf8Prefix } from './files';
+import { AddressDeniedError, checkAddress, guardedLookup, systemResolver, type NetPolicy, type Resolver, type ServiceAddress } from './net-guard';
 
 /** Validated arguments of http_request. */
 export type HttpRequestArgs = z.infer<typeof httpRequestTool.parameters>;
 
-/** Injection points: tests pass a fetch; the worker tunes the caps. */
+/** Injection points: the worker passes the session's allowance and its own services; tests a resolver. */
 export interface HttpOptions {
-  fetch?: typeof fetch;
   maxBytes?: number;
   defaultTimeoutMs?: number;
+  /** Hosts (`host` or `host:port`) whose private or loopback addresses may be reached. */
+  allowPrivateHosts?: readonly string[];
+  /** The worker's own services: refused even for allowed hosts. */
+  workerServices?: readonly ServiceAddress[];
+  /** Name resolution (default: the system resolver). */
+  resolver?: Resolver;
 }
 
 /** Default body cap in bytes. */
 export const DEFAULT_HTTP_MAX_BYTES = 100_000;
 /** Default timeout when the model gives no timeout_ms; below the tool's 65 s activity timeout. */
 export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
+/** Same-origin redirects followed before giving up. */
+export const MAX_HTTP_REDIRECTS = 5;
 
 // The few headers worth the model's tokens; the rest is noise.
 const KEPT_HEADERS = ['content-type', 'content-length', 'location'];
+// Framing headers the client owns: a model setting them could desynchronise the connection.
+const REFUSED_HEADERS = ['transfer-encoding', 'expect', 'upgrade', 'keep-alive'];
+// Set by the client from the URL and body (as fetch did), whatever the model passes.
+const DROPPED_HEADERS = ['host', 'content-length', 'connection'];
+// Describe a body; dropped with it when a redirect turns the request into a GET (as fetch does).
+const BODY_HEADERS = ['content-type', 'content-encoding', 'content-language', 'content-location'];
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+interface Outgoing {
+  url: URL;
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+}
 
 /** Performs the request described by `args` and returns status, a few headers and the (capped) body. */
 export async function httpRequest(args: HttpRequestArgs, opts: HttpOptions = {}): Promise<ToolResult> {
@@ -40,87 +71,209 @@ export async function httpRequest(args: HttpRequestArgs, opts: HttpOptions = {})
       suggestion: 'use an absolute http:// or https:// URL',
     });
   }
+  if (url.username || url.password) {
+    return toolError('INVALID_ARGUMENTS', 'url: credentials in the URL are not supported', { suggestion: 'send them in an Authorization header' });
+  }
   // Like curl -d: a body without a method means POST.
   const method = args.method ?? (args.body !== undefined ? 'POST' : 'GET');
   if (args.body !== undefined && (method === 'GET' || method === 'HEAD')) {
     return toolError('INVALID_ARGUMENTS', `body: a ${method} request cannot have a body`, { suggestion: 'use POST, PUT or PATCH to send a body' });
   }
-  let headers: Headers;
+  let headers: Record<string, string>;
   try {
-    headers = new Headers(args.headers ?? {});
+    headers = requestHeaders(args.headers ?? {}, args.body);
   } catch (err) {
     return toolError('INVALID_ARGUMENTS', `headers: ${(err as Error).message}`);
   }
 
+  const policy: NetPolicy = {
+    allowPrivateHosts: opts.allowPrivateHosts ?? [],
+    services: opts.workerServices ?? [],
+    resolver: opts.resolver ?? systemResolver,
+  };
   const timeoutMs = args.timeout_ms ?? opts.defaultTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
   const maxBytes = opts.maxBytes ?? DEFAULT_HTTP_MAX_BYTES;
-  const doFetch = opts.fetch ?? fetch;
   const controller = new AbortController();
-  let timedOut = false;
-  // One timer covers connect, headers and body, so a slow trickle cannot outlive the timeout.
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort();
-  }, timeoutMs);
+  // One timer covers every hop's connect, headers and body, so a slow trickle cannot outlive the timeout.
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  let request: Outgoing = { url, method, headers, ...(args.body !== undefined ? { body: args.body } : {}) };
   try {
-    const response = await doFetch(url.href, { method, headers, body: args.body, signal: controller.signal, redirect: 'follow' });
-    const { body, bytes, truncated } = await readCapped(response, maxBytes);
-    const result: Record<string, unknown> = {
-      status: response.status,
-      status_text: response.statusText,
-      headers: pickHeaders(response.headers),
-      body,
-      truncated,
-    };
-    if (truncated) result.note = `body truncated: only the first ${bytes} bytes are shown`;
-    if (response.ok) return toolOk(result);
-    // Still hand over the response: an error page or JSON error body tells the model what went wrong.
-    return { ...toolError('HTTP_ERROR', `HTTP ${response.status} ${response.statusText}`.trim()), result };
+    for (let redirects = 0; ; redirects++) {
+      const response = await exchange(request, policy, controller.signal);
+      const next = redirectTarget(response, request.url);
+      if (!next) return await present(response, maxBytes, request.method);
+      if (next.origin !== request.url.origin) {
+        // Not followed: the permission policy judges hosts per call, so the model must ask for the new host itself.
+        return await present(response, maxBytes, request.method, {
+          message: `redirect to ${next.href} not followed: it is on another origin than ${request.url.origin}`,
+          suggestion: `call http_request again with url ${next.href} to follow it`,
+        });
+      }
+      if (redirects === MAX_HTTP_REDIRECTS) {
+        return await present(response, maxBytes, request.method, {
+          message: `stopped after ${MAX_HTTP_REDIRECTS} redirects: ${request.url.href} redirects again to ${next.href}`,
+          suggestion: 'the URL redirects in a loop; request the final URL directly if you know it',
+        });
+      }
+      response.destroy();
+      request = redirected(request, response.statusCode ?? 0, next);
+    }
   } catch (err) {
-    if (timedOut) {
+    if (err instanceof AddressDeniedError) return denied(request.url, err);
+    if (controller.signal.aborted) {
       return toolError('HTTP_ERROR', `request to ${url.href} timed out after ${timeoutMs} ms`, {
         suggestion: 'retry, or pass a larger timeout_ms (at most 60000)',
       });
     }
-    return toolError('HTTP_ERROR', `request to ${url.href} failed: ${causeMessage(err)}`);
+    return toolError('HTTP_ERROR', `request to ${request.url.href} failed: ${causeMessage(err)}`);
   } finally {
     clearTimeout(timer);
+    controller.abort(); // ends any socket still open (a body cut at the cap, a redirect's body)
   }
 }
 
-/** Reads at most maxBytes (+1 to detect overflow) from the body stream, then cancels it. */
-async function readCapped(response: Response, maxBytes: number): Promise<{ body: string; bytes: number; truncated: boolean }> {
-  if (!response.body) return { body: '', bytes: 0, truncated: false };
-  const reader = response.body.getReader();
+/** The model's headers as node:http takes them, validated like fetch's Headers, plus fetch's defaults. */
+function requestHeaders(given: Record<string, string>, body: string | undefined): Record<string, string> {
+  const headers = new Headers(given);
+  for (const name of REFUSED_HEADERS) {
+    if (headers.has(name)) throw new Error(`${name} is managed by the HTTP client and cannot be set`);
+  }
+  for (const name of DROPPED_HEADERS) headers.delete(name);
+  const out: Record<string, string> = { accept: '*/*', 'user-agent': 'node', 'accept-encoding': 'gzip, deflate, br' };
+  if (body !== undefined) out['content-type'] = 'text/plain;charset=UTF-8';
+  headers.forEach((value, name) => {
+    out[name] = value;
+  });
+  return out;
+}
+
+/** Sends one request through the guard and resolves with the response head; the body is left unread. */
+async function exchange(req: Outgoing, policy: NetPolicy, signal: AbortSignal): Promise<http.IncomingMessage> {
+  const { url } = req;
+  const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // An IP literal never reaches `lookup` (net connects to it directly): check it here instead.
+  if (isIP(host)) await checkAddress(policy, url.hostname, host, port);
+  const headers: Record<string, string | number> = { ...req.headers };
+  if (req.body !== undefined) headers['content-length'] = Buffer.byteLength(req.body);
+  const transport = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const outgoing = transport.request(
+      {
+        host,
+        port,
+        path: `${url.pathname}${url.search}`,
+        method: req.method,
+        headers,
+        lookup: guardedLookup(policy, url.hostname, port),
+        // No shared agent: a kept-alive socket would skip lookup, so a connection checked for one
+        // session (whose allowance differs) could serve another.
+        agent: false,
+        signal,
+      },
+      resolve,
+    );
+    outgoing.on('error', reject);
+    outgoing.end(req.body);
+  });
+}
+
+/** The absolute URL a redirect response points to, or undefined when it is not a followable redirect. */
+function redirectTarget(response: http.IncomingMessage, base: URL): URL | undefined {
+  const location = response.headers.location;
+  if (!REDIRECT_STATUSES.has(response.statusCode ?? 0) || !location) return undefined;
+  try {
+    return new URL(location, base);
+  } catch {
+    return undefined; // an unparseable Location: hand the response over as it is
+  }
+}
+
+/** The request to send after a redirect, with fetch's method rules (303 and POST on 301/302 become GET). */
+function redirected(req: Outgoing, status: number, next: URL): Outgoing {
+  const toGet = (status === 303 && req.method !== 'HEAD') || ((status === 301 || status === 302) && req.method === 'POST');
+  if (!toGet) return { ...req, url: next };
+  const headers = Object.fromEntries(Object.entries(req.headers).filter(([name]) => !BODY_HEADERS.includes(name)));
+  return { url: next, method: 'GET', headers };
+}
+
+/** Reads the (capped) body and builds the tool result; `failure` turns it into an HTTP_ERROR with that message. */
+async function present(
+  response: http.IncomingMessage,
+  maxBytes: number,
+  method: string,
+  failure?: { message: string; suggestion: string },
+): Promise<ToolResult> {
+  const status = response.statusCode ?? 0;
+  const statusText = response.statusMessage ?? '';
+  const { body, bytes, truncated } = await readCapped(response, maxBytes, method);
+  const result: Record<string, unknown> = { status, status_text: statusText, headers: pickHeaders(response.headers), body, truncated };
+  if (truncated) result.note = `body truncated: only the first ${bytes} bytes are shown`;
+  if (failure) return { ...toolError('HTTP_ERROR', `HTTP ${status} ${statusText}: ${failure.message}`, { suggestion: failure.suggestion }), result };
+  if (status >= 200 && status < 300) return toolOk(result);
+  // Still hand over the response: an error page or JSON error body tells the model what went wrong.
+  return { ...toolError('HTTP_ERROR', `HTTP ${status} ${statusText}`.trim()), result };
+}
+
+/** Reads at most maxBytes (+1 to detect overflow) of the decoded body, then stops the download. */
+async function readCapped(response: http.IncomingMessage, maxBytes: number, method: string): Promise<{ body: string; bytes: number; truncated: boolean }> {
+  const status = response.statusCode ?? 0;
+  if (method === 'HEAD' || status === 204 || status === 304) {
+    response.destroy();
+    return { body: '', bytes: 0, truncated: false };
+  }
+  const stream = decoded(response);
   const chunks: Buffer[] = [];
   let total = 0;
-  while (total <= maxBytes) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
-    total += value.byteLength;
+  // Leaving the loop early destroys the stream (and the socket): the rest would be thrown away anyway.
+  for await (const chunk of stream) {
+    chunks.push(chunk as Buffer);
+    total += (chunk as Buffer).length;
+    if (total > maxBytes) break;
   }
-  const truncated = total > maxBytes;
-  // Stop the download: the rest would be thrown away anyway.
-  if (truncated) await reader.cancel().catch(() => undefined);
   const kept = utf8Prefix(Buffer.concat(chunks), maxBytes);
-  return { body: kept.toString('utf8'), bytes: kept.length, truncated };
+  return { body: kept.toString('utf8'), bytes: kept.length, truncated: total > maxBytes };
 }
 
-function pickHeaders(headers: Headers): Record<string, string> {
+/** The body decompressed as fetch would (gzip, deflate, br); the cap then counts decoded bytes. */
+function decoded(response: http.IncomingMessage): Readable {
+  // Lenient flushing, as undici does: a body cut short still yields what arrived.
+  const lenient = { flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH };
+  const encoding = (response.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? zlib.createGunzip(lenient)
+      : encoding === 'deflate'
+        ? zlib.createInflate(lenient)
+        : encoding === 'br'
+          ? zlib.createBrotliDecompress({ flush: zlib.constants.BROTLI_OPERATION_FLUSH, finishFlush: zlib.constants.BROTLI_OPERATION_FLUSH })
+          : undefined;
+  return decoder ? pipeline(response, decoder, () => undefined) : response;
+}
+
+function pickHeaders(headers: http.IncomingHttpHeaders): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of KEPT_HEADERS) {
-    const value = headers.get(name);
-    if (value !== null) out[name] = value;
+    const value = headers[name];
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return out;
 }
 
-/** fetch wraps the real reason ("connect ECONNREFUSED ...") in TypeError("fetch failed").cause. */
+/** PERMISSION_DENIED for a refused address, saying how a user allows it when that is possible. */
+function denied(url: URL, err: AddressDeniedError): ToolResult {
+  const message = `http_request to ${url.host} refused: ${err.message}`;
+  if (!err.allowable) return toolError('PERMISSION_DENIED', message, { suggestion: 'this address is never reachable from http_request; do without it' });
+  const entry = url.port ? `"${url.hostname}" (or "${url.host}" for this port only)` : `"${url.hostname}"`;
+  return toolError('PERMISSION_DENIED', message, {
+    suggestion: `private, loopback and link-local addresses are blocked; if the user trusts this host they can add ${entry} to network.allowPrivateHosts in harness.config.json`,
+  });
+}
+
+/** Node wraps the real reason in causes, and happy-eyeballs failures in an AggregateError with no message. */
 function causeMessage(err: unknown): string {
   let current: unknown = err;
   while (current instanceof Error && current.cause !== undefined) current = current.cause;
-  // Happy-eyeballs connection attempts fail as an AggregateError with an empty message.
   if (current instanceof AggregateError && !current.message) {
     return current.errors.map((e: unknown) => (e instanceof Error ? e.message : String(e))).join('; ');
   }
