@@ -15,6 +15,8 @@ import { Context } from '@temporalio/activity';
 import { createCallModel, modelNotConfigured } from './model';
 import { createCompressContextActivity } from './compress/activity';
 import { OpenAIModelClient, type ModelClient } from './model-client';
+import { keyForEndpoint } from './model-keys';
+import { failpoints } from './failpoints';
 import { ScriptedHost } from './scripted-host';
 import { createToolExecutor } from './tools/executor';
 import { workerServices } from './tools/net-guard';
@@ -23,6 +25,7 @@ import { SandboxPool } from './sandbox/pool';
 import { SkillsProvider } from './skills/provider';
 import { MemoryHost } from './memory/host';
 import { skillsIndex } from './skills/use-skill';
+import { skillRules } from './skills/rules';
 import { projectRoot } from '../lib/paths';
 
 /** What the activities depend on. */
@@ -33,7 +36,6 @@ export interface ActivityDeps {
   env: Record<string, string | undefined>;
   /** Replaces the openai-backed client (tests). */
   modelClient?: ModelClient;
-  fetch?: typeof fetch;
   scripted?: ScriptedHost;
   /** Session sandboxes for run_shell (default: Docker with the harness-sandbox image). */
   sandboxes?: SandboxPool;
@@ -56,10 +58,10 @@ export function createActivities(deps: ActivityDeps) {
     memory: () => memory.store(),
     sandboxes: (sessionId) => sandboxes.get(sessionId),
     skills: (sessionId) => skills.catalog(sessionId),
-    ...(deps.fetch ? { fetch: deps.fetch } : {}),
     workerServices: workerServices(deps.env),
   });
   const clients = new Map<string, ModelClient>();
+  const failpoint = failpoints(deps.env, deps.home);
 
   const clientFor = (baseURL: string | undefined, apiKey: string): ModelClient => {
     const key = `${baseURL ?? ''}|${apiKey}`;
@@ -78,13 +80,9 @@ export function createActivities(deps: ActivityDeps) {
       return { client: clientFor(url, 'scripted'), endpoint: url };
     }
     const baseURL = input.model.baseUrl ?? deps.env.OPENAI_BASE_URL;
-    const apiKey = apiKeyFor(baseURL, deps.env);
-    if (!apiKey) {
-      throw modelNotConfigured(
-        `no API key for ${baseURL ?? 'OpenAI'}: set OPENAI_API_KEY in the worker's environment (the key never travels with the session)`,
-      );
-    }
-    return { client: clientFor(baseURL, apiKey), endpoint: baseURL ?? 'https://api.openai.com/v1' };
+    const key = keyForEndpoint(baseURL, deps.env);
+    if ('problem' in key) throw modelNotConfigured(key.problem);
+    return { client: clientFor(baseURL, key.apiKey), endpoint: baseURL ?? 'https://api.openai.com/v1' };
   };
 
   return {
@@ -100,6 +98,7 @@ export function createActivities(deps: ActivityDeps) {
       skills.setSessionFolders(input.sessionId, input.skillFolders);
       const catalog = skills.catalog(input.sessionId);
       const index = skillsIndex(catalog.skills);
+      const rules = skillRules(catalog.skills);
       let memories: string[] = [];
       let memoryProblem: string | undefined;
       if (input.memory && input.memory.preload > 0) {
@@ -117,6 +116,7 @@ export function createActivities(deps: ActivityDeps) {
         ...(memories.length ? { memories } : {}),
         ...(memoryProblem ? { memoryProblem } : {}),
         ...(catalog.problems.length ? { skillProblems: catalog.problems } : {}),
+        ...(rules.length ? { skillRules: rules } : {}),
       };
     },
 
@@ -137,17 +137,38 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Runs one tool outside the workflow; failures come back as results, never as errors. */
     async executeTool(input: ExecuteToolInput): Promise<ToolResult> {
-      return tools.execute({
-        sessionId: input.sessionId,
-        name: input.name,
-        args: input.args,
-        turnId: input.turnId,
-        callId: input.callId,
-        ...(input.namespace ? { namespace: input.namespace } : {}),
-        ...(input.allowPrivateHosts?.length ? { allowPrivateHosts: input.allowPrivateHosts } : {}),
+      return withHeartbeat(async () => {
+        const result = await tools.execute({
+          sessionId: input.sessionId,
+          name: input.name,
+          args: input.args,
+          turnId: input.turnId,
+          callId: input.callId,
+          ...(input.namespace ? { namespace: input.namespace } : {}),
+          ...(input.allowPrivateHosts?.length ? { allowPrivateHosts: input.allowPrivateHosts } : {}),
+        });
+        // Crash tests kill the worker here: the side effect happened, its result is not recorded.
+        await failpoint(`after-tool:${input.name}`);
+        return result;
       });
     },
   };
+}
+
+/**
+ * Runs `fn` while heartbeating, when the activity has a heartbeat timeout: Temporal then notices
+ * a worker killed mid-tool within seconds and retries elsewhere (the tools make that retry safe).
+ */
+async function withHeartbeat<T>(fn: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const every = ctx.info.heartbeatTimeoutMs;
+  if (ctx.info.isLocal || !every) return fn();
+  const beat = setInterval(() => ctx.heartbeat(), Math.max(200, every / 3));
+  try {
+    return await fn();
+  } finally {
+    clearInterval(beat);
+  }
 }
 
 /** The project's skills/ folder plus HARNESS_SKILLS_DIRS (path-separated). */
@@ -163,13 +184,4 @@ export function defaultSandboxes(home: string, env: Record<string, string | unde
     ...(env.HARNESS_SANDBOX_IMAGE ? { image: env.HARNESS_SANDBOX_IMAGE } : {}),
     skillsMounts: (sessionId) => skills.mounts(sessionId),
   });
-}
-
-/** The key for an endpoint: DeepSeek's own variable when pointed there, else OPENAI_API_KEY. */
-function apiKeyFor(baseURL: string | undefined, env: Record<string, string | undefined>): string | undefined {
-  if (baseURL && /deepseek/i.test(baseURL) && env.DEEPSEEK_API_KEY) return env.DEEPSEEK_API_KEY;
-  if (env.OPENAI_API_KEY) return env.OPENAI_API_KEY;
-  // Local OpenAI-compatible servers (vLLM, Ollama…) often need no key at all.
-  if (baseURL && /^https?:\/\/(localhost|127\.|\[::1\])/.test(baseURL)) return 'none';
-  return undefined;
 }
