@@ -10,6 +10,7 @@ import type {
   PrepareTurnResult,
 } from '../common/activity-types';
 import { builtinRegistry } from '../common/builtin-tools';
+import { workspaceBudget } from './tools/workspace-usage';
 import type { ToolResult } from '../common/types';
 import { Context } from '@temporalio/activity';
 import { createCallModel, modelNotConfigured } from './model';
@@ -55,6 +56,7 @@ export function createActivities(deps: ActivityDeps) {
   const memory = deps.memory ?? new MemoryHost({ home: deps.home, ...(deps.env.DATABASE_URL ? { databaseUrl: deps.env.DATABASE_URL } : {}) });
   const tools = createToolExecutor({
     home: deps.home,
+    workspaceMaxBytes: workspaceBudget(deps.env),
     memory: () => memory.store(),
     sandboxes: (sessionId) => sandboxes.get(sessionId),
     skills: (sessionId) => skills.catalog(sessionId),

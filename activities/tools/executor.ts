@@ -23,6 +23,7 @@ import { toolError } from '../../common/errors';
 import { describeIssues, type ToolDefinition } from '../../common/tools';
 import type { ToolResult } from '../../common/types';
 import type { Sandbox } from '../sandbox/docker-sandbox';
+import { appliedRef } from './applied-writes';
 import { listFiles, readFile, writeFile } from './files';
 import { httpRequest } from './http';
 import type { ServiceAddress } from './net-guard';
@@ -36,6 +37,8 @@ export interface ToolExecutorDeps {
   fetch?: typeof fetch;
   now?: () => Date;
   httpMaxBytes?: number;
+  /** Budget of each session workspace for write_file (default 1 GiB, see workspace-usage.ts). */
+  workspaceMaxBytes?: number;
   /** The worker's own services (Temporal, its UI, the memory database): http_request never reaches them. */
   workerServices?: ServiceAddress[];
   /** The sandbox of a session (run_shell); absent means run_shell reports SANDBOX_UNAVAILABLE. */
@@ -102,7 +105,8 @@ export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
       handler(getCurrentTimeTool, (args) => getCurrentTime(args, now)),
       handler(readFileTool, async (args, ctx) => readFile(await ctx.workspace(), args)),
       handler(writeFileTool, async (args, ctx) => {
-        const r = await writeFile(await ctx.workspace(), args);
+        const ws = await ctx.workspace();
+        const r = await writeFile(ws, args, { maxBytes: deps.workspaceMaxBytes, applied: appliedRef(deps.home, ws, ctx.callKey) });
         // The file now belongs to the worker's user; the sandbox may need to hand it over.
         if (r.ok) ctx.sandbox()?.hostWrote?.();
         return r;

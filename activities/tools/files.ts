@@ -1,15 +1,22 @@
 /**
  * read_file, write_file and list_files, confined to the session workspace.
+ * Every path is walked through held folder descriptors (fd-walk.ts), never resolved and then
+ * reopened, because the sandbox may change the tree at any moment.
  * Failures come back as ToolResults the model can act on; only non-fs bugs throw.
  */
 import * as fs from 'node:fs/promises';
+import type { FileHandle } from 'node:fs/promises';
 import { constants } from 'node:fs';
 import * as path from 'node:path';
 import type { z } from 'zod';
 import type { listFilesTool, readFileTool, writeFileTool } from '../../common/builtin-tools';
 import { toolError, toolOk } from '../../common/errors';
 import type { ToolResult } from '../../common/types';
-import { errnoCode, resolveInWorkspace, WorkspaceError } from './workspace';
+import { alreadyAppended, recordAppend, type AppliedRef } from './applied-writes';
+import { entryPath, locate, openFolderBelow } from './fd-walk';
+import { errnoCode, WorkspaceError } from './workspace';
+import { DEFAULT_WORKSPACE_MAX_BYTES } from './workspace-usage';
+import { noteGrowth, overBudget } from './write-budget';
 
 /** Validated arguments of read_file. */
 export type ReadFileArgs = z.infer<typeof readFileTool.parameters>;
@@ -37,16 +44,14 @@ export async function readFile(root: string, args: ReadFileArgs): Promise<ToolRe
   const shown = displayPath(args.path);
   const maxBytes = args.max_bytes ?? DEFAULT_READ_MAX_BYTES;
   try {
-    const full = await resolveInWorkspace(root, args.path);
-    const stat = await fs.stat(full);
-    if (stat.isDirectory()) {
-      return toolError('EXECUTION_ERROR', `"${shown}" is a folder, not a file`, { suggestion: 'use list_files to see what it contains' });
-    }
-    // Refuse FIFOs and devices: opening one could block the activity forever.
-    if (!stat.isFile()) return toolError('EXECUTION_ERROR', `"${shown}" is not a regular file`);
-    // O_NOFOLLOW: the path was checked with symlinks resolved; refuse one swapped in since.
-    const handle = await fs.open(full, constants.O_RDONLY | constants.O_NOFOLLOW);
+    const handle = await openInWorkspace(root, args.path, constants.O_RDONLY);
     try {
+      // Judged on the opened handle, so nothing can be swapped in between.
+      const stat = await handle.stat();
+      if (stat.isDirectory()) {
+        return toolError('EXECUTION_ERROR', `"${shown}" is a folder, not a file`, { suggestion: 'use list_files to see what it contains' });
+      }
+      if (!stat.isFile()) return notRegular(shown);
       // One byte past the cap tells "exactly max_bytes" apart from "more than max_bytes".
       const buffer = Buffer.alloc(maxBytes + 1);
       let got = 0;
@@ -68,21 +73,53 @@ export async function readFile(root: string, args: ReadFileArgs): Promise<ToolRe
   }
 }
 
-/** Writes or appends a text file, creating parent folders. */
-export async function writeFile(root: string, args: WriteFileArgs): Promise<ToolResult> {
+/** How writeFile is bounded and made retry-safe. */
+export interface WriteOptions {
+  /** Budget of the whole workspace in bytes (default DEFAULT_WORKSPACE_MAX_BYTES). */
+  maxBytes?: number;
+  /** This call's applied-writes record: makes an append exactly-once when the activity is retried. */
+  applied?: AppliedRef;
+}
+
+/** Writes or appends a text file, creating parent folders; refuses to take the workspace over its budget. */
+export async function writeFile(root: string, args: WriteFileArgs, opts: WriteOptions = {}): Promise<ToolResult> {
   const shown = displayPath(args.path);
+  const data = Buffer.from(args.content, 'utf8');
+  const done = toolOk({ path: shown, bytes_written: data.length });
+  // Overwrites are idempotent by nature; only a non-empty append needs the record.
+  const once = args.append && data.length > 0 ? opts.applied : undefined;
+  // Read access too when a retry must look at what an earlier attempt appended.
+  const flags = (once ? constants.O_RDWR : constants.O_WRONLY) | (args.append ? constants.O_APPEND : 0);
   try {
-    const full = await resolveInWorkspace(root, args.path);
-    // Safe: every missing component below the checked ancestor is created as a plain folder.
-    await fs.mkdir(path.dirname(full), { recursive: true });
-    const mode = args.append ? constants.O_APPEND : constants.O_TRUNC;
-    const handle = await fs.open(full, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | mode, 0o644);
+    const loc = await locate(root, args.path, { createFolders: true });
+    let handle: FileHandle | undefined;
     try {
-      await handle.writeFile(args.content, 'utf8');
+      // Opened without O_CREAT first, so that a write refused for the budget creates no file.
+      handle = await loc.open(flags).catch((err: unknown) => {
+        if (errnoCode(err) === 'ENOENT') return undefined;
+        throw err;
+      });
+      const before = handle ? await handle.stat() : undefined;
+      if (before && !before.isFile()) return notRegular(shown);
+      if (once && handle && (await alreadyAppended(once, shown, data, handle))) return done;
+      const growth = data.length - (args.append ? 0 : (before?.size ?? 0));
+      const full = await overBudget(root, growth, opts.maxBytes ?? DEFAULT_WORKSPACE_MAX_BYTES, shown);
+      if (full) return full;
+      handle ??= await loc.open(flags | constants.O_CREAT, 0o644);
+      // Checked again: something else may have been created under that name meanwhile.
+      const stat = await handle.stat();
+      if (!stat.isFile()) return notRegular(shown);
+      // Written before appending: a retry after a crash past this point finds where to look.
+      if (once) await recordAppend(once, shown, data, stat.size);
+      // Truncated only now, after the checks, through the handle that was checked.
+      if (!args.append) await handle.truncate(0);
+      await handle.writeFile(data);
+      noteGrowth(root, growth);
+      return done;
     } finally {
-      await handle.close();
+      await handle?.close();
+      await loc.close();
     }
-    return toolOk({ path: shown, bytes_written: Buffer.byteLength(args.content, 'utf8') });
   } catch (err) {
     return failure(err, shown, 'file');
   }
@@ -93,39 +130,66 @@ export async function listFiles(root: string, args: ListFilesArgs): Promise<Tool
   const requested = args.path ?? '.';
   const shown = displayPath(requested);
   try {
-    const full = await resolveInWorkspace(root, requested);
-    const stat = await fs.stat(full);
-    if (!stat.isDirectory()) {
-      return toolError('EXECUTION_ERROR', `"${shown}" is a file, not a folder`, { suggestion: 'use read_file to read it' });
-    }
-    const entries: FileEntry[] = [];
-    let truncated = false;
-    // Breadth-first so that, when capped, the shallow (most informative) entries are the ones kept.
-    const queue: Array<{ dir: string; rel: string }> = [{ dir: full, rel: '' }];
-    while (queue.length > 0 && !truncated) {
-      const { dir, rel } = queue.shift()!;
-      // A sub-folder we cannot read is skipped rather than failing the whole listing.
-      const dirents = rel === '' ? await fs.readdir(dir, { withFileTypes: true }) : await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
-      dirents.sort((a, b) => compare(a.name, b.name));
-      for (const d of dirents) {
-        if (entries.length >= MAX_LIST_ENTRIES) {
-          truncated = true;
-          break;
-        }
-        const relPath = rel ? `${rel}/${d.name}` : d.name;
-        const abs = path.join(dir, d.name);
-        // Dirent types come from lstat semantics: a symlink to a folder is a 'symlink', never walked.
-        const type = d.isSymbolicLink() ? 'symlink' : d.isDirectory() ? 'dir' : 'file';
-        const size = type === 'file' ? ((await fs.lstat(abs).catch(() => undefined))?.size ?? 0) : 0;
-        entries.push({ path: shown === '.' ? relPath : `${shown}/${relPath}`, type, size });
-        if (args.recursive && type === 'dir') queue.push({ dir: abs, rel: relPath });
+    const base = await openInWorkspace(root, requested, constants.O_RDONLY);
+    try {
+      const stat = await base.stat();
+      if (!stat.isDirectory()) {
+        if (!stat.isFile()) return toolError('EXECUTION_ERROR', `"${shown}" is not a folder`);
+        return toolError('EXECUTION_ERROR', `"${shown}" is a file, not a folder`, { suggestion: 'use read_file to read it' });
       }
+      const entries: FileEntry[] = [];
+      let truncated = false;
+      // Breadth-first so that, when capped, the shallow (most informative) entries are the ones kept.
+      // Folders are queued as names below the listed one and reopened from its descriptor without following links.
+      const queue: string[][] = [[]];
+      while (queue.length > 0 && !truncated) {
+        const parts = queue.shift()!;
+        const top = parts.length === 0;
+        // A sub-folder we cannot open or read (gone, or a symlink by now) is skipped rather than failing the whole listing.
+        const dir = top ? base : await openFolderBelow(base, parts).catch(() => undefined);
+        if (!dir) continue;
+        try {
+          const reading = fs.readdir(entryPath(dir, '.'), { withFileTypes: true });
+          const dirents = top ? await reading : await reading.catch(() => []);
+          dirents.sort((a, b) => compare(a.name, b.name));
+          for (const d of dirents) {
+            if (entries.length >= MAX_LIST_ENTRIES) {
+              truncated = true;
+              break;
+            }
+            const relPath = [...parts, d.name].join('/');
+            // Dirent types come from lstat semantics: a symlink to a folder is a 'symlink', never walked.
+            const type = d.isSymbolicLink() ? 'symlink' : d.isDirectory() ? 'dir' : 'file';
+            const size = type === 'file' ? ((await fs.lstat(entryPath(dir, d.name)).catch(() => undefined))?.size ?? 0) : 0;
+            entries.push({ path: shown === '.' ? relPath : `${shown}/${relPath}`, type, size });
+            if (args.recursive && type === 'dir') queue.push([...parts, d.name]);
+          }
+        } finally {
+          if (dir !== base) await dir.close();
+        }
+      }
+      entries.sort((a, b) => compare(a.path, b.path));
+      return toolOk({ path: shown, entries, truncated });
+    } finally {
+      await base.close();
     }
-    entries.sort((a, b) => compare(a.path, b.path));
-    return toolOk({ path: shown, entries, truncated });
   } catch (err) {
     return failure(err, shown, 'folder');
   }
+}
+
+/** Walks to a path and opens its final entry (without following a symlink there either). */
+async function openInWorkspace(root: string, userPath: string, flags: number): Promise<FileHandle> {
+  const loc = await locate(root, userPath);
+  try {
+    return await loc.open(flags);
+  } finally {
+    await loc.close();
+  }
+}
+
+function notRegular(shown: string): ToolResult {
+  return toolError('EXECUTION_ERROR', `"${shown}" is not a regular file`, { suggestion: 'only regular files can be read or written' });
 }
 
 /** The longest prefix of `buf` of at most `maxBytes` bytes that does not split a UTF-8 character. */
@@ -162,8 +226,11 @@ function failure(err: unknown, shown: string, kind: 'file' | 'folder'): ToolResu
     case 'EISDIR':
       return toolError('EXECUTION_ERROR', `"${shown}" is a folder, not a file`);
     case 'ELOOP':
-      // Only O_NOFOLLOW produces this here: the final component became a symlink after the check.
+      // Only O_NOFOLLOW produces this here: the final entry became a symlink after the walk looked at it.
       return toolError('PATH_OUTSIDE_WORKSPACE', `"${shown}" is a symbolic link; refusing to follow it`, { suggestion: OUTSIDE_SUGGESTION });
+    case 'ENXIO':
+      // A FIFO without a reader (opened non-blocking for writing) or a socket.
+      return notRegular(shown);
     case 'EACCES':
     case 'EPERM':
       return toolError('EXECUTION_ERROR', `permission denied for "${shown}"`);

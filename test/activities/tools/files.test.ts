@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -80,6 +81,32 @@ describe('readFile', () => {
     expect(JSON.stringify(r)).not.toContain('secret"');
   });
 
+  it('refuses a symlinked folder on the path with PATH_OUTSIDE_WORKSPACE, saying it is a symbolic link', async () => {
+    fs.writeFileSync(path.join(outside, 'secret.txt'), 'TOP-SECRET');
+    fs.mkdirSync(path.join(root, 'a'));
+    fs.symlinkSync('../../outside', path.join(root, 'a/link'));
+    const r = await readFile(root, { path: 'a/link/secret.txt' });
+    expect(r).toMatchObject({ ok: false, error_type: 'PATH_OUTSIDE_WORKSPACE', suggestion: 'use a path relative to the workspace' });
+    expect(r.message).toContain('symbolic link');
+    expect(JSON.stringify(r)).not.toContain('TOP-SECRET');
+  });
+
+  it('refuses a FIFO at once instead of waiting for a writer', async () => {
+    execFileSync('mkfifo', [path.join(root, 'pipe')]);
+    const r = await readFile(root, { path: 'pipe' });
+    expect(r).toMatchObject({ ok: false, error_type: 'EXECUTION_ERROR' });
+    expect(r.message).toContain('not a regular file');
+  });
+
+  it('reads through symlinked folders and files that stay inside the workspace', async () => {
+    fs.mkdirSync(path.join(root, 'real'));
+    fs.writeFileSync(path.join(root, 'real/f.txt'), 'deep');
+    fs.symlinkSync('real', path.join(root, 'alias'));
+    fs.symlinkSync('alias/f.txt', path.join(root, 'f-link'));
+    expect((await readFile(root, { path: 'alias/f.txt' })).result).toMatchObject({ content: 'deep' });
+    expect((await readFile(root, { path: 'f-link' })).result).toMatchObject({ path: 'f-link', content: 'deep' });
+  });
+
   it('reads through a symlink that stays inside the workspace', async () => {
     fs.writeFileSync(path.join(root, 'real.txt'), 'inside');
     fs.symlinkSync('real.txt', path.join(root, 'alias.txt'));
@@ -129,6 +156,56 @@ describe('writeFile', () => {
     fs.symlinkSync(path.join(outside, 'created.txt'), path.join(root, 'dangling'));
     expect(await writeFile(root, { path: 'dangling', content: 'pwned' })).toMatchObject({ error_type: 'PATH_OUTSIDE_WORKSPACE' });
     expect(fs.readdirSync(outside)).toEqual([]);
+  });
+
+  it('refuses to write to a FIFO that has no reader, at once', async () => {
+    execFileSync('mkfifo', [path.join(root, 'pipe')]);
+    const r = await writeFile(root, { path: 'pipe', content: 'x' });
+    expect(r).toMatchObject({ ok: false, error_type: 'EXECUTION_ERROR' });
+    expect(r.message).toContain('not a regular file');
+  });
+
+  it('refuses to write to a FIFO that has a reader, sending it nothing', async () => {
+    execFileSync('mkfifo', [path.join(root, 'pipe')]);
+    const reader = fs.openSync(path.join(root, 'pipe'), fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    try {
+      expect(await writeFile(root, { path: 'pipe', content: 'x', append: true })).toMatchObject({ ok: false, error_type: 'EXECUTION_ERROR' });
+      // 0: end of stream, the write opened and closed the FIFO without sending a byte.
+      expect(fs.readSync(reader, Buffer.alloc(8))).toBe(0);
+    } finally {
+      fs.closeSync(reader);
+    }
+  });
+
+  it('writes through a symlinked folder that stays inside, into its real folder', async () => {
+    fs.mkdirSync(path.join(root, 'real'));
+    fs.symlinkSync('real', path.join(root, 'alias'));
+    expect(await writeFile(root, { path: 'alias/new/f.txt', content: 'hi' })).toMatchObject({ ok: true });
+    expect(fs.readFileSync(path.join(root, 'real/new/f.txt'), 'utf8')).toBe('hi');
+  });
+
+  it('refuses a write that would take the workspace over its budget with WORKSPACE_FULL, creating nothing', async () => {
+    expect(await writeFile(root, { path: 'a.txt', content: 'x'.repeat(6000) }, { maxBytes: 10_000 })).toMatchObject({ ok: true });
+    const r = await writeFile(root, { path: 'sub/b.txt', content: 'y'.repeat(6000) }, { maxBytes: 10_000 });
+    expect(r).toMatchObject({ ok: false, error_type: 'WORKSPACE_FULL', recoverable: true, suggestion: 'delete files that are no longer needed, or write less' });
+    expect(r.message).toContain('10000');
+    expect(fs.existsSync(path.join(root, 'sub/b.txt'))).toBe(false);
+  });
+
+  it('counts an append by the bytes it adds and an overwrite by the difference', async () => {
+    await writeFile(root, { path: 'a.txt', content: 'x'.repeat(6000) }, { maxBytes: 10_000 });
+    expect(await writeFile(root, { path: 'a.txt', content: 'y'.repeat(6000), append: true }, { maxBytes: 10_000 })).toMatchObject({
+      error_type: 'WORKSPACE_FULL',
+    });
+    expect(await writeFile(root, { path: 'a.txt', content: 'z'.repeat(7000) }, { maxBytes: 10_000 })).toMatchObject({ ok: true });
+    expect(fs.readFileSync(path.join(root, 'a.txt'), 'utf8')).toBe('z'.repeat(7000));
+  });
+
+  it('sees what other processes wrote and still lets a full workspace shrink', async () => {
+    fs.writeFileSync(path.join(root, 'big.bin'), Buffer.alloc(50_000, 1));
+    expect(await writeFile(root, { path: 'more.txt', content: 'x' }, { maxBytes: 10_000 })).toMatchObject({ error_type: 'WORKSPACE_FULL' });
+    expect(await writeFile(root, { path: 'big.bin', content: 'small now' }, { maxBytes: 10_000 })).toMatchObject({ ok: true });
+    expect(await writeFile(root, { path: 'more.txt', content: 'x' }, { maxBytes: 10_000 })).toMatchObject({ ok: true });
   });
 
   it('reports writing onto a folder as EXECUTION_ERROR', async () => {
@@ -196,6 +273,17 @@ describe('listFiles', () => {
 
   it.each(['..', '/etc', 'sub/../../x'])('refuses %s with PATH_OUTSIDE_WORKSPACE', async (p) => {
     expect(await listFiles(root, { path: p })).toMatchObject({ ok: false, error_type: 'PATH_OUTSIDE_WORKSPACE' });
+  });
+
+  it('refuses to list a FIFO', async () => {
+    execFileSync('mkfifo', [path.join(root, 'pipe')]);
+    expect(await listFiles(root, { path: 'pipe' })).toMatchObject({ ok: false, error_type: 'EXECUTION_ERROR', message: '"pipe" is not a folder' });
+  });
+
+  it('lists a symlinked folder that stays inside under the name it was asked by', async () => {
+    fs.symlinkSync('sub', path.join(root, 'alias'));
+    const r = await listFiles(root, { path: 'alias', recursive: true });
+    expect((r.result as { entries: { path: string }[] }).entries.map((e) => e.path)).toEqual(['alias/a.txt', 'alias/deeper', 'alias/deeper/z.txt']);
   });
 
   it('reports listing a file as EXECUTION_ERROR suggesting read_file', async () => {
