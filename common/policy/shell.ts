@@ -14,36 +14,11 @@
  */
 import { forEachChild, parse } from 'unbash';
 import type { Assignment, Command, Redirection, SyntaxNode, Word, WordPart } from 'unbash';
+import type { Arg, CommandAnalysis, SimpleCommand } from './types';
 import { innerCommands } from './wrappers';
 
-/** One program the command would run, with its arguments and the files it is redirected to. */
-export interface SimpleCommand {
-  /** Program name without its directory (`/usr/bin/sudo` → `sudo`); '' for a bare redirection. */
-  program: string;
-  args: string[];
-  /** The source text the program was found in. */
-  text: string;
-  /** Files written through `>`, `>>`, `&>`, `>|`, `<>`, including those of an enclosing group. */
-  redirects: string[];
-  /** Files read through `<` or `<>`. */
-  reads: string[];
-  /** What launches it, when not the shell itself (`sudo`, `xargs`, `find -exec`, `bash -c`). */
-  via?: string;
-}
+export type { Arg, CommandAnalysis, SimpleCommand } from './types';
 
-/** Every program of a command, or why that cannot be known before it runs (with what was found). */
-export type CommandAnalysis =
-  | { ok: true; commands: SimpleCommand[] }
-  | { ok: false; reason: string; commands: SimpleCommand[] };
-
-/** A word of the command as the program will receive it. */
-export interface Arg {
-  value: string;
-  /** No expansion, glob or brace: the value is exactly what the program receives. */
-  literal: boolean;
-  pos: number;
-  end: number;
-}
 interface Io {
   writes: string[];
   reads: string[];
@@ -51,23 +26,33 @@ interface Io {
 interface Scope {
   src: string;
   depth: number;
+  /** Scripts entered so far (the command itself, substitutions, `sh -c` code): bounds the recursion. */
+  nesting: number;
   via?: string;
   io: Io;
 }
 interface Found {
   out: SimpleCommand[];
   problems: string[];
+  settings: string[];
 }
 
 // `sh -c "$(printf ...)"` style nesting is legal but has no honest use beyond a few levels.
 const MAX_DEPTH = 8;
+// Substitutions inside substitutions (`$($($(…)))`): every level costs dozens of stack frames in
+// the parser and this walk, and a stack overflow would fail the workflow task on every replay.
+// Far below where the stack runs out, far above anything written by hand.
+const MAX_NESTING = 32;
+// Words quoted in reasons are cut: a reason is recorded in history with every decision.
+const QUOTE_MAX = 80;
 
 /** Parses a shell command and lists every program it would run, recursing into nested code. */
 export function analyzeCommand(command: string): CommandAnalysis {
-  const found: Found = { out: [], problems: [] };
-  analyzeSource(command, { src: command, depth: 0, io: { writes: [], reads: [] } }, found);
+  const found: Found = { out: [], problems: [], settings: [] };
+  analyzeSource(command, { src: command, depth: 0, nesting: 0, io: { writes: [], reads: [] } }, found);
   const [reason] = found.problems;
-  return reason === undefined ? { ok: true, commands: found.out } : { ok: false, reason, commands: found.out };
+  const { out: commands, settings } = found;
+  return reason === undefined ? { ok: true, commands, settings } : { ok: false, reason, commands, settings };
 }
 
 function analyzeSource(source: string, scope: Scope, found: Found): void {
@@ -79,23 +64,47 @@ function analyzeSource(source: string, scope: Scope, found: Found): void {
 }
 
 function visit(node: SyntaxNode, scope: Scope, found: Found): void {
-  if (node.type === 'Script') {
-    const where = scope.via ? ` in \`${scope.via}\` code` : '';
-    for (const e of node.errors ?? []) found.problems.push(`${e.message} (at offset ${e.pos}${where})`);
-    // A substitution's output goes to the outer command, not to the redirections around it.
-    scope = { ...scope, src: node.source ?? scope.src, io: { writes: [], reads: [] } };
-  } else if (node.type === 'Redirected') {
-    const io = merge(scope.io, redirections(node.redirects, found));
-    forEachChild(node, (child) => visit(child, child === node.command ? { ...scope, io } : scope, found));
-    return;
-  } else if (node.type === 'Command') {
-    simpleCommand(node, scope, found);
+  switch (node.type) {
+    case 'Script': {
+      if (scope.nesting >= MAX_NESTING) {
+        found.problems.push('shell code is nested too deeply to analyse');
+        return;
+      }
+      const where = scope.via ? ` in \`${scope.via}\` code` : '';
+      for (const e of node.errors ?? []) found.problems.push(`${e.message} (at offset ${e.pos}${where})`);
+      // A substitution's output goes to the outer command, not to the redirections around it.
+      scope = { ...scope, nesting: scope.nesting + 1, src: node.source ?? scope.src, io: { writes: [], reads: [] } };
+      break;
+    }
+    case 'Redirected': {
+      const io = merge(scope.io, redirections(node.redirects, found));
+      forEachChild(node, (child) => visit(child, child === node.command ? { ...scope, io } : scope, found));
+      return;
+    }
+    case 'Command':
+      simpleCommand(node, scope, found);
+      break;
+    // What changes how later programs run, though it runs none itself.
+    case 'For':
+    case 'Select':
+      found.settings.push(`\`${node.type.toLowerCase()} ${cut(node.name.text)} in …\` assigns a variable`);
+      break;
+    case 'ArithmeticCommand':
+    case 'ArithmeticFor':
+      found.settings.push('an arithmetic command can assign variables');
+      break;
+    case 'Function':
+      found.settings.push(`\`${cut(node.name.text)}() {…}\` defines a function`);
+      break;
   }
   forEachChild(node, (child) => visit(child, scope, found));
 }
 
 function simpleCommand(node: Command, scope: Scope, found: Found): void {
   const io = merge(scope.io, redirections(node.redirects, found));
+  for (const p of node.prefix) {
+    if (p.type === 'Assignment') found.settings.push(`\`${cut(p.text)}\` assigns a variable`);
+  }
   if (node.name) {
     runArgv([node.name, ...node.args].map(toArg), node.end, scope, io, found, scope.via);
   } else if (io.writes.length || io.reads.length) {
@@ -111,7 +120,12 @@ function runArgv(argv: Arg[], end: number, scope: Scope, io: Io, found: Found, v
   const program = head.literal ? head.value.slice(head.value.lastIndexOf('/') + 1) : head.value;
   const text = scope.src.slice(head.pos, end);
   const values = args.map((a) => a.value);
-  found.out.push({ program, args: values, text, redirects: io.writes, reads: io.reads, ...(via ? { via } : {}) });
+  const unknown = argv.filter((a) => a.unknown).map((a) => `\`${cut(a.value)}\` (${a.unknown})`);
+  found.out.push({
+    program, args: values, text, redirects: io.writes, reads: io.reads,
+    ...(via ? { via } : {}),
+    ...(unknown.length ? { unknown } : {}),
+  });
   if (!head.literal) {
     found.problems.push(`the program \`${head.value}\` is only known at run time`);
     return;
@@ -119,11 +133,13 @@ function runArgv(argv: Arg[], end: number, scope: Scope, io: Io, found: Found, v
   for (const inner of innerCommands(program, args)) {
     if ('opaque' in inner) found.problems.push(inner.opaque);
     else if ('argv' in inner) {
+      for (const a of inner.settings ?? []) found.settings.push(`\`${cut(a)}\` (${inner.via}) assigns a variable`);
       const last = inner.argv[inner.argv.length - 1];
       runArgv(inner.argv, last ? last.end : end, scope, io, found, inner.via);
     } else if (inner.code.every((a) => a.literal)) {
       const code = inner.code.map((a) => a.value).join(' ');
-      analyzeSource(code, { src: code, depth: scope.depth + 1, via: inner.via, io: { writes: [], reads: [] } }, found);
+      const nested: Scope = { src: code, depth: scope.depth + 1, nesting: scope.nesting, via: inner.via, io: { writes: [], reads: [] } };
+      analyzeSource(code, nested, found);
     } else {
       found.problems.push(`\`${inner.via}\` runs shell code only known at run time`);
     }
@@ -150,12 +166,61 @@ function merge(a: Io, b: Io): Io {
 
 function toArg(w: Word | Assignment): Arg {
   if (w.type === 'Assignment') {
-    return { value: w.text, literal: w.value.type === 'Word' && isLiteral(w.value), pos: w.pos, end: w.end };
+    const unknown = w.value.type === 'Word' ? unknownIn(w.value) : 'an array value';
+    const literal = w.value.type === 'Word' && isLiteral(w.value);
+    return { value: w.text, literal, ...(unknown ? { unknown } : {}), pos: w.pos, end: w.end };
   }
   const parts = w.parts ?? [];
   // Globs and braces keep their pattern in `value`; real expansions fall back to the source text.
   const expands = !parts.every((p) => isQuoted(p) || p.type === 'Glob' || p.type === 'BraceExpansion' || p.type === 'ExtendedGlob');
-  return { value: expands ? w.text : w.value, literal: parts.every(isQuoted), pos: w.pos, end: w.end };
+  const unknown = unknownIn(w);
+  return { value: expands ? w.text : w.value, literal: parts.every(isQuoted), ...(unknown ? { unknown } : {}), pos: w.pos, end: w.end };
+}
+
+/** Why a word's value is only known at run time, when that matters to an allow rule. */
+function unknownIn(w: Word): string | undefined {
+  let glob = false;
+  for (const p of w.parts ?? []) {
+    switch (p.type) {
+      case 'DoubleQuoted':
+      case 'LocaleString': {
+        const inner = p.parts.find((c) => c.type !== 'Literal');
+        if (inner) return expansionKind(inner.type);
+        break;
+      }
+      case 'SimpleExpansion':
+      case 'ParameterExpansion':
+      case 'CommandExpansion':
+      case 'ArithmeticExpansion':
+        return expansionKind(p.type);
+      case 'BraceExpansion':
+        return 'brace expansion';
+      case 'ExtendedGlob':
+        return 'extended glob';
+      case 'Glob':
+        glob = true;
+        break;
+      // Literal and quoted text is what it says; a process substitution is a /dev/fd path whose
+      // commands are analysed like any other.
+    }
+  }
+  return glob && globMayLeave(w.value) ? 'a glob that can match outside the workspace' : undefined;
+}
+
+function expansionKind(type: string): string {
+  if (type === 'CommandExpansion') return 'command substitution';
+  if (type === 'ArithmeticExpansion') return 'arithmetic expansion';
+  return 'parameter expansion';
+}
+
+/**
+ * Whether a glob pattern can match a path outside the workspace when run from it: absolute or
+ * home patterns, a `..` segment, or a segment starting with `.` that holds a wildcard (in dash,
+ * the sandbox's /bin/sh, `.*` matches `..`). A wildcard elsewhere never matches a leading dot.
+ */
+export function globMayLeave(pattern: string): boolean {
+  if (pattern.startsWith('/') || pattern.startsWith('~')) return true;
+  return pattern.split('/').some((segment) => segment === '..' || (segment.startsWith('.') && /[*?[]/.test(segment)));
 }
 
 function isLiteral(w: Word): boolean {
@@ -165,4 +230,8 @@ function isLiteral(w: Word): boolean {
 function isQuoted(p: WordPart): boolean {
   if (p.type === 'DoubleQuoted') return p.parts.every((c) => c.type === 'Literal');
   return p.type === 'Literal' || p.type === 'SingleQuoted' || p.type === 'AnsiCQuoted';
+}
+
+function cut(text: string): string {
+  return text.length > QUOTE_MAX ? `${text.slice(0, QUOTE_MAX)}…` : text;
 }

@@ -2,10 +2,11 @@
  * What programs run in turn: wrappers (`sudo`, `env`, `xargs`, `timeout` ...), shells with `-c`,
  * `eval`/`trap` code, `find -exec`. Knowledge of command lines, kept apart from the AST walk.
  */
-import type { Arg } from './shell';
+import type { Arg } from './types';
 
-/** What a program runs: another argv, shell code to parse, or something that cannot be seen. */
-export type Inner = { argv: Arg[]; via: string } | { code: Arg[]; via: string } | { opaque: string };
+/** What a program runs: another argv (with the `NAME=value` assignments it is given, for `env`
+ * and `sudo`), shell code to parse, or something that cannot be seen. */
+export type Inner = { argv: Arg[]; via: string; settings?: string[] } | { code: Arg[]; via: string } | { opaque: string };
 
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'posh', 'yash']);
 
@@ -74,6 +75,7 @@ export function innerCommands(program: string, args: Arg[]): Inner[] {
 function unwrap(program: string, spec: Wrapper, args: Arg[]): Inner[] {
   let positional = spec.positional ?? 0;
   let options = true;
+  const settings: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     const a = arg.value;
@@ -87,11 +89,11 @@ function unwrap(program: string, spec: Wrapper, args: Arg[]): Inner[] {
       }
       if (spec.valued?.includes(a)) i++;
     } else if (spec.assignments && /^[A-Za-z_][A-Za-z0-9_]*=/.test(a)) {
-      continue;
+      settings.push(a);
     } else if (positional > 0) {
       positional--;
     } else {
-      return [{ argv: args.slice(i), via: program }];
+      return [{ argv: args.slice(i), via: program, ...(settings.length ? { settings } : {}) }];
     }
   }
   return [];

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeCommand, type SimpleCommand } from '../../../common/policy/shell';
+import { analyzeCommand, globMayLeave, type SimpleCommand } from '../../../common/policy/shell';
 
 function programs(command: string): string[] {
   return analyzeCommand(command).commands.map((c) => c.program);
@@ -117,5 +119,94 @@ describe('analyzeCommand', () => {
     const result = analyzeCommand(command);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.reason).toMatch(/nested too deeply/);
+  });
+});
+
+describe('what changes how later programs run', () => {
+  it.each([
+    ['X=1 ls', /`X=1` assigns a variable/],
+    ['PATH=/workspace; ls', /`PATH=\/workspace` assigns a variable/],
+    ['ls; LD_PRELOAD=x', /`LD_PRELOAD=x` assigns a variable/],
+    ['env A=1 ls', /`A=1` \(env\) assigns a variable/],
+    ['sudo -u x B=2 ls', /`B=2` \(sudo\) assigns a variable/],
+    ['env -S "C=3 ls"', /`C=3` assigns a variable/],
+    ['for PATH in /x; do ls; done', /`for PATH in …` assigns a variable/],
+    ['select X in a; do ls; done', /`select X in …` assigns a variable/],
+    ['((X=1)); ls', /arithmetic command/],
+    ['for ((i=0; i<2; i++)); do ls; done', /arithmetic command/],
+    ['ls() { cat a; }; ls', /`ls\(\) \{…\}` defines a function/],
+  ])('lists %j', (command, setting) => {
+    const result = analyzeCommand(command);
+    expect(result.settings.join('; ')).toMatch(setting);
+  });
+
+  it.each(['ls -la', 'make CC=gcc', 'dd if=a of=b', 'cat a | grep b=c', 'echo X=1'])('lists nothing for %j', (command) => {
+    expect(analyzeCommand(command).settings).toEqual([]);
+  });
+});
+
+describe('words only known at run time', () => {
+  it.each([
+    ['cat $X', 'parameter expansion'],
+    ['cat "${X:-a}"', 'parameter expansion'],
+    ['cat ${PWD%/*}/etc/passwd', 'parameter expansion'],
+    ['echo $(ls)', 'command substitution'],
+    ['echo "a `ls` b"', 'command substitution'],
+    ['echo $((1+2))', 'arithmetic expansion'],
+    ['cat {/etc/passwd,x}', 'brace expansion'],
+    ['ls @(a|b)', 'extended glob'],
+    ['cat .*/etc/passwd', 'a glob that can match outside the workspace'],
+    ['cat /etc/*', 'a glob that can match outside the workspace'],
+    ['cat ../*', 'a glob that can match outside the workspace'],
+    ['ls src/.*', 'a glob that can match outside the workspace'],
+  ])('marks %j', (command, kind) => {
+    const [first] = analyzeCommand(command).commands;
+    expect(first?.unknown?.[0]).toContain(`(${kind})`);
+  });
+
+  it.each(['ls *.ts', 'ls src/*.js sub/?', "cat 'a b' \"c\" $'d'", 'diff <(sort a) b', 'find . -name "*.ts"', 'ls .hidden/*'])(
+    'marks nothing in %j',
+    (command) => {
+      expect(analyzeCommand(command).commands.every((c) => c.unknown === undefined)).toBe(true);
+    },
+  );
+
+  it('marks the words of a program run by a wrapper', () => {
+    expect(find('timeout 5 cat $X', 'cat')?.unknown).toEqual(['`$X` (parameter expansion)']);
+  });
+});
+
+describe('globMayLeave', () => {
+  it.each([
+    ['*.ts', false], ['src/*', false], ['./*', false], ['.hidden/*', false], ['[.]*', false], ['*/..', true],
+    ['.*', true], ['src/.*', true], ['.[a-z]*', true], ['/workspace/*', true], ['../*', true], ['~/*', true],
+  ])('says whether %j can match outside the workspace (%s)', (pattern, leaves) => {
+    expect(globMayLeave(pattern)).toBe(leaves);
+  });
+});
+
+describe('pathological input', () => {
+  it.each([
+    ['nested command substitutions', `echo ${'$('.repeat(10_000)}x${')'.repeat(10_000)}`],
+    ['nested quoted substitutions', `echo ${'"$('.repeat(8_000)}x${')"'.repeat(8_000)}`],
+    ['nested process substitutions', `cat ${'<('.repeat(16_000)}`],
+    ['nested backticks', '`echo '.repeat(5_000)],
+  ])('reports %s as too deep to analyse instead of overflowing the stack', (_name, command) => {
+    const result = analyzeCommand(command);
+    expect(result.ok).toBe(false);
+  });
+
+  it('analyses thousands of pipes and lists completely', () => {
+    const result = analyzeCommand(`ls${' | cat'.repeat(5_000)}; ${'ls && '.repeat(3_000)}ls`);
+    expect(result.ok).toBe(true);
+    expect(result.commands).toHaveLength(1 + 5_000 + 3_001);
+  });
+});
+
+describe('module structure', () => {
+  it('shares its types through types.ts, so shell.ts and wrappers.ts do not import each other', () => {
+    const source = (name: string) => readFileSync(path.join(__dirname, '../../../common/policy', name), 'utf8');
+    expect(source('wrappers.ts')).not.toMatch(/from '\.\/shell'/);
+    expect(source('shell.ts')).toMatch(/from '\.\/wrappers'/);
   });
 });
