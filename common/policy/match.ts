@@ -4,8 +4,12 @@
  * paths are resolved against that, without touching any file system.
  */
 import type { Risk } from '../types';
+import { codeArgs, notReadOnly } from './options';
+import { JS_PATTERNS, RE2_PATTERNS, type Patterns } from './patterns';
 import type { Rule, RuleCondition } from './schema';
-import type { SimpleCommand } from './shell';
+import type { SimpleCommand } from './types';
+
+export { escapeRegex } from './patterns';
 
 /** A tool call as the policy sees it. */
 export interface PolicyCall {
@@ -14,43 +18,37 @@ export interface PolicyCall {
   args: Record<string, unknown>;
 }
 
+/** How a policy version reads its rules: the pattern engine and the version's checks. */
+export interface Semantics {
+  version: 1 | 2;
+  patterns: Patterns;
+}
+
+/** Policies without a version: the rules and semantics sessions were recorded with. */
+export const LEGACY: Semantics = { version: 1, patterns: JS_PATTERNS };
+/** Version 2: RE2 patterns, stricter coverage, readable skills. */
+export const V2: Semantics = { version: 2, patterns: RE2_PATTERNS };
+
 /** The workspace as mounted in the sandbox; relative paths resolve against it. */
 export const WORKSPACE = '/workspace';
+/** Where skills are mounted read-only in the sandbox: reading there is fine (version 2). */
+export const SKILLS = '/skills';
 // Scratch space inside the sandbox (a tmpfs) is as harmless as the workspace.
 const INSIDE = [WORKSPACE, '/tmp'];
 // Device files that only produce or swallow bytes: reading or writing them reaches nothing.
 const HARMLESS_DEVICES = /^\/dev\/(null|zero|random|urandom|stdin|stdout|stderr|fd\/\d+)$/;
-// Where output redirections are not writing files (allow rules need no `redirect` for these).
-const SINKS = /^\/dev\/(null|stdout|stderr|fd\/\d+)$/;
+/** Where output redirections are not writing files (allow rules need no `redirect` for these;
+ * version 2 does not show them to rules at all). */
+export const SINKS = /^\/dev\/(null|stdout|stderr|fd\/\d+)$/;
 const HOME = /^(~|\$HOME\b|\$\{HOME\}|"\$HOME"|"\$\{HOME\}")/;
 // Tool arguments that name files, for tools other than run_shell.
 const PATH_ARG = /(^|_)(path|paths|file|files|filename|dir|directory|folder|cwd)$/i;
+// A short option with its value attached: `-f/etc/x`, `-T../x` (version 2 checks the value).
+const ATTACHED = /^-[A-Za-z]+([/~.].*)$/;
 
-const regexCache = new Map<string, RegExp>();
-
-/** A compiled rule pattern (cached: rules are matched on every call). */
-export function re(source: string): RegExp {
-  let compiled = regexCache.get(source);
-  if (!compiled) {
-    compiled = new RegExp(source);
-    regexCache.set(source, compiled);
-  }
-  return compiled;
-}
-
-/** Whether a name matches a pattern where `*` stands for any characters. */
-export function globMatch(pattern: string, name: string): boolean {
-  if (!pattern.includes('*')) return pattern === name;
-  return re(`^${pattern.split('*').map(escapeRegex).join('.*')}$`).test(name);
-}
-
-/** Escapes a string for use inside a regular expression. */
-export function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-}
-
-/** Whether a path, taken relative to the workspace, ends up outside it (home paths always do). */
-export function isOutsideWorkspace(path: string): boolean {
+/** Whether a path, taken relative to the workspace, ends up outside it (home paths always do).
+ * With `reading`, the read-only skills mount counts as inside: reading a skill's files is fine. */
+export function isOutsideWorkspace(path: string, reading = false): boolean {
   if (HOME.test(path)) return true;
   const parts: string[] = [];
   for (const segment of (path.startsWith('/') ? path : `${WORKSPACE}/${path}`).split('/')) {
@@ -59,21 +57,30 @@ export function isOutsideWorkspace(path: string): boolean {
   }
   const resolved = `/${parts.join('/')}`;
   if (HARMLESS_DEVICES.test(resolved)) return false;
-  return !INSIDE.some((root) => resolved === root || resolved.startsWith(`${root}/`));
+  const inside = reading ? [...INSIDE, SKILLS] : INSIDE;
+  return !inside.some((root) => resolved === root || resolved.startsWith(`${root}/`));
 }
 
 function pathLike(value: string): boolean {
   return value.startsWith('/') || HOME.test(value) || value.split('/').includes('..');
 }
 
-/** The paths of a program (arguments, `--opt=path` / `of=path` values, redirections) outside the workspace. */
-export function outsidePaths(command: SimpleCommand): string[] {
-  const candidates = command.args.flatMap((arg) => {
+/** The paths of a program (arguments, `--opt=path` / `of=path` values, redirections) outside the
+ * workspace. Version 2 also checks values attached to short options (`-f/etc/x`), skips
+ * arguments that are code (a sed script such as `/a/,/b/p`), and lets arguments and input
+ * redirections read the skills mount; writes there stay outside. */
+export function outsidePaths(command: SimpleCommand, sem: Semantics = LEGACY): string[] {
+  const v2 = sem.version === 2;
+  const code = v2 ? codeArgs(command.program, command.args) : new Set<number>();
+  const candidates = command.args.flatMap((arg, i) => {
+    if (code.has(i)) return [];
     const eq = arg.indexOf('=');
-    return eq > 0 ? [arg, arg.slice(eq + 1)] : [arg];
+    const attached = v2 ? ATTACHED.exec(arg)?.[1] : undefined;
+    return [arg, ...(eq > 0 ? [arg.slice(eq + 1)] : []), ...(attached !== undefined ? [attached] : [])];
   });
-  const all = [...candidates, ...command.redirects, ...command.reads];
-  return [...new Set(all.filter((p) => pathLike(p) && isOutsideWorkspace(p)))];
+  const outside = (reading: boolean) => (p: string) => pathLike(p) && isOutsideWorkspace(p, reading && v2);
+  const all = [...candidates.filter(outside(true)), ...command.redirects.filter(outside(false)), ...command.reads.filter(outside(true))];
+  return [...new Set(all)];
 }
 
 /** The file-naming arguments of a non-shell tool call that lie outside the workspace. */
@@ -84,15 +91,36 @@ export function outsideArgPaths(args: Record<string, unknown>): string[] {
     .filter((value): value is string => typeof value === 'string' && isOutsideWorkspace(value));
 }
 
-/** Whether the rule's tool, risk and argument patterns match the call. */
-export function toolApplies(rule: Rule, call: PolicyCall): boolean {
-  if (!globMatch(rule.tool, call.tool)) return false;
+/**
+ * The lower-case host name of an http(s) URL, or undefined when the URL is anything but plain
+ * (user info, escapes, odd characters, numbers that are not a dotted IPv4 address): then no
+ * `host` condition holds, so an allow rule for a host never covers a URL that might reach
+ * another one once a URL parser has normalised it.
+ */
+export function urlHost(url: string): string | undefined {
+  const m = /^https?:\/\/([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]*)?([/?#]|$)/i.exec(url);
+  if (!m) return undefined;
+  const host = m[1]!.toLowerCase();
+  const last = host.split('.').pop() ?? '';
+  if (/^(0x[0-9a-f]*|[0-9]+)$/.test(last) && !/^((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)\.){3}(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)$/.test(host)) {
+    return undefined;
+  }
+  return host;
+}
+
+/** Whether the rule's tool, risk, argument patterns and hosts match the call. */
+export function toolApplies(rule: Rule, call: PolicyCall, sem: Semantics = LEGACY): boolean {
+  if (!sem.patterns.glob(rule.tool, call.tool)) return false;
   const when = rule.when;
   if (when?.risk && !when.risk.includes(call.risk)) return false;
   for (const [name, pattern] of Object.entries(when?.args ?? {})) {
     const value = call.args[name];
     if (value === undefined) return false;
-    if (!re(pattern).test(typeof value === 'string' ? value : JSON.stringify(value))) return false;
+    if (!sem.patterns.test(pattern, typeof value === 'string' ? value : JSON.stringify(value))) return false;
+  }
+  if (when?.host) {
+    const host = typeof call.args.url === 'string' ? urlHost(call.args.url) : undefined;
+    if (host === undefined || !when.host.some((p) => sem.patterns.glob(p.toLowerCase(), host))) return false;
   }
   return true;
 }
@@ -100,7 +128,7 @@ export function toolApplies(rule: Rule, call: PolicyCall): boolean {
 /** Whether the rule has conditions checked per program (so it says nothing about other tools). */
 export function hasCommandConditions(when: RuleCondition | undefined): boolean {
   if (!when) return false;
-  return ['command', 'commandPrefix', 'anyArg', 'noArg', 'redirect'].some((k) => when[k as keyof RuleCondition] !== undefined);
+  return ['command', 'commandPrefix', 'anyArg', 'noArg', 'redirect', 'readOnly'].some((k) => when[k as keyof RuleCondition] !== undefined);
 }
 
 /**
@@ -108,20 +136,22 @@ export function hasCommandConditions(when: RuleCondition | undefined): boolean {
  * files written by redirection must each match `redirect`: allowing a program is not allowing it
  * to write files.
  */
-export function commandMatches(when: RuleCondition, command: SimpleCommand, covering: boolean): boolean {
-  if (when.command && !when.command.some((p) => globMatch(p, command.program))) return false;
+export function commandMatches(when: RuleCondition, command: SimpleCommand, covering: boolean, sem: Semantics = LEGACY): boolean {
+  const { patterns } = sem;
+  if (when.command && !when.command.some((p) => patterns.glob(p, command.program))) return false;
   if (when.commandPrefix) {
     const argv = [command.program, ...command.args];
     if (!when.commandPrefix.split(/\s+/).every((word, i) => argv[i] === word)) return false;
   }
-  if (when.anyArg && !command.args.some((a) => re(when.anyArg as string).test(a))) return false;
-  if (when.noArg && command.args.some((a) => re(when.noArg as string).test(a))) return false;
+  if (when.anyArg && !command.args.some((a) => patterns.test(when.anyArg as string, a))) return false;
+  if (when.noArg && command.args.some((a) => patterns.test(when.noArg as string, a))) return false;
   if (covering) {
     const files = command.redirects.filter((t) => !SINKS.test(t));
-    if (files.some((t) => !(when.redirect && re(when.redirect).test(t)))) return false;
-  } else if (when.redirect && !command.redirects.some((t) => re(when.redirect as string).test(t))) {
+    if (files.some((t) => !(when.redirect && patterns.test(when.redirect, t)))) return false;
+  } else if (when.redirect && !command.redirects.some((t) => patterns.test(when.redirect as string, t))) {
     return false;
   }
-  if (when.outsideWorkspace !== undefined && outsidePaths(command).length > 0 !== when.outsideWorkspace) return false;
+  if (when.readOnly !== undefined && (notReadOnly(command.program, command.args) === undefined) !== when.readOnly) return false;
+  if (when.outsideWorkspace !== undefined && outsidePaths(command, sem).length > 0 !== when.outsideWorkspace) return false;
   return true;
 }

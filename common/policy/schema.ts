@@ -3,6 +3,7 @@
  * with one-line errors that name the field. Plain JSON after parsing, so it travels in history.
  */
 import { z } from 'zod';
+import { isRe2 } from './patterns';
 
 /** The three policy modes: what happens to a call no rule decides. */
 export const POLICY_MODES = ['strict', 'ask', 'auto'] as const;
@@ -12,16 +13,14 @@ export const DECISIONS = ['allow', 'deny', 'ask'] as const;
 
 const RISKS = ['read_only', 'write', 'network', 'dangerous'] as const;
 
-function compiles(source: string): boolean {
-  try {
-    new RegExp(source);
-    return true;
-  } catch {
-    return false;
-  }
-}
+/** The policy versions: none (the rules and semantics sessions were recorded with) or 2. */
+export const POLICY_VERSIONS = [2] as const;
 
-const regex = z.string().refine(compiles, { message: 'not a valid regular expression' });
+// Patterns are compiled by RE2 (linear time) whatever the policy version, so a rule accepted
+// today keeps working once it is frozen into a version 2 policy.
+const regex = z.string().refine(isRe2, {
+  message: 'not valid RE2 syntax (lookaround and backreferences are not supported)',
+});
 
 /** When a rule applies; every given condition must hold. For `run_shell`, the command
  * conditions (command, commandPrefix, anyArg, noArg, redirect, outsideWorkspace) are checked on
@@ -43,6 +42,13 @@ export const ruleConditionSchema = z.strictObject({
   redirect: regex.optional(),
   /** A path in the arguments (or a redirection) lies outside the workspace. */
   outsideWorkspace: z.boolean().optional(),
+  /** The invocation only reads, by the built-in knowledge of each program's writing options
+   * (`sort -o`, `sed -i` or a `w` command, `git diff --output` ...); programs it does not know
+   * are not read-only. */
+  readOnly: z.boolean().optional(),
+  /** For calls with a `url` argument (http_request): its host name matches one of these
+   * (`*` wildcards, case-insensitive), e.g. `["api.github.com", "*.example.org"]`. */
+  host: z.array(z.string().min(1)).min(1).optional(),
   /** The tool's risk level is one of these. */
   risk: z.array(z.enum(RISKS)).min(1).optional(),
 });
@@ -58,6 +64,9 @@ export const ruleSchema = z.strictObject({
 
 /** The policy section: mode (default `ask`), your rules, and whether the built-in rules apply after them. */
 export const policySchema = z.strictObject({
+  /** 2: RE2 patterns, and allow rules never cover programs with assignments or words only known
+   * at run time. Without it: the rules and semantics of sessions recorded before versions. */
+  version: z.literal(POLICY_VERSIONS).optional(),
   mode: z.enum(POLICY_MODES).default('ask'),
   rules: z.array(ruleSchema).default([]),
   /** Include the default rule set (defaults.ts) after `rules`; turn off to replace its denials. */

@@ -22,7 +22,10 @@ describe('parsePolicy', () => {
       id: 'no-etc',
       tool: 'write_file',
       decision: 'deny',
-      when: { args: { path: '^/etc' }, risk: ['write'], command: ['x*'], commandPrefix: 'git status', anyArg: '^-f$', noArg: '^-i', redirect: '^/', outsideWorkspace: true },
+      when: {
+        args: { path: '^/etc' }, risk: ['write'], command: ['x*'], commandPrefix: 'git status', anyArg: '^-f$', noArg: '^-i', redirect: '^/',
+        outsideWorkspace: true, readOnly: true, host: ['api.github.com', '*.example.org'],
+      },
       reason: 'system files',
     };
     expect(parsePolicy({ mode: 'strict', rules: [rule] }).rules).toEqual([rule]);
@@ -32,7 +35,12 @@ describe('parsePolicy', () => {
     [{ mode: 'yolo' }, /^policy\.mode: /],
     [{ rules: [{ tool: 'x', decision: 'maybe' }] }, /^policy\.rules\.0\.decision: /],
     [{ rules: [{ decision: 'allow' }] }, /^policy\.rules\.0\.tool: /],
-    [{ rules: [{ tool: 'x', decision: 'allow', when: { args: { path: '(' } } }] }, /^policy\.rules\.0\.when\.args\.path: not a valid regular expression$/],
+    [{ rules: [{ tool: 'x', decision: 'allow', when: { args: { path: '(' } } }] }, /^policy\.rules\.0\.when\.args\.path: not valid RE2 syntax/],
+    [{ rules: [{ tool: 'x', decision: 'deny', when: { anyArg: '^of=/dev/(?!null$)' } }] }, /^policy\.rules\.0\.when\.anyArg: not valid RE2 syntax \(lookaround and backreferences are not supported\)$/],
+    [{ rules: [{ tool: 'x', decision: 'deny', when: { redirect: '(a)\\1' } }] }, /^policy\.rules\.0\.when\.redirect: not valid RE2 syntax/],
+    [{ rules: [{ tool: 'x', decision: 'allow', when: { host: [] } }] }, /^policy\.rules\.0\.when\.host: /],
+    [{ rules: [{ tool: 'x', decision: 'allow', when: { readOnly: 'yes' } }] }, /^policy\.rules\.0\.when\.readOnly: /],
+    [{ version: 3 }, /^policy\.version: /],
     [{ rules: [{ tool: 'x', decision: 'allow', when: { risk: ['harmless'] } }] }, /^policy\.rules\.0\.when\.risk\.0: /],
     [{ rules: [{ tool: 'x', decision: 'allow', when: { programs: ['ls'] } }] }, /^policy\.rules\.0\.when: .*"programs"/],
     [{ rules: [{ tool: 'x', decision: 'deny', because: 'no' }] }, /^policy\.rules\.0: .*"because"/],
@@ -41,6 +49,11 @@ describe('parsePolicy', () => {
     const error = errorOf(input);
     expect(error).toMatch(message);
     expect(error).not.toContain('\n');
+  });
+
+  it('accepts version 2, and leaves the version out when none is given', () => {
+    expect(parsePolicy({ version: 2 })).toEqual({ version: 2, mode: 'ask', rules: [], defaults: true });
+    expect(parsePolicy({})).not.toHaveProperty('version');
   });
 
   it('validates the default rule set against its own schema', () => {
