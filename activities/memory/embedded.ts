@@ -1,11 +1,13 @@
 /**
  * The embedded memory database used when DATABASE_URL is unset: PGlite (Postgres compiled to
  * WASM) with its data under `<HARNESS_HOME>/pgdata`, served over the Postgres wire protocol
- * so the MemoryStore runs the very same `pg` code as against a real server.
+ * so the MemoryStore runs the very same `pg` code as against a real server. The data folder
+ * is locked for as long as it is open: a second opener would corrupt it (see lock.ts).
  */
 import { mkdirSync } from 'node:fs';
 import { PGlite, type Extension } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { lockDataDir, type LockMethod } from './lock';
 
 // A subpath export: moduleResolution node10 cannot type it, Node's require resolves it.
 const { pg_trgm } = require('@electric-sql/pglite/contrib/pg_trgm') as { pg_trgm: Extension };
@@ -15,7 +17,7 @@ export interface EmbeddedPostgres {
   /** Connection string for `pg` (user postgres, database postgres, no password). */
   url: string;
   port: number;
-  /** Stops accepting connections and closes the database (flushes it to disk). */
+  /** Stops accepting connections, closes the database (flushes it to disk), then frees the folder's lock. */
   close(): Promise<void>;
 }
 
@@ -25,18 +27,30 @@ export function embeddedDataDir(home: string): string {
 }
 
 /**
- * Starts PGlite on dataDir and listens on 127.0.0.1 (a free port unless one is given).
+ * Locks dataDir, starts PGlite on it and listens on 127.0.0.1 (a free port unless one is given).
+ * Rejects with MemoryUnavailableError naming the holder when another opener has the folder.
  * PGlite is one single-user backend: the socket server queues queries from all
  * connections and keeps a transaction on its connection until it ends, so a small pool works.
  */
-export async function startEmbeddedPostgres(opts: { dataDir: string; port?: number; maxConnections?: number }): Promise<EmbeddedPostgres> {
+export async function startEmbeddedPostgres(opts: {
+  dataDir: string;
+  port?: number;
+  maxConnections?: number;
+  lockMethod?: LockMethod;
+}): Promise<EmbeddedPostgres> {
   mkdirSync(opts.dataDir, { recursive: true });
-  const db = await PGlite.create(opts.dataDir, { extensions: { pg_trgm } });
+  // Before PGlite touches the folder: even opening it read-only while another instance writes is unsafe.
+  const lock = await lockDataDir(opts.dataDir, opts.lockMethod);
+  const db = await PGlite.create(opts.dataDir, { extensions: { pg_trgm } }).catch(async (err: unknown) => {
+    await lock.release();
+    throw err;
+  });
   const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: opts.port ?? 0, maxConnections: opts.maxConnections ?? 16 });
   try {
     await server.start();
   } catch (err) {
-    await db.close();
+    await db.close().catch(() => undefined);
+    await lock.release();
     throw err;
   }
   const port = Number(server.getServerConn().split(':').pop());
@@ -47,8 +61,13 @@ export async function startEmbeddedPostgres(opts: { dataDir: string; port?: numb
     async close() {
       if (closed) return;
       closed = true;
-      await server.stop();
-      await db.close();
+      try {
+        await server.stop();
+        await db.close();
+      } finally {
+        // Only once the database is flushed and closed may another process open the folder.
+        await lock.release();
+      }
     },
   };
 }

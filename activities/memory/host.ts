@@ -2,24 +2,63 @@
  * Where long-term memory lives for a worker: DATABASE_URL when set, otherwise the embedded
  * PGlite under HARNESS_HOME/pgdata, served over the Postgres wire protocol so the same `pg`
  * code runs. Opened on first use (a worker that never remembers starts no database) and
- * migrated once. PGlite allows one process per data folder: a second worker on the same
- * HARNESS_HOME gets MEMORY_UNAVAILABLE from the memory tools; set DATABASE_URL to share.
+ * migrated once. PGlite allows one process per data folder, so the folder is locked while
+ * open: a second worker on the same HARNESS_HOME gets MEMORY_UNAVAILABLE naming the holder;
+ * set DATABASE_URL to share memory between workers.
  */
 import pg from 'pg';
 import { embeddedDataDir, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded';
+import { MemoryUnavailableError, UNAVAILABLE_PREFIX } from './errors';
+import type { LockMethod } from './lock';
 import { MemoryStore } from './store';
 
+/** How long memory waits on the database before reporting MEMORY_UNAVAILABLE (milliseconds). */
+export interface MemoryTimeouts {
+  /** TCP connect plus the startup handshake. */
+  connectMs: number;
+  /** Client side, per query: a frozen server or network answers nothing, and this gives up on it. */
+  queryMs: number;
+  /** Server side, per statement: a slow or lock-blocked statement is cancelled cleanly (not applied by PGlite). */
+  statementMs: number;
+  /** A pooled connection unused this long is closed, so a dead peer is not found by a query first. */
+  idleMs: number;
+}
+
+/** The timeouts of a worker: a database that stops answering is MEMORY_UNAVAILABLE within seconds. */
+export const DEFAULT_MEMORY_TIMEOUTS: MemoryTimeouts = { connectMs: 5_000, queryMs: 10_000, statementMs: 8_000, idleMs: 30_000 };
+
+/** A pool whose every connection and query is bounded in time. */
+export function memoryPool(url: string, timeouts: Partial<MemoryTimeouts> = {}): pg.Pool {
+  const t = { ...DEFAULT_MEMORY_TIMEOUTS, ...timeouts };
+  return new pg.Pool({
+    connectionString: url,
+    max: 4,
+    connectionTimeoutMillis: t.connectMs,
+    // Without it a frozen server hangs a query for as long as TCP keeps the connection (minutes).
+    // pg fails the query and pool.query then discards the connection; transactions do the same.
+    query_timeout: t.queryMs,
+    // Shorter than query_timeout so a merely slow server cancels the statement itself and the
+    // connection stays usable; a frozen one never gets there and the client timeout fires.
+    statement_timeout: t.statementMs,
+    // A worker that dies inside a transaction must not hold its locks until TCP notices.
+    idle_in_transaction_session_timeout: Math.max(t.queryMs * 3, 30_000),
+    idleTimeoutMillis: t.idleMs,
+    keepAlive: true,
+  });
+}
+
+/** Opens long-term memory on first use and keeps it for the worker's lifetime. */
 export class MemoryHost {
   private opening?: Promise<MemoryStore>;
   private embedded?: EmbeddedPostgres;
   private pool?: pg.Pool;
 
-  constructor(private readonly opts: { home: string; databaseUrl?: string }) {}
+  constructor(private readonly opts: { home: string; databaseUrl?: string; timeouts?: Partial<MemoryTimeouts>; lockMethod?: LockMethod }) {}
 
-  /** The store, connected and migrated; rejects with MemoryUnavailableError when the database is down. */
+  /** The store, connected and migrated; rejects with MemoryUnavailableError when the database is down or in use. */
   store(): Promise<MemoryStore> {
     this.opening ??= this.open().catch((err) => {
-      this.opening = undefined; // try again on the next call: the database may come back
+      this.opening = undefined; // try again on the next call: the database may come back, the holder may exit
       throw err;
     });
     return this.opening;
@@ -28,18 +67,41 @@ export class MemoryHost {
   private async open(): Promise<MemoryStore> {
     let url = this.opts.databaseUrl;
     if (!url) {
-      this.embedded ??= await startEmbeddedPostgres({ dataDir: embeddedDataDir(this.opts.home) });
+      this.embedded ??= await this.startEmbedded();
       url = this.embedded.url;
     }
-    // Without a connect timeout a database that drops packets would hang recall.
-    this.pool = new pg.Pool({ connectionString: url, max: 4, connectionTimeoutMillis: 5_000 });
-    const store = new MemoryStore(this.pool);
-    await store.migrate();
+    const pool = memoryPool(url, this.opts.timeouts);
+    const store = new MemoryStore(pool);
+    try {
+      await store.migrate();
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      throw err;
+    }
+    this.pool = pool;
     return store;
   }
 
+  private async startEmbedded(): Promise<EmbeddedPostgres> {
+    const dataDir = embeddedDataDir(this.opts.home);
+    try {
+      return await startEmbeddedPostgres({ dataDir, ...(this.opts.lockMethod ? { lockMethod: this.opts.lockMethod } : {}) });
+    } catch (err) {
+      if (err instanceof MemoryUnavailableError) throw err;
+      // PGlite reports a damaged folder as a bare WASM abort: say which folder.
+      const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+      throw new MemoryUnavailableError(`${UNAVAILABLE_PREFIX}the embedded database ${dataDir} cannot be opened (${detail.split('\n')[0]})`, { cause: err });
+    }
+  }
+
+  /** Ends the pool and closes the embedded database, which frees its folder for another worker. */
   async close(): Promise<void> {
+    const opening = this.opening;
+    this.opening = undefined;
+    await opening?.catch(() => undefined);
     await this.pool?.end().catch(() => undefined);
+    this.pool = undefined;
     await this.embedded?.close();
+    this.embedded = undefined;
   }
 }

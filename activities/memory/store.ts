@@ -3,7 +3,7 @@
  * The same code serves a real server (DATABASE_URL) and the embedded PGlite socket server.
  */
 import type pg from 'pg';
-import { asMemoryError } from './errors';
+import { asMemoryError, isUnavailable } from './errors';
 import { migrate } from './migrate';
 import { planQuery } from './query';
 
@@ -56,13 +56,28 @@ export class MemoryStore {
     return migrate(this.pool);
   }
 
-  /** Stores a memory; `createdAt` is for imports and tests, normally the server's now(). */
-  async remember(namespace: string, sessionId: string | null, text: string, createdAt?: Date): Promise<{ id: number }> {
-    const r = await this.query<{ id: string }>(
-      'INSERT INTO memories (namespace, session_id, text, created_at) VALUES ($1, $2, $3, coalesce($4, now())) RETURNING id',
-      [namespace, sessionId, text, createdAt ?? null],
-    );
-    return { id: Number(r.rows[0]!.id) };
+  /**
+   * Stores a memory and returns its id. With a `requestKey` (the tool call's turn and call id)
+   * the write is idempotent per namespace: a retried activity, or a retry after a write that
+   * timed out but landed later, finds the row already there and gets its id instead of a
+   * second row. `createdAt` is for imports and tests, normally the server's now().
+   */
+  async remember(namespace: string, sessionId: string | null, text: string, opts: { createdAt?: Date; requestKey?: string } = {}): Promise<{ id: number }> {
+    const requestKey = opts.requestKey ?? null;
+    // Twice at most: the row that conflicted can be deleted (forgetNamespace) before we read it.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const inserted = await this.query<{ id: string }>(
+        `INSERT INTO memories (namespace, session_id, text, created_at, request_key) VALUES ($1, $2, $3, coalesce($4, now()), $5)
+         ON CONFLICT (namespace, request_key) WHERE request_key IS NOT NULL DO NOTHING
+         RETURNING id`,
+        [namespace, sessionId, text, opts.createdAt ?? null, requestKey],
+      );
+      if (inserted.rows[0]) return { id: Number(inserted.rows[0].id) };
+      // A separate statement, so its snapshot sees a conflicting row committed while the insert waited.
+      const existing = await this.query<{ id: string }>('SELECT id FROM memories WHERE namespace = $1 AND request_key = $2', [namespace, requestKey]);
+      if (existing.rows[0]) return { id: Number(existing.rows[0].id) };
+    }
+    throw new Error(`memory with request key ${requestKey} conflicted but could not be read back`);
   }
 
   /** The topK memories of the namespace most relevant to the query, recent ones favoured. */
@@ -152,7 +167,10 @@ export class MemoryStore {
       await client.query('COMMIT');
       return out;
     } catch (err) {
-      await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+      // A connection that timed out or broke is in an unknown state: discard it without a
+      // ROLLBACK that would wait on it again (the server aborts the transaction when it goes).
+      if (isUnavailable(err)) broken = err as Error;
+      else await client.query('ROLLBACK').catch((e: Error) => (broken = e));
       throw asMemoryError(err);
     } finally {
       // A connection that could not even roll back is discarded rather than reused.
@@ -160,6 +178,7 @@ export class MemoryStore {
     }
   }
 
+  // pool.query releases the client with the error on failure, which discards it from the pool.
   private async query<R extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<R>> {
     try {
       return await this.pool.query<R>(sql, params);

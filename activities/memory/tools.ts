@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { toolError, toolOk } from '../../common/errors';
 import type { ToolResult } from '../../common/types';
-import { MemoryUnavailableError } from './errors';
+import { MemoryUnavailableError, unavailableMessage } from './errors';
 import type { MemoryStore } from './store';
 
 /** Parameters of `remember_longterm`. */
@@ -23,17 +23,20 @@ export const recallParams = z.object({
 export interface MemoryScope {
   namespace: string;
   sessionId?: string;
+  /** Names the tool call (`<turnId>/<callId>`) so a retried write is stored once. */
+  requestKey?: string;
 }
 
-/** The error type the lead may promote to ERROR_TYPES; until then it prefixes the message. */
+/** MEMORY_UNAVAILABLE for any failure to reach or open the memory database; one line, prefix once. */
+export function memoryUnavailable(err: unknown, action = 'try'): ToolResult {
+  return toolError('MEMORY_UNAVAILABLE', unavailableMessage(err), {
+    recoverable: true,
+    suggestion: `long-term memory is unavailable; continue without it, or ${action} again later`,
+  });
+}
 
 function failure(err: unknown, action: string): ToolResult {
-  if (err instanceof MemoryUnavailableError) {
-    return toolError('MEMORY_UNAVAILABLE', err.message, {
-      recoverable: true,
-      suggestion: `long-term memory is unavailable; continue without it, or ${action} again later`,
-    });
-  }
+  if (err instanceof MemoryUnavailableError) return memoryUnavailable(err, action);
   // A query bug is not something the model can fix by retrying.
   const message = err instanceof Error ? err.message : String(err);
   return toolError('EXECUTION_ERROR', `memory ${action} failed: ${message.split('\n')[0]}`, { recoverable: false });
@@ -42,7 +45,7 @@ function failure(err: unknown, action: string): ToolResult {
 /** Stores text in long-term memory under the scope's namespace and session. */
 export async function rememberLongterm(store: MemoryStore, scope: MemoryScope, args: z.infer<typeof rememberLongtermParams>): Promise<ToolResult> {
   try {
-    const { id } = await store.remember(scope.namespace, scope.sessionId ?? null, args.text);
+    const { id } = await store.remember(scope.namespace, scope.sessionId ?? null, args.text, scope.requestKey ? { requestKey: scope.requestKey } : {});
     return toolOk({ id, stored: true });
   } catch (err) {
     return failure(err, 'remember');

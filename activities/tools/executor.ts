@@ -16,7 +16,7 @@ import {
   writeFileTool,
 } from '../../common/builtin-tools';
 import type { MemoryStore } from '../memory/store';
-import { recall, rememberLongterm } from '../memory/tools';
+import { memoryUnavailable, recall, rememberLongterm } from '../memory/tools';
 import type { SkillCatalog } from '../skills/catalog';
 import { useSkill } from '../skills/use-skill';
 import { toolError } from '../../common/errors';
@@ -123,7 +123,7 @@ export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
       handler(useSkillTool, (args, ctx) => useSkill(ctx.skills(), args)),
       handler(rememberLongtermTool, async (args, ctx) => {
         const m = await ctx.memory();
-        return 'store' in m ? rememberLongterm(m.store, { namespace: m.namespace, sessionId: m.sessionId }, args) : m;
+        return 'store' in m ? rememberLongterm(m.store, { namespace: m.namespace, sessionId: m.sessionId, ...(ctx.callKey ? { requestKey: ctx.callKey } : {}) }, args) : m;
       }),
       handler(recallTool, async (args, ctx) => {
         const m = await ctx.memory();
@@ -165,9 +165,8 @@ export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
             if (!deps.memory) throw new Error('no memory database is configured on this worker');
             return { store: await deps.memory(), namespace: namespace ?? 'default', sessionId };
           } catch (err) {
-            return toolError('MEMORY_UNAVAILABLE', `memory database unavailable: ${(err as Error).message.split('\n')[0]}`, {
-              suggestion: 'continue without long-term memory, or try again later',
-            });
+            // The host's errors already carry the "memory database unavailable:" prefix; add it only to others.
+            return memoryUnavailable(err);
           }
         },
       });

@@ -4,6 +4,7 @@ import { compressContext, tokenCounter, type CompressDeps } from '../../../activ
 import { OpenAIModelClient } from '../../../activities/model-client';
 import { COMPACTED_MARK } from '../../../common/context/compact';
 import { pairsIntact, type CompressionConfig } from '../../../common/context/plan';
+import { SUMMARY_MARK, summaryMessage } from '../../../common/context/summary';
 import type { CompressResult } from '../../../common/context/types';
 import type { ChatMessage } from '../../../common/types';
 import { startScriptedModel, type ScriptedModelServer } from '../../../scripted/server';
@@ -87,7 +88,8 @@ describe('compressContext', () => {
     for (const kept of ['numbers', 'file paths', 'ids', 'decisions', 'failed attempts', 'causes', 'to-dos']) expect(calls[0].prompt).toContain(kept);
     expect(r.summarized_messages).toBe(messages.length - 2 - 4);
     expect(r.messages.slice(0, 2)).toEqual(messages.slice(0, 2));
-    expect(r.messages[2]).toEqual({ role: 'user', content: `[summary of ${r.summarized_messages} earlier messages, ${DATE}]\n${'SUMMARY: read src/x.ts (42 lines); retry failed with FILE_NOT_FOUND; todo: answer.'}` });
+    expect(r.messages[2]).toEqual(summaryMessage('SUMMARY: read src/x.ts (42 lines); retry failed with FILE_NOT_FOUND; todo: answer.', r.summarized_messages, DATE));
+    expect(r.messages[2]).toMatchObject({ role: 'assistant', content: expect.stringMatching(/^\[summary of \d+ earlier messages, /) });
     expect(r.messages.slice(3).map((m) => m.role)).toEqual(['assistant', 'tool', 'assistant', 'tool']);
     expect(pairsIntact(r.messages)).toBe(true);
     expect(r.after_tokens).toBeLessThanOrEqual(r.limit_tokens);
@@ -189,7 +191,8 @@ describe('compressContext with the scripted model server', () => {
     expect(body.messages[1].content).toContain('src/a.ts');
     expect(r.summarized_messages).toBe(6);
     expect(r.summary_usage?.total_tokens).toBeGreaterThan(0);
-    expect(r.messages[2].content).toBe(`[summary of 6 earlier messages, ${DATE}]\n${summary}`);
+    expect(r.messages[2].content).toBe(summaryMessage(summary, 6, DATE).content);
+    expect(r.messages[2].content?.startsWith(`${SUMMARY_MARK}6 earlier messages, ${DATE}]`)).toBe(true);
     expect(r.before_chars / r.after_chars).toBeGreaterThanOrEqual(6);
     expect(pairsIntact(r.messages)).toBe(true);
 

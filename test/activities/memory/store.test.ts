@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../../activities/memory/store';
-import { embeddedPostgres, realPostgres, type Backend } from './backends';
+import { embeddedPostgres, realPostgres, TEST_DATABASE_URL, type Backend } from './backends';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -24,7 +26,7 @@ describe.each([
     const again = await Promise.all([1, 2, 3].map(() => new MemoryStore(backend.pool()).migrate()));
     expect(again).toEqual([[], [], []]);
     const { rows } = await backend.pool().query('SELECT version FROM schema_migrations ORDER BY version');
-    expect(rows.map((r: { version: number }) => r.version)).toEqual([1, 2, 3]);
+    expect(rows.map((r: { version: number }) => r.version)).toEqual([1, 2, 3, 4]);
   });
 
   it('recalls an English memory by a word and by a misspelt or inflected form', async () => {
@@ -57,12 +59,12 @@ describe.each([
 
   it('ranks the more relevant memory first and, among equals, the newer one', async () => {
     const old = new Date(Date.now() - 60 * DAY);
-    await store.remember('rank', null, 'Database migrations run with an advisory lock in Postgres', old);
+    await store.remember('rank', null, 'Database migrations run with an advisory lock in Postgres', { createdAt: old });
     await store.remember('rank', null, 'The team met on Tuesday; the weather was nice and someone mentioned a database');
     const relevant = await store.recall('rank', 'postgres advisory lock migrations', 2);
     expect(relevant[0]?.text).toMatch(/^Database migrations/);
-    await store.remember('rank', null, 'Release notes drafted for version alpha', new Date(Date.now() - 30 * DAY));
-    await store.remember('rank', null, 'Release notes drafted for version omega', new Date(Date.now() - 1 * DAY));
+    await store.remember('rank', null, 'Release notes drafted for version alpha', { createdAt: new Date(Date.now() - 30 * DAY) });
+    await store.remember('rank', null, 'Release notes drafted for version omega', { createdAt: new Date(Date.now() - 1 * DAY) });
     const recent = await store.recall('rank', 'release notes drafted', 2);
     expect(recent.map((r) => r.text)).toEqual(['Release notes drafted for version omega', 'Release notes drafted for version alpha']);
     expect(recent[0]!.score).toBeGreaterThan(recent[1]!.score);
@@ -77,7 +79,7 @@ describe.each([
   });
 
   it('lists the most recent memories newest first and forgets a namespace', async () => {
-    for (const n of [1, 2, 3]) await store.remember('recent', 's', `note ${n}`, new Date(Date.now() - (10 - n) * DAY));
+    for (const n of [1, 2, 3]) await store.remember('recent', 's', `note ${n}`, { createdAt: new Date(Date.now() - (10 - n) * DAY) });
     expect((await store.recent('recent', 2)).map((r) => r.text)).toEqual(['note 3', 'note 2']);
     expect(await store.forgetNamespace('recent')).toBe(3);
     expect(await store.recent('recent', 2)).toEqual([]);
@@ -92,10 +94,53 @@ describe.each([
     expect(hits).toMatchObject([{ id, text: 'The user prefers answers in French', session_id: 'session-1' }]);
   });
 
+  it('stores a write with the same request key once and returns the same id, per namespace', async () => {
+    const first = await store.remember('idem', 's1', 'Deploys happen on Tuesdays', { requestKey: 's1/turn-1/call_1' });
+    const again = await store.remember('idem', 's1', 'Deploys happen on Tuesdays', { requestKey: 's1/turn-1/call_1' });
+    expect(again).toEqual(first);
+    const concurrent = await Promise.all([1, 2, 3].map(() => store.remember('idem', 's1', 'Racing write', { requestKey: 's1/turn-1/call_2' })));
+    expect(new Set(concurrent.map((r) => r.id)).size).toBe(1);
+    expect((await store.recent('idem', 10)).map((r) => r.text)).toEqual(['Racing write', 'Deploys happen on Tuesdays']);
+    // The key is scoped to its namespace, and writes without a key are never merged.
+    const elsewhere = await store.remember('idem-other', 's1', 'Deploys happen on Tuesdays', { requestKey: 's1/turn-1/call_1' });
+    expect(elsewhere.id).not.toBe(first.id);
+    await store.remember('idem-plain', null, 'same text');
+    await store.remember('idem-plain', null, 'same text');
+    expect(await store.recent('idem-plain', 10)).toHaveLength(2);
+  });
+
   it('treats LIKE wildcards and punctuation in a query as plain text', async () => {
     await store.remember('wild', null, 'Progress is at 100% for milestone_one');
     await store.remember('wild', null, 'Nothing special here');
     expect((await store.recall('wild', '100%', 5)).map((r) => r.text)).toEqual(['Progress is at 100% for milestone_one']);
     expect(await store.recall('wild', '%%% ___ !!!', 5)).toEqual([]);
+  });
+});
+
+describe('migrations in a schema of their own', () => {
+  it('migrate the first schema of the search path even when a later one is already up to date', async () => {
+    const [done, fresh] = [1, 2].map(() => `memmig_${randomBytes(6).toString('hex')}`);
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    const pools: pg.Pool[] = [];
+    const poolOn = (searchPath: string) => {
+      const p = new pg.Pool({ connectionString: TEST_DATABASE_URL, options: `-c search_path=${searchPath}`, max: 2 });
+      pools.push(p);
+      return p;
+    };
+    try {
+      await admin.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
+      await admin.query(`CREATE SCHEMA ${done}; CREATE SCHEMA ${fresh}`);
+      await new MemoryStore(poolOn(`${done},public`)).migrate();
+      const store = new MemoryStore(poolOn(`${fresh},${done},public`));
+      expect(await store.migrate()).toEqual([1, 2, 3, 4]);
+      await store.remember('mine', null, 'stored in the fresh schema');
+      const { rows } = await admin.query(`SELECT text FROM ${fresh}.memories`);
+      expect(rows).toEqual([{ text: 'stored in the fresh schema' }]);
+    } finally {
+      await Promise.all(pools.map((p) => p.end()));
+      await admin.query(`DROP SCHEMA IF EXISTS ${done} CASCADE; DROP SCHEMA IF EXISTS ${fresh} CASCADE`);
+      await admin.end();
+    }
   });
 });

@@ -1,7 +1,14 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryHost } from '../../../activities/memory/host';
 import { MemoryStore, MemoryUnavailableError } from '../../../activities/memory/store';
 import { recall, recallParams, rememberLongterm, rememberLongtermParams } from '../../../activities/memory/tools';
+import { createToolExecutor } from '../../../activities/tools/executor';
 import { deadPool, realPostgres, type Backend } from './backends';
+
+const DOWN_URL = 'postgres://postgres@127.0.0.1:1/test';
 
 describe('the memory tools', () => {
   let backend: Backend;
@@ -35,9 +42,42 @@ describe('the memory tools', () => {
       await recall(down, { namespace: 'x' }, { query: 'hello' }),
     ]) {
       expect(r).toMatchObject({ ok: false, error_type: 'MEMORY_UNAVAILABLE', recoverable: true });
-      expect(r.message).toMatch(/^memory database unavailable: .*ECONNREFUSED/);
-      expect(r.message).not.toContain('\n');
+      expect(r.message).toBe('memory database unavailable: connect ECONNREFUSED 127.0.0.1:1');
       expect(r.suggestion).toMatch(/continue without it/);
+    }
+  });
+
+  it('the executor reports a database that is down with the prefix once, for both tools and a worker without memory', async () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), 'memtools-'));
+    const host = new MemoryHost({ home, databaseUrl: DOWN_URL });
+    try {
+      const executor = createToolExecutor({ home, memory: () => host.store() });
+      for (const [name, args] of [['remember_longterm', { text: 'hello' }], ['recall', { query: 'hello' }]] as const) {
+        const r = await executor.execute({ sessionId: 'tools-down', name, args });
+        expect(r).toMatchObject({ ok: false, error_type: 'MEMORY_UNAVAILABLE', message: 'memory database unavailable: connect ECONNREFUSED 127.0.0.1:1' });
+      }
+      const none = await createToolExecutor({ home }).execute({ sessionId: 'tools-down', name: 'recall', args: { query: 'x' } });
+      expect(none.message).toBe('memory database unavailable: no memory database is configured on this worker');
+    } finally {
+      await host.close();
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
+  it('remember_longterm through the executor stores a call once when its activity is retried, and separate calls separately', async () => {
+    const home = mkdtempSync(path.join(os.tmpdir(), 'memtools-'));
+    try {
+      const executor = createToolExecutor({ home, memory: async () => store });
+      const call = { sessionId: 'idem-s', name: 'remember_longterm', args: { text: 'Build with make -j2' }, namespace: 'tools-idem', turnId: 'idem-s/turn-1' };
+      const first = await executor.execute({ ...call, callId: 'call_1' });
+      const retry = await executor.execute({ ...call, callId: 'call_1' });
+      const other = await executor.execute({ ...call, callId: 'call_2' });
+      expect(first).toMatchObject({ ok: true, result: { stored: true } });
+      expect(retry).toEqual(first);
+      expect((other.result as { id: number }).id).not.toBe((first.result as { id: number }).id);
+      expect(await store.recent('tools-idem', 10)).toHaveLength(2);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
     }
   });
 
