@@ -25,6 +25,7 @@ import path from 'node:path';
 import { SandboxPool } from './sandbox/pool';
 import { SkillsProvider } from './skills/provider';
 import { MemoryHost } from './memory/host';
+import { MemoryUnavailableError } from './memory/errors';
 import { skillsIndex } from './skills/use-skill';
 import { skillRules } from './skills/rules';
 import { projectRoot } from '../lib/paths';
@@ -108,7 +109,9 @@ export function createActivities(deps: ActivityDeps) {
           const recent = await (await memory.store()).recent(input.memory.namespace, input.memory.preload);
           memories = recent.map((m) => `${new Date(m.created_at).toISOString().slice(0, 10)}: ${m.text}`);
         } catch (err) {
-          memoryProblem = `long-term memory unavailable: ${(err as Error).message.split('\n')[0]}`;
+          // A MemoryUnavailableError already says so and why; anything else gets named here.
+          const why = (err as Error).message.split('\n')[0]!;
+          memoryProblem = err instanceof MemoryUnavailableError ? why : `long-term memory: ${why}`;
           Context.current().log.warn(memoryProblem);
         }
       }
