@@ -96,6 +96,15 @@ export const httpRequestTool = defineTool({
   timeoutMs: 65_000,
 });
 
+/**
+ * The longest run_shell command accepted (UTF-16 units). The policy parses and judges every
+ * command inside the workflow, where a task running over 2 s fails, on every replay: at 32 Ki
+ * the worst pathological command (thousands of pipes, deep nesting) takes a few hundred ms on a
+ * shared 2-core machine (npm run bench:policy), and a real command line is far shorter (longer
+ * content belongs in write_file).
+ */
+export const MAX_SHELL_COMMAND = 32_768;
+
 export const runShellTool = defineTool({
   name: 'run_shell',
   description:
@@ -103,7 +112,7 @@ export const runShellTool = defineTool({
     'No network; python3, coreutils, grep, sed, find available; /tmp is scratch space (not executable). Arguments: command, optional timeout_ms (default 60000). ' +
     'Returns exit_code, stdout, stderr (long output keeps its start and end), truncated, duration_ms.',
   parameters: z.object({
-    command: z.string().min(1).describe('The shell command line, run in /workspace.'),
+    command: z.string().min(1).max(MAX_SHELL_COMMAND).describe('The shell command line, run in /workspace.'),
     timeout_ms: z.number().int().positive().max(600_000).optional().describe('Kill the command after this many ms (default 60000).'),
   }),
   risk: 'dangerous',

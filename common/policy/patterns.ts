@@ -66,6 +66,7 @@ export const JS_PATTERNS: Patterns = {
 export const RE2_PATTERNS: Patterns = {
   test: (pattern, text) => re2Regex(pattern).test(text),
   glob: (pattern, name) => {
+    if (pattern === '*') return true;
     if (!pattern.includes('*')) return pattern === name;
     return re2Regex(`(?s)^${pattern.split('*').map(escapeRegex).join('.*')}$`).test(name);
   },
