@@ -1,3 +1,6 @@
+// Policies without a version: the semantics sessions recorded before policy versions replay
+// with. Version 2 (what a session started today keeps) is in default-policy.test.ts and
+// version2.test.ts.
 import { describe, expect, it } from 'vitest';
 import { alwaysRuleFor, decide } from '../../../common/policy/decide';
 import { isOutsideWorkspace } from '../../../common/policy/match';
@@ -14,7 +17,7 @@ function tool(name: string, risk: Risk, args: Record<string, unknown>, policy: P
   return decide(parsePolicy(policy), { tool: name, risk, args });
 }
 
-describe('decide under the default policy', () => {
+describe('decide under the default policy without a version', () => {
   it.each([
     ['rm -rf /', 'rm', 'deny-rm-recursive'],
     ['sudo ls', 'sudo', 'deny-privilege'],
