@@ -207,7 +207,7 @@ function coverage(
 /** Why a program the read-only rules know is not covered: its writing option, when it has one. */
 function inspected(command: SimpleCommand): { why?: string } {
   if (!hasInspector(command.program)) return {};
-  const problem = notReadOnly(command.program, command.args);
+  const problem = notReadOnly(command.program, command.args, command.globs);
   return problem ? { why: problem } : {};
 }
 

@@ -151,7 +151,7 @@ export function commandMatches(when: RuleCondition, command: SimpleCommand, cove
   } else if (when.redirect && !command.redirects.some((t) => patterns.test(when.redirect as string, t))) {
     return false;
   }
-  if (when.readOnly !== undefined && (notReadOnly(command.program, command.args) === undefined) !== when.readOnly) return false;
+  if (when.readOnly !== undefined && (notReadOnly(command.program, command.args, command.globs) === undefined) !== when.readOnly) return false;
   if (when.outsideWorkspace !== undefined && outsidePaths(command, sem).length > 0 !== when.outsideWorkspace) return false;
   return true;
 }

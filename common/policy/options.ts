@@ -38,11 +38,15 @@ type Inspector = (args: string[]) => string | undefined;
 
 /**
  * Why this invocation is not read-only (it writes files, runs code, or the inspector is unsure),
- * or undefined when it only reads. Programs without an inspector are never read-only.
+ * or undefined when it only reads. Programs without an inspector are never read-only. `globs`
+ * are the arguments that expand to file names: for a program with writing options, a file
+ * named `-i` or a second operand would change what it does, so a glob makes it unsure.
  */
-export function notReadOnly(program: string, args: string[]): string | undefined {
+export function notReadOnly(program: string, args: string[], globs: readonly string[] = []): string | undefined {
   if (!hasInspector(program)) return `the policy does not know \`${program}\` as read-only`;
-  return INSPECTORS[program]!(args);
+  const inspect = INSPECTORS[program]!;
+  if (inspect !== none && globs.length) return `\`${globs[0]}\` can expand to option names or more operands`;
+  return inspect(args);
 }
 
 /** Whether the policy knows the program's writing options (only such programs can be read-only). */

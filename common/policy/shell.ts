@@ -45,6 +45,8 @@ const MAX_DEPTH = 8;
 const MAX_NESTING = 32;
 // Words quoted in reasons are cut: a reason is recorded in history with every decision.
 const QUOTE_MAX = 80;
+// Where the sandbox's own programs live: `/usr/bin/cat` is cat, `./cat` is whatever was written there.
+const SYSTEM_PROGRAM = /^\/(usr\/)?s?bin\/[^/]+$/;
 
 /** Parses a shell command and lists every program it would run, recursing into nested code. */
 export function analyzeCommand(command: string): CommandAnalysis {
@@ -121,10 +123,15 @@ function runArgv(argv: Arg[], end: number, scope: Scope, io: Io, found: Found, v
   const text = scope.src.slice(head.pos, end);
   const values = args.map((a) => a.value);
   const unknown = argv.filter((a) => a.unknown).map((a) => `\`${cut(a.value)}\` (${a.unknown})`);
+  if (head.literal && head.value.includes('/') && !SYSTEM_PROGRAM.test(head.value)) {
+    unknown.unshift(`\`${cut(head.value)}\` (a program file outside /bin and /usr/bin)`);
+  }
+  const globs = args.filter((a) => a.glob).map((a) => a.value);
   found.out.push({
     program, args: values, text, redirects: io.writes, reads: io.reads,
     ...(via ? { via } : {}),
     ...(unknown.length ? { unknown } : {}),
+    ...(globs.length ? { globs } : {}),
   });
   if (!head.literal) {
     found.problems.push(`the program \`${head.value}\` is only known at run time`);
@@ -174,7 +181,12 @@ function toArg(w: Word | Assignment): Arg {
   // Globs and braces keep their pattern in `value`; real expansions fall back to the source text.
   const expands = !parts.every((p) => isQuoted(p) || p.type === 'Glob' || p.type === 'BraceExpansion' || p.type === 'ExtendedGlob');
   const unknown = unknownIn(w);
-  return { value: expands ? w.text : w.value, literal: parts.every(isQuoted), ...(unknown ? { unknown } : {}), pos: w.pos, end: w.end };
+  const glob = parts.some((p) => p.type === 'Glob' || p.type === 'ExtendedGlob');
+  return {
+    value: expands ? w.text : w.value, literal: parts.every(isQuoted),
+    ...(unknown ? { unknown } : {}), ...(glob ? { glob } : {}),
+    pos: w.pos, end: w.end,
+  };
 }
 
 /** Why a word's value is only known at run time, when that matters to an allow rule. */

@@ -12,6 +12,8 @@ export interface Arg {
    * command or arithmetic expansion, brace expansion, or a glob that could leave the workspace.
    * A glob that stays in the workspace (`*.ts`, `src/*`) is not listed. */
   unknown?: string;
+  /** The word is a glob: it expands to the names of existing files, whatever they are. */
+  glob?: boolean;
   pos: number;
   end: number;
 }
@@ -29,9 +31,13 @@ export interface SimpleCommand {
   reads: string[];
   /** What launches it, when not the shell itself (`sudo`, `xargs`, `find -exec`, `bash -c`). */
   via?: string;
-  /** Words of this program (name or arguments) only known at run time, each with the reason;
-   * absent when there are none. No allow rule covers such a program (policy version 2). */
+  /** Words of this program (name or arguments) only known at run time, each with the reason,
+   * and a program run from a file outside the system folders (`./cat`); absent when there are
+   * none. No allow rule covers such a program (policy version 2). */
   unknown?: string[];
+  /** Arguments that are globs (`*.txt`), absent when there are none: they may expand to names
+   * that look like options (`-i`) or to more operands than written. */
+  globs?: string[];
 }
 
 /** Every program of a command, or why that cannot be known before it runs (with what was found).

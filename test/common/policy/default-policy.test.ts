@@ -77,6 +77,14 @@ const DEFAULT_POLICY_TABLE: [string, Expected][] = [
   ['ls .*', 'ask'],
   ['ls /workspace/*', 'ask'],
   ['for f in *.txt; do cat "$f"; done', 'ask'],
+  // Programs from files anyone could have written, and globs that may expand to options.
+  ['./cat a', 'ask'],
+  ['sub/ls -la', 'ask'],
+  ['/workspace/grep x a', 'ask'],
+  ['sed -n p *', 'ask'],
+  ['sort *.txt', 'ask'],
+  ['uniq *.txt', 'ask'],
+  ['find *', 'ask'],
   // Writes into the workspace ask, as any write does.
   ['echo hi > out.txt', 'ask'],
   ['cat a >> b', 'ask'],
@@ -119,6 +127,8 @@ const DEFAULT_POLICY_TABLE: [string, Expected][] = [
   ['find src -type f -newer a.txt', 'allow'],
   ['head -n 5 a.txt', 'allow'],
   ['wc -l *.ts', 'allow'],
+  ['/usr/bin/cat a', 'allow'],
+  ['cat *', 'allow'],
   ['ls src/*.js', 'allow'],
   ['grep -rn TODO src', 'allow'],
   ['sort a.txt | uniq -c', 'allow'],

@@ -71,6 +71,13 @@ describe('notReadOnly', () => {
     expect(check(line)).toBeUndefined();
   });
 
+  it('is unsure of a program with writing options given a glob, which may expand to `-i` or a second operand', () => {
+    expect(notReadOnly('sed', ['-n', 'p', '*'], ['*'])).toMatch(/`\*` can expand to option names or more operands/);
+    expect(notReadOnly('uniq', ['*.txt'], ['*.txt'])).toMatch(/can expand/);
+    expect(notReadOnly('find', ['*'], ['*'])).toMatch(/can expand/);
+    expect(notReadOnly('cat', ['*'], ['*'])).toBeUndefined();
+  });
+
   it('tells which arguments of sed are its script, not file names', () => {
     expect([...codeArgs('sed', words("-n /a/,/b/p f"))]).toEqual([1]);
     expect([...codeArgs('sed', ['-e', '/a/d', '-e/b/d', 'f'])]).toEqual([1, 2]);

@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decide, freezePolicy } from '../../../common/policy/decide';
 import { parsePolicy } from '../../../common/policy/schema';
-import { commandLine, SEEDED } from './vocabulary';
+import { commandLine, PLANTED, SEEDED } from './vocabulary';
 
 const docker = new Docker();
 const IMAGE = process.env.HARNESS_SANDBOX_IMAGE ?? 'harness-sandbox:latest';
@@ -113,6 +113,7 @@ beforeAll(async () => {
     fs.mkdirSync(path.dirname(path.join(workspace, file)), { recursive: true });
     fs.writeFileSync(path.join(workspace, file), 'a\nb\nhello\n');
   }
+  for (const [file, script] of Object.entries(PLANTED)) fs.writeFileSync(path.join(workspace, file), script, { mode: 0o755 });
   main = await startBox();
 });
 

@@ -171,6 +171,19 @@ describe('words only known at run time', () => {
     },
   );
 
+  it('marks a program run from a file outside the system folders', () => {
+    expect(find('./cat a', 'cat')?.unknown).toEqual(['`./cat` (a program file outside /bin and /usr/bin)']);
+    expect(find('/workspace/bin/ls', 'ls')?.unknown?.[0]).toContain('outside /bin and /usr/bin');
+    expect(find('/usr/bin/../../workspace/ls', 'ls')?.unknown?.[0]).toContain('outside /bin and /usr/bin');
+    expect(find('/usr/bin/cat a', 'cat')?.unknown).toBeUndefined();
+    expect(find('/bin/ls', 'ls')?.unknown).toBeUndefined();
+  });
+
+  it('lists the glob arguments, safe or not', () => {
+    expect(find('sort *.txt b', 'sort')?.globs).toEqual(['*.txt']);
+    expect(find("sort '*.txt'", 'sort')?.globs).toBeUndefined();
+  });
+
   it('marks the words of a program run by a wrapper', () => {
     expect(find('timeout 5 cat $X', 'cat')?.unknown).toEqual(['`$X` (parameter expansion)']);
   });

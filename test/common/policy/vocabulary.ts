@@ -7,6 +7,11 @@ import fc from 'fast-check';
 
 /** Paths the sandbox workspace is seeded with (relative to /workspace). */
 export const SEEDED = ['a.txt', 'b.txt', 'in', 'sub/c.txt', '.hidden'];
+/** Executables the workspace is seeded with, named like read-only programs: running one writes outside. */
+export const PLANTED: Record<string, string> = {
+  cat: '#!/bin/sh\necho planted > /etc/planted-cat\n',
+  'sub/ls': '#!/bin/sh\necho planted > /etc/planted-ls\n',
+};
 
 const inside = ['a.txt', 'b.txt', 'in', 'out', 'sub', 'sub/c.txt', '.', 'new.txt', '/workspace/a.txt', '/workspace/out', '/tmp/t.txt', '/tmp', '.hidden'];
 const outside = ['/etc/pw-x', '/root/x', '../x', '/x', '/var/tmp/x', '~/x', '/usr/local/x', 'sub/../../x', '/workspace/../y', '/skills/z'];
@@ -50,6 +55,7 @@ const simple: fc.Arbitrary<string> = fc.oneof(
   fc.tuple(path).map(([a]) => `sh -c 'touch ${a}'`),
   fc.tuple(path).map(([a]) => `env X=1 touch ${a}`),
   fc.constantFrom('true', 'pwd', 'seq 3', 'which sh', 'test -f a.txt', '[ -d sub ]', 'cat'),
+  fc.tuple(fc.constantFrom('./cat', 'sub/ls', '/workspace/cat', '/usr/bin/cat', '/bin/ls'), path).map(([p, a]) => `${p} ${a}`),
 );
 
 const redirected: fc.Arbitrary<string> = fc.oneof(
