@@ -44,7 +44,7 @@ const HOME = /^(~|\$HOME\b|\$\{HOME\}|"\$HOME"|"\$\{HOME\}")/;
 // Tool arguments that name files, for tools other than run_shell.
 const PATH_ARG = /(^|_)(path|paths|file|files|filename|dir|directory|folder|cwd)$/i;
 // A short option with its value attached: `-f/etc/x`, `-T../x` (version 2 checks the value).
-const ATTACHED = /^-[A-Za-z]+([/~.].*)$/;
+const ATTACHED = /^-[A-Za-z]+([/~.][\s\S]*)$/;
 
 /** Whether a path, taken relative to the workspace, ends up outside it (home paths always do).
  * With `reading`, the read-only skills mount counts as inside: reading a skill's files is fine. */
