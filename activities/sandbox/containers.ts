@@ -11,10 +11,15 @@ export interface SandboxLimits {
   memoryBytes: number;
   pids: number;
   nanoCpus: number;
+  /** Largest file a sandbox process may write (RLIMIT_FSIZE): past it the writer gets SIGXFSZ. */
+  fileSizeBytes: number;
 }
 
-/** Defaults: 512 MiB without swap, 128 processes, one CPU. */
-export const DEFAULT_LIMITS: SandboxLimits = { memoryBytes: 512 * 1024 * 1024, pids: 128, nanoCpus: 1e9 };
+/** Defaults: 512 MiB without swap, 128 processes, one CPU, files up to 1 GiB. */
+export const DEFAULT_LIMITS: SandboxLimits = { memoryBytes: 512 * 1024 * 1024, pids: 128, nanoCpus: 1e9, fileSizeBytes: 1024 ** 3 };
+
+/** Where a container sees its session's exec records (host `<home>/execs/<session>`). */
+export const EXEC_MOUNT = '/run/harness-exec';
 
 /** A host folder shown read-only inside the container (skills at /skills/<name>). */
 export interface ReadOnlyMount {
@@ -38,7 +43,13 @@ export function containerSpec(o: {
   limits: SandboxLimits;
   /** Extra read-only bind mounts (absolute host folder → absolute container path). */
   skillsMounts?: readonly ReadOnlyMount[];
+  /** The session's exec-record folder, mounted writable at EXEC_MOUNT. */
+  execDir?: string;
 }): Docker.ContainerCreateOptions {
+  const mounts = [
+    ...(o.skillsMounts ?? []).map((m) => ({ Type: 'bind' as const, Source: path.resolve(m.host), Target: m.container, ReadOnly: true })),
+    ...(o.execDir ? [{ Type: 'bind' as const, Source: path.resolve(o.execDir), Target: EXEC_MOUNT, ReadOnly: false }] : []),
+  ];
   return {
     name: o.name,
     Image: o.image,
@@ -53,9 +64,7 @@ export function containerSpec(o: {
     HostConfig: {
       Binds: [`${o.workspace}:/workspace:rw`],
       // The Mounts form, not Binds strings: a host path may contain ':' or ','.
-      ...(o.skillsMounts?.length
-        ? { Mounts: o.skillsMounts.map((m) => ({ Type: 'bind' as const, Source: path.resolve(m.host), Target: m.container, ReadOnly: true })) }
-        : {}),
+      ...(mounts.length ? { Mounts: mounts } : {}),
       NetworkMode: 'none',
       ReadonlyRootfs: true,
       Tmpfs: { '/tmp': 'rw,noexec,nosuid,size=64m' },
@@ -66,6 +75,9 @@ export function containerSpec(o: {
       Memory: o.limits.memoryBytes,
       MemorySwap: o.limits.memoryBytes,
       NanoCpus: o.limits.nanoCpus,
+      // Caps every file a command writes, its captured output included: one runaway write
+      // cannot fill the host disk (the workspace budget polices the total).
+      Ulimits: [{ Name: 'fsize', Soft: o.limits.fileSizeBytes, Hard: o.limits.fileSizeBytes }],
       // An init (tini) reaps orphans; without it zombies would eat the pids limit for good.
       Init: true,
       LogConfig: { Type: 'none', Config: {} },

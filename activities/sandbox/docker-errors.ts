@@ -12,6 +12,13 @@ const UNREACHABLE = ['ECONNREFUSED', 'ENOENT', 'EACCES', 'ECONNRESET', 'EPIPE', 
 export class SandboxError extends Error {
   override name = 'SandboxError';
   readonly errorType = 'SANDBOX_UNAVAILABLE' as const;
+  /** True when the command may already have started: retrying it could run it twice. */
+  readonly started: boolean;
+
+  constructor(message: string, opts: { started?: boolean } = {}) {
+    super(message);
+    this.started = opts.started ?? false;
+  }
 }
 
 /** The HTTP status of a Docker API error, if it is one. */
@@ -22,6 +29,12 @@ export function statusOf(err: unknown): number | undefined {
 /** True when a container is gone: 404 removed, 409 stopped (e.g. its init was killed). */
 export function isGone(err: unknown): boolean {
   return statusOf(err) === 404 || statusOf(err) === 409;
+}
+
+/** True for a paused container (also 409): its processes live on, frozen, so it is not gone. */
+export function isPaused(err: unknown): boolean {
+  const e = err as { message?: string; json?: { message?: string } } | null;
+  return statusOf(err) === 409 && /paused/i.test(e?.json?.message ?? e?.message ?? '');
 }
 
 /** Maps any Docker failure to a SandboxError with a message that says what to do. */

@@ -11,8 +11,10 @@ export class OutputCapture {
   private tailLen = 0;
   /** Every byte the stream produced, kept or not. */
   total = 0;
-  private readonly headMax: number;
-  private readonly tailMax: number;
+  /** Bytes kept from the start. */
+  readonly headMax: number;
+  /** Bytes kept from the end. */
+  readonly tailMax: number;
 
   constructor(readonly maxBytes: number) {
     this.headMax = Math.ceil(maxBytes / 2);
@@ -35,6 +37,14 @@ export class OutputCapture {
     while (this.tail.length > 1 && this.tailLen - this.tail[0]!.length >= this.tailMax) {
       this.tailLen -= this.tail.shift()!.length;
     }
+  }
+
+  /**
+   * Counts `bytes` that passed without keeping them, for a reader that skips the middle of a
+   * file: valid after the head is full and before pushing at least the tail budget.
+   */
+  skip(bytes: number): void {
+    this.total += bytes;
   }
 
   /** True when some bytes were dropped. */

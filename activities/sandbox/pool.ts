@@ -3,8 +3,11 @@
  * removed when the session ends; containers left by sessions that are no longer running
  * (a crash, a killed worker) are removed at worker start.
  */
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
 import Docker from 'dockerode';
 import { DockerSandbox, removeOrphans, type ReadOnlyMount, type Sandbox } from './docker-sandbox';
+import { SESSION_ID } from '../tools/workspace';
 
 /** Sandbox settings of a worker. */
 export interface SandboxSettings {
@@ -46,8 +49,19 @@ export class SandboxPool {
     await box.remove();
   }
 
-  /** Removes containers of this home whose session is not running; returns their names. */
-  removeOrphans(isRunning: (sessionId: string) => Promise<boolean>): Promise<string[]> {
-    return removeOrphans(this.docker, isRunning, { home: this.settings.home });
+  /**
+   * Removes containers of this home whose session is not running, then the exec records of
+   * such sessions (no retry of their calls can come any more); returns the containers' names.
+   */
+  async removeOrphans(isRunning: (sessionId: string) => Promise<boolean>): Promise<string[]> {
+    const removed = await removeOrphans(this.docker, isRunning, { home: this.settings.home });
+    const execs = path.join(path.resolve(this.settings.home), 'execs');
+    for (const id of await fs.readdir(execs).catch(() => [] as string[])) {
+      // Only after its container is gone: nothing inside can race the recursive removal.
+      if (SESSION_ID.test(id) && !this.byId.has(id) && !(await isRunning(id))) {
+        await fs.rm(path.join(execs, id), { recursive: true, force: true });
+      }
+    }
+    return removed;
   }
 }

@@ -37,7 +37,7 @@ export interface ToolExecutorDeps {
   fetch?: typeof fetch;
   now?: () => Date;
   httpMaxBytes?: number;
-  /** Budget of each session workspace for write_file (default 1 GiB, see workspace-usage.ts). */
+  /** Budget of each session workspace for write_file and run_shell (default 1 GiB, see workspace-usage.ts). */
   workspaceMaxBytes?: number;
   /** The worker's own services (Temporal, its UI, the memory database): http_request never reaches them. */
   workerServices?: ServiceAddress[];
@@ -112,10 +112,10 @@ export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
         return r;
       }),
       handler(listFilesTool, async (args, ctx) => listFiles(await ctx.workspace(), args)),
-      handler(runShellTool, (args, ctx) => {
+      handler(runShellTool, async (args, ctx) => {
         const sandbox = ctx.sandbox();
         if (!sandbox) return toolError('SANDBOX_UNAVAILABLE', 'no sandbox is configured on this worker', { suggestion: 'use the file tools instead' });
-        return runShell(sandbox, args);
+        return runShell(sandbox, args, { callKey: ctx.callKey, workspace: await ctx.workspace(), workspaceMaxBytes: deps.workspaceMaxBytes });
       }),
       handler(httpRequestTool, (args, ctx) =>
         httpRequest(args, { maxBytes: deps.httpMaxBytes, allowPrivateHosts: ctx.allowPrivateHosts, workerServices: deps.workerServices ?? [] }),

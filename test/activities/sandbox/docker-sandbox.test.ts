@@ -5,7 +5,9 @@ import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { containerName, DockerSandbox, removeOrphans, SandboxError, type ExecResult } from '../../../activities/sandbox/docker-sandbox';
+import { containerName, DEFAULT_LIMITS, DockerSandbox, EXEC_MOUNT, LABELS, removeOrphans, SandboxError, type ExecResult } from '../../../activities/sandbox/docker-sandbox';
+import { containerSpec } from '../../../activities/sandbox/containers';
+import { execsDir } from '../../../activities/sandbox/exec-record';
 
 const docker = new Docker();
 let home: string;
@@ -143,6 +145,85 @@ describe('DockerSandbox', () => {
     expect(r.stdout.startsWith('y\ny\n')).toBe(true);
     expect(r.stdout.endsWith('y\ny\n')).toBe(true);
     expect(r.stdout.length).toBeLessThan(1_100);
+  });
+
+  it('kills the processes a command leaves running in the background when it ends', async () => {
+    const r = await run(sb, 'sleep 301 >/dev/null 2>&1 & setsid sleep 302 >/dev/null 2>&1 & echo started');
+    expect(r).toMatchObject({ exitCode: 0, stdout: 'started\n', timedOut: false });
+    expect((await run(sb, 'ps -eo args')).stdout).not.toMatch(/sleep 30[12]/);
+  });
+
+  it('kills a write past the file-size limit with SIGXFSZ (exit 153) and keeps the file at the limit', async () => {
+    const id = sid();
+    const s = new DockerSandbox({ home, sessionId: id, limits: { fileSizeBytes: 1 << 20 } });
+    const r = await run(s, 'head -c 3000000 /dev/zero > big.bin');
+    expect(r.exitCode).toBe(153);
+    expect(fs.statSync(path.join(ws(id), 'big.bin')).size).toBe(1 << 20);
+  });
+
+  it('counts the captured output against the file-size limit too', async () => {
+    const s = new DockerSandbox({ home, sessionId: sid(), limits: { fileSizeBytes: 1 << 20 } });
+    const r = await run(s, 'yes | head -c 3000000', 20_000, 1_000);
+    expect(r.exitCode).toBe(153);
+    // 1 MiB reached the output file: 1,000 bytes kept (head and tail), the rest counted as dropped.
+    expect(r.droppedBytes).toBe((1 << 20) - 1_000);
+    expect(r.stdout).toContain(`[... ${(1 << 20) - 1_000} bytes dropped ...]`);
+  });
+
+  it('never follows a symbolic link the command put in place of its output file', async () => {
+    const secret = path.join(home, 'host-secret.txt');
+    fs.writeFileSync(secret, 'HOST-SECRET');
+    const r = await run(sb, `echo shown; rm "${EXEC_MOUNT}/$HARNESS_EXEC/out"; ln -s ${secret} "${EXEC_MOUNT}/$HARNESS_EXEC/out"`);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).not.toContain('HOST-SECRET');
+  });
+
+  it('keeps exec records outside the workspace and removes them with the container', async () => {
+    const id = sid();
+    const s = new DockerSandbox({ home, sessionId: id });
+    await s.exec('true', { timeoutMs: 20_000, key: 'turn-1/call-1' });
+    expect(fs.readdirSync(execsDir(home, id)).length).toBeGreaterThan(0);
+    expect(fs.readdirSync(ws(id))).toEqual([]);
+    await s.remove();
+    expect(fs.existsSync(execsDir(home, id))).toBe(false);
+  });
+
+  it('recreates a container made without the exec-records mount', async () => {
+    const id = sid();
+    fs.mkdirSync(ws(id), { recursive: true });
+    // A container as an older harness made it: same name and labels, no exec-records mount.
+    const made = await docker.createContainer(containerSpec({ name: containerName(id), image: 'harness-sandbox:latest', user: '1000:1000', sessionId: id, home, workspace: ws(id), limits: DEFAULT_LIMITS }));
+    await made.start();
+    expect(await run(new DockerSandbox({ home, sessionId: id }), `ls -d ${EXEC_MOUNT}`)).toMatchObject({ exitCode: 0 });
+    const info = await docker.getContainer(containerName(id)).inspect();
+    expect(info.Id).not.toBe(made.id);
+    expect(info.Config.Labels[LABELS.session]).toBe(id);
+  });
+
+  it('recreates a container made without the file-size limit', async () => {
+    const id = sid();
+    fs.mkdirSync(ws(id), { recursive: true });
+    const spec = containerSpec({ name: containerName(id), image: 'harness-sandbox:latest', user: '1000:1000', sessionId: id, home, workspace: ws(id), limits: DEFAULT_LIMITS, execDir: execsDir(home, id) });
+    delete spec.HostConfig!.Ulimits;
+    fs.mkdirSync(execsDir(home, id), { recursive: true });
+    const made = await docker.createContainer(spec);
+    await made.start();
+    const r = await run(new DockerSandbox({ home, sessionId: id }), 'grep "Max file size" /proc/self/limits');
+    expect(r.stdout).toMatch(/Max file size\s+1073741824\s+1073741824/);
+    expect((await docker.getContainer(containerName(id)).inspect()).Id).not.toBe(made.id);
+  });
+
+  it('forgets exec records older than a day as it runs commands', async () => {
+    const id = sid();
+    const dir = execsDir(home, id);
+    fs.mkdirSync(dir, { recursive: true });
+    const stale = path.join(dir, `${'a'.repeat(32)}.result`);
+    fs.writeFileSync(stale, '{}');
+    const past = new Date(Date.now() - 2 * 24 * 3_600_000);
+    fs.utimesSync(stale, past, past);
+    await run(new DockerSandbox({ home, sessionId: id }), 'true');
+    for (let i = 0; i < 100 && fs.existsSync(stale); i++) await new Promise((r) => setTimeout(r, 50));
+    expect(fs.existsSync(stale)).toBe(false);
   });
 
   it('keeps host secrets such as OPENAI_API_KEY out of the container', async () => {

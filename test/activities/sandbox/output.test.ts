@@ -32,3 +32,15 @@ describe('OutputCapture', () => {
     expect(Buffer.byteLength(text.replace(/\n\[\.\.\. \d+ bytes dropped \.\.\.\]\n/, '')) + dropped).toBe(c.total);
   });
 });
+
+describe('OutputCapture.skip', () => {
+  it('counts skipped middle bytes as dropped, as if they had been pushed', () => {
+    const pushed = capture(10, '12345', 'x'.repeat(13), 'abcde');
+    const skipped = new OutputCapture(10);
+    skipped.push(Buffer.from('12345'));
+    skipped.skip(13);
+    skipped.push(Buffer.from('abcde'));
+    expect(skipped.text()).toBe(pushed.text());
+    expect(skipped.droppedBytes).toBe(13);
+  });
+});

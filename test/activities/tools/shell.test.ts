@@ -7,6 +7,7 @@ import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerSandbox, removeOrphans, type Sandbox } from '../../../activities/sandbox/docker-sandbox';
 import { createToolExecutor, type ToolExecutor } from '../../../activities/tools/executor';
+import { runShell } from '../../../activities/tools/shell';
 
 let home: string;
 let ex: ToolExecutor;
@@ -86,6 +87,46 @@ describe('run_shell', () => {
     expect(r).toMatchObject({ ok: false, error_type: 'SANDBOX_UNAVAILABLE', recoverable: true });
     expect(r.message).toContain('Docker Engine is not reachable');
     expect(await down.execute({ sessionId, name: 'list_files', args: {} })).toMatchObject({ ok: true });
+  });
+
+  it('runs a call named by turn and call id once: the same ids again return the first result without running it', async () => {
+    const call = (callId: string) =>
+      ex.execute({ sessionId, name: 'run_shell', args: { command: 'echo x >> calls.txt; wc -l < calls.txt' }, turnId: `${sessionId}/turn-1`, callId });
+    const first = await call('c1');
+    expect(first).toMatchObject({ ok: true, result: { stdout: '1\n' } });
+    expect(await call('c1')).toEqual(first);
+    expect(await call('c2')).toMatchObject({ ok: true, result: { stdout: '2\n' } });
+  });
+
+  it('explains a SIGXFSZ kill by the file-size limit in the message', async () => {
+    const s = new DockerSandbox({ home, sessionId: `sh-fsize-${randomUUID().slice(0, 8)}`, limits: { fileSizeBytes: 1 << 20 } });
+    const r = await runShell(s, { command: 'head -c 3000000 /dev/zero > big.bin' });
+    expect(r).toMatchObject({ ok: false, error_type: 'EXECUTION_ERROR', result: { exit_code: 153 } });
+    expect(r.message).toContain('killed by SIGXFSZ: a file reached the sandbox file-size limit of 1 MiB');
+  });
+
+  it('reports WORKSPACE_FULL with the command result while the workspace is over budget, lets rm run, and clears once it is back under', async () => {
+    const small = createToolExecutor({ home, sandboxes: (id) => new DockerSandbox({ home, sessionId: id }), workspaceMaxBytes: 1 << 20 });
+    const id = `sh-full-${randomUUID().slice(0, 8)}`;
+    const run = (command: string) => small.execute({ sessionId: id, name: 'run_shell', args: { command } });
+    const over = await run('head -c 2000000 /dev/urandom > big.bin && echo written');
+    expect(over).toMatchObject({ ok: false, error_type: 'WORKSPACE_FULL', recoverable: true, result: { exit_code: 0, stdout: 'written\n' } });
+    expect(over.message).toMatch(/over its budget of 1 MiB; the command itself succeeded/);
+    expect(over.suggestion).toMatch(/delete files/);
+    expect(await run('ls')).toMatchObject({ ok: false, error_type: 'WORKSPACE_FULL', result: { stdout: 'big.bin\n' } });
+    expect(await run('rm big.bin && echo gone')).toMatchObject({ ok: true, result: { stdout: 'gone\n' } });
+    expect(await run('echo fine')).toMatchObject({ ok: true });
+  });
+
+  it('stops a command that keeps growing the workspace past its budget', async () => {
+    const small = createToolExecutor({ home, sandboxes: (id) => new DockerSandbox({ home, sessionId: id }), workspaceMaxBytes: 1 << 20 });
+    const id = `sh-grow-${randomUUID().slice(0, 8)}`;
+    const command = 'for i in $(seq 60); do head -c 300000 /dev/urandom > f$i; sleep 0.25; done; echo finished';
+    const r = await small.execute({ sessionId: id, name: 'run_shell', args: { command } });
+    expect(r).toMatchObject({ ok: false, error_type: 'WORKSPACE_FULL' });
+    expect(r.message).toMatch(/stopped because it made the workspace grow past its budget/);
+    expect((r.result as { stdout: string }).stdout).not.toContain('finished');
+    expect(fs.readdirSync(path.join(home, 'workspaces', id)).length).toBeLessThan(60);
   });
 
   it('is SANDBOX_UNAVAILABLE when the worker has no sandbox at all', async () => {

@@ -1,0 +1,264 @@
+/**
+ * Exec records: what lets a run_shell call run at most once per call key, even when the worker
+ * running it dies and Temporal retries the activity elsewhere while the container still runs
+ * the command. One host folder per session, `<home>/execs/<session>` (outside the workspace),
+ * is mounted into the container at EXEC_MOUNT. For the call whose key hashes to `<id>`:
+ *
+ *   <id>.claim   meta (JSON), created exclusively before the command starts. Once it exists
+ *                the command may have run, so no attempt ever starts it again.
+ *   <id>/        written by the in-container wrapper: `out` and `err` (the command's output)
+ *                and, when it ends, `status` (its exit code; written to a temporary file and
+ *                renamed, so it is whole or absent).
+ *   <id>.result  the ExecResult the host built from those, created exclusively: whichever
+ *                attempt finishes first wins and every later one returns that result.
+ *
+ * The container is untrusted and can write into `<id>/` (and, when it runs as the worker's
+ * own user, anywhere in the folder), so the host never follows a symbolic link here: files are
+ * opened with O_NOFOLLOW, `<id>/` is opened once and its entries are reached through
+ * /proc/self/fd/<fd>, nothing is read past a size cap, and removal never recurses into a
+ * folder the container could swap for a link.
+ */
+import { constants, type Stats } from 'node:fs';
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import { sessionWorkspace } from '../tools/workspace';
+import { OutputCapture } from './output';
+
+/** What the host records before starting a command, so any later attempt can follow it. */
+export interface ExecMeta {
+  v: 1;
+  /** The call key, for people reading the folder. */
+  key: string;
+  /** sha256 of the command, so a record is never taken for another command's. */
+  commandSha: string;
+  timeoutMs: number;
+  maxOutputBytes: number;
+  /** Wall clock (ms) when the record was claimed, just before the command started. */
+  startedAt: number;
+}
+
+/** The outcome of a command as stored in a record (the same shape as ExecResult). */
+export interface StoredExec {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  droppedBytes: number;
+  timedOut: boolean;
+  durationMs: number;
+  stopped?: boolean;
+  interrupted?: boolean;
+}
+
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+// Small files the host reads back; anything larger was not written by the harness.
+const META_CAP = 1 << 20;
+const STATUS_CAP = 64;
+// /proc/self/fd/<fd> pins an opened folder (Linux); elsewhere only the last component is guarded.
+const PASS_THROUGH = process.platform === 'linux';
+
+/** `<home>/execs/<sessionId>`; throws (like the workspace) on a malformed session id. */
+export function execsDir(home: string, sessionId: string): string {
+  sessionWorkspace(home, sessionId);
+  return path.join(path.resolve(home), 'execs', sessionId);
+}
+
+/** The record id of a call key: hex, safe as a file name and inside a shell word. */
+export function recordId(key: string): string {
+  return createHash('sha256').update(key).digest('hex').slice(0, 32);
+}
+
+/** A fresh id for a call without a key (a direct call: nothing to deduplicate). */
+export function oneShotId(): string {
+  return `x${randomBytes(16).toString('hex')}`;
+}
+
+/** sha256 of a command, as stored in ExecMeta. */
+export function commandSha(cmd: string): string {
+  return createHash('sha256').update(cmd).digest('hex');
+}
+
+/** The exec records of one session. */
+export class ExecRecords {
+  constructor(
+    readonly dir: string,
+    /** The sandbox user, who must be able to write into each record's output folder. */
+    private readonly sandboxUser: { uid: number; gid: number } | undefined,
+  ) {}
+
+  /** Creates the session folder (not writable by the sandbox user when the worker is root). */
+  async ensure(): Promise<void> {
+    await fs.mkdir(this.dir, { recursive: true, mode: 0o755 });
+  }
+
+  /**
+   * Prepares `<id>/` and claims the record: true when this caller owns the call now, false when
+   * some attempt claimed it before (then follow that one, never start the command).
+   */
+  async claim(id: string, meta: ExecMeta): Promise<boolean> {
+    await this.prepareOutputDir(id);
+    return this.createExclusive(`${id}.claim`, JSON.stringify(meta));
+  }
+
+  /** Prepares `<id>/` for a call that is not recorded (no key): the wrapper needs it all the same. */
+  async prepareOutputDir(id: string): Promise<void> {
+    const out = path.join(this.dir, id);
+    await fs.mkdir(out, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => (err.code === 'EEXIST' ? undefined : Promise.reject(err)));
+    const own = process.getuid?.();
+    const u = this.sandboxUser;
+    if (!u || own === undefined || u.uid === own) return;
+    // The folder is the sandbox user's own, so it can write its output there and nowhere else.
+    if (own === 0) await fs.chown(out, u.uid, u.gid);
+    else await fs.chmod(out, 0o777);
+  }
+
+  /** The claim's meta; null when a claim exists but cannot be read; undefined when unclaimed. */
+  async readClaim(id: string): Promise<ExecMeta | null | undefined> {
+    const read = await readSmall(path.join(this.dir, `${id}.claim`), META_CAP);
+    if (read === undefined) return undefined;
+    try {
+      const meta = JSON.parse(read.text) as ExecMeta;
+      return meta?.v === 1 && typeof meta.timeoutMs === 'number' && typeof meta.startedAt === 'number' ? meta : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The stored outcome, if an attempt finished the call. */
+  async readResult(id: string): Promise<StoredExec | undefined> {
+    const read = await readSmall(path.join(this.dir, `${id}.result`), META_CAP * 16);
+    if (read === undefined) return undefined;
+    try {
+      const r = JSON.parse(read.text) as StoredExec;
+      return typeof r?.exitCode === 'number' && typeof r.stdout === 'string' && typeof r.stderr === 'string' ? r : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Stores the outcome unless another attempt stored one first; returns the one that counts. */
+  async storeResult(id: string, result: StoredExec): Promise<StoredExec> {
+    if (await this.createExclusive(`${id}.result`, JSON.stringify(result))) return result;
+    return (await this.readResult(id)) ?? result;
+  }
+
+  /** The exit status the wrapper wrote when the command ended, and when (ms), if it did. */
+  async status(id: string): Promise<{ code: number; at: number } | undefined> {
+    const read = await this.inOutputDir(id, (base) => readSmall(`${base}/status`, STATUS_CAP));
+    const t = read?.text.trim();
+    return t && /^\d{1,3}$/.test(t) ? { code: Number(t), at: read!.mtimeMs } : undefined;
+  }
+
+  /** stdout and stderr so far, head and tail kept within `maxBytes` each (empty when missing). */
+  async outputs(id: string, maxBytes: number): Promise<{ stdout: OutputCapture; stderr: OutputCapture }> {
+    const read = await this.inOutputDir(id, async (base) => ({
+      stdout: await captureFile(`${base}/out`, maxBytes),
+      stderr: await captureFile(`${base}/err`, maxBytes),
+    }));
+    return read ?? { stdout: new OutputCapture(maxBytes), stderr: new OutputCapture(maxBytes) };
+  }
+
+  /** Removes `<id>/` (the raw output); the claim and the result stay. */
+  async discardOutputs(id: string): Promise<void> {
+    await this.inOutputDir(id, async (base) => {
+      for (const name of await fs.readdir(base).catch(() => [] as string[])) {
+        // rmdir for a folder the container made (only when empty): never a recursive walk.
+        await fs.unlink(`${base}/${name}`).catch(() => fs.rmdir(`${base}/${name}`).catch(() => undefined));
+      }
+    });
+    await fs.rmdir(path.join(this.dir, id)).catch(() => fs.unlink(path.join(this.dir, id)).catch(() => undefined));
+  }
+
+  /** Removes everything of one record (calls without a key leave nothing behind). */
+  async forget(id: string): Promise<void> {
+    await this.discardOutputs(id);
+    for (const suffix of ['.claim', '.result']) await fs.unlink(path.join(this.dir, `${id}${suffix}`)).catch(() => undefined);
+  }
+
+  /** Forgets records claimed more than `ageMs` ago: no retry of their activity can still come. */
+  async prune(ageMs: number): Promise<void> {
+    const names = await fs.readdir(this.dir).catch(() => [] as string[]);
+    const cutoff = Date.now() - ageMs;
+    for (const name of names) {
+      const st: Stats | undefined = await fs.lstat(path.join(this.dir, name)).catch(() => undefined);
+      if (!st || st.mtimeMs > cutoff) continue;
+      if (name.endsWith('.tmp')) await fs.unlink(path.join(this.dir, name)).catch(() => undefined);
+      const m = /^([0-9a-fx]+)(\.claim|\.result)?$/.exec(name);
+      if (m) await this.forget(m[1]!);
+    }
+  }
+
+  /** Removes the whole folder; only when the container is gone (nothing can race the walk). */
+  async removeAll(): Promise<void> {
+    await fs.rm(this.dir, { recursive: true, force: true });
+  }
+
+  // Writes a temporary file and links it to `name`: the file appears whole, and only once.
+  private async createExclusive(name: string, content: string): Promise<boolean> {
+    const tmp = path.join(this.dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
+    await fs.writeFile(tmp, content, { flag: 'wx', mode: 0o644 });
+    try {
+      await fs.link(tmp, path.join(this.dir, name));
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    } finally {
+      await fs.unlink(tmp).catch(() => undefined);
+    }
+  }
+
+  // Runs fn with a path to `<id>/` that cannot be redirected; undefined when it is missing or not a folder.
+  private async inOutputDir<T>(id: string, fn: (base: string) => Promise<T>): Promise<T | undefined> {
+    const dir = await fs.open(path.join(this.dir, id), DIR_FLAGS).catch(() => undefined);
+    if (!dir) return undefined;
+    try {
+      return await fn(PASS_THROUGH ? `/proc/self/fd/${dir.fd}` : path.join(this.dir, id));
+    } finally {
+      await dir.close();
+    }
+  }
+}
+
+/** A regular file's text and mtime, or undefined when it is missing, a link, not a file, or over `cap`. */
+async function readSmall(file: string, cap: number): Promise<{ text: string; mtimeMs: number } | undefined> {
+  const fh = await fs.open(file, READ_FLAGS).catch(() => undefined);
+  if (!fh) return undefined;
+  try {
+    const st = await fh.stat();
+    if (!st.isFile() || st.size > cap) return undefined;
+    const buf = Buffer.alloc(st.size);
+    const { bytesRead } = await fh.read(buf, 0, st.size, 0);
+    return { text: buf.subarray(0, bytesRead).toString('utf8'), mtimeMs: st.mtimeMs };
+  } finally {
+    await fh.close();
+  }
+}
+
+/** The head and tail of a (possibly huge) output file, read without loading the middle. */
+async function captureFile(file: string, maxBytes: number): Promise<OutputCapture> {
+  const capture = new OutputCapture(maxBytes);
+  const fh = await fs.open(file, READ_FLAGS).catch(() => undefined);
+  if (!fh) return capture;
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) return capture;
+    const read = async (length: number, position: number) => {
+      const buf = Buffer.alloc(length);
+      const { bytesRead } = await fh.read(buf, 0, length, position);
+      return buf.subarray(0, bytesRead);
+    };
+    if (st.size <= maxBytes) {
+      capture.push(await read(st.size, 0));
+    } else {
+      capture.push(await read(capture.headMax, 0));
+      capture.skip(st.size - capture.headMax - capture.tailMax);
+      capture.push(await read(capture.tailMax, st.size - capture.tailMax));
+    }
+    return capture;
+  } finally {
+    await fh.close();
+  }
+}
