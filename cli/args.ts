@@ -17,6 +17,13 @@ export function parseMaxSteps(value: string): number {
   return n;
 }
 
+/** How many items a listing shows: a whole number from 1 to 1000. */
+export function parseLimit(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isInteger(n) || n < 1 || n > 1000) throw new InvalidArgumentError('expected a whole number from 1 to 1000');
+  return n;
+}
+
 /** A TCP port (0 picks a free one). */
 export function parsePort(value: string): number {
   const n = Number(value);

@@ -8,32 +8,47 @@ import { say } from './output';
 
 /** Per-invocation context. */
 export interface CliContext {
-  settings: TemporalSettings;
+  /** Read on first use: a bad value is a usage error of the command that needs it, never of `--help`. */
+  readonly settings: TemporalSettings;
   home: string;
   env: NodeJS.ProcessEnv;
   /** A connected client; `autostart` brings up the embedded server and worker when needed. */
   client(opts?: { autostart?: boolean }): Promise<Client>;
   /** Who is acting (user@host): the client identity Temporal records with answers and approvals. */
-  who: string;
+  readonly who: string;
 }
 
-/** Builds the context from the environment. */
+/** Builds the context from the environment; nothing is read or checked until a command asks. */
 export function createContext(env: NodeJS.ProcessEnv = process.env): CliContext {
-  const settings = temporalSettings(env);
-  const home = harnessHome(env);
+  let settings: TemporalSettings | undefined;
+  let who: string | undefined;
   let client: Promise<Client> | undefined;
-  const who = `${os.userInfo().username}@${os.hostname()}`;
-  return {
-    settings,
-    home,
+  const ctx: CliContext = {
+    get settings() {
+      return (settings ??= temporalSettings(env));
+    },
+    home: harnessHome(env),
     env,
-    who,
+    get who() {
+      return (who ??= `${username(env)}@${os.hostname()}`);
+    },
     client(opts = {}) {
       client ??= (async () => {
-        if (opts.autostart) await ensureEmbedded(settings, home, say);
-        return connectClient(settings, 5_000, `harness-cli ${who}`);
+        const s = ctx.settings;
+        if (opts.autostart) await ensureEmbedded(s, ctx.home, say);
+        return connectClient(s, 5_000, `harness-cli ${ctx.who}`, { say });
       })();
       return client;
     },
   };
+  return ctx;
+}
+
+/** The login name; a uid without a passwd entry (containers) has none, which is no reason to fail. */
+function username(env: NodeJS.ProcessEnv): string {
+  try {
+    return os.userInfo().username;
+  } catch {
+    return env.USER || env.LOGNAME || `uid-${process.getuid?.() ?? 'unknown'}`;
+  }
 }

@@ -3,9 +3,11 @@
  * server on 127.0.0.1. Namespace, TLS and API key come from the environment.
  */
 import { readFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection, Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { UserError } from './errors';
+import { UsageError, UserError } from './errors';
 
 /** Resolved connection settings. */
 export interface TemporalSettings {
@@ -20,15 +22,28 @@ export interface TemporalSettings {
   apiKey?: string;
 }
 
-/** Reads the settings from the environment (TEMPORAL_*, HARNESS_TASK_QUEUE, HARNESS_EMBEDDED_PORT). */
+/**
+ * Reads the settings from the environment (TEMPORAL_*, HARNESS_TASK_QUEUE, HARNESS_EMBEDDED_PORT,
+ * HARNESS_UI_PORT). A bad value is a UsageError naming the variable; callers read the settings
+ * only when a command needs them, so `--help` works whatever the environment says.
+ */
 export function temporalSettings(env: NodeJS.ProcessEnv = process.env): TemporalSettings {
-  const embeddedPort = Number(env.HARNESS_EMBEDDED_PORT || 7233);
-  const uiPort = Number(env.HARNESS_UI_PORT || embeddedPort + 1000);
+  const embeddedPort = portVariable(env, 'HARNESS_EMBEDDED_PORT') ?? 7233;
+  const uiPort = portVariable(env, 'HARNESS_UI_PORT') ?? embeddedPort + 1000;
+  if (uiPort > 65535) {
+    throw new UsageError(`HARNESS_EMBEDDED_PORT=${embeddedPort} leaves no room for the Web UI on port + 1000`, 'set HARNESS_UI_PORT to a free port as well');
+  }
   const apiKey = env.TEMPORAL_API_KEY || undefined;
   let tls: TemporalSettings['tls'];
-  if (env.TEMPORAL_TLS_CERT && env.TEMPORAL_TLS_KEY) {
+  const cert = env.TEMPORAL_TLS_CERT || undefined;
+  const key = env.TEMPORAL_TLS_KEY || undefined;
+  if (cert || key) {
+    if (!cert || !key) {
+      const [set, unset] = cert ? ['TEMPORAL_TLS_CERT', 'TEMPORAL_TLS_KEY'] : ['TEMPORAL_TLS_KEY', 'TEMPORAL_TLS_CERT'];
+      throw new UsageError(`${set} is set but ${unset} is not`, 'a client certificate needs both files (PEM): set both, or neither');
+    }
     tls = {
-      clientCertPair: { crt: readFileSync(env.TEMPORAL_TLS_CERT), key: readFileSync(env.TEMPORAL_TLS_KEY) },
+      clientCertPair: { crt: readTlsFile('TEMPORAL_TLS_CERT', cert), key: readTlsFile('TEMPORAL_TLS_KEY', key) },
       ...(env.TEMPORAL_TLS_SERVER_NAME ? { serverNameOverride: env.TEMPORAL_TLS_SERVER_NAME } : {}),
     };
   } else if (apiKey || env.TEMPORAL_TLS === '1' || env.TEMPORAL_TLS === 'true') {
@@ -46,27 +61,107 @@ export function temporalSettings(env: NodeJS.ProcessEnv = process.env): Temporal
   };
 }
 
+/** A port from the environment (unset or empty: undefined). */
+function portVariable(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const port = Number(raw.trim());
+  if (!/^\d+$/.test(raw.trim()) || port < 1 || port > 65535) {
+    throw new UsageError(`${name}=${raw} is not a port number`, `use a whole number from 1 to 65535, or unset ${name}`);
+  }
+  return port;
+}
+
+function readTlsFile(name: string, file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === 'ENOENT' ? 'no such file' : e.code === 'EACCES' ? 'permission denied' : e.code === 'EISDIR' ? 'a directory' : (e.code ?? e.message);
+    throw new UsageError(`cannot read ${name}=${file}: ${why}`, `point ${name} at a PEM file, or unset it`);
+  }
+}
+
 function connectOptions(s: TemporalSettings) {
   return { address: s.address, ...(s.tls ? { tls: s.tls } : {}), ...(s.apiKey ? { apiKey: s.apiKey } : {}) };
+}
+
+/** How long connectClient keeps trying by default: long enough for a loaded or restarting server. */
+export const CONNECT_PATIENCE_MS = 15_000;
+
+/** How connectClient retries. */
+export interface ConnectOptions {
+  /** Keep trying for this long (default CONNECT_PATIENCE_MS). */
+  retryForMs?: number;
+  /** Told once, when trying has taken more than a couple of seconds. */
+  say?: (line: string) => void;
 }
 
 /**
  * A client, or a one-line error saying the server is not reachable. `identity` (user@host for
  * the CLI) is what Temporal records with every update and signal this client sends: the trace
  * reads who answered or approved from there, never from a field of the request.
+ *
+ * A server that is slow to answer (a loaded machine, a cluster restarting) is tried again with
+ * backoff for `retryForMs`, saying so after two seconds. Only the embedded server gives up at
+ * once when nothing listens on its port: it is ours, on this machine, and it is not starting.
  */
-export async function connectClient(s: TemporalSettings, timeoutMs = 5_000, identity?: string): Promise<Client> {
-  try {
-    const connection = await Connection.connect({ ...connectOptions(s), connectTimeout: timeoutMs });
-    return new Client({ connection, namespace: s.namespace, ...(identity ? { identity } : {}) });
-  } catch (err) {
-    throw new UserError(
-      `cannot reach Temporal at ${s.address}: ${(err as Error).message.split('\n')[0]}`,
-      s.embedded
-        ? 'start it with `harness dev`, or just use `harness run`, which starts it in the background'
-        : 'check TEMPORAL_ADDRESS (and TEMPORAL_NAMESPACE / TLS settings), or unset it to use the embedded dev server',
-    );
+export async function connectClient(s: TemporalSettings, timeoutMs = 5_000, identity?: string, opts: ConnectOptions = {}): Promise<Client> {
+  const started = Date.now();
+  const deadline = started + (opts.retryForMs ?? CONNECT_PATIENCE_MS);
+  let backoff = 250;
+  let said = false;
+  let reason = '';
+  for (;;) {
+    // A plain TCP connect tells "nothing listens" at once, where a gRPC connect waits out its deadline.
+    const tcp = await tcpProbe(s.address, Math.min(timeoutMs, Math.max(deadline - Date.now(), 1_000)));
+    if (tcp === 'refused' || tcp === 'unresolved') {
+      reason = tcp === 'refused' ? 'connection refused' : 'host not found';
+      if (s.embedded) break;
+    } else {
+      try {
+        const connection = await Connection.connect({ ...connectOptions(s), connectTimeout: Math.min(timeoutMs, Math.max(deadline - Date.now(), 1_000)) });
+        return new Client({ connection, namespace: s.namespace, ...(identity ? { identity } : {}) });
+      } catch (err) {
+        reason = (err as Error).message.split('\n')[0] ?? String(err);
+      }
+    }
+    if (Date.now() + backoff >= deadline) break;
+    if (!said && Date.now() + backoff - started >= 2_000) {
+      said = true;
+      opts.say?.(`waiting for Temporal at ${s.address} (${reason}); trying for up to ${Math.round((deadline - started) / 1000)}s …`);
+    }
+    await sleep(backoff);
+    backoff = Math.min(backoff * 2, 2_000);
   }
+  throw new UserError(
+    `cannot reach Temporal at ${s.address}: ${reason}`,
+    s.embedded
+      ? 'start it with `harness dev`, or just use `harness run`, which starts it in the background'
+      : 'check TEMPORAL_ADDRESS (and TEMPORAL_NAMESPACE / TLS settings), or unset it to use the embedded dev server',
+  );
+}
+
+/** What a TCP connect to `host:port` found; `unknown` when the address is not host:port. */
+export type TcpProbe = 'open' | 'refused' | 'timeout' | 'unresolved' | 'unknown';
+
+/** Opens and closes a TCP connection to the address: cheap, and immune to a busy server process. */
+export function tcpProbe(address: string, timeoutMs: number): Promise<TcpProbe> {
+  const m = /^\[?([^\]]+?)\]?:(\d+)$/.exec(address);
+  if (!m) return Promise.resolve('unknown');
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: m[1]!, port: Number(m[2]) });
+    const done = (result: TcpProbe) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(result);
+    };
+    const timer = setTimeout(() => done('timeout'), timeoutMs);
+    socket.once('connect', () => done('open'));
+    socket.once('error', (err: NodeJS.ErrnoException) =>
+      done(err.code === 'ECONNREFUSED' ? 'refused' : err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN' ? 'unresolved' : 'unknown'),
+    );
+  });
 }
 
 /** The worker-side connection. */

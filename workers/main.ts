@@ -1,6 +1,7 @@
 /** `harness worker`: runs a worker against TEMPORAL_ADDRESS (or the embedded dev server). */
-import { rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { harnessHome } from '../lib/paths';
+import { removePidFileIf, writePidFile } from '../lib/pids';
 import { connectClient, connectWorker, temporalSettings, type TemporalSettings } from '../lib/temporal';
 import type { SandboxPool } from '../activities/sandbox/pool';
 import { defaultSandboxes, defaultSkills } from '../activities';
@@ -17,14 +18,16 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
   const sandboxes = defaultSandboxes(home, env, skills);
   await checkSandboxes(sandboxes, s, env, log);
   const worker = await createHarnessWorker({ connection, namespace: s.namespace, taskQueue: s.taskQueue, home, env, sandboxes, skills });
-  if (env.HARNESS_WORKER_PIDFILE) writeFileSync(env.HARNESS_WORKER_PIDFILE, String(process.pid));
-  if (env.HARNESS_WORKER_READYFILE) writeFileSync(env.HARNESS_WORKER_READYFILE, String(process.pid));
+  if (env.HARNESS_WORKER_PIDFILE) writePidFile(env.HARNESS_WORKER_PIDFILE, process.pid);
+  if (env.HARNESS_WORKER_READYFILE) writePidFile(env.HARNESS_WORKER_READYFILE, process.pid);
   log(`worker ready: ${s.address} namespace=${s.namespace} task queue=${s.taskQueue} home=${home}`);
   try {
     await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
   } finally {
     await connection.close();
     if (env.HARNESS_WORKER_READYFILE) rmSync(env.HARNESS_WORKER_READYFILE, { force: true });
+    // Only while it still names us: a worker started after us may have taken the file over.
+    if (env.HARNESS_WORKER_PIDFILE) removePidFileIf(env.HARNESS_WORKER_PIDFILE, process.pid);
   }
 }
 
@@ -37,7 +40,7 @@ async function checkSandboxes(pool: SandboxPool, s: TemporalSettings, env: NodeJ
   const problems = await sandboxProblems(pool.docker, env.HARNESS_SANDBOX_IMAGE || DEFAULT_SANDBOX_IMAGE);
   for (const p of problems) log(`sandbox: ${p} (run_shell will return SANDBOX_UNAVAILABLE)`);
   if (problems.length) return;
-  const client = await connectClient(s);
+  const client = await connectClient(s, 5_000, undefined, { say: log });
   try {
     const removed = await pool.removeOrphans(async (id) => {
       try {

@@ -4,7 +4,7 @@ import { answerQuestion, endSession, sessionState } from '../../lib/session-clie
 import type { CliContext } from '../context';
 import { pendingLines, printJson, say, usageLine } from '../output';
 import { followTurn } from '../wait';
-import { parseSessionId } from '../args';
+import { parseLimit, parseSessionId } from '../args';
 
 export function registerInspect(program: Command, ctx: CliContext): void {
   program
@@ -30,7 +30,7 @@ export function registerInspect(program: Command, ctx: CliContext): void {
   program
     .command('sessions')
     .description('List sessions, newest first')
-    .option('--limit <n>', 'at most this many', (v) => Number(v), 20)
+    .option('--limit <n>', 'at most this many (1 to 1000)', parseLimit, 20)
     .option('--json', 'print as JSON')
     .action(async (o: { limit: number; json?: boolean }) => {
       const client = await ctx.client();

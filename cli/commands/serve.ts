@@ -1,7 +1,6 @@
 /** `harness dev`, `harness worker`, `harness model serve`: long-running processes. */
 import type { Command } from 'commander';
-import { embeddedFiles, spawnDevServer, stopEmbedded, waitForServer } from '../../lib/embedded';
-import { isReachable } from '../../lib/temporal';
+import { embeddedFiles, startForegroundDev, stopEmbedded } from '../../lib/embedded';
 import { loadScript, ScriptError } from '../../scripted/script';
 import { startScriptedModel } from '../../scripted/server';
 import { UsageError } from '../../lib/errors';
@@ -14,27 +13,22 @@ export function registerServe(program: Command, ctx: CliContext): void {
   program
     .command('dev')
     .description('Run the embedded Temporal dev server (SQLite under HARNESS_HOME, Web UI) and a worker in the foreground')
-    .option('--stop', 'stop the background server and worker that `harness run` started')
+    .option('--stop', 'stop the server and worker that `harness run` started in the background (or a `harness dev` that was killed)')
     .action(async (o: { stop?: boolean }) => {
       if (o.stop) {
-        const stopped = await stopEmbedded(ctx.home);
+        const { stopped, ignored } = await stopEmbedded(ctx.home, say);
+        for (const line of ignored) say(line);
         say(stopped.length ? `stopped ${stopped.join(', ')}` : 'nothing was running');
         return;
       }
       const s = ctx.settings;
       if (!s.embedded) throw new UsageError('TEMPORAL_ADDRESS is set: `harness dev` runs the embedded server only', 'unset it, or run `harness worker` against your cluster');
-      let server: ReturnType<typeof spawnDevServer> | undefined;
-      if (await isReachable(s)) {
-        say(`a Temporal server already answers on ${s.address}; starting only a worker`);
-      } else {
-        server = spawnDevServer(s, ctx.home, { detached: false });
-        await waitForServer(s, 'the output above');
-        say(`Temporal dev server on ${s.address} · Web UI http://127.0.0.1:${s.uiPort} · data ${embeddedFiles(ctx.home).db}`);
-      }
+      const dev = await startForegroundDev(s, ctx.home, say);
       try {
-        await runWorker({ ...ctx.env, HARNESS_WORKER_PIDFILE: embeddedFiles(ctx.home).workerPid }, say);
+        await runWorker({ ...ctx.env, ...(dev.recordedWorker ? { HARNESS_WORKER_PIDFILE: embeddedFiles(ctx.home).workerPid } : {}) }, say);
       } finally {
-        server?.kill('SIGTERM');
+        dev.server?.kill('SIGTERM');
+        dev.cleanup();
       }
     });
 

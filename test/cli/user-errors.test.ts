@@ -21,8 +21,8 @@ beforeAll(() => {
 afterAll(() => removeTempDirs());
 
 /** Runs the CLI in `cwd` (default: an empty temp dir). */
-function cli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
-  return runCli(args, { env: opts.env ?? env, cwd: opts.cwd ?? tempDir('harness-cli-errors-'), timeoutMs: 30_000 });
+function cli(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<CliResult> {
+  return runCli(args, { env: opts.env ?? env, cwd: opts.cwd ?? tempDir('harness-cli-errors-'), timeoutMs: opts.timeoutMs ?? 30_000 });
 }
 
 /** The shape of every user error: exit code, `error:` first, a `hint:` line, no stack. */
@@ -102,18 +102,54 @@ describe('user errors', () => {
     expect(r.errLines[0]).toContain('modle');
   });
 
-  it('an unreachable TEMPORAL_ADDRESS exits 1 saying Temporal cannot be reached', async () => {
+  it('an unreachable TEMPORAL_ADDRESS exits 1 saying Temporal cannot be reached, after saying it keeps trying', async () => {
     const port = await freePort();
-    const r = await cli(['status', 'x'], { env: { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${port}` } });
-    expectUserError(r, 1);
-    expect(r.errLines[0]).toMatch(/cannot reach Temporal/i);
-    expect(r.errLines[0]).toContain(`127.0.0.1:${port}`);
-  });
+    // A cluster may be restarting: the CLI tries again for a while, saying so, before it gives up.
+    const r = await cli(['status', 'x'], { env: { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${port}` }, timeoutMs: 60_000 });
+    expect(r.errLines[0], describeResult(r)).toMatch(/^waiting for Temporal at /);
+    expectUserError({ ...r, errLines: r.errLines.slice(1) }, 1);
+    expect(r.errLines[1]).toMatch(/cannot reach Temporal/i);
+    expect(r.errLines[1]).toContain(`127.0.0.1:${port}`);
+  }, 90_000);
 
   it('an invalid --session id exits 2', async () => {
     const r = await cli(['run', '--model', `scripted:${DEMO}`, '--session', 'bad id!', 'do it']);
     expectUserError(r, 2);
     expect(r.errLines[0]).toContain('bad id!');
+  });
+
+  it('a TEMPORAL_TLS_CERT file that does not exist exits 2 naming the variable and the file', async () => {
+    const missing = path.join(tempDir('harness-cli-tls-'), 'missing-cert.pem');
+    const r = await cli(['status', 'x'], { env: { ...env, TEMPORAL_TLS_CERT: missing, TEMPORAL_TLS_KEY: missing } });
+    expectUserError(r, 2);
+    expect(r.errLines[0]).toContain('TEMPORAL_TLS_CERT');
+    expect(r.errLines[0]).toContain(missing);
+  });
+
+  it('a TEMPORAL_TLS_CERT without TEMPORAL_TLS_KEY exits 2 naming the missing variable', async () => {
+    const r = await cli(['status', 'x'], { env: { ...env, TEMPORAL_TLS_CERT: path.join(ROOT, 'package.json') } });
+    expectUserError(r, 2);
+    expect(r.errLines[0]).toContain('TEMPORAL_TLS_KEY');
+  });
+
+  it.each([
+    ['HARNESS_EMBEDDED_PORT', 'abc'],
+    ['HARNESS_EMBEDDED_PORT', '0'],
+    ['HARNESS_UI_PORT', '70000'],
+  ])('%s=%s exits 2 naming the variable', async (name, value) => {
+    // The embedded deployment: these ports are where it would connect or start a server.
+    const embeddedEnv = { ...env, [name]: value };
+    delete embeddedEnv.TEMPORAL_ADDRESS;
+    const r = await cli(['status', 'x'], { env: embeddedEnv });
+    expectUserError(r, 2);
+    expect(r.errLines[0]).toContain(`${name}=${value}`);
+    expect(r.stderr).not.toContain('NaN');
+  });
+
+  it.each(['abc', '0', '2.5', '1001'])('`sessions --limit %s` exits 2 naming the flag', async (value) => {
+    const r = await cli(['sessions', '--limit', value]);
+    expectUserError(r, 2);
+    expect(r.errLines[0]).toContain('--limit');
   });
 });
 
@@ -149,6 +185,14 @@ describe('--help', () => {
     expect(r.stdout).toContain('Options:');
     for (const flag of [...flags, '--help']) expect(r.stdout).toContain(flag);
     expect(stackLines(r.stderr)).toEqual([]);
+  });
+
+  it('`harness --help` exits 0 even when the Temporal settings in the environment are broken', async () => {
+    const missing = path.join(tempDir('harness-cli-tls-'), 'missing-cert.pem');
+    const r = await cli(['--help'], { env: { ...env, TEMPORAL_TLS_CERT: missing, TEMPORAL_TLS_KEY: missing, HARNESS_EMBEDDED_PORT: 'abc' } });
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(r.stdout).toMatch(/^Usage: harness /);
+    expect(r.stderr, describeResult(r)).toBe('');
   });
 });
 
