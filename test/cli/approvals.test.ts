@@ -12,7 +12,7 @@ import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, 
 /** One write_file the default policy asks about, then a final answer that checks what the model saw. */
 function writeScriptFor(callId: string, file: string, then: { expect: Record<string, string>; content: string }) {
   return {
-    steps: [{ tool_calls: [{ id: callId, name: 'write_file', arguments: { path: file, content: 'from the cli' } }] }, then],
+    steps: [{ tool_calls: [{ id: `provider-${callId}`, name: 'write_file', arguments: { path: file, content: 'from the cli' } }] }, then],
   };
 }
 
@@ -54,7 +54,8 @@ afterAll(async () => {
 
 describe('approve from another process after `run` has exited', () => {
   const sessionId = newSessionId('cli-appr');
-  const callId = 'call_cli_w';
+  // The harness's own id of the first call of step 1 of turn 1 (the script's id stays with the provider).
+  const callId = 't1-s1-c0';
   let waiting = false;
 
   it('`run --json` without a TTY exits 3 with the pending approval and prints the approve and deny commands', async () => {
@@ -133,7 +134,7 @@ describe('approve from another process after `run` has exited', () => {
 
 describe('deny from another process', () => {
   const sessionId = newSessionId('cli-deny');
-  const callId = 'call_cli_d';
+  const callId = 't1-s1-c0';
 
   it('`deny` without --reason is a usage error (exit 2); with --reason the model sees APPROVAL_DENIED and the turn ends', async () => {
     await runWaiting(
