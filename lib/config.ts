@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { DEFAULT_LIMITS, type Limits, type ModelSpec, type SessionConfig } from '../common/session';
 import { loadScript, ScriptError } from '../scripted/script';
 import { parsePolicy, policySchema, POLICY_MODES } from '../common/policy/schema';
+import { freezePolicy } from '../common/policy';
 import { DEFAULT_COMPRESSION, limitTokens, type CompressionConfig } from '../common/context/plan';
 import { maxContextTokens, maxStepsForHistory } from '../common/context/history-budget';
 import { UsageError, UserError } from './errors';
@@ -148,7 +149,9 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
   if (mode !== undefined && !(POLICY_MODES as readonly string[]).includes(mode)) {
     throw new UsageError(`policy mode "${mode}" is not one of ${POLICY_MODES.join(', ')}`, 'use --policy strict|ask|auto (or HARNESS_POLICY)');
   }
-  const policy = parsePolicy({ ...(config.policy ?? {}), ...(mode ? { mode } : {}) });
+  // The effective rules (defaults included) are written into the session's config, so a new
+  // release's defaults can never change the decisions of a session already running.
+  const policy = freezePolicy(parsePolicy({ ...(config.policy ?? {}), ...(mode ? { mode } : {}) }));
   const memory = { namespace: env.HARNESS_MEMORY_NAMESPACE || config.memory?.namespace || 'default', preload: config.memory?.preload ?? 5 };
   const skills = config.skills?.folders.length ? { skills: { folders: config.skills.folders.map((f) => path.resolve(fileDir, f)) } } : {};
   const compression: CompressionConfig = { ...DEFAULT_COMPRESSION, ...(config.compression ?? {}) };

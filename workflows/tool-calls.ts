@@ -102,8 +102,11 @@ export function approvalRequest(j: JudgedCall): PendingApproval {
   };
 }
 
-/** Applies a human's decision to an asked call; returns the session rule an `--always` adds. */
-export function applyApproval(j: JudgedCall, outcome: ApprovalRecord): Rule | undefined {
+/**
+ * Applies a human's decision to an asked call; returns the session rule an `--always` adds
+ * (shaped by the policy's version, so older sessions replay with the rules they made).
+ */
+export function applyApproval(j: JudgedCall, outcome: ApprovalRecord, policy?: Policy): Rule | undefined {
   j.approval = outcome;
   if (outcome.timedOut) {
     j.result = toolError('APPROVAL_TIMEOUT', 'Nobody approved this call in time; it did not run.', {
@@ -117,5 +120,5 @@ export function applyApproval(j: JudgedCall, outcome: ApprovalRecord): Rule | un
     });
     return undefined;
   }
-  return outcome.always ? alwaysRuleFor({ tool: j.def!.name, risk: j.def!.risk, args: j.args as Record<string, unknown> }) : undefined;
+  return outcome.always ? alwaysRuleFor({ tool: j.def!.name, risk: j.def!.risk, args: j.args as Record<string, unknown> }, policy) : undefined;
 }

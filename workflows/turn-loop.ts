@@ -172,7 +172,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
     if (asked.length) {
       const outcomes = await ops.awaitApprovals(asked.map(approvalRequest));
       for (const j of asked) {
-        const rule = applyApproval(j, outcomes.get(j.call.id) ?? { approved: false, timedOut: true });
+        const rule = applyApproval(j, outcomes.get(j.call.id) ?? { approved: false, timedOut: true }, opts.policy);
         if (rule) sessionRules.push(rule);
       }
     }

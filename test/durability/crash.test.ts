@@ -14,13 +14,12 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { parsePolicy } from '../../common/policy/schema';
 import type { SessionState } from '../../common/session';
 import { decideApprovals, sessionState } from '../../lib/session-client';
 import { inject } from 'vitest';
 import { sendMessage, waitForTurn } from '../../lib/session-client';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
-import { endpointConfig, newSessionId } from '../support/harness';
+import { DEFAULT_POLICY, endpointConfig, newSessionId } from '../support/harness';
 import { kill, spawnWorker } from '../support/processes';
 import { cliEnv } from '../support/cli';
 
@@ -130,7 +129,7 @@ it('kills the worker during a write_file append, an approval wait, a running com
   const server = await startScriptedModel({ script });
   const stepRequest = new Promise<void>((resolve) => server.onRequest((r) => r.session === sessionId && r.index === 3 && resolve()));
   const config = {
-    ...endpointConfig(server.url, { modelHeartbeatMs: 2_000, modelTimeoutMs: 120_000 }, parsePolicy(undefined)),
+    ...endpointConfig(server.url, { modelHeartbeatMs: 2_000, modelTimeoutMs: 120_000 }, DEFAULT_POLICY),
     memory: { namespace, preload: 0 },
   };
   const resumes: Record<string, number> = {};

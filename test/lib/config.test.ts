@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveSessionConfig } from '../../lib/config';
+import { DEFAULT_RULES } from '../../common/policy/defaults';
 import { trust } from '../../lib/trust';
 import { maxStepsForHistory } from '../../common/context/history-budget';
 import { DEFAULT_COMPRESSION } from '../../common/context/plan';
@@ -15,9 +16,12 @@ function dirWith(config?: unknown): string {
 }
 
 describe('resolveSessionConfig', () => {
-  it('defaults to the ask policy with the default rules', () => {
+  it('defaults to the ask policy with the default rules written out, so a later release cannot change them for this session', () => {
     const c = resolveSessionConfig({ model: 'gpt-4o-mini' }, {}, dirWith());
-    expect(c.policy).toMatchObject({ mode: 'ask', defaults: true });
+    expect(c.policy).toMatchObject({ version: 2, mode: 'ask', defaults: false });
+    expect(c.policy!.rules.map((r) => r.id)).toEqual(DEFAULT_RULES.map((r) => r.id));
+    expect(c.policy!.rules).toEqual(DEFAULT_RULES);
+    expect(c.policy!.rules).not.toBe(DEFAULT_RULES);
     expect(c.limits.approvalTimeoutMs).toBe(3_600_000);
   });
 

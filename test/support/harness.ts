@@ -10,11 +10,12 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { DEFAULT_LIMITS, type Limits, type SessionConfig, type TurnResult } from '../../common/session';
-import { sendMessage, waitForTurn, type TurnOutcome } from '../../lib/session-client';
+import { decideApprovals, sendMessage, waitForTurn, type TurnOutcome } from '../../lib/session-client';
 import { createHarnessWorker } from '../../workers/worker';
 import type { ActivityDeps } from '../../activities';
 import { quietRuntime } from './quiet-runtime';
 import { parsePolicy, type Policy } from '../../common/policy/schema';
+import { freezePolicy } from '../../common/policy';
 
 /** A running worker and a client for one test file. */
 export interface TestHarness {
@@ -26,6 +27,11 @@ export interface TestHarness {
   turn(sessionId: string, config: SessionConfig, text: string, maxSteps?: number): Promise<TurnOutcome>;
   /** Like turn() but expects the turn to finish. */
   finish(sessionId: string, config: SessionConfig, text: string, maxSteps?: number): Promise<TurnResult>;
+  /**
+   * Like finish() for a person who approves every call the policy asks about (the default
+   * policy's path); returns the result and the calls that asked, in order.
+   */
+  finishApproving(sessionId: string, config: SessionConfig, text: string): Promise<TurnResult & { asked: string[] }>;
   stop(): Promise<void>;
 }
 
@@ -64,6 +70,18 @@ export async function startHarness(overrides: Partial<ActivityDeps> = {}): Promi
       if (out.kind !== 'done') throw new Error(`turn is waiting: ${JSON.stringify(out.state)}`);
       return out.result;
     },
+    async finishApproving(sessionId, config, text) {
+      let out = await turn(sessionId, config, text);
+      const asked: string[] = [];
+      while (out.kind === 'waiting') {
+        const p = out.state.pending;
+        if (p?.kind !== 'approvals') throw new Error(`turn waits for something else: ${JSON.stringify(p)}`);
+        asked.push(...p.calls.map((c) => `${c.tool}: ${typeof (c.args as { command?: unknown }).command === 'string' ? (c.args as { command: string }).command : JSON.stringify(c.args)}`));
+        await decideApprovals(client, sessionId, { calls: p.calls.map((c) => ({ callId: c.callId, digest: c.digest ?? '' })), approve: true });
+        out = await waitForTurn(client, out.state.turnId, { pollMs: 100 });
+      }
+      return { ...out.result, asked };
+    },
     async stop() {
       worker.shutdown();
       await running;
@@ -72,6 +90,9 @@ export async function startHarness(overrides: Partial<ActivityDeps> = {}): Promi
     },
   };
 }
+
+/** The policy a user gets without configuring one: mode `ask`, the default rules written out (as resolveSessionConfig makes it). */
+export const DEFAULT_POLICY: Policy = freezePolicy(parsePolicy(undefined));
 
 /**
  * Tests of the turn machinery run with a policy that allows every valid call, so that the

@@ -11,16 +11,15 @@ import { Client, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeOrphans } from '../../activities/sandbox/docker-sandbox';
-import { parsePolicy } from '../../common/policy/schema';
 import type { PendingApproval, SessionConfig, SessionState, ToolCallRecord, TurnResult, TurnState } from '../../common/session';
 import type { ChatMessage, ToolResult } from '../../common/types';
 import { UserError } from '../../lib/errors';
 import { decideApprovals, sendMessage, sessionState, waitForTurn } from '../../lib/session-client';
 import { decideApprovalsUpdate, turnStateQuery } from '../../workflows/definitions';
-import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
+import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 /** The default rules in `ask` mode: what a user gets without any policy configuration. */
-const ASK = parsePolicy({ mode: 'ask' });
+const ASK = DEFAULT_POLICY;
 
 let h: TestHarness;
 beforeAll(async () => {

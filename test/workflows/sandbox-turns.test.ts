@@ -11,7 +11,8 @@ import { parsePolicy } from '../../common/policy/schema';
 import type { SessionConfig, TurnResult } from '../../common/session';
 import type { ChatMessage, ToolResult } from '../../common/types';
 import { decideApprovals, endSession, sessionState, waitForTurn } from '../../lib/session-client';
-import { ALLOW_ALL, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
+import { freezePolicy } from '../../common/policy';
+import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 const docker = new Docker();
 let home: string;
@@ -52,8 +53,10 @@ async function containersOf(sessionId: string): Promise<Docker.ContainerInfo[]> 
   });
 }
 
-const HOSTNAME = 'cat /etc/hostname';
+// The container's hostname (its id): not an inspection command, so it asks under the default policy.
+const HOSTNAME = 'uname -n';
 
+// Every test runs under the default policy, as a user does: a person approves what asks.
 describe('the sandbox through real turns', () => {
   it('reads in the next turn the files written in one turn, in the same reused container', async () => {
     const sessionId = newSessionId('sbt');
@@ -66,17 +69,18 @@ describe('the sandbox through real turns', () => {
         { tool_calls: [{ name: 'run_shell', arguments: { command: `cat notes.txt && ${HOSTNAME}` } }] },
         { expect: { last_message_contains: '"stdout":"hello\\n' }, content: 'The notes say hello. HARNESS_OK' },
       ],
-    });
+    }, {}, DEFAULT_POLICY);
 
-    const first = await h.finish(sessionId, config, 'write the notes');
+    const first = await h.finishApproving(sessionId, config, 'write the notes');
     expect(first.terminated_by).toBe('final_answer');
+    expect(first.asked).toEqual([`run_shell: echo hello > notes.txt && ${HOSTNAME}`]);
     const [written] = toolResults(first.messages);
     expect(written).toMatchObject({ ok: true });
     const host1 = shellOutput(written!).stdout.trim();
     expect(host1).toMatch(/^[0-9a-f]{12}$/);
     expect(readFileSync(path.join(home, 'workspaces', sessionId, 'notes.txt'), 'utf8')).toBe('hello\n');
 
-    const second = await h.finish(sessionId, config, 'what do the notes say?');
+    const second = await h.finishApproving(sessionId, config, 'what do the notes say?');
     expect(second.terminated_by).toBe('final_answer');
     expect(second.answer).toBe('The notes say hello. HARNESS_OK');
     const [read] = toolResults(second.messages);
@@ -129,7 +133,7 @@ describe('the sandbox through real turns', () => {
     // turn 2: the session still works
     steps.push({ tool_calls: [{ name: 'run_shell', arguments: { command: 'ls' } }] });
     steps.push({ expect: { last_message_contains: 'etc-link' }, content: 'Still here. HARNESS_OK' });
-    const config: SessionConfig = scriptedConfig({ steps }, { errorLimit: 100, maxSteps: 40 }, parsePolicy({ mode: 'ask' }));
+    const config: SessionConfig = scriptedConfig({ steps }, { errorLimit: 100, maxSteps: 40 }, DEFAULT_POLICY);
 
     // The unparsable command is the last call: it asks, so the turn waits for a human.
     const out = await h.turn(sessionId, config, 'try the bad inputs');
@@ -159,7 +163,7 @@ describe('the sandbox through real turns', () => {
     });
     expect(r.toolCalls.at(-1)).toMatchObject({
       policy: { decision: 'ask', rule: 'unparsable' },
-      approval: { approved: false, by: 'tester', reason: 'cannot tell what it runs' },
+      approval: expect.objectContaining({ approved: false, reason: 'cannot tell what it runs' }),
     });
 
     const results = toolResults(r.messages);
@@ -197,7 +201,7 @@ describe('the sandbox through real turns', () => {
           ],
         },
         {},
-        parsePolicy({ mode: 'strict' }),
+        freezePolicy(parsePolicy({ mode: 'strict' })),
       ),
       'run it',
     );
@@ -210,7 +214,7 @@ describe('the sandbox through real turns', () => {
   });
 
   it('reports a run_shell timeout as COMMAND_TIMEOUT and a non-zero exit as EXECUTION_ERROR with its exit code', async () => {
-    const r = await h.finish(
+    const r = await h.finishApproving(
       newSessionId('sbt'),
       scriptedConfig(
         {
@@ -222,7 +226,7 @@ describe('the sandbox through real turns', () => {
           ],
         },
         { errorLimit: 10 },
-        ALLOW_ALL,
+        DEFAULT_POLICY,
       ),
       'run things that fail',
     );
@@ -239,14 +243,18 @@ describe('the sandbox through real turns', () => {
 
   it('removes the session container when the session ends, keeping the workspace', async () => {
     const sessionId = newSessionId('sbt');
-    const r = await h.finish(
+    const r = await h.finishApproving(
       sessionId,
-      scriptedConfig({
-        steps: [
-          { tool_calls: [{ name: 'run_shell', arguments: { command: 'echo kept > kept.txt' } }] },
-          { expect: { last_message_contains: '"exit_code":0' }, content: 'Done. HARNESS_OK' },
-        ],
-      }),
+      scriptedConfig(
+        {
+          steps: [
+            { tool_calls: [{ name: 'run_shell', arguments: { command: 'echo kept > kept.txt' } }] },
+            { expect: { last_message_contains: '"exit_code":0' }, content: 'Done. HARNESS_OK' },
+          ],
+        },
+        {},
+        DEFAULT_POLICY,
+      ),
       'make a container',
     );
     expect(r.terminated_by).toBe('final_answer');
@@ -268,17 +276,23 @@ describe('without Docker', () => {
     });
     try {
       const sessionId = newSessionId('sbt');
-      const r = await down.finish(
+      const r = await down.finishApproving(
         sessionId,
-        scriptedConfig({
-          steps: [
-            { tool_calls: [{ name: 'run_shell', arguments: { command: 'echo hi' } }] },
-            { expect: { last_message_contains: 'SANDBOX_UNAVAILABLE' }, tool_calls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'hi' } }] },
-            { expect: { last_message_contains: '"ok":true' }, content: 'Used the file tools instead. HARNESS_OK' },
-          ],
-        }),
+        scriptedConfig(
+          {
+            steps: [
+              { tool_calls: [{ name: 'run_shell', arguments: { command: 'echo hi' } }] },
+              { expect: { last_message_contains: 'SANDBOX_UNAVAILABLE' }, tool_calls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'hi' } }] },
+              { expect: { last_message_contains: '"ok":true' }, content: 'Used the file tools instead. HARNESS_OK' },
+            ],
+          },
+          {},
+          DEFAULT_POLICY,
+        ),
         'say hi',
       );
+      // `echo` runs without asking; the file write asks.
+      expect(r.asked).toEqual(['write_file: {"path":"a.txt","content":"hi"}']);
       expect(r.terminated_by).toBe('final_answer');
       expect(r.answer).toBe('Used the file tools instead. HARNESS_OK');
       expect(r.toolCalls.map((c) => [c.name, c.ok, c.error_type])).toEqual([

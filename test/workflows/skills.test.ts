@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endSession } from '../../lib/session-client';
-import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
+import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 let h: TestHarness;
 beforeAll(async () => {
@@ -29,13 +29,17 @@ describe('skills through a turn', () => {
         { expect: { last_message_contains: 'lines=2 words=5 chars=24' }, content: 'The poem has 5 words.' },
       ],
     };
-    const r = await h.finish(sessionId, scriptedConfig(script), 'Count the words of a poem.');
+    // The default policy, as a user runs it: only the file write asks; the skill's own
+    // script (mounted read-only) is allowed by the rule the skill catalog derives.
+    const r = await h.finishApproving(sessionId, scriptedConfig(script, {}, DEFAULT_POLICY), 'Count the words of a poem.');
     expect(r.terminated_by).toBe('final_answer');
     expect(r.toolCalls.map((c) => [c.name, c.ok])).toEqual([
       ['use_skill', true],
       ['write_file', true],
       ['run_shell', true],
     ]);
+    expect(r.asked).toEqual(['write_file: {"path":"poem.txt","content":"one two three\\nfour five\\n"}']);
+    expect(r.toolCalls[2]).toMatchObject({ policy: { decision: 'allow', rule: 'skill:word_count/count.py' } });
     await endSession(h.client, sessionId);
   }, 60_000);
 
@@ -46,8 +50,20 @@ describe('skills through a turn', () => {
         { expect: { last_message_contains: 'available skills' }, content: 'No such skill.' },
       ],
     };
-    const r = await h.finish(newSessionId('skills'), scriptedConfig(script), 'Use a skill that does not exist.');
+    const r = await h.finish(newSessionId('skills'), scriptedConfig(script, {}, DEFAULT_POLICY), 'Use a skill that does not exist.');
     expect(r.toolCalls[0]).toMatchObject({ name: 'use_skill', ok: false, error_type: 'INVALID_ARGUMENTS' });
+  });
+
+  it("does not let a skill rule cover other arguments that reach outside the workspace, or a workspace copy of the script", async () => {
+    const sessionId = newSessionId('skills');
+    const script = {
+      steps: [
+        { tool_calls: [{ name: 'run_shell', arguments: { command: 'python3 /skills/word_count/count.py ../../etc/passwd' } }] },
+        { expect: { last_message_contains: 'PERMISSION_DENIED' }, content: 'Denied as expected.' },
+      ],
+    };
+    const r = await h.finish(sessionId, scriptedConfig(script, {}, DEFAULT_POLICY), 'Count the words of the password file.');
+    expect(r.toolCalls[0]).toMatchObject({ name: 'run_shell', ok: false, error_type: 'PERMISSION_DENIED', policy: { decision: 'deny' } });
   });
 
   it('adds the skills of a session folder and skips a broken SKILL.md', async () => {
@@ -59,7 +75,7 @@ describe('skills through a turn', () => {
     const script = {
       steps: [{ expect: { system_contains: 'greeter' }, tool_calls: [{ name: 'use_skill', arguments: { name: 'greeter' } }] }, { expect: { last_message_contains: 'Say hello' }, content: 'ok' }],
     };
-    const config = { ...scriptedConfig(script), skills: { folders: [dir] } };
+    const config = { ...scriptedConfig(script, {}, DEFAULT_POLICY), skills: { folders: [dir] } };
     const r = await h.finish(newSessionId('skills'), config, 'Greet.');
     expect(r.terminated_by).toBe('final_answer');
     expect(r.toolCalls[0]).toMatchObject({ name: 'use_skill', ok: true });

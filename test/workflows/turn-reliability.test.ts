@@ -12,14 +12,11 @@ import type { ModelAnswer, ModelClient, ModelRequest } from '../../activities/mo
 import type { SandboxPool } from '../../activities/sandbox/pool';
 import type { Sandbox } from '../../activities/sandbox/docker-sandbox';
 import { DEFAULT_COMPRESSION } from '../../common/context/plan';
-import { parsePolicy } from '../../common/policy/schema';
 import type { SessionState, TurnResult } from '../../common/session';
 import type { ChatMessage, ToolResult } from '../../common/types';
 import { sendMessage, sessionState } from '../../lib/session-client';
-import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
+import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
-/** The default policy: what a user runs without configuring one. */
-const DEFAULT_POLICY = parsePolicy(undefined);
 
 const toolResults = (messages: ChatMessage[]): ToolResult[] =>
   messages.flatMap((m) => (m.role === 'tool' ? [JSON.parse(m.content) as ToolResult] : []));
