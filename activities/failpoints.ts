@@ -23,9 +23,14 @@ export function failpoints(env: Record<string, string | undefined>, home: string
   return async (name) => {
     const ms = pauses.get(name);
     if (ms === undefined) return;
-    const dir = path.join(home, 'failpoints');
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(path.join(dir, name.replace(/[^A-Za-z0-9_.-]/g, '_')), String(process.pid));
+    const file = failpointFile(home, name);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, String(process.pid));
     await sleep(ms);
   };
+}
+
+/** The file a worker writes when it reaches the named failpoint. */
+export function failpointFile(home: string, name: string): string {
+  return path.join(home, 'failpoints', name.replace(/[^A-Za-z0-9_.-]/g, '_'));
 }

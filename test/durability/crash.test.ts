@@ -18,6 +18,7 @@ import type { SessionState } from '../../common/session';
 import { decideApprovals, sessionState } from '../../lib/session-client';
 import { inject } from 'vitest';
 import { sendMessage, waitForTurn } from '../../lib/session-client';
+import { failpointFile } from '../../activities/failpoints';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
 import { DEFAULT_POLICY, endpointConfig, newSessionId } from '../support/harness';
 import { kill, spawnWorker } from '../support/processes';
@@ -109,10 +110,10 @@ it('kills the worker during a write_file append, an approval wait, a running com
   const taskQueue = `crash-${randomUUID()}`;
   const sessionId = newSessionId('crash5');
   const namespace = `crash-${randomUUID()}`;
-  const base = { TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: taskQueue, HARNESS_HOME: home, DATABASE_URL: 'postgres://127.0.0.1:5432/test' };
+  const base = { TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: taskQueue, HARNESS_HOME: home, DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test' };
   const envWith = (failpoints: string) => cliEnv({ ...base, HARNESS_FAILPOINTS: failpoints });
   const ws = (f: string) => path.join(home, 'workspaces', sessionId, f);
-  const reached = (name: string) => existsSync(path.join(home, 'failpoints', name));
+  const reached = (name: string) => existsSync(failpointFile(home, name));
   const db = new pg.Client({ connectionString: base.DATABASE_URL });
   await db.connect();
 
