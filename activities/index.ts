@@ -22,6 +22,9 @@ import { ScriptedHost } from './scripted-host';
 import { createToolExecutor } from './tools/executor';
 import { workerServices } from './tools/net-guard';
 import path from 'node:path';
+import { rm } from 'node:fs/promises';
+import { appliedWritesDir } from './tools/applied-writes';
+import { SESSION_ID } from './tools/workspace';
 import { SandboxPool } from './sandbox/pool';
 import { SkillsProvider } from './skills/provider';
 import { MemoryHost } from './memory/host';
@@ -132,6 +135,11 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Frees what a session held on this worker: its sandbox container. */
     async closeSession(input: { sessionId: string }): Promise<{ removed: boolean }> {
+      // The records that made this session's appends exactly-once are not needed once it ended
+      // (the id names a folder: only a well-formed one is removed).
+      if (SESSION_ID.test(input.sessionId)) {
+        await rm(appliedWritesDir(deps.home, input.sessionId), { recursive: true, force: true }).catch(() => undefined);
+      }
       try {
         await sandboxes.remove(input.sessionId);
         return { removed: true };

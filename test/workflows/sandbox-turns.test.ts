@@ -1,6 +1,6 @@
 // The Docker sandbox through real turns: a real worker, a real SandboxPool and the real Docker
 // Engine (no skips: without Docker these tests fail, as CI must run them).
-import { lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
@@ -241,7 +241,7 @@ describe('the sandbox through real turns', () => {
     expect(exit4!.message).toMatch(/code 4.*broken-widget/);
   });
 
-  it('removes the session container when the session ends, keeping the workspace', async () => {
+  it("removes the session container and its exactly-once records when the session ends, keeping the workspace", async () => {
     const sessionId = newSessionId('sbt');
     const r = await h.finishApproving(
       sessionId,
@@ -249,7 +249,8 @@ describe('the sandbox through real turns', () => {
         {
           steps: [
             { tool_calls: [{ name: 'run_shell', arguments: { command: 'echo kept > kept.txt' } }] },
-            { expect: { last_message_contains: '"exit_code":0' }, content: 'Done. HARNESS_OK' },
+            { expect: { last_message_contains: '"exit_code":0' }, tool_calls: [{ name: 'write_file', arguments: { path: 'log.txt', content: 'x', append: true } }] },
+            { expect: { last_message_contains: '"ok":true' }, content: 'Done. HARNESS_OK' },
           ],
         },
         {},
@@ -259,10 +260,13 @@ describe('the sandbox through real turns', () => {
     );
     expect(r.terminated_by).toBe('final_answer');
     expect(await containersOf(sessionId)).toHaveLength(1);
+    const records = [path.join(home, 'applied', sessionId), path.join(home, 'execs', sessionId)];
+    for (const dir of records) expect(existsSync(dir), dir).toBe(true);
 
     await endSession(h.client, sessionId, 'test over');
     expect(await h.client.workflow.getHandle(sessionId).result()).toEqual({ sessionId, turns: 1 });
     expect(await containersOf(sessionId)).toEqual([]);
+    for (const dir of records) expect(existsSync(dir), dir).toBe(false);
     expect(readFileSync(path.join(home, 'workspaces', sessionId, 'kept.txt'), 'utf8')).toBe('kept\n');
   });
 });
