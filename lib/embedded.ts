@@ -64,6 +64,9 @@ export function devServerArgs(s: TemporalSettings, home: string, opts: { headles
     '--log-level',
     'warn',
     ...DEV_SERVER_TUNING,
+    // Pinned rather than random, so the worker knows to keep http_request away from it.
+    '--http-port',
+    String(s.httpPort),
     ...(opts.headless ? ['--headless'] : ['--ui-port', String(s.uiPort)]),
   ];
 }

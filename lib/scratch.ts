@@ -37,7 +37,11 @@ export interface Scratch {
 export async function withScratchHarness<T>(name: string, fn: (s: Scratch) => Promise<T>): Promise<T> {
   Runtime.install({ logger: new DefaultLogger('WARN') });
   const home = mkdtempSync(path.join(os.tmpdir(), `harness-${name}-`));
-  const settings = temporalSettings({ HARNESS_EMBEDDED_PORT: String(await freePort()), HARNESS_UI_PORT: String(await freePort()) });
+  const settings = temporalSettings({
+    HARNESS_EMBEDDED_PORT: String(await freePort()),
+    HARNESS_UI_PORT: String(await freePort()),
+    HARNESS_HTTP_PORT: String(await freePort()),
+  });
   const server = spawnDevServer(settings, home, { detached: false, headless: true });
   try {
     await waitForServer(settings, embeddedFiles(home).serverLog);

@@ -2,6 +2,7 @@
  * Where Temporal is and how to connect: TEMPORAL_ADDRESS (a cluster) or the embedded dev
  * server on 127.0.0.1. Namespace, TLS and API key come from the environment.
  */
+import { defaultHttpPort, defaultUiPort } from '../common/ports';
 import { readFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -18,6 +19,8 @@ export interface TemporalSettings {
   embedded: boolean;
   embeddedPort: number;
   uiPort: number;
+  /** The embedded server's HTTP API (kept out of reach of http_request like the others). */
+  httpPort: number;
   tls?: { clientCertPair?: { crt: Buffer; key: Buffer }; serverNameOverride?: string } | true;
   apiKey?: string;
 }
@@ -29,10 +32,11 @@ export interface TemporalSettings {
  */
 export function temporalSettings(env: NodeJS.ProcessEnv = process.env): TemporalSettings {
   const embeddedPort = portVariable(env, 'HARNESS_EMBEDDED_PORT') ?? 7233;
-  const uiPort = portVariable(env, 'HARNESS_UI_PORT') ?? embeddedPort + 1000;
+  const uiPort = portVariable(env, 'HARNESS_UI_PORT') ?? defaultUiPort(embeddedPort);
   if (uiPort > 65535) {
     throw new UsageError(`HARNESS_EMBEDDED_PORT=${embeddedPort} leaves no room for the Web UI on port + 1000`, 'set HARNESS_UI_PORT to a free port as well');
   }
+  const httpPort = portVariable(env, 'HARNESS_HTTP_PORT') ?? defaultHttpPort(uiPort);
   const apiKey = env.TEMPORAL_API_KEY || undefined;
   let tls: TemporalSettings['tls'];
   const cert = env.TEMPORAL_TLS_CERT || undefined;
@@ -56,6 +60,7 @@ export function temporalSettings(env: NodeJS.ProcessEnv = process.env): Temporal
     embedded: !env.TEMPORAL_ADDRESS,
     embeddedPort,
     uiPort,
+    httpPort,
     ...(tls ? { tls } : {}),
     ...(apiKey ? { apiKey } : {}),
   };

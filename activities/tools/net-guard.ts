@@ -7,6 +7,7 @@
  * always. The check runs on the address the socket actually connects to (see guardedLookup), so
  * a DNS answer cannot change between the check and the connect.
  */
+import { defaultHttpPort, defaultUiPort } from '../../common/ports';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
@@ -284,10 +285,12 @@ export function guardedLookup(policy: NetPolicy, hostname: string, port: number)
  */
 export function workerServices(env: Record<string, string | undefined>): ServiceAddress[] {
   const embeddedPort = Number(env.HARNESS_EMBEDDED_PORT || 7233);
-  const uiPort = Number(env.HARNESS_UI_PORT || embeddedPort + 1000);
+  const uiPort = Number(env.HARNESS_UI_PORT || defaultUiPort(embeddedPort));
+  const httpPort = Number(env.HARNESS_HTTP_PORT || defaultHttpPort(uiPort));
   const services: ServiceAddress[] = [
     { host: '127.0.0.1', port: embeddedPort, name: 'Temporal server' },
     { host: '127.0.0.1', port: uiPort, name: 'Temporal Web UI' },
+    { host: '127.0.0.1', port: httpPort, name: 'Temporal HTTP API' },
   ];
   const temporal = env.TEMPORAL_ADDRESS ? parseHostEntry(env.TEMPORAL_ADDRESS) : undefined;
   if (temporal) services.push({ host: temporal.host, port: temporal.port ?? 7233, name: 'Temporal server' });

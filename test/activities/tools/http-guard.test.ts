@@ -137,33 +137,35 @@ describe('hostAllowed', () => {
 });
 
 describe('workerServices', () => {
-  it('lists the embedded dev server and its UI on their default ports', () => {
+  it('lists the embedded dev server, its UI and its HTTP API on their default ports', () => {
     expect(workerServices({})).toEqual([
       { host: '127.0.0.1', port: 7233, name: 'Temporal server' },
       { host: '127.0.0.1', port: 8233, name: 'Temporal Web UI' },
+      { host: '127.0.0.1', port: 8234, name: 'Temporal HTTP API' },
     ]);
   });
 
-  it('derives the UI port from HARNESS_EMBEDDED_PORT unless HARNESS_UI_PORT is set', () => {
-    expect(workerServices({ HARNESS_EMBEDDED_PORT: '9000' }).map((s) => s.port)).toEqual([9000, 10000]);
-    expect(workerServices({ HARNESS_EMBEDDED_PORT: '9000', HARNESS_UI_PORT: '9500' }).map((s) => s.port)).toEqual([9000, 9500]);
+  it('derives the UI and HTTP API ports from HARNESS_EMBEDDED_PORT unless set', () => {
+    expect(workerServices({ HARNESS_EMBEDDED_PORT: '9000' }).map((s) => s.port)).toEqual([9000, 10000, 10001]);
+    expect(workerServices({ HARNESS_EMBEDDED_PORT: '9000', HARNESS_UI_PORT: '9500' }).map((s) => s.port)).toEqual([9000, 9500, 9501]);
+    expect(workerServices({ HARNESS_EMBEDDED_PORT: '9000', HARNESS_HTTP_PORT: '9700' }).map((s) => s.port)).toEqual([9000, 10000, 9700]);
   });
 
   it('adds TEMPORAL_ADDRESS and the host and port of DATABASE_URL, with their default ports', () => {
-    const services = workerServices({ TEMPORAL_ADDRESS: 'Temporal.Internal', DATABASE_URL: 'postgres://u:p@DB.internal/memory' }).slice(2);
+    const services = workerServices({ TEMPORAL_ADDRESS: 'Temporal.Internal', DATABASE_URL: 'postgres://u:p@DB.internal/memory' }).slice(3);
     expect(services).toEqual([
       { host: 'temporal.internal', port: 7233, name: 'Temporal server' },
       { host: 'db.internal', port: 5432, name: 'memory database' },
     ]);
-    expect(workerServices({ TEMPORAL_ADDRESS: '10.0.0.5:7000', DATABASE_URL: 'postgres://[fd00::5]:6543/m' }).slice(2)).toEqual([
+    expect(workerServices({ TEMPORAL_ADDRESS: '10.0.0.5:7000', DATABASE_URL: 'postgres://[fd00::5]:6543/m' }).slice(3)).toEqual([
       { host: '10.0.0.5', port: 7000, name: 'Temporal server' },
       { host: '[fd00::5]', port: 6543, name: 'memory database' },
     ]);
   });
 
   it('skips a DATABASE_URL without a host (a Unix socket) or that is not a URL', () => {
-    expect(workerServices({ DATABASE_URL: 'postgres:///memory' })).toHaveLength(2);
-    expect(workerServices({ DATABASE_URL: 'host=db dbname=memory' })).toHaveLength(2);
+    expect(workerServices({ DATABASE_URL: 'postgres:///memory' })).toHaveLength(3);
+    expect(workerServices({ DATABASE_URL: 'host=db dbname=memory' })).toHaveLength(3);
   });
 });
 
