@@ -13,6 +13,46 @@ export function isRetryableStatus(status: number): boolean {
   return RETRYABLE_STATUS.has(status) || status >= 500;
 }
 
+/**
+ * How long one attempt waits for the endpoint: the activity's start-to-close timeout less a
+ * margin (10%, 1 to 5 s) in which our failure reaches Temporal before its own timeout fires;
+ * undefined when the activity has no start-to-close timeout.
+ */
+export function attemptBudgetMs(startToCloseMs: number | undefined): number | undefined {
+  if (!startToCloseMs || !Number.isFinite(startToCloseMs) || startToCloseMs <= 0) return undefined; // no timeout to stay within
+  const margin = Math.min(5_000, Math.max(1_000, startToCloseMs / 10));
+  return Math.max(startToCloseMs / 2, startToCloseMs - margin);
+}
+
+/** An endpoint for messages: no credentials, query or fragment. */
+export function endpointLabel(endpoint: string): string {
+  try {
+    const url = new URL(endpoint);
+    url.username = '';
+    url.password = '';
+    url.search = '';
+    url.hash = '';
+    return url.toString().replace(/\/$/, '');
+  } catch {
+    return endpoint; // not a URL (an injected client): as given
+  }
+}
+
+/**
+ * The endpoint accepted the request and did not answer in time: retryable, unless `gaveUpAfter`
+ * attempts have timed out, when retrying would only wait as long again.
+ */
+export function modelTimeout(endpoint: string, budgetMs: number, gaveUpAfter?: number): ApplicationFailure {
+  const within = `${Number.isInteger(budgetMs / 1000) ? budgetMs / 1000 : (budgetMs / 1000).toFixed(1)} s`;
+  const message = `the model endpoint ${endpoint} did not answer within ${within}`;
+  return gaveUpAfter
+    ? ApplicationFailure.nonRetryable(
+        `${message} (${gaveUpAfter} attempts timed out; raise limits.modelTimeoutSec if the model needs longer)`,
+        'MODEL_TIMEOUT',
+      )
+    : ApplicationFailure.retryable(message, 'MODEL_TIMEOUT');
+}
+
 /** Converts an error thrown by the openai client into an ApplicationFailure with a type. */
 export function toModelFailure(err: unknown, endpoint: string): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;

@@ -4,18 +4,43 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { ModelCallInput, ModelReply } from '../common/activity-types';
 import type { ToolSpec } from '../common/types';
 import type { ModelClient } from './model-client';
-import { toModelFailure } from './model-errors';
+import { attemptBudgetMs, endpointLabel, modelTimeout, toModelFailure } from './model-errors';
 
 /** Resolves the client and endpoint description for a model reference. */
 export type ModelResolver = (input: ModelCallInput) => Promise<{ client: ModelClient; endpoint: string }>;
+
+/**
+ * Attempts of one call that may time out. Each costs the whole per-attempt timeout, and an
+ * endpoint that stayed silent twice rarely answers a third time: two bound a silent endpoint
+ * to about twice the timeout (~4 min by default) while quick failures (429, 5xx, refused
+ * connections) keep every attempt of limits.modelMaxAttempts.
+ */
+export const TIMED_OUT_ATTEMPTS = 2;
+
+/**
+ * What the call heartbeats: the endpoint, so a waiting client can name it (describe shows
+ * heartbeat details), and how many attempts timed out so far, which the next attempt reads.
+ */
+export interface ModelCallProgress {
+  endpoint: string;
+  timeouts: number;
+}
 
 /** Builds callModel over a resolver and a source of tool schemas. */
 export function createCallModel(resolve: ModelResolver, toolSpecs: (names: string[]) => ToolSpec[]) {
   return async function callModel(input: ModelCallInput): Promise<ModelReply> {
     const ctx = Context.current();
     const { client, endpoint } = await resolve(input);
+    const before = ctx.info.heartbeatDetails as Partial<ModelCallProgress> | undefined;
+    const progress: ModelCallProgress = { endpoint: endpointLabel(endpoint), timeouts: Number(before?.timeouts) || 0 };
     // Heartbeats let Temporal notice a dead worker long before the call's own timeout.
-    const beat = setInterval(() => ctx.heartbeat(), Math.max(100, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3));
+    ctx.heartbeat(progress);
+    const beat = setInterval(() => ctx.heartbeat(progress), Math.max(100, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3));
+    // Our own deadline, inside Temporal's start-to-close: the failure then names the endpoint
+    // instead of being Temporal's anonymous "activity StartToClose timeout".
+    const budgetMs = attemptBudgetMs(ctx.info.startToCloseTimeoutMs);
+    const deadline = new AbortController();
+    const timer = budgetMs === undefined ? undefined : setTimeout(() => deadline.abort(), budgetMs);
     const started = Date.now();
     try {
       const answer = await client.complete({
@@ -27,12 +52,18 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (names: strin
           'x-harness-call-index': String(input.callIndex),
           'x-harness-purpose': input.purpose ?? 'turn',
         },
-        signal: ctx.cancellationSignal,
+        signal: AbortSignal.any([ctx.cancellationSignal, deadline.signal]),
       });
       return { ...answer, attempt: ctx.info.attempt, latencyMs: Date.now() - started };
     } catch (err) {
-      throw toModelFailure(err, endpoint);
+      if (deadline.signal.aborted && !ctx.cancellationSignal.aborted) {
+        progress.timeouts += 1;
+        ctx.heartbeat(progress); // the next attempt reads the count from here
+        throw modelTimeout(progress.endpoint, budgetMs!, progress.timeouts >= TIMED_OUT_ATTEMPTS ? progress.timeouts : undefined);
+      }
+      throw toModelFailure(err, progress.endpoint);
     } finally {
+      clearTimeout(timer);
       clearInterval(beat);
     }
   };

@@ -10,6 +10,7 @@ import {
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
+import type { QueryDefinition } from '@temporalio/common';
 import type { PendingApproval, SessionConfig, SessionState, TurnResult, TurnState } from '../common/session';
 import {
   answerUpdate,
@@ -21,21 +22,41 @@ import {
   type ApprovalDecisionInput,
   type DecidedCall,
   type SendMessageResult,
+  MAX_MESSAGE_BYTES,
+  utf8Length,
 } from '../workflows/definitions';
 import { rootCauseMessage } from '../common/errors';
-import { UserError } from './errors';
+import { UsageError, UserError } from './errors';
+import { addressOf, callTrouble, diagnose, look, modelProgress, noWorker, seconds, workerPresence, type ModelProgress, type Trouble } from './wait-progress';
 
 /** How a wait for a turn ended: with its result, or with the turn waiting on a human. */
 export type TurnOutcome = { kind: 'done'; result: TurnResult } | { kind: 'waiting'; state: TurnState };
 
 /**
+ * Refuses text the session would refuse — empty, or over MAX_MESSAGE_BYTES of UTF-8 — as a
+ * usage error, so nothing is sent or started. `what` names it in the message (`the task`).
+ */
+export function checkMessage(text: string, what = 'the message', emptyHint = 'say what the agent should do'): void {
+  if (text.trim() === '') throw new UsageError(`${what} must be non-empty text`, emptyHint);
+  const bytes = utf8Length(text);
+  if (bytes > MAX_MESSAGE_BYTES) {
+    throw new UsageError(
+      `${what} is ${bytes} bytes; at most ${MAX_MESSAGE_BYTES / 1024} KiB of UTF-8 text is accepted`,
+      'shorten it; put large material in files the agent can read (the session workspace) and refer to them',
+    );
+  }
+}
+
+/**
  * Sends a user message. With `config` the session is started when it does not exist yet;
- * without, the session must exist (it keeps the configuration it started with).
+ * without, the session must exist (it keeps the configuration it started with). Empty or
+ * oversized text is refused before anything is sent (see checkMessage).
  */
 export async function sendMessage(
   client: Client,
   opts: { taskQueue: string; sessionId: string; config?: SessionConfig; text: string; maxSteps?: number },
 ): Promise<SendMessageResult> {
+  checkMessage(opts.text);
   const message = { text: opts.text, ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}) };
   if (!opts.config) {
     await sessionState(client, opts.sessionId);
@@ -67,31 +88,158 @@ export async function sendMessage(
   }
 }
 
-/** Waits until the turn ends or stops to wait on a human; reports step progress on the way. */
-export async function waitForTurn(
-  client: Client,
-  turnId: string,
-  opts: { pollMs?: number; onStep?: (step: number) => void } = {},
-): Promise<TurnOutcome> {
-  const handle = client.workflow.getHandle(turnId);
-  let result: TurnResult | undefined;
-  let failure: unknown;
-  const settled = handle.result().then(
-    (r) => void (result = r as TurnResult),
-    (e) => void (failure = e),
-  );
-  let lastStep = 0;
+/**
+ * Fails with a one-line error when no worker polls `taskQueue`: a message sent then would sit
+ * in an update that only a worker accepts (so the send would hang), and a new session would be
+ * started with nobody to run it. A worker that was just started gets `graceMs` to poll first.
+ */
+export async function requireWorker(client: Client, taskQueue: string, opts: { graceMs?: number; hint?: string } = {}): Promise<void> {
+  const until = Date.now() + (opts.graceMs ?? 5_000);
   for (;;) {
-    await Promise.race([settled, sleep(opts.pollMs ?? 250)]);
-    if (result) {
-      await sessionCaughtUp(client, turnId);
-      return { kind: 'done', result };
+    if ((await workerPresence(client, taskQueue)) !== 'absent') return;
+    if (Date.now() >= until) {
+      throw new UserError(`${noWorker(taskQueue, addressOf(client)).text}, so nothing was sent`, opts.hint ?? NO_WORKER_HINT);
     }
-    if (failure) throw new UserError(`turn ${turnId} failed: ${rootCauseMessage(failure)}`, `inspect it with \`harness status ${sessionOf(turnId)}\``);
-    const state = (await handle.query(turnStateQuery)) as TurnState;
-    if (state.step !== lastStep) opts.onStep?.((lastStep = state.step));
-    if (state.status === 'waiting_for_user' || state.status === 'waiting_for_approval') return { kind: 'waiting', state };
+    await sleep(500);
   }
+}
+
+/** What waitForTurn reports on the way, and how long it may wait. */
+export interface WaitOptions {
+  /** How often to look at the turn while all is well (default 250 ms). */
+  pollMs?: number;
+  /** Stop waiting after this long with a one-line error (the turn goes on); default: no bound. */
+  timeoutMs?: number;
+  /** The turn reached a new step. */
+  onStep?: (step: number) => void;
+  /**
+   * Looking at the turn failed in a way waiting may cure (Temporal unreachable, no worker
+   * answering): called after each failed look; called with undefined once looks work again.
+   */
+  onTrouble?: (trouble: Trouble | undefined) => void;
+  /** The turn's pending model call (attempt, endpoint, last failure), every couple of seconds while there is one. */
+  onModel?: (progress: ModelProgress) => void;
+}
+
+/** How long a query may take while waiting (a busy worker answers late; the server gives up at 30 s). */
+const QUERY_MS = 20_000;
+/** How long a describe may take while waiting. */
+const DESCRIBE_MS = 10_000;
+/** Longest pause between looks while something is wrong. */
+const MAX_BACKOFF_MS = 8_000;
+/** How often the pending model call is looked at (a describe on the server). */
+const MODEL_LOOK_MS = 2_000;
+
+/**
+ * Waits until the turn ends or stops to wait on a human; reports step progress on the way.
+ * Outages of Temporal and absent workers are ridden out with backoff (reported through
+ * onTrouble): the turn is durable and goes on, so only `timeoutMs` ends the wait early.
+ */
+export async function waitForTurn(client: Client, turnId: string, opts: WaitOptions = {}): Promise<TurnOutcome> {
+  const handle = client.workflow.getHandle(turnId);
+  const pollMs = opts.pollMs ?? 250;
+  const deadline = opts.timeoutMs === undefined ? Infinity : Date.now() + opts.timeoutMs;
+  let poll: ResultPoll | undefined;
+  let trouble: Trouble | undefined;
+  let delay = pollMs;
+  let lastStep = 0;
+  let lastModelLook = 0;
+  let pollRestarted = false;
+  for (;;) {
+    // The result arrives by long poll; a connection loss breaks it, so it is restarted.
+    poll ??= resultPoll(handle);
+    const left = deadline - Date.now();
+    if (left <= 0) throw waitTimedOut(turnId, opts.timeoutMs ?? 0, trouble);
+    await pause(Math.min(delay, left), poll.settled);
+    let now: Trouble | undefined;
+    if (poll.result) {
+      if (trouble) opts.onTrouble?.(undefined);
+      await sessionCaughtUp(client, turnId);
+      return { kind: 'done', result: poll.result };
+    }
+    if (poll.failed) {
+      now = callTrouble(poll.failure, 'server', addressOf(client));
+      if (!now) throw new UserError(`turn ${turnId} failed: ${rootCauseMessage(poll.failure)}`, `inspect it with \`harness status ${sessionOf(turnId)}\``);
+      now = (await diagnose(client, turnId, 'server')) ?? now;
+      poll = undefined;
+    }
+    if (!now) {
+      const state = await look(client, turnId, 'query', () => handle.query(turnStateQuery) as Promise<TurnState>, QUERY_MS);
+      if (!state.ok) now = state.trouble;
+      else {
+        const s = state.value;
+        if (s.step !== lastStep) opts.onStep?.((lastStep = s.step));
+        if (s.status === 'waiting_for_user' || s.status === 'waiting_for_approval') {
+          if (trouble) opts.onTrouble?.(undefined);
+          return { kind: 'waiting', state: s };
+        }
+        if (s.status === 'done' && !pollRestarted) {
+          // Done by its own account: a long poll that missed the end (a dropped connection
+          // that never reported) is replaced once by one that reads the closed workflow.
+          pollRestarted = true;
+          poll = undefined;
+        }
+        if (opts.onModel && s.status === 'running' && Date.now() - lastModelLook >= MODEL_LOOK_MS) {
+          lastModelLook = Date.now();
+          const d = await look(client, turnId, 'server', () => handle.describe(), DESCRIBE_MS);
+          if (!d.ok) now = d.trouble;
+          else {
+            const progress = modelProgress(d.value);
+            if (progress) opts.onModel(progress);
+          }
+        }
+      }
+    }
+    if (now) {
+      trouble = now;
+      opts.onTrouble?.(now);
+      delay = Math.min(Math.max(delay * 2, 1_000), MAX_BACKOFF_MS);
+    } else {
+      if (trouble) opts.onTrouble?.(undefined);
+      trouble = undefined;
+      delay = pollMs;
+    }
+  }
+}
+
+/** The turn's result as a long poll whose outcome can be read without awaiting it. */
+interface ResultPoll {
+  settled: Promise<void>;
+  result?: TurnResult;
+  failed?: boolean;
+  failure?: unknown;
+}
+
+function resultPoll(handle: ReturnType<Client['workflow']['getHandle']>): ResultPoll {
+  const poll: ResultPoll = { settled: Promise.resolve() };
+  poll.settled = handle.result().then(
+    (r) => void (poll.result = r as TurnResult),
+    (e) => {
+      poll.failed = true;
+      poll.failure = e;
+    },
+  );
+  return poll;
+}
+
+/** Sleeps `ms`, or less when `until` settles first; leaves no timer behind. */
+async function pause(ms: number, until: Promise<unknown>): Promise<void> {
+  const stop = new AbortController();
+  try {
+    await Promise.race([
+      until,
+      sleep(ms, undefined, { signal: stop.signal }).catch(() => undefined),
+    ]);
+  } finally {
+    stop.abort();
+  }
+}
+
+function waitTimedOut(turnId: string, timeoutMs: number, trouble: Trouble | undefined): UserError {
+  return new UserError(
+    `stopped waiting for turn ${turnId} after ${seconds(timeoutMs)}${trouble ? ` (${trouble.text})` : ''}; the session keeps going without you`,
+    `see how it went later with \`harness status ${sessionOf(turnId)}\``,
+  );
 }
 
 /** The session a turn id belongs to (`<session>/turn-N`). */
@@ -109,20 +257,48 @@ async function sessionCaughtUp(client: Client, turnId: string, timeoutMs = 10_00
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {
-      const s = (await session.query(stateQuery)) as SessionState;
+      const s = (await client.withDeadline(Math.min(deadline, Date.now() + 2_000), () => session.query(stateQuery))) as SessionState;
       if (s.currentTurnId !== turnId) return;
     } catch {
-      return; // a turn started on its own, or a session that has gone: nothing to wait for
+      return; // a turn started on its own, a session that has gone, or nobody answering: nothing to wait for
     }
     await sleep(25);
   }
 }
 
+/** Hint for a workflow that no worker serves. */
+export const NO_WORKER_HINT =
+  'start a worker with `harness worker` (or `harness dev`); with TEMPORAL_ADDRESS set, check it and HARNESS_TASK_QUEUE, or unset it to use the embedded server';
+
+/** How long `status` and the commands that read a session's state wait for its query (the server gives up at 30 s). */
+const STATE_QUERY_MS = 30_000;
+
+/**
+ * Runs a query on a workflow, turning the ways it can fail without a bug into one-line
+ * errors: no worker polls its task queue (found out after a few seconds instead of the
+ * server's 30 s query timeout), the worker does not answer, or Temporal is unreachable.
+ */
+async function queryOrExplain<T>(client: Client, workflowId: string, query: QueryDefinition<T>, what: string): Promise<T> {
+  const handle = client.workflow.getHandle(workflowId);
+  const out = await look(client, workflowId, 'query', () => handle.query(query), STATE_QUERY_MS);
+  if (out.ok) return out.value;
+  if (out.trouble.kind === 'temporal') throw new UserError(out.trouble.text, TEMPORAL_HINT);
+  const noneThere = /no worker polls/.test(out.trouble.text);
+  throw new UserError(
+    `${what} ${noneThere ? 'cannot answer' : 'did not answer'}: ${out.trouble.text}`,
+    noneThere ? NO_WORKER_HINT : 'a worker polls its task queue but did not answer: it may be overloaded or stuck; see its log, or restart it',
+  );
+}
+
+/** Hint when Temporal does not answer. */
+const TEMPORAL_HINT = 'check that the Temporal server runs (`harness dev` starts the embedded one) and that TEMPORAL_ADDRESS points at it; then try again';
+
 /** The session's `state`, or a one-line error when there is no such session. */
 export async function sessionState(client: Client, sessionId: string): Promise<SessionState> {
   try {
-    return (await client.workflow.getHandle(sessionId).query(stateQuery)) as SessionState;
+    return (await queryOrExplain(client, sessionId, stateQuery, `session ${sessionId}`)) as SessionState;
   } catch (err) {
+    if (err instanceof UserError) throw err;
     if (err instanceof WorkflowNotFoundError || /not found/i.test((err as Error).message)) {
       throw new UserError(`no session named ${sessionId}`, 'list sessions with `harness sessions`');
     }
@@ -222,10 +398,15 @@ export async function sessionExists(client: Client, sessionId: string): Promise<
   }
 }
 
-/** An update the workflow's validator refused becomes a one-line user error. */
+/** An update the workflow's validator refused, or Temporal not answering, becomes a one-line user error. */
 function rejected(err: unknown, what: string, hint?: string): unknown {
   if (err instanceof WorkflowUpdateFailedError) {
     return new UserError(`${what} refused the request: ${rootCauseMessage(err)}`, hint);
+  }
+  const trouble = callTrouble(err, 'server', '');
+  if (trouble) {
+    // The update may or may not have reached the workflow before the connection broke.
+    return new UserError(`${what}: the request may not have arrived: ${rootCauseMessage(err)}`, TEMPORAL_HINT);
   }
   if (/already completed|workflow execution already (completed|finished)/i.test((err as Error)?.message ?? '')) {
     return new UserError(`${what} has ended`, 'start a new session (omit --session or pick a new id)');

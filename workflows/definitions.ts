@@ -84,3 +84,25 @@ export const decideApprovalsUpdate = defineUpdate<{ decided: string[] }, [Approv
 
 /** The turn's own view: running, waiting, or done; the pending question. */
 export const turnStateQuery = defineQuery<TurnState>('turnState');
+
+/**
+ * Largest user message (and answer) in UTF-8 bytes. Temporal refuses payloads over 2 MB, and a
+ * message travels again in the turn's input and in every model call of the conversation; a
+ * quarter of a megabyte (~64k tokens) leaves room for the rest of the conversation.
+ */
+export const MAX_MESSAGE_BYTES = 256 * 1024;
+
+/** UTF-8 length of a string without Buffer or TextEncoder (usable in workflow code). */
+export function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length && (text.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4; // a surrogate pair is one 4-byte code point
+      i++;
+    } else bytes += 3; // the rest of the BMP, and lone surrogates (sent as U+FFFD)
+  }
+  return bytes;
+}

@@ -16,6 +16,8 @@ import {
   sendMessageUpdate,
   stateQuery,
   turnStatusSignal,
+  MAX_MESSAGE_BYTES,
+  utf8Length,
   type SendMessageInput,
 } from './definitions';
 import { SessionBook } from './session-book';
@@ -48,6 +50,12 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
       validator: (msg) => {
         if (ended) throw new Error('the session has ended');
         if (typeof msg?.text !== 'string' || msg.text.trim() === '') throw new Error('the message must be non-empty text');
+        // Checked here too, not only by the CLI: any client may send, and an oversized message
+        // would make every later turn input and model call of the session too large.
+        const bytes = utf8Length(msg.text);
+        if (bytes > MAX_MESSAGE_BYTES) {
+          throw new Error(`the message is ${bytes} bytes; at most ${MAX_MESSAGE_BYTES / 1024} KiB of UTF-8 text is accepted`);
+        }
         if (msg.maxSteps !== undefined && !(Number.isInteger(msg.maxSteps) && msg.maxSteps > 0)) {
           throw new Error('maxSteps must be a positive integer');
         }

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { decideApprovals } from '../../lib/session-client';
 import { UsageError } from '../../lib/errors';
 import type { CliContext } from '../context';
-import { followTurn } from '../wait';
+import { followTurn, waitTimeoutOption } from '../wait';
 import { parseSessionId } from '../args';
 import { approvalLine, say } from '../output';
 
@@ -12,6 +12,7 @@ interface DecideFlags {
   wait: boolean;
   always?: boolean;
   reason?: string;
+  waitTimeout: number;
 }
 
 export function registerApprovals(program: Command, ctx: CliContext): void {
@@ -37,6 +38,7 @@ export function registerApprovals(program: Command, ctx: CliContext): void {
     .option('--always', 'also allow this tool (and command prefix) for the rest of this session')
     .option('--json', 'print the turn result as JSON')
     .option('--no-wait', 'return as soon as the decision is delivered')
+    .addOption(waitTimeoutOption())
     .action((sessionId: string, callId: string | undefined, o: DecideFlags) => decide(sessionId, callId, true, o));
 
   program
@@ -47,6 +49,7 @@ export function registerApprovals(program: Command, ctx: CliContext): void {
     .requiredOption('--reason <text>', 'why; shown to the model and kept in history')
     .option('--json', 'print the turn result as JSON')
     .option('--no-wait', 'return as soon as the decision is delivered')
+    .addOption(waitTimeoutOption())
     .action((sessionId: string, callId: string | undefined, o: DecideFlags) => {
       if (!o.reason?.trim()) throw new UsageError('--reason must not be empty');
       return decide(sessionId, callId, false, o);

@@ -1,11 +1,11 @@
 /** `harness chat`: a REPL, one turn per line; questions are asked inline. */
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { sendMessage } from '../../lib/session-client';
+import { checkMessage, requireWorker, sendMessage } from '../../lib/session-client';
 import { UserError } from '../../lib/errors';
 import type { CliContext } from '../context';
 import { configFor, configForNew } from '../session-config';
-import { driveTurn, linePrompter } from '../wait';
+import { driveTurn, linePrompter, noWorkerHint } from '../wait';
 import { newSessionId, parseSessionId } from '../args';
 import { say } from '../output';
 
@@ -20,6 +20,8 @@ export function registerChat(program: Command, ctx: CliContext): void {
     .action(async (o: { session?: string; model?: string; config?: string; policy?: string }) => {
       const early = configForNew(ctx, o);
       const client = await ctx.client({ autostart: true });
+      // As in `run`: without a worker nothing would answer, so say so before the first line.
+      await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx) });
       const sessionId = o.session ?? newSessionId();
       let config = await configFor(ctx, client, sessionId, o, early);
       const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: Boolean(process.stdin.isTTY) });
@@ -29,15 +31,21 @@ export function registerChat(program: Command, ctx: CliContext): void {
         const { value, done } = await lines.next();
         return done ? undefined : String(value).trim();
       };
-      const prompter = linePrompter(next, () => {
-        throw new UserError('input ended while the turn was waiting', `decide later with: harness answer / approve / deny ${sessionId}`);
-      });
+      // Input that ends at a question or approval leaves it pending (exit 3, see driveTurn).
+      const prompter = linePrompter(next);
       say(`session ${sessionId}${config ? ` (model ${config.model.provider}:${config.model.model})` : ' (continued)'}; /exit to leave`);
       try {
         for (;;) {
           const line = await next('you> ');
           if (line === undefined || line === '/exit' || line === '/quit') break;
-          if (!line) continue;
+          try {
+            checkMessage(line);
+          } catch (err) {
+            // One line and the chat goes on: a bad line must not end the conversation.
+            if (!(err instanceof UserError)) throw err;
+            say(`error: ${err.message}; type a message, or /exit to leave`);
+            continue;
+          }
           const { turnId } = await sendMessage(client, { taskQueue: ctx.settings.taskQueue, sessionId, ...(config ? { config } : {}), text: line });
           config = undefined; // started now: later messages go to the existing session
           process.exitCode = await driveTurn(client, sessionId, turnId, { json: false, prompter });

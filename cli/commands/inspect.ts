@@ -1,9 +1,9 @@
 /** `harness status`, `harness sessions`, `harness answer`, `harness end`: talk to existing sessions. */
 import type { Command } from 'commander';
-import { answerQuestion, endSession, sessionState } from '../../lib/session-client';
+import { answerQuestion, checkMessage, endSession, sessionState } from '../../lib/session-client';
 import type { CliContext } from '../context';
 import { pendingLines, printJson, say, usageLine } from '../output';
-import { followTurn } from '../wait';
+import { followTurn, waitTimeoutOption } from '../wait';
 import { parseLimit, parseSessionId } from '../args';
 
 export function registerInspect(program: Command, ctx: CliContext): void {
@@ -51,7 +51,9 @@ export function registerInspect(program: Command, ctx: CliContext): void {
     .argument('<text>', 'the answer')
     .option('--json', 'print the turn result as JSON')
     .option('--no-wait', 'return as soon as the answer is delivered')
-    .action(async (sessionId: string, text: string, o: { json?: boolean; wait: boolean }) => {
+    .addOption(waitTimeoutOption())
+    .action(async (sessionId: string, text: string, o: { json?: boolean; wait: boolean; waitTimeout: number }) => {
+      checkMessage(text, 'the answer', 'give the answer as text');
       const client = await ctx.client();
       const turnId = await answerQuestion(client, sessionId, text);
       process.exitCode = await followTurn(client, sessionId, turnId, o, 'answered');

@@ -1,32 +1,53 @@
 /** `harness run "<task>"`: one turn, starting the session (and the embedded server) as needed. */
 import type { Command } from 'commander';
-import { sendMessage } from '../../lib/session-client';
+import { requireWorker, sendMessage } from '../../lib/session-client';
 import type { CliContext } from '../context';
 import { configFor, configForNew } from '../session-config';
-import { driveTurn, terminalPrompter } from '../wait';
+import { driveTurn, noWorkerHint, terminalPrompter, waitTimeoutOption } from '../wait';
+import { readTask } from '../task-input';
 import { parseMaxSteps, parseSessionId, newSessionId } from '../args';
 import { say } from '../output';
+
+interface RunFlags {
+  session?: string;
+  model?: string;
+  maxSteps?: number;
+  config?: string;
+  policy?: string;
+  json?: boolean;
+  file?: string;
+  waitTimeout: number;
+}
 
 export function registerRun(program: Command, ctx: CliContext): void {
   program
     .command('run')
     .description('Run one turn of a session and print its answer (starts the embedded server and a worker if none is running)')
-    .argument('<task>', 'what the agent should do')
+    .argument('[task]', 'what the agent should do; `-` reads it from standard input')
+    .option('--file <path>', 'read the task from a file (for tasks too long for a command line)')
     .option('--session <id>', 'continue this session (default: a new one)', parseSessionId)
     .option('--model <model>', 'model name for the OpenAI-compatible endpoint, or scripted:<file>')
     .option('--max-steps <n>', 'step limit for this turn', parseMaxSteps)
     .option('--config <file>', 'config file (default ./harness.config.json)')
     .option('--policy <mode>', 'permission policy mode for a new session: strict, ask (default) or auto')
     .option('--json', 'print the result as JSON')
+    .addOption(waitTimeoutOption())
     .addHelpText(
       'after',
       '\nExit codes: 0 done, 1 error or failed turn, 2 usage, 3 waiting for a human\n' +
         '(answer with `harness answer`, decide approvals with `harness approve` / `harness deny`).\n' +
+        'A task is at most 256 KiB of UTF-8 text; long ones go in a file (--file) or on standard input (-).\n' +
         'Example: harness run --model scripted:examples/demo.json "Summarize README.md" --json',
     )
-    .action(async (task: string, o: { session?: string; model?: string; maxSteps?: number; config?: string; policy?: string; json?: boolean }) => {
+    .action(async (taskArg: string | undefined, o: RunFlags) => {
+      // Everything that can be checked without a server is, so a mistake starts nothing.
+      const task = await readTask(taskArg, o.file);
       const early = configForNew(ctx, o);
       const client = await ctx.client({ autostart: true });
+      // Fail rather than wait when no worker polls: the usual causes (a wrong TEMPORAL_ADDRESS
+      // or HARNESS_TASK_QUEUE, no worker deployed) are not cured by waiting, and checking
+      // before sending leaves no session behind that nobody would run.
+      await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx) });
       const sessionId = o.session ?? newSessionId();
       const config = await configFor(ctx, client, sessionId, o, early);
       const { turnId } = await sendMessage(client, {
@@ -39,6 +60,6 @@ export function registerRun(program: Command, ctx: CliContext): void {
       if (!o.json) say(`session ${sessionId} · ${turnId}`);
       const json = Boolean(o.json);
       const prompter = terminalPrompter(json);
-      process.exitCode = await driveTurn(client, sessionId, turnId, { json, ...(prompter ? { prompter } : {}) });
+      process.exitCode = await driveTurn(client, sessionId, turnId, { json, waitTimeoutMs: o.waitTimeout * 1000, ...(prompter ? { prompter } : {}) });
     });
 }
