@@ -119,9 +119,9 @@ export interface PolicyRecord {
 }
 
 /**
- * A human's answer to an approval request (recorded with the call). `at` is the workflow's
- * clock when the decision was accepted and `updateId` names the update in history, whose
- * event carries the identity of the client that sent it: neither comes from the request body.
+ * A human's answer to an approval request (recorded with the call). `updateId` names the
+ * update in history, whose event carries when the server accepted it and the identity of the
+ * client that sent it: who and when never come from the request body.
  */
 export interface ApprovalRecord {
   approved: boolean;

@@ -21,6 +21,7 @@ import {
   type SendMessageInput,
 } from './definitions';
 import { SessionBook } from './session-book';
+import { maxStepsForHistory } from '../common/context/history-budget';
 import { turnWorkflow } from './turn';
 import type { createActivities } from '../activities';
 
@@ -58,6 +59,13 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
         }
         if (msg.maxSteps !== undefined && !(Number.isInteger(msg.maxSteps) && msg.maxSteps > 0)) {
           throw new Error('maxSteps must be a positive integer');
+        }
+        // Until model calls carry references, a turn's history holds its steps' whole contexts.
+        const compression = input.config.compression;
+        if (msg.maxSteps !== undefined && compression && msg.maxSteps > maxStepsForHistory(compression)) {
+          throw new Error(
+            `maxSteps ${msg.maxSteps} is more than one turn's history can hold with this session's context size (at most ${maxStepsForHistory(compression)})`,
+          );
         }
         if (book.busy || queue.length > 0) throw new Error(`a turn is already running (${book.currentTurnId ?? 'queued'}); wait for it to finish`);
       },

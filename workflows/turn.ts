@@ -24,6 +24,8 @@ import {
   decideApprovalsUpdate,
   turnStateQuery,
   turnStatusSignal,
+  MAX_MESSAGE_BYTES,
+  utf8Length,
   type ApprovalDecisionInput,
   type TurnStatusSignal,
 } from './definitions';
@@ -33,9 +35,16 @@ type Activities = ReturnType<typeof createActivities>;
 
 const TOOL_RETRY: RetryPolicy = { maximumAttempts: 3, initialInterval: '200ms', nonRetryableErrorTypes: ['INVALID_SESSION', 'INVALID_SCRIPT'] };
 
-const { prepareTurn, executeTool } = proxyActivities<Activities>({
+const { executeTool } = proxyActivities<Activities>({
   // Turns recorded before per-tool timeouts ran every tool with this bound.
   startToCloseTimeout: '11 minutes',
+  retry: TOOL_RETRY,
+});
+
+// Preparing a turn reads the skills folders and a few memories: seconds, never minutes, so a
+// lost attempt (a worker or server gone) is retried quickly instead of after 11 minutes.
+const { prepareTurn } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
   retry: TOOL_RETRY,
 });
 
@@ -110,6 +119,8 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
         if (!p || p.kind !== 'question') throw new Error('no question is pending in this turn');
         if (a.callId && a.callId !== p.callId) throw new Error(`no pending question has call id ${a.callId}`);
         if (typeof a.text !== 'string' || a.text.trim() === '') throw new Error('the answer must be non-empty text');
+        // The answer becomes part of the conversation every later model call carries.
+        if (utf8Length(a.text) > MAX_MESSAGE_BYTES) throw new Error(`the answer is more than ${MAX_MESSAGE_BYTES / 1024} KiB of UTF-8 text`);
       },
     },
   );
@@ -119,13 +130,12 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       const pending = state.pending!.kind === 'approvals' ? state.pending!.calls : [];
       // Updates recorded before approval binding named ids only, or nothing for "all pending".
       const ids = d.calls?.length ? d.calls.map((c) => c.callId) : d.callIds?.length ? d.callIds : pending.map((c) => c.callId);
-      // The time is the workflow's (set by the server for this task), not the client's clock.
-      const at = new Date().toISOString();
+      // Who decided and when are the identity and time the server recorded in this update's
+      // event; the record points at it rather than trusting fields the client filled in.
       const updateId = currentUpdateInfo()?.id;
       for (const id of ids) {
         decisions.set(id, {
           approved: d.approve,
-          at,
           ...(updateId ? { updateId } : {}),
           ...(d.reason ? { reason: d.reason } : {}),
           ...(d.always ? { always: true } : {}),

@@ -31,10 +31,9 @@ import { runShell } from './shell';
 import { getCurrentTime } from './time';
 import { ensureWorkspace, sessionWorkspace, WorkspaceError } from './workspace';
 
-/** What the executor needs from the worker; fetch and now are injectable for tests. */
+/** What the executor needs from the worker; the clock is injectable for tests. */
 export interface ToolExecutorDeps {
   home: string;
-  fetch?: typeof fetch;
   now?: () => Date;
   httpMaxBytes?: number;
   /** Budget of each session workspace for write_file and run_shell (default 1 GiB, see workspace-usage.ts). */

@@ -108,11 +108,16 @@ describe('approvals in ask mode', () => {
         args,
         ok: true,
         policy: { decision: 'ask', rule: 'mode ask', reason: pending!.reason },
-        // When comes from the workflow clock; who is the client identity in the update's event.
-        approval: { approved: true, at: expect.any(String), updateId: expect.any(String) },
+        // Who and when are the update's event (identity, server time): the record names it.
+        approval: { approved: true, updateId: expect.any(String) },
       }),
     ]);
-    const at = Date.parse(r.toolCalls[0]!.approval!.at!);
+    const events = (await h.client.workflow.getHandle(turnId).fetchHistory()).events ?? [];
+    const accepted = events.find(
+      (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta?.updateId === r.toolCalls[0]!.approval!.updateId,
+    );
+    expect(accepted?.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta?.identity).toBeTruthy();
+    const at = Number(accepted!.eventTime!.seconds) * 1000;
     expect(at).toBeGreaterThanOrEqual(before - 5_000);
     expect(at).toBeLessThanOrEqual(Date.now() + 5_000);
 

@@ -97,6 +97,12 @@ describe('ask_user', () => {
     const err = await answerQuestion(h.client, sessionId, '  ').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UserError);
     expect((err as Error).message).toMatch(/the answer must be non-empty text/);
+    // An answer joins every later model call: one over the message limit is refused by the turn itself.
+    const huge = await h.client.workflow
+      .getHandle(`${sessionId}/turn-1`)
+      .executeUpdate(answerUpdate, { args: [{ text: 'x'.repeat(256 * 1024 + 1) }] })
+      .catch((e: unknown) => e);
+    expect(((huge as Error).cause as Error).message).toMatch(/more than 256 KiB/);
     expect((await waitingForUser(sessionId)).pending).toMatchObject({ question: 'Name?' });
 
     const turnId = await answerQuestion(h.client, sessionId, 'Zed');

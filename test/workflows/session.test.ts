@@ -4,6 +4,8 @@ import { endSession, sendMessage, sessionState, waitForTurn } from '../../lib/se
 import type { SessionConfig, TurnResult } from '../../common/session';
 import { addUsage, NO_USAGE } from '../../common/session';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
+import { maxStepsForHistory } from '../../common/context/history-budget';
+import { DEFAULT_COMPRESSION } from '../../common/context/plan';
 
 let h: TestHarness;
 beforeAll(async () => {
@@ -203,6 +205,17 @@ describe('sessionWorkflow', () => {
       expect((err as Error).message).toMatch(/maxSteps must be a positive integer/);
     }
     const r = await turn(sessionId, config, 'hello');
+    expect(r.turnId).toBe(`${sessionId}/turn-1`);
+  });
+
+  it("rejects a message whose maxSteps is more than one turn's history can hold with the session's context size", async () => {
+    const sessionId = newSessionId();
+    const config = { ...scriptedConfig({ steps: [{ content: 'Hi. HARNESS_OK' }] }), compression: DEFAULT_COMPRESSION };
+    const cap = maxStepsForHistory(DEFAULT_COMPRESSION);
+    const err = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config, text: 'hello', maxSteps: cap + 1 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UserError);
+    expect((err as Error).message).toMatch(new RegExp(`maxSteps ${cap + 1} is more than one turn's history can hold .*at most ${cap}`));
+    const r = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config, text: 'hello', maxSteps: cap });
     expect(r.turnId).toBe(`${sessionId}/turn-1`);
   });
 
