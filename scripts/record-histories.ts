@@ -12,6 +12,7 @@ import { runScript, withScratchHarness } from '../lib/scratch';
 import { DEFAULT_LIMITS, type SessionConfig } from '../common/session';
 import { answerQuestion, decideApprovals, endSession, sendMessage, waitForTurn } from '../lib/session-client';
 import { parsePolicy } from '../common/policy/schema';
+import { freezePolicy } from '../common/policy';
 import { findTemporalCli } from '../lib/temporal-cli';
 
 const script = {
@@ -40,7 +41,8 @@ async function main(): Promise<void> {
       model: { provider: 'scripted', model: 'scripted', script },
       systemPrompt: 'Reference session.',
       limits: DEFAULT_LIMITS,
-      policy: parsePolicy({ mode: 'ask' }),
+      // What a user gets: the default rules written into the session (policy version 2).
+      policy: freezePolicy(parsePolicy({ mode: 'ask' })),
     };
     const t1 = await sendMessage(client, { taskQueue, sessionId, config, text: 'Take notes.' });
     // write_file asks under the default policy: approve it as a person would.
