@@ -17,7 +17,9 @@ import Docker from 'dockerode';
 import { ensureWorkspace } from '../tools/workspace';
 import { DEFAULT_SANDBOX_IMAGE, isGone, isPaused, SandboxError, statusOf, toSandboxError } from './docker-errors';
 import { containerName, containerSpec, DEFAULT_LIMITS, EXEC_MOUNT, LABELS, type ReadOnlyMount, type SandboxLimits } from './containers';
-import { commandSha, ExecRecords, execsDir, oneShotId, recordId, type ExecMeta } from './exec-record';
+import { commandSha, ExecRecords, execsDir, oneShotId, recordId, type ExecMeta, type ExecResult } from './exec-record';
+
+export type { ExecResult } from './exec-record';
 import { adoptTree, canAdopt } from './ownership';
 
 export { DEFAULT_SANDBOX_IMAGE, SandboxError } from './docker-errors';
@@ -69,22 +71,6 @@ while [ $n -lt 3 ]; do
 done
 printf '%s\\n' "$s" >"$d/status.tmp" && mv -f "$d/status.tmp" "$d/status" || printf '%s\\n' "$s" >"$d/status"
 `;
-
-/** What one command produced; output is capped per stream (head and tail kept). */
-export interface ExecResult {
-  /** The exit code; -1 when interrupted (unknown). */
-  exitCode: number;
-  stdout: string;
-  stderr: string;
-  truncated: boolean;
-  droppedBytes: number;
-  timedOut: boolean;
-  durationMs: number;
-  /** Killed because the caller's stopIf asked for it (e.g. the workspace went over budget). */
-  stopped?: boolean;
-  /** An earlier attempt started the command and was cut off with it (container gone or restarted): it may have partly run. */
-  interrupted?: boolean;
-}
 
 /** How to run one command. */
 export interface ExecOptions {

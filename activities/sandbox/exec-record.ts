@@ -38,8 +38,9 @@ export interface ExecMeta {
   startedAt: number;
 }
 
-/** The outcome of a command as stored in a record (the same shape as ExecResult). */
-export interface StoredExec {
+/** What one command produced; output is capped per stream (head and tail kept). Stored as is in a record. */
+export interface ExecResult {
+  /** The exit code; -1 when interrupted (unknown). */
   exitCode: number;
   stdout: string;
   stderr: string;
@@ -47,7 +48,9 @@ export interface StoredExec {
   droppedBytes: number;
   timedOut: boolean;
   durationMs: number;
+  /** Killed because the caller's stopIf asked for it (e.g. the workspace went over budget). */
   stopped?: boolean;
+  /** An earlier attempt started the command and was cut off with it (container gone or restarted): it may have partly run. */
   interrupted?: boolean;
 }
 
@@ -127,11 +130,11 @@ export class ExecRecords {
   }
 
   /** The stored outcome, if an attempt finished the call. */
-  async readResult(id: string): Promise<StoredExec | undefined> {
+  async readResult(id: string): Promise<ExecResult | undefined> {
     const read = await readSmall(path.join(this.dir, `${id}.result`), META_CAP * 16);
     if (read === undefined) return undefined;
     try {
-      const r = JSON.parse(read.text) as StoredExec;
+      const r = JSON.parse(read.text) as ExecResult;
       return typeof r?.exitCode === 'number' && typeof r.stdout === 'string' && typeof r.stderr === 'string' ? r : undefined;
     } catch {
       return undefined;
@@ -139,7 +142,7 @@ export class ExecRecords {
   }
 
   /** Stores the outcome unless another attempt stored one first; returns the one that counts. */
-  async storeResult(id: string, result: StoredExec): Promise<StoredExec> {
+  async storeResult(id: string, result: ExecResult): Promise<ExecResult> {
     if (await this.createExclusive(`${id}.result`, JSON.stringify(result))) return result;
     return (await this.readResult(id)) ?? result;
   }

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { commandSha, ExecRecords, execsDir, recordId, type ExecMeta, type StoredExec } from '../../../activities/sandbox/exec-record';
+import { commandSha, ExecRecords, execsDir, recordId, type ExecMeta, type ExecResult } from '../../../activities/sandbox/exec-record';
 
 let home: string;
 let records: ExecRecords;
@@ -16,7 +16,7 @@ const meta = (over: Partial<ExecMeta> = {}): ExecMeta => ({
   startedAt: Date.now(),
   ...over,
 });
-const result = (stdout: string): StoredExec => ({ exitCode: 0, stdout, stderr: '', truncated: false, droppedBytes: 0, timedOut: false, durationMs: 1 });
+const result = (stdout: string): ExecResult => ({ exitCode: 0, stdout, stderr: '', truncated: false, droppedBytes: 0, timedOut: false, durationMs: 1 });
 
 beforeEach(async () => {
   home = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'exec-record-test-')));
