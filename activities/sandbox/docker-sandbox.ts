@@ -21,6 +21,7 @@ import { commandSha, ExecRecords, execsDir, oneShotId, recordId, type ExecMeta, 
 
 export type { ExecResult } from './exec-record';
 import { adoptTree, canAdopt } from './ownership';
+import { endOf, runProbe, waitUpTo, WRAPPER } from './exec-wrapper';
 
 export { DEFAULT_SANDBOX_IMAGE, SandboxError } from './docker-errors';
 export { containerName, DEFAULT_LIMITS, EXEC_MOUNT, LABELS, removeOrphans, sandboxProblems, type ReadOnlyMount, type SandboxLimits } from './containers';
@@ -42,35 +43,6 @@ const WATCH_EVERY_MS = 2_000;
 // Retries of a call come within its activity's bounded attempts; a day is far beyond them.
 const RECORD_TTL_MS = 24 * 3_600_000;
 const PRUNE_EVERY_MS = 3_600_000;
-
-/**
- * The in-container wrapper: `$1` record id, `$2` timeout in seconds, `$3` the command (a
- * positional argument, never spliced into the script). The wrapper itself carries
- * HARNESS_WRAP=<id>; the command and everything it starts carry HARNESS_EXEC=<id>, so the
- * host can kill the command by marker while the wrapper survives to record the status.
- * Processes the command leaves behind are killed when it ends: their output files are read
- * and removed right after, and nothing would watch the disk they kept writing to.
- */
-const WRAPPER = `d=${EXEC_MOUNT}/$1
-unset HARNESS_WRAP
-HARNESS_EXEC=$1
-export HARNESS_EXEC
-timeout -s KILL "$2" /bin/sh -c "$3" </dev/null >"$d/out" 2>"$d/err"
-s=$?
-unset HARNESS_EXEC
-n=0
-while [ $n -lt 3 ]; do
-  k=0
-  for p in /proc/[0-9]*; do
-    p=\${p#/proc/}
-    case $p in 1|$$) continue ;; esac
-    grep -qsxzF "HARNESS_EXEC=$1" "/proc/$p/environ" && kill -9 "$p" 2>/dev/null && k=1
-  done
-  [ $k = 0 ] && break
-  n=$((n + 1))
-done
-printf '%s\\n' "$s" >"$d/status.tmp" && mv -f "$d/status.tmp" "$d/status" || printf '%s\\n' "$s" >"$d/status"
-`;
 
 /** How to run one command. */
 export interface ExecOptions {
@@ -462,30 +434,4 @@ export class DockerSandbox implements Sandbox {
       throw toSandboxError(err, this.image);
     }
   }
-}
-
-/** Runs a short helper script in the container and returns what it printed (bounded wait). */
-async function runProbe(container: Docker.Container, script: string): Promise<string> {
-  const exec = await container.exec({ Cmd: ['/bin/sh', '-c', script], AttachStdout: true, AttachStderr: true });
-  const stream = await exec.start({ hijack: true, stdin: false });
-  const chunks: Buffer[] = [];
-  stream.on('data', (c: Buffer) => chunks.push(c));
-  await waitUpTo(endOf(stream), 5_000);
-  stream.destroy();
-  return Buffer.concat(chunks).toString('latin1');
-}
-
-/** Resolves when the stream ends, closes or fails. */
-function endOf(stream: NodeJS.EventEmitter): Promise<void> {
-  return new Promise((resolve) => {
-    for (const ev of ['end', 'close', 'error']) stream.once(ev, () => resolve());
-  });
-}
-
-/** Waits for `p` (when given) but at most `ms`; never rejects. */
-async function waitUpTo(p: Promise<unknown> | undefined, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const delay = new Promise<void>((resolve) => (timer = setTimeout(resolve, Math.max(0, Math.min(ms, 2 ** 31 - 1)))));
-  await Promise.race(p ? [p.catch(() => undefined), delay] : [delay]);
-  clearTimeout(timer);
 }
