@@ -215,14 +215,20 @@ export async function decideApprovals(client: Client, sessionId: string, request
   return { turnId, calls: shown };
 }
 
-/** Ends a session (it finishes once idle). */
-export async function endSession(client: Client, sessionId: string, reason?: string): Promise<void> {
-  await sessionState(client, sessionId);
+/**
+ * Ends a session (it finishes once idle); with `purge`, the session then deletes what it stored
+ * (lib/retention.ts waits for that). Returns the state the session was in when asked.
+ */
+export async function endSession(client: Client, sessionId: string, reason?: string, opts: { purge?: boolean } = {}): Promise<SessionState> {
+  const state = await sessionState(client, sessionId);
   try {
-    await client.workflow.getHandle(sessionId).executeUpdate(endSessionUpdate, { args: [{ ...(reason ? { reason } : {}) }] });
+    await client.workflow
+      .getHandle(sessionId)
+      .executeUpdate(endSessionUpdate, { args: [{ ...(reason ? { reason } : {}), ...(opts.purge ? { purge: true } : {}) }] });
   } catch (err) {
     throw rejected(err, `session ${sessionId}`);
   }
+  return state;
 }
 
 /** Whether a session with this id was ever started (running or closed). */

@@ -218,9 +218,19 @@ export function modelProgress(d: WorkflowExecutionDescription): ModelProgress | 
     attempt: pending.attempt || 1,
     maxAttempts: pending.maximumAttempts || 0,
     ...(typeof endpoint === 'string' && endpoint ? { endpoint } : {}),
-    ...(pending.lastFailure?.message ? { lastFailure: firstLine(pending.lastFailure.message) } : {}),
+    ...(pending.lastFailure?.message ? { lastFailure: failureLine(pending.lastFailure) } : {}),
     ...(since ? { since } : {}),
   };
+}
+
+/**
+ * The last failure of an attempt in one line. A STORE_UNAVAILABLE failure (the worker could not
+ * read or write the conversation in the message store, not a model problem) says so.
+ */
+function failureLine(f: { message?: string | null; applicationFailureInfo?: { type?: string | null } | null }): string {
+  const line = firstLine(f.message ?? '');
+  if (f.applicationFailureInfo?.type === 'STORE_UNAVAILABLE' && !/message store/.test(line)) return firstLine(`message store unavailable: ${line}`);
+  return line;
 }
 
 function timestamp(t: { seconds?: unknown; nanos?: number | null } | null | undefined): Date | undefined {

@@ -39,8 +39,15 @@ export interface TurnStatusSignal {
  * before anything is written to history.
  */
 export const sendMessageUpdate = defineUpdate<SendMessageResult, [SendMessageInput]>('sendMessage');
+/** Ending a session. */
+export interface EndSessionInput {
+  reason?: string;
+  /** Once ended, delete what the session stored (message store, workspace, records, container). */
+  purge?: boolean;
+}
+
 /** Ends the session once it is idle. */
-export const endSessionUpdate = defineUpdate<{ ended: true }, [{ reason?: string }]>('endSession');
+export const endSessionUpdate = defineUpdate<{ ended: true }, [EndSessionInput]>('endSession');
 /** The session's status, pending items, turn count and usage. */
 export const stateQuery = defineQuery<SessionState>('state');
 /** Turn → session: the turn started or stopped waiting on a human. */

@@ -23,6 +23,7 @@ import {
 import { SessionBook } from './session-book';
 import { maxStepsForHistory } from '../common/context/history-budget';
 import { turnWorkflow } from './turn';
+import { purgeAtEnd, type PurgeAtEnd } from './purge';
 import type { createActivities } from '../activities';
 
 const { closeSession } = proxyActivities<ReturnType<typeof createActivities>>({
@@ -31,10 +32,14 @@ const { closeSession } = proxyActivities<ReturnType<typeof createActivities>>({
 });
 
 /** Runs a session until it is ended; continues as new between turns when history grows. */
-export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId: string; turns: number }> {
+export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId: string; turns: number } & PurgeAtEnd> {
   const book = new SessionBook(input);
   const queue: SendMessageInput[] = [];
   let ended = false;
+  // `end --purge`: delete what the session stored once it has ended; `closing` is the point
+  // after which a late request to purge is refused rather than silently dropped.
+  let purgeOnEnd = false;
+  let closing = false;
 
   setHandler(stateQuery, () => book.view());
   setHandler(turnStatusSignal, (s) => book.onTurnStatus(s));
@@ -73,13 +78,16 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   );
   setHandler(
     endSessionUpdate,
-    (_req) => {
+    (req) => {
       ended = true;
+      if (req?.purge === true) purgeOnEnd = true;
       return { ended: true as const };
     },
     {
-      validator: (_req) => {
-        if (ended) throw new Error('the session has already ended');
+      validator: (req) => {
+        if (req?.purge !== undefined && typeof req.purge !== 'boolean') throw new Error('purge must be true or false');
+        // An ended session still finishing its turn may yet be asked to purge at its end.
+        if (ended && !(req?.purge === true && !purgeOnEnd && !closing)) throw new Error('the session has already ended');
       },
     },
   );
@@ -113,6 +121,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   }
   book.end();
   if (patched('close-sandbox-on-end')) await closeSession({ sessionId: input.sessionId });
+  closing = true;
+  const purge: PurgeAtEnd = purgeOnEnd && patched('purge-on-end') ? await purgeAtEnd(input.sessionId) : {};
   await condition(allHandlersFinished);
-  return { sessionId: input.sessionId, turns: book.turnCount };
+  return { sessionId: input.sessionId, turns: book.turnCount, ...purge };
 }

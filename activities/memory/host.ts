@@ -4,13 +4,17 @@
  * code runs. Opened on first use (a worker that never remembers starts no database) and
  * migrated once. PGlite allows one process per data folder, so the folder is locked while
  * open: a second worker on the same HARNESS_HOME gets MEMORY_UNAVAILABLE naming the holder;
- * set DATABASE_URL to share memory between workers.
+ * set DATABASE_URL to share memory between workers. The message store (activities/store) lives
+ * in the same database: messages() hands it out over the same pool.
  */
 import pg from 'pg';
 import { embeddedDataDir, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded';
 import { MemoryUnavailableError, UNAVAILABLE_PREFIX } from './errors';
 import type { LockMethod } from './lock';
 import { MemoryStore } from './store';
+import { asStoreError } from '../store/errors';
+import type { MessageStore } from '../store/message-store';
+import { PgMessageStore } from '../store/pg-message-store';
 
 /** How long memory waits on the database before reporting MEMORY_UNAVAILABLE (milliseconds). */
 export interface MemoryTimeouts {
@@ -49,14 +53,30 @@ export function memoryPool(url: string, timeouts: Partial<MemoryTimeouts> = {}):
 
 /** Opens long-term memory on first use and keeps it for the worker's lifetime. */
 export class MemoryHost {
-  private opening?: Promise<MemoryStore>;
+  private opening?: Promise<{ memory: MemoryStore; messages: PgMessageStore }>;
   private embedded?: EmbeddedPostgres;
   private pool?: pg.Pool;
 
   constructor(private readonly opts: { home: string; databaseUrl?: string; timeouts?: Partial<MemoryTimeouts>; lockMethod?: LockMethod }) {}
 
   /** The store, connected and migrated; rejects with MemoryUnavailableError when the database is down or in use. */
-  store(): Promise<MemoryStore> {
+  async store(): Promise<MemoryStore> {
+    return (await this.connect()).memory;
+  }
+
+  /**
+   * The message store, in the same database (same pool, embedded PGlite, lock and migrations);
+   * rejects with StoreUnavailableError, saying why, when the database is down or in use.
+   */
+  async messages(): Promise<MessageStore> {
+    try {
+      return (await this.connect()).messages;
+    } catch (err) {
+      throw asStoreError(err);
+    }
+  }
+
+  private connect(): Promise<{ memory: MemoryStore; messages: PgMessageStore }> {
     this.opening ??= this.open().catch((err) => {
       this.opening = undefined; // try again on the next call: the database may come back, the holder may exit
       throw err;
@@ -64,7 +84,7 @@ export class MemoryHost {
     return this.opening;
   }
 
-  private async open(): Promise<MemoryStore> {
+  private async open(): Promise<{ memory: MemoryStore; messages: PgMessageStore }> {
     let url = this.opts.databaseUrl;
     if (!url) {
       this.embedded ??= await this.startEmbedded();
@@ -79,7 +99,7 @@ export class MemoryHost {
       throw err;
     }
     this.pool = pool;
-    return store;
+    return { memory: store, messages: new PgMessageStore(pool) };
   }
 
   private async startEmbedded(): Promise<EmbeddedPostgres> {

@@ -1,6 +1,8 @@
-/** `harness status`, `harness sessions`, `harness answer`, `harness end`: talk to existing sessions. */
+/** `harness status`, `harness sessions [prune]`, `harness answer`, `harness end [--purge]`: talk to existing sessions. */
 import type { Command } from 'commander';
 import { answerQuestion, checkMessage, endSession, sessionState } from '../../lib/session-client';
+import { endAndPurge, findPrunable, parseAge, purgeSessions, type Prunable, type PurgeReport } from '../../lib/retention';
+import { UserError } from '../../lib/errors';
 import type { CliContext } from '../context';
 import { pendingLines, printJson, say, usageLine } from '../output';
 import { followTurn, waitTimeoutOption } from '../wait';
@@ -27,9 +29,13 @@ export function registerInspect(program: Command, ctx: CliContext): void {
       process.stdout.write(`${lines.join('\n')}\n`);
     });
 
-  program
+  // `sessions prune --json`: without positional options the parent `sessions` would take the
+  // subcommand's --json as its own (the program itself has no options this could change).
+  program.enablePositionalOptions();
+  const sessions = program
     .command('sessions')
-    .description('List sessions, newest first')
+    .enablePositionalOptions()
+    .description('List sessions, newest first; `sessions prune` deletes what old ended sessions stored')
     .option('--limit <n>', 'at most this many (1 to 1000)', parseLimit, 20)
     .option('--json', 'print as JSON')
     .action(async (o: { limit: number; json?: boolean }) => {
@@ -42,6 +48,54 @@ export function registerInspect(program: Command, ctx: CliContext): void {
       if (o.json) return printJson(rows);
       if (!rows.length) return say('no sessions yet; start one with `harness run "<task>"`');
       for (const r of rows) process.stdout.write(`${r.session_id}\t${r.status.toLowerCase()}\t${r.started}\n`);
+    });
+
+  sessions
+    .command('prune')
+    .description(
+      'Delete what sessions that ended longer ago than --older-than stored on the worker (messages, workspace, records, sandbox; ' +
+        'never long-term memory); running sessions are never pruned',
+    )
+    .requiredOption('--older-than <age>', 'how long ago a session must have ended: e.g. 30d, 12h, 90m')
+    .option('--dry-run', 'list the sessions that would be purged, deleting nothing')
+    .option('--json', 'print as JSON')
+    .action(async (o: { olderThan: string; dryRun?: boolean; json?: boolean }) => {
+      // Checked before connecting: a usage error needs no server.
+      const before = new Date(Date.now() - parseAge(o.olderThan));
+      const client = await ctx.client();
+      const taskQueue = ctx.settings.taskQueue;
+      const found = await findPrunable(client, { taskQueue, before });
+      const outcome = o.dryRun ? undefined : await purgeSessions(client, taskQueue, found.map((p) => p.sessionId));
+      const failedOf = new Map(outcome?.failed.map((f) => [f.sessionId, f.error]));
+      const reportOf = new Map(outcome?.purged.map((r) => [r.sessionId, r]));
+      if (o.json) {
+        printJson({
+          dry_run: Boolean(o.dryRun),
+          older_than: o.olderThan,
+          before: before.toISOString(),
+          sessions: found.map((p) => ({
+            session_id: p.sessionId,
+            status: p.status.toLowerCase(),
+            closed_at: p.closedAt?.toISOString() ?? null,
+            ...(reportOf.has(p.sessionId) ? { purged: reportJson(reportOf.get(p.sessionId)!) } : {}),
+            ...(failedOf.has(p.sessionId) ? { error: failedOf.get(p.sessionId) } : {}),
+          })),
+          purged: outcome?.purged.length ?? 0,
+          failed: outcome?.failed.length ?? 0,
+        });
+      } else if (found.length === 0) {
+        say(`nothing to prune: no session of task queue ${taskQueue} ended before ${before.toISOString()}`);
+      } else if (!outcome) {
+        for (const p of found) process.stdout.write(`would purge ${p.sessionId} (${endedLine(p)})\n`);
+        process.stdout.write(`${found.length} session(s) would be purged (dry run: nothing was deleted)\n`);
+      } else {
+        for (const p of found) {
+          const report = reportOf.get(p.sessionId);
+          process.stdout.write(`${report ? purgeLines(report).join('\n') : `failed ${p.sessionId}: ${failedOf.get(p.sessionId) ?? 'no report'}`}\n`);
+        }
+        process.stdout.write(`purged ${outcome.purged.length} of ${found.length} session(s)\n`);
+      }
+      if (outcome?.failed.length) process.exitCode = 1;
     });
 
   program
@@ -61,12 +115,46 @@ export function registerInspect(program: Command, ctx: CliContext): void {
 
   program
     .command('end')
-    .description('End a session once its current turn is done')
+    .description('End a session once its current turn is done; with --purge, then delete what it stored')
     .argument('<session>', 'session id', parseSessionId)
-    .action(async (sessionId: string) => {
-      await endSession(await ctx.client(), sessionId);
-      say(`session ${sessionId} ended`);
+    .option('--purge', "then delete the session's messages, workspace, exec and write records and sandbox on the worker (not long-term memory)")
+    .action(async (sessionId: string, o: { purge?: boolean }) => {
+      const client = await ctx.client();
+      if (!o.purge) {
+        await endSession(client, sessionId);
+        return say(`session ${sessionId} ended`);
+      }
+      const r = await endAndPurge(client, sessionId);
+      const retry = `try again with \`harness end ${sessionId} --purge\``;
+      if (r.kind === 'after-turn') return say(`session ${sessionId} ends once its current turn is done, and then deletes what it stored`);
+      if (r.kind === 'pending') return say(`session ${sessionId} ended; the worker is still deleting what it stored`);
+      if (r.kind === 'ended') {
+        say(`session ${sessionId} ended`);
+        if (!r.purged) throw new UserError(`session ${sessionId} ended, but what it stored was not deleted: ${r.purgeFailed ?? 'no report'}`, retry);
+        return purgeLines(r.purged).forEach((l) => say(l));
+      }
+      say(`session ${sessionId} had already ended`);
+      const failed = r.outcome.failed[0];
+      if (failed) throw new UserError(`what session ${sessionId} stored was not deleted: ${failed.error}`, retry);
+      for (const report of r.outcome.purged) purgeLines(report).forEach((l) => say(l));
     });
+}
+
+/** A purge report for a person: one line, then one per problem. */
+function purgeLines(r: PurgeReport): string[] {
+  const removed = r.removed.length ? `removed ${r.removed.join(', ')}` : 'no files to remove';
+  const sandbox = r.sandboxRemoved ? '' : '; sandbox not checked (Docker did not answer; the next worker start removes it)';
+  return [`purged ${r.sessionId}: ${r.storeRows} message-store row(s); ${removed}${sandbox}`, ...r.problems.map((p) => `  problem: ${p}`)];
+}
+
+/** A purge report in `--json` shape. */
+function reportJson(r: PurgeReport) {
+  return { store_rows: r.storeRows, removed: r.removed, sandbox_removed: r.sandboxRemoved, problems: r.problems };
+}
+
+/** How a prunable session ended, for a person. */
+function endedLine(p: Prunable): string {
+  return p.closedAt ? `${p.status.toLowerCase()} ${p.closedAt.toISOString()}` : 'no longer known to Temporal; last stored data is older';
 }
 
 function oneLine(text: string, max = 120): string {
