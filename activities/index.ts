@@ -3,21 +3,27 @@
  * (no module-level clients), so tests pass fakes to the same factory.
  */
 import { ApplicationFailure } from '@temporalio/common';
+import type { CompressContextInput } from '../common/context/types';
 import type {
   ExecuteToolInput,
+  ToolOutcome,
   ModelCallInput,
   PrepareTurnInput,
   PrepareTurnResult,
 } from '../common/activity-types';
 import { builtinRegistry } from '../common/builtin-tools';
 import { workspaceBudget } from './tools/workspace-usage';
-import type { ToolResult } from '../common/types';
 import { Context } from '@temporalio/activity';
 import { createCallModel, modelNotConfigured } from './model';
 import { createCompressContextActivity } from './compress/activity';
 import { OpenAIModelClient, type ModelClient } from './model-client';
 import { keyForEndpoint } from './model-keys';
 import { failpoints } from './failpoints';
+import { Conversations } from './store/conversations';
+import type { MessageStore } from './store/message-store';
+import { withStore } from './store/errors';
+import { resolveArgs, resultView } from './store/views';
+import { isBlobArg, type BlobArg } from '../common/conversation';
 import { ScriptedHost } from './scripted-host';
 import { createToolExecutor } from './tools/executor';
 import { workerServices } from './tools/net-guard';
@@ -32,6 +38,7 @@ import { MemoryUnavailableError } from './memory/errors';
 import { skillsIndex } from './skills/use-skill';
 import { skillRules } from './skills/rules';
 import { projectRoot } from '../lib/paths';
+import { createRetentionActivities } from './store/purge';
 
 /** What the activities depend on. */
 export interface ActivityDeps {
@@ -48,6 +55,8 @@ export interface ActivityDeps {
   skills?: SkillsProvider;
   /** Long-term memory (default: DATABASE_URL, else the embedded PGlite under HARNESS_HOME). */
   memory?: MemoryHost;
+  /** The message store (default: the memory database). */
+  messageStore?: () => Promise<MessageStore>;
 }
 
 /** Builds the activities; the returned object is what the worker registers. */
@@ -68,6 +77,8 @@ export function createActivities(deps: ActivityDeps) {
   });
   const clients = new Map<string, ModelClient>();
   const failpoint = failpoints(deps.env, deps.home);
+  const messageStore = deps.messageStore ?? (() => memory.messages());
+  const conversations = new Conversations(messageStore);
 
   const clientFor = (baseURL: string | undefined, apiKey: string): ModelClient => {
     const key = `${baseURL ?? ''}|${apiKey}`;
@@ -91,12 +102,21 @@ export function createActivities(deps: ActivityDeps) {
     return { client: clientFor(baseURL, key.apiKey), endpoint: baseURL ?? 'https://api.openai.com/v1' };
   };
 
+  const callModel = createCallModel(resolveModel, (names) => specs.filter((s) => names.includes(s.name)), { conversations, registry });
+  const compressContext = createCompressContextActivity(resolveModel, { signal: () => Context.current().cancellationSignal, conversations });
+
   return {
+    // purgeSession, storedSessionsIdleSince: retention (`end --purge`, `sessions prune`).
+    ...createRetentionActivities({ home: deps.home, messages: messageStore, sandboxes }),
+
     /** Makes the session's model reachable (registers a scripted script) and lists the tools offered. */
     async prepareTurn(input: PrepareTurnInput): Promise<PrepareTurnResult> {
       if (input.model.provider === 'scripted') {
+        // Sessions keep a long script in the message store and carry its reference.
+        const ref = input.model.script;
+        const script = isBlobArg(ref) ? JSON.parse(await withStore(() => conversations.getText(input.sessionId, ref.$blob))) : ref;
         try {
-          await scripted.register(input.sessionId, input.model.script);
+          await scripted.register(input.sessionId, script);
         } catch (err) {
           throw ApplicationFailure.nonRetryable((err as Error).message, 'INVALID_SCRIPT');
         }
@@ -128,10 +148,23 @@ export function createActivities(deps: ActivityDeps) {
       };
     },
 
-    callModel: createCallModel(resolveModel, (names) => specs.filter((s) => names.includes(s.name))),
+    /** One model call; with the message store, the conversation is rebuilt from it and the reply chained to it. */
+    callModel: (input: ModelCallInput) =>
+      withStore(async () => {
+        const reply = await callModel(input);
+        // Crash tests kill the worker here: the reply is stored, its completion not recorded.
+        await failpoint('after-store:callModel');
+        return reply;
+      }),
 
     /** Shrinks the context: compacts big tool results, summarises the middle with one model call. */
-    compressContext: createCompressContextActivity(resolveModel, { signal: () => Context.current().cancellationSignal }),
+    compressContext: (input: CompressContextInput) => withStore(() => compressContext(input)),
+
+    /** Stores a value of the session once (a scripted model's script) and returns its reference. */
+    async storeValue(input: { sessionId: string; value: unknown }): Promise<BlobArg> {
+      const text = JSON.stringify(input.value);
+      return { $blob: await withStore(() => conversations.putText(input.sessionId, text)), bytes: Buffer.byteLength(text, 'utf8'), preview: text.slice(0, 120) };
+    },
 
     /** Frees what a session held on this worker: its sandbox container. */
     async closeSession(input: { sessionId: string }): Promise<{ removed: boolean }> {
@@ -149,12 +182,14 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     /** Runs one tool outside the workflow; failures come back as results, never as errors. */
-    async executeTool(input: ExecuteToolInput): Promise<ToolResult> {
+    async executeTool(input: ExecuteToolInput): Promise<ToolOutcome> {
       return withHeartbeat(async () => {
+        // With the message store, payload arguments arrive as references and large results leave as one.
+        const args = input.store ? await withStore(() => resolveArgs(input.args, (hash) => conversations.getText(input.sessionId, hash))) : input.args;
         const result = await tools.execute({
           sessionId: input.sessionId,
           name: input.name,
-          args: input.args,
+          args,
           turnId: input.turnId,
           callId: input.callId,
           ...(input.namespace ? { namespace: input.namespace } : {}),
@@ -162,7 +197,7 @@ export function createActivities(deps: ActivityDeps) {
         });
         // Crash tests kill the worker here: the side effect happened, its result is not recorded.
         await failpoint(`after-tool:${input.name}`);
-        return result;
+        return input.store ? withStore(() => resultView(result, input.callId, input.sessionId, conversations)) : result;
       });
     },
   };

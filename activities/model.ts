@@ -2,7 +2,12 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ModelCallInput, ModelReply } from '../common/activity-types';
-import type { ToolSpec } from '../common/types';
+import type { ChatMessage, ToolSpec } from '../common/types';
+import type { SystemRef } from '../common/conversation';
+import { withCallIds } from '../common/call-ids';
+import type { ToolRegistry } from '../common/tools';
+import { messageTokens, type Chained, type Conversations } from './store/conversations';
+import { callsView, contentView } from './store/views';
 import type { ModelClient } from './model-client';
 import { attemptBudgetMs, endpointLabel, modelTimeout, toModelFailure } from './model-errors';
 
@@ -26,26 +31,41 @@ export interface ModelCallProgress {
   timeouts: number;
 }
 
+/** What callModel needs beyond the model: the message store (turns that use it) and the tools. */
+export interface CallModelDeps {
+  conversations?: Conversations;
+  registry?: ToolRegistry;
+}
+
 /** Builds callModel over a resolver and a source of tool schemas. */
-export function createCallModel(resolve: ModelResolver, toolSpecs: (names: string[]) => ToolSpec[]) {
+export function createCallModel(resolve: ModelResolver, toolSpecs: (names: string[]) => ToolSpec[], deps: CallModelDeps = {}) {
   return async function callModel(input: ModelCallInput): Promise<ModelReply> {
     const ctx = Context.current();
     const { client, endpoint } = await resolve(input);
     const before = ctx.info.heartbeatDetails as Partial<ModelCallProgress> | undefined;
     const progress: ModelCallProgress = { endpoint: endpointLabel(endpoint), timeouts: Number(before?.timeouts) || 0 };
-    // Heartbeats let Temporal notice a dead worker long before the call's own timeout.
+    // Heartbeats let Temporal notice a dead worker long before the call's own timeout; they
+    // start before the store is touched (opening the embedded database can take seconds).
     ctx.heartbeat(progress);
     const beat = setInterval(() => ctx.heartbeat(progress), Math.max(100, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3));
+    let context: Awaited<ReturnType<typeof contextOf>>;
+    try {
+      context = await contextOf(input, deps.conversations);
+    } catch (err) {
+      clearInterval(beat);
+      throw err;
+    }
     // Our own deadline, inside Temporal's start-to-close: the failure then names the endpoint
     // instead of being Temporal's anonymous "activity StartToClose timeout".
     const budgetMs = attemptBudgetMs(ctx.info.startToCloseTimeoutMs);
     const deadline = new AbortController();
     const timer = budgetMs === undefined ? undefined : setTimeout(() => deadline.abort(), budgetMs);
     const started = Date.now();
+    let reply: ModelReply;
     try {
       const answer = await client.complete({
         model: input.model.model,
-        messages: input.messages,
+        messages: context.messages,
         tools: toolSpecs(input.tools),
         headers: {
           'x-harness-session': input.sessionId,
@@ -54,7 +74,7 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (names: strin
         },
         signal: AbortSignal.any([ctx.cancellationSignal, deadline.signal]),
       });
-      return { ...answer, attempt: ctx.info.attempt, latencyMs: Date.now() - started };
+      reply = { ...answer, attempt: ctx.info.attempt, latencyMs: Date.now() - started };
     } catch (err) {
       if (deadline.signal.aborted && !ctx.cancellationSignal.aborted) {
         progress.timeouts += 1;
@@ -66,10 +86,49 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (names: strin
       clearTimeout(timer);
       clearInterval(beat);
     }
+    // Outside the model's error handling: a store failure is the store's, not the model's.
+    return context.chained ? storeReply(input, reply, context.chained, deps) : reply;
   };
 }
 
 /** A permanent configuration problem (e.g. no API key on the worker). */
 export function modelNotConfigured(message: string): ApplicationFailure {
   return ApplicationFailure.nonRetryable(message, 'MODEL_NOT_CONFIGURED');
+}
+
+/** The messages of the request: given inline (turns before the message store) or rebuilt from it. */
+async function contextOf(input: ModelCallInput, conversations: Conversations | undefined): Promise<{ messages: ChatMessage[]; chained?: Chained }> {
+  if (!input.conversation) return { messages: input.messages ?? [] };
+  if (!conversations) throw ApplicationFailure.nonRetryable('this worker has no message store', 'STORE_UNAVAILABLE');
+  const system = await systemText(input.sessionId, input.system, conversations);
+  const chained = await conversations.append(input.sessionId, input.conversation.head, input.conversation.pending);
+  return { messages: [{ role: 'system', content: system }, ...chained.messages], chained };
+}
+
+/** The system text: given (and stored for later calls of the run) or read back by its hash. */
+export async function systemText(sessionId: string, ref: SystemRef | undefined, conversations: Conversations): Promise<string> {
+  if (!ref) return '';
+  if (ref.text === undefined) return conversations.getText(sessionId, ref.hash);
+  await conversations.putText(sessionId, ref.text);
+  return ref.text;
+}
+
+/** Chains the reply after the conversation and returns what the workflow keeps of it. */
+async function storeReply(input: ModelCallInput, reply: ModelReply, chained: Chained, deps: CallModelDeps): Promise<ModelReply> {
+  const conversations = deps.conversations!;
+  const calls = withCallIds(reply.toolCalls, input.callIdPrefix ?? `c${input.callIndex}`);
+  const assistant: ChatMessage = { role: 'assistant', content: reply.content, ...(calls.length ? { tool_calls: calls } : {}) };
+  const after = await conversations.append(input.sessionId, chained.head, [], [assistant]);
+  const put = (text: string) => conversations.putText(input.sessionId, text);
+  return {
+    ...reply,
+    content: contentView(reply.content, calls.length > 0),
+    toolCalls: deps.registry ? await callsView(calls, deps.registry, put) : calls,
+    conversation: {
+      head: after.head,
+      pending: [],
+      count: after.messages.length,
+      tokens: after.messages.reduce((n, m) => n + messageTokens(m), 0),
+    },
+  };
 }

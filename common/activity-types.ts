@@ -1,7 +1,8 @@
 /** Inputs and outputs of the activities, shared by the workflow (as types) and the worker. */
 import type { Rule } from './policy/schema';
 import type { ModelRef, PolicyRecord } from './session';
-import type { ChatMessage, ToolCall, ToolSpec, Usage } from './types';
+import type { ChatMessage, ToolCall, ToolResult, ToolSpec, Usage } from './types';
+import type { ConversationRef, SystemRef } from './conversation';
 
 /** One model call. `callIndex` is unique and stable per session, so a retried call is recognisable. */
 export interface ModelCallInput {
@@ -10,7 +11,14 @@ export interface ModelCallInput {
   step: number;
   callIndex: number;
   model: ModelRef;
-  messages: ChatMessage[];
+  /** The whole conversation, system message first: turns recorded before the message store. */
+  messages?: ChatMessage[];
+  /** The conversation by reference (the message store); the activity appends the reply to it. */
+  conversation?: Pick<ConversationRef, 'head' | 'pending'>;
+  /** The system message by reference (its text only when it changed). */
+  system?: SystemRef;
+  /** With a conversation: the prefix of the harness's call ids for this step (`t<turn>-s<step>`). */
+  callIdPrefix?: string;
   /** Names of the tools offered; their schemas are in the turn's prepareTurn result. */
   tools: string[];
   purpose?: 'turn' | 'compress';
@@ -18,12 +26,19 @@ export interface ModelCallInput {
 
 /** What the model answered, plus the attempt that got it (retries are visible in history). */
 export interface ModelReply {
+  /** With a conversation and tool calls, long content is cut here (the store keeps it whole). */
   content: string | null;
+  /**
+   * With a conversation: harness ids already given, and large payload arguments (a tool's
+   * `blobArgs`) replaced by BlobArg references; the store holds the calls as the model made them.
+   */
   toolCalls: ToolCall[];
   usage: Usage;
   model: string;
   attempt: number;
   latencyMs: number;
+  /** With a conversation: the conversation with this reply appended. */
+  conversation?: ConversationRef;
 }
 
 /** Input of prepareTurn: makes the session's model reachable and lists its tools. */
@@ -63,6 +78,11 @@ export interface ExecuteToolInput {
   namespace?: string;
   /** The tool's own timeout; the activity's start-to-close is derived from it. */
   timeoutMs?: number;
+  /** Turns using the message store: resolve BlobArg arguments, and store a large result, returning a reference. */
+  store?: boolean;
   /** Hosts whose private or loopback addresses http_request may reach (session config). */
   allowPrivateHosts?: string[];
 }
+
+/** What executeTool returns: the result, and when it was large and stored, the stored tool message (its `result` then left out). */
+export type ToolOutcome = ToolResult & { stored?: { ref: string; tokens: number } };

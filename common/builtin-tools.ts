@@ -65,6 +65,7 @@ export const writeFileTool = defineTool({
   }),
   runsIn: 'local_activity',
   risk: 'write',
+  blobArgs: ['content'],
   timeoutMs: 10_000,
 });
 
@@ -93,6 +94,7 @@ export const httpRequestTool = defineTool({
     timeout_ms: z.number().int().positive().max(60_000).optional(),
   }),
   risk: 'network',
+  blobArgs: ['body'],
   timeoutMs: 65_000,
 });
 

@@ -25,6 +25,11 @@ export interface ToolDefinition<P extends z.ZodObject = z.ZodObject> {
   source: ToolSource;
   timeoutMs: number;
   runsIn: 'workflow' | 'local_activity' | 'activity';
+  /**
+   * String arguments that are payloads (a file's content, a request body): when large they are
+   * stored once and the workflow sees a reference. Never an argument the policy decides on.
+   */
+  blobArgs?: readonly string[];
 }
 
 const NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
@@ -32,8 +37,8 @@ const RISKS: readonly Risk[] = ['read_only', 'write', 'network', 'dangerous'];
 
 /** Checks a definition and returns it; throws ToolDefinitionError naming the tool and the problem. */
 export function defineTool<P extends z.ZodObject>(
-  def: Omit<ToolDefinition<P>, 'source' | 'timeoutMs' | 'runsIn'> &
-    Partial<Pick<ToolDefinition<P>, 'source' | 'timeoutMs' | 'runsIn'>>,
+  def: Omit<ToolDefinition<P>, 'source' | 'timeoutMs' | 'runsIn' | 'blobArgs'> &
+    Partial<Pick<ToolDefinition<P>, 'source' | 'timeoutMs' | 'runsIn' | 'blobArgs'>>,
 ): ToolDefinition<P> {
   const where = `tool ${JSON.stringify(def.name)}`;
   if (typeof def.name !== 'string' || !NAME.test(def.name)) {
@@ -51,6 +56,11 @@ export function defineTool<P extends z.ZodObject>(
   const timeoutMs = def.timeoutMs ?? 30_000;
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     throw new ToolDefinitionError(`${where}: timeoutMs must be a positive number`);
+  }
+  for (const name of def.blobArgs ?? []) {
+    const field = def.parameters.shape[name];
+    const inner = field instanceof z.ZodOptional ? field.unwrap() : field;
+    if (!(inner instanceof z.ZodString)) throw new ToolDefinitionError(`${where}: blob argument ${name} must be a string parameter`);
   }
   return { source: 'local', runsIn: 'activity', ...def, timeoutMs };
 }

@@ -14,6 +14,8 @@ export interface ToolCall {
   name: string;
   arguments: string;
   providerId?: string;
+  /** Arguments the model activity stored and replaced by references (BlobArg) in `arguments`. */
+  storedArgs?: string[];
 }
 
 /** One chat message in OpenAI chat-completions shape (the lingua franca of compatible endpoints). */

@@ -6,6 +6,7 @@ import { connectClient, connectWorker, temporalSettings, type TemporalSettings }
 import type { SandboxPool } from '../activities/sandbox/pool';
 import { defaultSandboxes, defaultSkills } from '../activities';
 import { DEFAULT_SANDBOX_IMAGE, sandboxProblems } from '../activities/sandbox/docker-sandbox';
+import { MemoryHost } from '../activities/memory/host';
 import { createHarnessWorker } from './worker';
 
 /** Runs until SIGINT/SIGTERM; writes pid/ready files when asked to (background workers). */
@@ -17,7 +18,15 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
   for (const problem of skills.catalog().problems) log(`skills: ${problem}`);
   const sandboxes = defaultSandboxes(home, env, skills);
   await checkSandboxes(sandboxes, s, env, log);
-  const worker = await createHarnessWorker({ connection, namespace: s.namespace, taskQueue: s.taskQueue, home, env, sandboxes, skills });
+  // Every turn reads and writes the message store: open it (and the embedded database) now, in
+  // the background, so a problem shows at start and the first turn rarely waits for it, while
+  // the worker already polls (clients look for a polling worker before they send).
+  const memory = new MemoryHost({ home, ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}) });
+  void memory.messages().then(
+    () => log(`message store ready (${env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PGlite'})`),
+    (err: Error) => log(`${err.message.split('\n')[0]} (turns wait with STORE_UNAVAILABLE until it answers)`),
+  );
+  const worker = await createHarnessWorker({ connection, namespace: s.namespace, taskQueue: s.taskQueue, home, env, sandboxes, skills, memory });
   if (env.HARNESS_WORKER_PIDFILE) writePidFile(env.HARNESS_WORKER_PIDFILE, process.pid);
   if (env.HARNESS_WORKER_READYFILE) writePidFile(env.HARNESS_WORKER_READYFILE, process.pid);
   log(`worker ready: ${s.address} namespace=${s.namespace} task queue=${s.taskQueue} home=${home}`);
@@ -25,6 +34,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
     await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
   } finally {
     await connection.close();
+    await memory.close();
     if (env.HARNESS_WORKER_READYFILE) rmSync(env.HARNESS_WORKER_READYFILE, { force: true });
     // Only while it still names us: a worker started after us may have taken the file over.
     if (env.HARNESS_WORKER_PIDFILE) removePidFileIf(env.HARNESS_WORKER_PIDFILE, process.pid);

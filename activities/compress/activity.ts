@@ -5,7 +5,10 @@
  */
 import type { ModelCallInput } from '../../common/activity-types';
 import { renderTranscript } from '../../common/context/summary';
-import type { CompressContextInput, CompressResult } from '../../common/context/types';
+import type { CompressContextInput, CompressContextResult } from '../../common/context/types';
+import { ApplicationFailure } from '@temporalio/common';
+import { messageTokens, type Chained, type Conversations } from '../store/conversations';
+import { systemText } from '../model';
 import type { ChatMessage, Usage } from '../../common/types';
 import type { ModelClient } from '../model-client';
 import { toModelFailure } from '../model-errors';
@@ -36,15 +39,17 @@ export function modelSummarizer(
 }
 
 /** Builds the activity over a model resolver (the worker passes the one callModel uses). */
-export function createCompressContextActivity(resolve: CompressModelResolver, opts: { signal?: () => AbortSignal | undefined } = {}) {
-  return async function compressContextActivity(input: CompressContextInput): Promise<CompressResult> {
+export function createCompressContextActivity(
+  resolve: CompressModelResolver,
+  opts: { signal?: () => AbortSignal | undefined; conversations?: Conversations } = {},
+) {
+  return async function compressContextActivity(input: CompressContextInput): Promise<CompressContextResult> {
     const modelInput: ModelCallInput = {
       sessionId: input.sessionId,
       turnId: input.turnId,
       step: input.step,
       callIndex: input.callIndex,
       model: input.model,
-      messages: [],
       tools: [],
       purpose: 'compress',
     };
@@ -67,9 +72,10 @@ export function createCompressContextActivity(resolve: CompressModelResolver, op
         throw toModelFailure(err, endpoint);
       }
     };
+    const context = await contextOf(input, opts.conversations);
     const result = await compressContext(
       {
-        messages: input.messages,
+        messages: context.messages,
         model: input.model.model,
         config: input.config,
         date: input.date ?? new Date().toISOString().slice(0, 10),
@@ -77,6 +83,26 @@ export function createCompressContextActivity(resolve: CompressModelResolver, op
       },
       { summarize, count: tokenCounter(input.model.model) },
     );
-    return usage ? { ...result, summary_usage: usage } : result;
+    const withUsage = usage ? { ...result, summary_usage: usage } : result;
+    if (!context.chained) return withUsage;
+    // With the message store: the compressed conversation becomes a new chain (the old one stays
+    // for the trace); the workflow gets its reference, never the messages.
+    const { messages, ...stats } = withUsage;
+    const rest = messages.slice(1);
+    const head = result.compressed ? await opts.conversations!.replace(input.sessionId, rest) : context.chained.head;
+    const kept = result.compressed ? rest : context.chained.messages;
+    return {
+      ...stats,
+      conversation: { head, pending: [], count: kept.length, tokens: kept.reduce((n, m) => n + messageTokens(m), 0) },
+    };
   };
+}
+
+/** The context to compress: given inline, or the stored conversation with the system message first. */
+async function contextOf(input: CompressContextInput, conversations: Conversations | undefined): Promise<{ messages: ChatMessage[]; chained?: Chained }> {
+  if (!input.conversation) return { messages: input.messages ?? [] };
+  if (!conversations) throw ApplicationFailure.nonRetryable('this worker has no message store', 'STORE_UNAVAILABLE');
+  const system = await systemText(input.sessionId, input.system, conversations);
+  const chained = await conversations.append(input.sessionId, input.conversation.head, input.conversation.pending);
+  return { messages: [{ role: 'system', content: system }, ...chained.messages], chained };
 }

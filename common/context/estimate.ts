@@ -1,3 +1,5 @@
+import type { ChatMessage } from '../types';
+
 /**
  * A cheap token estimate by script, for deciding inside the workflow whether compression is
  * needed (the compressContext activity counts with the real tokenizer) and as the fallback
@@ -40,4 +42,14 @@ export function estimateTextTokens(text: string): number {
     else other++;
   }
   return Math.ceil(ascii / 4 + dense + other / 2);
+}
+
+/**
+ * Estimated tokens of one message: its text, and a tool call's name and arguments, by script,
+ * plus a few for the framing. Workflow and activities count the same way.
+ */
+export function messageTokens(m: ChatMessage, count: (text: string) => number = estimateTextTokens): number {
+  let n = count(m.content ?? '') + 3;
+  if (m.role === 'assistant') for (const c of m.tool_calls ?? []) n += count(c.name) + count(c.arguments) + 3;
+  return n;
 }

@@ -4,6 +4,7 @@
  * tokens before and after, messages summarised and tool results compacted.
  */
 import type { ModelRef } from '../session';
+import type { ConversationRef, SystemRef } from '../conversation';
 import type { ChatMessage, Usage } from '../types';
 import type { CompactedRecord } from './compact';
 import type { CompressionConfig } from './plan';
@@ -21,7 +22,12 @@ export interface CompressRequest {
 }
 
 /** The activity's input: a request plus what the model call needs. */
-export interface CompressContextInput extends Omit<CompressRequest, 'model' | 'date'> {
+export interface CompressContextInput extends Omit<CompressRequest, 'model' | 'date' | 'messages'> {
+  /** The whole context, system message first: turns recorded before the message store. */
+  messages?: ChatMessage[];
+  /** The conversation by reference, and the system message (with the message store). */
+  conversation?: Pick<ConversationRef, 'head' | 'pending'>;
+  system?: SystemRef;
   sessionId: string;
   turnId: string;
   step: number;
@@ -52,3 +58,6 @@ export interface CompressResult {
   /** Usage of the summarising model call, when one was made (set by the activity). */
   summary_usage?: Usage;
 }
+
+/** What the compressContext activity returns: the messages (before the message store) or the new conversation reference. */
+export type CompressContextResult = Omit<CompressResult, 'messages'> & { messages?: ChatMessage[]; conversation?: ConversationRef };

@@ -1,0 +1,148 @@
+/**
+ * Conversations over the message store, for the activities: turn a reference (chain head plus
+ * pending messages) into messages, chain new messages and return the new head, store large
+ * values once. Hashes are SHA-256: a body's hash is of its text; a node's of its parent and its
+ * body's hash, so a head names its whole history. A worker-side cache keeps recent
+ * conversations, so a step costs the new messages, not the whole history, on the same worker.
+ */
+import { createHash } from 'node:crypto';
+import type { ChatMessage } from '../../common/types';
+import type { PendingMessage } from '../../common/conversation';
+import { messageTokens } from '../../common/context/estimate';
+
+export { messageTokens };
+import { StoreUnavailableError, type MessageStore, type StoredNode } from './message-store';
+
+/** SHA-256 of a text, lower-case hex (the same as common/digest.ts computes in workflow code). */
+export function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** The hash of a chain node. */
+export function nodeHash(parent: string | null, blob: string): string {
+  return sha256(`${parent ?? ''}:${blob}`);
+}
+
+/** A conversation after chaining: its head and messages. */
+export interface Chained {
+  head: string | null;
+  messages: ChatMessage[];
+}
+
+// Conversations kept per worker (each holds references to shared message objects).
+const CACHE_ENTRIES = 256;
+
+export class Conversations {
+  private readonly cache = new Map<string, ChatMessage[]>();
+  private readonly texts = new Map<string, string>();
+
+  constructor(private readonly store: () => Promise<MessageStore>) {}
+
+  /** Stores a text once and returns its hash. */
+  async putText(sessionId: string, text: string): Promise<string> {
+    const hash = sha256(text);
+    if (!this.texts.has(hash)) {
+      await (await this.store()).putBlobs(sessionId, [{ hash, body: text }]);
+      this.remember(this.texts, hash, text);
+    }
+    return hash;
+  }
+
+  /** A stored text by hash. */
+  async getText(sessionId: string, hash: string): Promise<string> {
+    const cached = this.texts.get(hash);
+    if (cached !== undefined) return cached;
+    const got = (await (await this.store()).getBlobs(sessionId, [hash])).get(hash);
+    if (got === undefined) throw new StoreUnavailableError(`stored value ${hash} of session ${sessionId} is missing from the store`);
+    this.remember(this.texts, hash, got);
+    return got;
+  }
+
+  /** Stores one message (a large tool result) and returns the hash the workflow refers to it by. */
+  async putMessage(sessionId: string, message: ChatMessage): Promise<string> {
+    return this.putText(sessionId, JSON.stringify(message));
+  }
+
+  /** The messages of the chain ending at `head` (none for null). */
+  async load(sessionId: string, head: string | null): Promise<ChatMessage[]> {
+    if (head === null) return [];
+    const key = `${sessionId}\u0000${head}`;
+    const cached = this.cache.get(key);
+    if (cached) return cached;
+    const store = await this.store();
+    const nodes = await store.readChain(sessionId, head);
+    const bodies = await store.getBlobs(sessionId, [...new Set(nodes.map((n) => n.blob))]);
+    const messages = nodes.map((n) => {
+      const body = bodies.get(n.blob);
+      if (body === undefined) throw new StoreUnavailableError(`message ${n.blob} of session ${sessionId} is missing from the store`);
+      return JSON.parse(body) as ChatMessage;
+    });
+    this.remember(this.cache, key, messages);
+    return messages;
+  }
+
+  /**
+   * Chains `pending` then `extra` after `head`: stores inline messages, resolves stored ones,
+   * writes the nodes (bodies first), and returns the new head with all the messages.
+   */
+  async append(sessionId: string, head: string | null, pending: readonly PendingMessage[], extra: readonly ChatMessage[] = []): Promise<Chained> {
+    const base = await this.load(sessionId, head);
+    if (pending.length === 0 && extra.length === 0) return { head, messages: base };
+    const store = await this.store();
+    const refs = pending.flatMap((p) => ('ref' in p ? [p.ref] : []));
+    const resolved = refs.length ? await store.getBlobs(sessionId, refs) : new Map<string, string>();
+    const added: { message: ChatMessage; body: string; blob: string }[] = [];
+    for (const p of pending) {
+      if ('ref' in p) {
+        const body = resolved.get(p.ref) ?? this.texts.get(p.ref);
+        if (body === undefined) throw new StoreUnavailableError(`message ${p.ref} of session ${sessionId} is missing from the store`);
+        added.push({ message: JSON.parse(body) as ChatMessage, body, blob: p.ref });
+      } else {
+        const body = JSON.stringify(p.message);
+        added.push({ message: p.message, body, blob: sha256(body) });
+      }
+    }
+    for (const message of extra) {
+      const body = JSON.stringify(message);
+      added.push({ message, body, blob: sha256(body) });
+    }
+    const nodes: StoredNode[] = [];
+    let parent = head;
+    for (const a of added) {
+      const hash = nodeHash(parent, a.blob);
+      nodes.push({ hash, parent, blob: a.blob });
+      parent = hash;
+    }
+    // Bodies before nodes: a node never names a body the store does not hold.
+    await store.putBlobs(sessionId, added.map((a) => ({ hash: a.blob, body: a.body })));
+    await store.putNodes(sessionId, nodes);
+    const messages = [...base, ...added.map((a) => a.message)];
+    this.remember(this.cache, `${sessionId}\u0000${parent}`, messages);
+    return { head: parent, messages };
+  }
+
+  /** The messages of a conversation reference, without writing anything (traces, tests). */
+  async read(sessionId: string, ref: { head: string | null; pending: readonly PendingMessage[] }): Promise<ChatMessage[]> {
+    const base = await this.load(sessionId, ref.head);
+    const refs = ref.pending.flatMap((p) => ('ref' in p ? [p.ref] : []));
+    const bodies = refs.length ? await (await this.store()).getBlobs(sessionId, refs) : new Map<string, string>();
+    const pending = ref.pending.map((p) => {
+      if (!('ref' in p)) return p.message;
+      const body = bodies.get(p.ref);
+      if (body === undefined) throw new StoreUnavailableError(`message ${p.ref} of session ${sessionId} is missing from the store`);
+      return JSON.parse(body) as ChatMessage;
+    });
+    return [...base, ...pending];
+  }
+
+  /** Stores `messages` as a new chain from the root (a compressed conversation) and returns its head. */
+  async replace(sessionId: string, messages: readonly ChatMessage[]): Promise<string | null> {
+    return (await this.append(sessionId, null, [], messages)).head;
+  }
+
+  private remember<V>(map: Map<string, V>, key: string, value: V): void {
+    map.delete(key);
+    map.set(key, value);
+    if (map.size > CACHE_ENTRIES) map.delete(map.keys().next().value as string);
+  }
+}

@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { Conversations, nodeHash, sha256 } from '../../../activities/store/conversations';
+import { InMemoryMessageStore, StoreUnavailableError } from '../../../activities/store/message-store';
+import type { ChatMessage } from '../../../common/types';
+
+const user: ChatMessage = { role: 'user', content: 'hello' };
+const assistant: ChatMessage = { role: 'assistant', content: null, tool_calls: [{ id: 't1-s1-c0', name: 'list_files', arguments: '{}' }] };
+const tool: ChatMessage = { role: 'tool', tool_call_id: 't1-s1-c0', content: '{"ok":true}' };
+
+describe('Conversations', () => {
+  it('chains messages after a head and names the result by a head that hashes its whole history', async () => {
+    const store = new InMemoryMessageStore();
+    const c = new Conversations(async () => store);
+    const first = await c.append('s1', null, [{ message: user }]);
+    expect(first.head).toBe(nodeHash(null, sha256(JSON.stringify(user))));
+    const second = await c.append('s1', first.head, [], [assistant]);
+    expect(second.messages).toEqual([user, assistant]);
+    expect(second.head).toBe(nodeHash(first.head, sha256(JSON.stringify(assistant))));
+  });
+
+  it('writes nothing twice: a retried append gives the same head and stores the same rows', async () => {
+    const store = new InMemoryMessageStore();
+    const a = await new Conversations(async () => store).append('s1', null, [{ message: user }], [assistant]);
+    // A retry on another worker: a fresh cache, the same store.
+    const b = await new Conversations(async () => store).append('s1', null, [{ message: user }], [assistant]);
+    expect(b.head).toBe(a.head);
+    expect(await store.purge('s1')).toBe(4); // two bodies, two nodes
+  });
+
+  it('rebuilds a conversation from the store alone on a worker that never saw it, pending references included', async () => {
+    const store = new InMemoryMessageStore();
+    const writer = new Conversations(async () => store);
+    const { head } = await writer.append('s1', null, [{ message: user }], [assistant]);
+    const ref = await writer.putMessage('s1', tool);
+    const reader = new Conversations(async () => store);
+    expect(await reader.read('s1', { head, pending: [{ ref, tokens: 5 }] })).toEqual([user, assistant, tool]);
+    expect(await reader.load('s1', head)).toEqual([user, assistant]);
+  });
+
+  it('fails with StoreUnavailableError, naming what is missing, when a referenced message is not stored', async () => {
+    const c = new Conversations(async () => new InMemoryMessageStore());
+    await expect(c.append('s1', 'no-such-head', [])).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(c.append('s1', null, [{ ref: 'f'.repeat(64), tokens: 1 }])).rejects.toThrow(/missing from the store/);
+  });
+
+  it('stores a compressed conversation as a new chain from the root, keeping the old one', async () => {
+    const store = new InMemoryMessageStore();
+    const c = new Conversations(async () => store);
+    const old = await c.append('s1', null, [{ message: user }], [assistant]);
+    const summary: ChatMessage = { role: 'assistant', content: '[summary of 2 earlier messages]' };
+    const head = await c.replace('s1', [user, summary]);
+    expect(await new Conversations(async () => store).load('s1', head)).toEqual([user, summary]);
+    expect(await new Conversations(async () => store).load('s1', old.head)).toEqual([user, assistant]);
+  });
+
+  it('keeps sessions apart: a head of one session names nothing in another', async () => {
+    const store = new InMemoryMessageStore();
+    const c = new Conversations(async () => store);
+    const { head } = await c.append('s1', null, [{ message: user }]);
+    await expect(new Conversations(async () => store).load('s2', head)).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
+});
