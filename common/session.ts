@@ -6,6 +6,7 @@
 import type { ChatMessage, Risk, Usage } from './types';
 import type { Policy, Rule } from './policy/schema';
 import type { CompressionConfig } from './context/plan';
+import type { ConversationRef } from './conversation';
 
 /** How the model is reached. `scripted` carries its script so any worker can serve it. */
 export type ModelSpec =
@@ -29,6 +30,8 @@ export interface Limits {
   approvalTimeoutMs: number;
   /** Continue-as-new once the session history has this many events (Temporal may suggest sooner). */
   continueAsNewAfterEvents: number;
+  /** A turn continues as new, between steps, once its run's history has this many events (Temporal warns at 10,240). */
+  turnEventBudget?: number;
   /** Start-to-close timeout of one model call attempt. */
   modelTimeoutMs: number;
   /** A model call that sends no heartbeat for this long is retried elsewhere (worker crash). */
@@ -45,6 +48,7 @@ export const DEFAULT_LIMITS: Limits = {
   askUserTimeoutMs: 24 * 60 * 60 * 1000,
   approvalTimeoutMs: 60 * 60 * 1000,
   continueAsNewAfterEvents: 2000,
+  turnEventBudget: 4000,
   modelTimeoutMs: 120_000,
   modelHeartbeatMs: 20_000,
   modelMaxAttempts: 5,
@@ -65,11 +69,19 @@ export interface SessionConfig {
   compression?: CompressionConfig;
   /** Network reach of http_request: hosts (`host` or `host:port`) whose private or loopback addresses it may use. */
   network?: { allowPrivateHosts: string[] };
+  /**
+   * Carry the whole conversation in every model call's input, as turns did before the message
+   * store. For the history benchmark's comparison only: not settable from a config file.
+   */
+  inlineHistory?: boolean;
 }
 
 /** What one session carries across turns and across continue-as-new. */
 export interface SessionCarry {
+  /** The conversation as messages: sessions from before the message store (empty after their next turn). */
   messages: ChatMessage[];
+  /** The conversation by reference to the message store. */
+  conversation?: ConversationRef;
   memory: Record<string, string>;
   turnCount: number;
   modelCalls: number;
@@ -101,7 +113,12 @@ export interface TurnInput {
   turn: number;
   turnId: string;
   config: SessionConfig;
+  /** The conversation as messages (sessions from before the message store; empty otherwise). */
   history: ChatMessage[];
+  /** The conversation by reference to the message store. */
+  conversation?: ConversationRef;
+  /** Set when the turn continued as new: where the previous run stopped. */
+  resume?: TurnResume;
   memory: Record<string, string>;
   userMessage: string;
   maxSteps?: number;
@@ -146,6 +163,28 @@ export interface ToolCallRecord {
   approval?: ApprovalRecord;
 }
 
+/**
+ * Where a long turn stopped to continue as new (between steps, nothing pending): everything
+ * the loop needs to go on as if it had not stopped.
+ */
+export interface TurnResume {
+  /** The next step to run. */
+  step: number;
+  usage: Usage;
+  modelCalls: number;
+  failedSteps: number;
+  lastContent: string;
+  repeat: { last: string; count: number; warned: boolean };
+  memory: Record<string, string>;
+  sessionRules: Rule[];
+  compressions: CompressionRecord[];
+  toolCalls: ToolCallRecord[];
+  storedToolCalls: string[];
+  conversation: ConversationRef;
+  /** What prepareTurn gave the first run (the turn keeps its tools, skills and memories). */
+  prepared: { skillsIndex?: string; memories?: string[]; skillRules?: Rule[] };
+}
+
 /** Output of turnWorkflow. */
 export interface TurnResult {
   sessionId: string;
@@ -155,11 +194,16 @@ export interface TurnResult {
   terminated_by: TerminatedBy;
   steps: number;
   usage: Usage;
-  /** Messages this turn added (user message first). */
-  messages: ChatMessage[];
+  /** Messages this turn added (user message first): turns from before the message store. */
+  messages?: ChatMessage[];
+  /** The conversation after this turn, by reference to the message store. */
+  conversation?: ConversationRef;
   memory: Record<string, string>;
   modelCalls: number;
+  /** The calls of the turn (with the message store: the latest ones; earlier ones in `storedToolCalls`). */
   toolCalls: ToolCallRecord[];
+  /** Hashes of stored chunks of earlier call records (each a JSON array, oldest first): a long turn's records stay out of its result. */
+  storedToolCalls?: string[];
   /** Session rules after this turn (earlier ones plus any `--always` approvals). */
   sessionRules?: Rule[];
   /** Set when the turn compressed the conversation: `messages` is then the whole new history. */

@@ -10,8 +10,7 @@ import { DEFAULT_LIMITS, type Limits, type ModelSpec, type SessionConfig } from 
 import { loadScript, ScriptError } from '../scripted/script';
 import { parsePolicy, policySchema, POLICY_MODES } from '../common/policy/schema';
 import { freezePolicy } from '../common/policy';
-import { DEFAULT_COMPRESSION, limitTokens, type CompressionConfig } from '../common/context/plan';
-import { maxContextTokens, maxStepsForHistory } from '../common/context/history-budget';
+import { DEFAULT_COMPRESSION, type CompressionConfig } from '../common/context/plan';
 import { UsageError, UserError } from './errors';
 import { isTrusted, sensitiveSettings } from './trust';
 
@@ -34,6 +33,7 @@ export const FileConfigSchema = z
         askUserTimeoutSec: z.number().positive(),
         approvalTimeoutSec: z.number().positive(),
         continueAsNewAfterEvents: positiveInt.min(10),
+        turnEventBudget: positiveInt.min(100).max(10_000),
         modelTimeoutSec: z.number().positive(),
         modelHeartbeatSec: z.number().positive(),
         modelMaxAttempts: positiveInt.max(20),
@@ -141,6 +141,7 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
     askUserTimeoutMs: sec(l.askUserTimeoutSec, DEFAULT_LIMITS.askUserTimeoutMs),
     approvalTimeoutMs: sec(l.approvalTimeoutSec, DEFAULT_LIMITS.approvalTimeoutMs),
     continueAsNewAfterEvents: l.continueAsNewAfterEvents ?? DEFAULT_LIMITS.continueAsNewAfterEvents,
+    turnEventBudget: l.turnEventBudget ?? DEFAULT_LIMITS.turnEventBudget,
     modelTimeoutMs: sec(l.modelTimeoutSec, DEFAULT_LIMITS.modelTimeoutMs),
     modelHeartbeatMs: sec(l.modelHeartbeatSec, DEFAULT_LIMITS.modelHeartbeatMs),
     modelMaxAttempts: l.modelMaxAttempts ?? DEFAULT_LIMITS.modelMaxAttempts,
@@ -155,30 +156,8 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
   const memory = { namespace: env.HARNESS_MEMORY_NAMESPACE || config.memory?.namespace || 'default', preload: config.memory?.preload ?? 5 };
   const skills = config.skills?.folders.length ? { skills: { folders: config.skills.folders.map((f) => path.resolve(fileDir, f)) } } : {};
   const compression: CompressionConfig = { ...DEFAULT_COMPRESSION, ...(config.compression ?? {}) };
-  checkHistoryBudget(limits, compression);
   const network = config.network?.allowPrivateHosts.length ? { network: { allowPrivateHosts: config.network.allowPrivateHosts } } : {};
   return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits, policy, memory, compression, ...skills, ...network };
-}
-
-/**
- * Refuses limits whose model calls could not fit in Temporal's history: one call carries the
- * whole conversation (up to the compression limit), and a turn's calls add up.
- */
-function checkHistoryBudget(limits: Limits, compression: CompressionConfig): void {
-  const context = limitTokens(compression);
-  if (context > maxContextTokens()) {
-    throw new UsageError(
-      `compression: a context of up to ${context} tokens is more than one model call can carry (at most ${maxContextTokens()}; Temporal rejects payloads over 2 MB)`,
-      'lower compression.contextWindow or compression.threshold in harness.config.json',
-    );
-  }
-  const steps = maxStepsForHistory(compression);
-  if (limits.maxSteps > steps) {
-    throw new UsageError(
-      `limits.maxSteps ${limits.maxSteps} is more than one turn's history can hold with contexts of up to ${context} tokens (at most ${steps} steps)`,
-      'lower limits.maxSteps, or compression.contextWindow / compression.threshold so that contexts stay smaller',
-    );
-  }
 }
 
 /** `scripted:<file>` loads and validates the script now, so a bad file fails before anything starts. */

@@ -2,17 +2,35 @@
  * Detects the model repeating the same action: the same tool calls with the same arguments
  * `limit` times in a row earn one warning; one more repetition after that stops the turn.
  */
+import { canonicalJson } from '../common/digest';
 import type { ToolCall } from '../common/types';
 
 /** Verdict for a step's tool calls. */
 export type RepeatVerdict = 'ok' | 'warn' | 'stop';
+
+/** What the guard remembers between steps (carried when a turn continues as new). */
+export interface RepeatState {
+  last: string;
+  count: number;
+  warned: boolean;
+}
 
 export class RepeatGuard {
   private last = '';
   private count = 0;
   private warned = false;
 
-  constructor(private readonly limit: number) {}
+  constructor(
+    private readonly limit: number,
+    from?: RepeatState,
+  ) {
+    if (from) ({ last: this.last, count: this.count, warned: this.warned } = from);
+  }
+
+  /** The state to carry into a new run. */
+  state(): RepeatState {
+    return { last: this.last, count: this.count, warned: this.warned };
+  }
 
   /** Records a step's calls and says whether it is a repetition worth warning about or stopping. */
   observe(calls: ToolCall[]): RepeatVerdict {
@@ -38,20 +56,8 @@ export class RepeatGuard {
 /** Argument text normalised so that key order and spacing do not hide a repetition. */
 function canonical(args: string): string {
   try {
-    return JSON.stringify(sortKeys(JSON.parse(args)));
+    return canonicalJson(JSON.parse(args));
   } catch {
     return args.trim();
   }
-}
-
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (v && typeof v === 'object') {
-    return Object.fromEntries(
-      Object.keys(v as object)
-        .sort()
-        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
-    );
-  }
-  return v;
 }

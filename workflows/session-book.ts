@@ -23,9 +23,19 @@ export class SessionBook {
   currentTurnId: string | undefined;
   startedTurns: number;
 
-  constructor(private readonly input: SessionInput) {
+  constructor(private input: SessionInput) {
     this.carryState = input.carry ?? { messages: [], memory: {}, turnCount: 0, modelCalls: 0, usage: NO_USAGE };
     this.startedTurns = this.carryState.turnCount;
+  }
+
+  /** The session's configuration from now on (a long value moved to the message store). */
+  useConfig(config: SessionInput['config']): void {
+    this.input = { ...this.input, config };
+  }
+
+  /** The session's configuration. */
+  get config(): SessionInput['config'] {
+    return this.input.config;
   }
 
   get turnCount(): number {
@@ -49,6 +59,7 @@ export class SessionBook {
       turnId: this.turnId(turn),
       config: this.input.config,
       history: c.messages,
+      ...(c.conversation ? { conversation: c.conversation } : {}),
       memory: c.memory,
       userMessage: msg.text,
       ...(msg.maxSteps ? { maxSteps: msg.maxSteps } : {}),
@@ -66,7 +77,10 @@ export class SessionBook {
   finished(r: TurnResult): void {
     const c = this.carryState;
     this.carryState = {
-      messages: r.replacesHistory ? r.messages : [...c.messages, ...r.messages],
+      // A turn with the message store returns its conversation by reference; the messages of a
+      // session from before the store were handed to that turn, so none are kept here.
+      messages: r.conversation ? [] : r.replacesHistory ? (r.messages ?? []) : [...c.messages, ...(r.messages ?? [])],
+      ...(r.conversation ? { conversation: r.conversation } : c.conversation ? { conversation: c.conversation } : {}),
       memory: r.memory,
       turnCount: r.turn,
       modelCalls: c.modelCalls + r.modelCalls,
@@ -126,7 +140,7 @@ export class SessionBook {
       ...(this.pending ? { pending: this.pending } : {}),
       usage: c.usage,
       memory: c.memory,
-      messageCount: c.messages.length,
+      messageCount: c.conversation ? c.conversation.count : c.messages.length,
       model: `${this.input.config.model.provider}:${this.input.config.model.model}`,
       ...(this.lastTurn ? { lastTurn: this.lastTurn } : {}),
     };

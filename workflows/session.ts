@@ -11,6 +11,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { SessionInput } from '../common/session';
+import { isBlobArg } from '../common/conversation';
 import {
   endSessionUpdate,
   sendMessageUpdate,
@@ -21,12 +22,11 @@ import {
   type SendMessageInput,
 } from './definitions';
 import { SessionBook } from './session-book';
-import { maxStepsForHistory } from '../common/context/history-budget';
 import { turnWorkflow } from './turn';
 import { purgeAtEnd, type PurgeAtEnd } from './purge';
 import type { createActivities } from '../activities';
 
-const { closeSession } = proxyActivities<ReturnType<typeof createActivities>>({
+const { closeSession, storeValue } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
 });
@@ -65,13 +65,6 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
         if (msg.maxSteps !== undefined && !(Number.isInteger(msg.maxSteps) && msg.maxSteps > 0)) {
           throw new Error('maxSteps must be a positive integer');
         }
-        // Until model calls carry references, a turn's history holds its steps' whole contexts.
-        const compression = input.config.compression;
-        if (msg.maxSteps !== undefined && compression && msg.maxSteps > maxStepsForHistory(compression)) {
-          throw new Error(
-            `maxSteps ${msg.maxSteps} is more than one turn's history can hold with this session's context size (at most ${maxStepsForHistory(compression)})`,
-          );
-        }
         if (book.busy || queue.length > 0) throw new Error(`a turn is already running (${book.currentTurnId ?? 'queued'}); wait for it to finish`);
       },
     },
@@ -91,6 +84,13 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
       },
     },
   );
+
+  // A scripted model's script is stored once: turns and later runs carry its reference only.
+  const model = book.config.model;
+  if (model.provider === 'scripted' && !isBlobArg(model.script) && patched('script-in-store')) {
+    const script = await storeValue({ sessionId: input.sessionId, value: model.script });
+    book.useConfig({ ...book.config, model: { ...model, script } });
+  }
 
   for (;;) {
     await condition(() => queue.length > 0 || ended);
@@ -115,7 +115,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
       // arrives meanwhile runs before we continue as new.
       await condition(() => allHandlersFinished() || queue.length > 0);
       if (queue.length === 0) {
-        await continueAsNew<typeof sessionWorkflow>({ ...input, carry: book.carry() });
+        await continueAsNew<typeof sessionWorkflow>({ ...input, config: book.config, carry: book.carry() });
       }
     }
   }

@@ -4,6 +4,8 @@
  * all of a step's approvals can be given together. Pure and deterministic.
  */
 import { callDigest } from '../common/digest';
+import { isBlobArg, type BlobArg } from '../common/conversation';
+export { assignCallIds } from '../common/call-ids';
 import { toolError } from '../common/errors';
 import { alwaysRuleFor, decide, type Policy, type Rule } from '../common/policy';
 import type { ApprovalRecord, PendingApproval, PolicyRecord } from '../common/session';
@@ -18,23 +20,6 @@ export interface JudgedCall {
   policy?: PolicyRecord;
   approval?: ApprovalRecord;
   result?: ToolResult;
-}
-
-/**
- * The harness's own call ids: `t<turn>-s<step>-c<index>`, unique within a session, so a
- * decision or answer for one call can never be taken for another (providers may send no id, or
- * the same id every step). The provider's id is kept for the provider when it is usable: present
- * and not repeated within the reply.
- */
-export function assignCallIds(calls: readonly ToolCall[], turn: number, step: number): ToolCall[] {
-  const seen = new Map<string, number>();
-  for (const c of calls) if (c.id) seen.set(c.id, (seen.get(c.id) ?? 0) + 1);
-  return calls.map((c, i) => ({
-    id: `t${turn}-s${step}-c${i}`,
-    name: c.name,
-    arguments: c.arguments,
-    ...(c.id && seen.get(c.id) === 1 ? { providerId: c.id } : {}),
-  }));
 }
 
 /** Parses, validates and (when a policy is given) decides one call. */
@@ -60,7 +45,10 @@ export function judgeCall(call: ToolCall, registry: ToolRegistry, policy: Policy
       }),
     };
   }
-  const parsed = def.parameters.safeParse(raw);
+  // Payloads the model activity stored are validated by a stand-in (their preview) and run as
+  // the reference (the tool reads the value back); the policy sees the preview.
+  const stored = storedArgs(call, raw);
+  const parsed = def.parameters.safeParse(stored ? { ...(raw as object), ...stored.previews } : raw);
   if (!parsed.success) {
     return {
       call,
@@ -71,9 +59,10 @@ export function judgeCall(call: ToolCall, registry: ToolRegistry, policy: Policy
       }),
     };
   }
-  const args = parsed.data as Record<string, unknown>;
+  const view = parsed.data as Record<string, unknown>;
+  const args = stored ? { ...view, ...stored.refs } : view;
   if (!policy) return { call, def, args };
-  const d = decide(policy, { tool: def.name, risk: def.risk, args }, sessionRules);
+  const d = decide(policy, { tool: def.name, risk: def.risk, args: view }, sessionRules);
   const record: PolicyRecord = { decision: d.decision, reason: d.reason, ...(d.rule ? { rule: d.rule } : {}) };
   if (d.decision === 'deny') {
     return {
@@ -87,6 +76,21 @@ export function judgeCall(call: ToolCall, registry: ToolRegistry, policy: Policy
     };
   }
   return { call, def, args, policy: record };
+}
+
+/** The stored payload arguments of a call: their references, and previews to validate in their place. */
+function storedArgs(call: ToolCall, raw: unknown): { refs: Record<string, BlobArg>; previews: Record<string, string> } | undefined {
+  if (!call.storedArgs?.length || !raw || typeof raw !== 'object') return undefined;
+  const refs: Record<string, BlobArg> = {};
+  const previews: Record<string, string> = {};
+  for (const name of call.storedArgs) {
+    const v = (raw as Record<string, unknown>)[name];
+    if (isBlobArg(v)) {
+      refs[name] = v;
+      previews[name] = v.preview;
+    }
+  }
+  return Object.keys(refs).length ? { refs, previews } : undefined;
 }
 
 /** The approval request shown to a human for a call the policy sent to ask. */

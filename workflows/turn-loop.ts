@@ -2,26 +2,29 @@
  * The ReAct step loop, independent of Temporal: the turn workflow runs it with activities,
  * the step benchmark runs it in-process. It must stay deterministic (no clocks, I/O, randomness).
  */
-import type { ModelCallInput, ModelReply } from '../common/activity-types';
+import type { ModelCallInput, ModelReply, ToolOutcome } from '../common/activity-types';
 import { builtinRegistry } from '../common/builtin-tools';
+import { EMPTY_CONVERSATION } from '../common/conversation';
 import { rootCauseMessage, toolError, toolOk } from '../common/errors';
 import type { Policy, Rule } from '../common/policy';
-import type { CompressContextInput, CompressResult } from '../common/context/types';
+import type { CompressContextInput, CompressContextResult } from '../common/context/types';
 import { limitTokens } from '../common/context/plan';
 import { estimateTextTokens } from '../common/context/estimate';
 import {
   addUsage,
+  NO_USAGE,
   type ApprovalRecord,
-  type CompressionRecord,
   type PendingApproval,
   type PolicyRecord,
   type ToolCallRecord,
   type TurnInput,
   type TurnResult,
+  type TurnResume,
   type TerminatedBy,
 } from '../common/session';
 import type { ToolRegistry } from '../common/tools';
-import type { ChatMessage, ToolResult } from '../common/types';
+import type { ChatMessage, ToolCall } from '../common/types';
+import { InlineConversation, StoredConversation, type TurnConversation } from './conversation';
 import { buildSystemMessage, type TurnContext } from './system-message';
 import { RepeatGuard } from './repeat-guard';
 import { applyApproval, approvalRequest, assignCallIds, judgeCall, type JudgedCall } from './tool-calls';
@@ -29,18 +32,25 @@ import { applyApproval, approvalRequest, assignCallIds, judgeCall, type JudgedCa
 /** What the loop needs from the outside world. */
 export interface TurnOps {
   callModel(input: ModelCallInput): Promise<ModelReply>;
-  executeTool(call: { step: number; callId: string; name: string; args: unknown; timeoutMs: number; local: boolean; policy?: PolicyRecord }): Promise<ToolResult>;
+  executeTool(call: { step: number; callId: string; name: string; args: unknown; timeoutMs: number; local: boolean; policy?: PolicyRecord }): Promise<ToolOutcome>;
   /** Waits for a human answer; resolves `undefined` on timeout. */
   askUser(callId: string, question: string): Promise<string | undefined>;
   /** Waits for decisions on a step's asked calls; a missing entry counts as timed out. */
   awaitApprovals(calls: PendingApproval[]): Promise<Map<string, ApprovalRecord>>;
   /** Compresses the context (an activity); absent means never compress. */
-  compressContext?(input: CompressContextInput): Promise<CompressResult>;
+  compressContext?(input: CompressContextInput): Promise<CompressContextResult>;
   /** Called before each model call so the host can expose progress. */
   onStep?(step: number): void;
   /** Whether an error means the turn was cancelled (then it ends as `cancelled`, keeping its work). */
   isCancellation?(err: unknown): boolean;
+  /** Asked between steps (with the message store): true stops the run here to continue as new. */
+  shouldContinueAsNew?(): boolean;
+  /** Stores a value in the message store (with it: chunks of call records); returns its hash. */
+  storeValue?(value: unknown): Promise<string>;
 }
+
+/** Call records kept in the turn's own state; older ones go to the store in chunks of this many. */
+export const RECORDS_CHUNK = 32;
 
 /** Options of a turn run. */
 export interface TurnOptions {
@@ -58,25 +68,34 @@ export interface TurnOptions {
   harnessCallIds?: boolean;
   /** Estimate tokens by script (CJK at one token a character) rather than 4 characters a token. */
   scriptAwareEstimate?: boolean;
+  /** Hold the conversation by reference to the message store (every turn but those recorded before). */
+  messageStore?: boolean;
 }
 
-/** Runs one turn to termination and returns its result. Tool failures never throw. */
-export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions = {}): Promise<TurnResult> {
+/** A run that stopped between steps to continue as new, with where it stopped. */
+export interface TurnContinuation {
+  continueAsNew: TurnResume;
+}
+
+/** Runs one turn to termination (or to a continue-as-new point) and returns its result. Tool failures never throw. */
+export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions = {}): Promise<TurnResult | TurnContinuation> {
   const registry = opts.registry ?? builtinRegistry();
   const { limits } = input.config;
   const maxSteps = input.maxSteps ?? limits.maxSteps;
-  const memory = { ...input.memory };
-  const sessionRules: Rule[] = [...(input.sessionRules ?? [])];
-  let history = input.history;
-  let replaced = false;
-  const compressions: CompressionRecord[] = [];
-  let added: ChatMessage[] = [{ role: 'user', content: input.userMessage }];
-  const toolCalls: ToolCallRecord[] = [];
-  const repeat = new RepeatGuard(limits.repeatLimit);
-  let usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-  let modelCalls = 0;
-  let failedSteps = 0;
-  let lastContent = '';
+  const r = input.resume;
+  const memory = { ...(r?.memory ?? input.memory) };
+  const sessionRules: Rule[] = [...(r?.sessionRules ?? input.sessionRules ?? [])];
+  const compressions = [...(r?.compressions ?? [])];
+  const toolCalls: ToolCallRecord[] = [...(r?.toolCalls ?? [])];
+  const storedToolCalls: string[] = [...(r?.storedToolCalls ?? [])];
+  const repeat = new RepeatGuard(limits.repeatLimit, r?.repeat);
+  let usage = r?.usage ?? NO_USAGE;
+  let modelCalls = r?.modelCalls ?? 0;
+  let failedSteps = r?.failedSteps ?? 0;
+  let lastContent = r?.lastContent ?? '';
+  const conversation = startConversation(input, opts);
+  // Calls of the current step without a result yet (a cancellation answers them with an error).
+  let open: ToolCall[] = [];
 
   const done = (terminated_by: TerminatedBy, answer: string, steps: number, error?: string): TurnResult => ({
     sessionId: input.sessionId,
@@ -86,120 +105,151 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
     terminated_by,
     steps,
     usage,
-    messages: replaced ? [...history, ...added] : added,
-    ...(replaced ? { replacesHistory: true } : {}),
+    ...conversation.outcome(),
     ...(compressions.length ? { compressions } : {}),
     memory,
     modelCalls,
     toolCalls,
+    ...(storedToolCalls.length ? { storedToolCalls } : {}),
     sessionRules,
     ...(error ? { error } : {}),
   });
+  const addResult = (callId: string, outcome: ToolOutcome) => {
+    conversation.addResult(callId, outcome);
+    open = open.filter((c) => c.id !== callId);
+  };
 
-  let step = 0;
+  const first = r?.step ?? 1;
+  let step = first;
   try {
     return await loop();
   } catch (err) {
     if (!ops.isCancellation?.(err)) throw err;
-    closeOpenCalls(added, 'The turn was cancelled before this call finished.');
+    for (const c of open) addResult(c.id, toolError('EXECUTION_ERROR', 'The turn was cancelled before this call finished.', { recoverable: false }));
     return done('cancelled', lastContent || 'The turn was cancelled.', step);
   }
 
-  async function loop(): Promise<TurnResult> {
-  for (step = 1; step <= maxSteps; step++) {
-    ops.onStep?.(step);
-    const system: ChatMessage = { role: 'system', content: buildSystemMessage(input.config.systemPrompt, memory, opts.context) };
-    // What identifies this step's model traffic (a compression and the call share the index).
-    const call = () => ({
-      sessionId: input.sessionId,
-      turnId: input.turnId,
-      step,
-      callIndex: input.modelCallBase + modelCalls,
-      model: modelRef(input),
-      messages: [system, ...history, ...added],
-    });
-    const compression = input.config.compression;
-    const estimate = estimateTokens([system, ...history, ...added], opts.scriptAwareEstimate ? estimateTextTokens : quarterChars);
-    if (compression && ops.compressContext && estimate > limitTokens(compression)) {
-      try {
-        const c = await ops.compressContext({
-          ...call(),
-          config: compression,
+  async function loop(): Promise<TurnResult | TurnContinuation> {
+    for (step = first; step <= maxSteps; step++) {
+      if (step > first && conversation instanceof StoredConversation && ops.shouldContinueAsNew?.()) {
+        return { continueAsNew: resumeAt(step, conversation) };
+      }
+      ops.onStep?.(step);
+      const system = buildSystemMessage(input.config.systemPrompt, memory, opts.context);
+      // What identifies this step's model traffic (a compression and the call share the index).
+      const call = () => ({
+        sessionId: input.sessionId,
+        turnId: input.turnId,
+        step,
+        callIndex: input.modelCallBase + modelCalls,
+        model: modelRef(input),
+        ...conversation.context(system),
+      });
+      const compression = input.config.compression;
+      if (compression && ops.compressContext && conversation.estimate(system) > limitTokens(compression)) {
+        try {
           // Once over the threshold, compress fully (compact every big result, summarise the
           // middle): stopping just under the threshold would trigger again a step later.
-          force: true,
-        });
-        if (c.compressed) {
-          history = c.messages.slice(1); // the system message is rebuilt every step
-          added = [];
-          replaced = true;
-          const { before_tokens, after_tokens, summarized_messages, compacted_tool_results } = c;
-          compressions.push({ step, before_tokens, after_tokens, summarized_messages, compacted_tool_results });
+          const c = await ops.compressContext({ ...call(), config: compression, force: true });
+          if (conversation.compressed(c)) {
+            const { before_tokens, after_tokens, summarized_messages, compacted_tool_results } = c;
+            compressions.push({ step, before_tokens, after_tokens, summarized_messages, compacted_tool_results });
+          }
+        } catch (err) {
+          // A failed compression is not a failed turn: go on with the full context. A
+          // cancellation is not a failure: it ends the turn.
+          if (ops.isCancellation?.(err)) throw err;
         }
+      }
+      let reply: ModelReply;
+      try {
+        reply = await ops.callModel({
+          ...call(),
+          tools: registry.names(),
+          ...(conversation instanceof StoredConversation ? { callIdPrefix: `t${input.turn}-s${step}` } : {}),
+        });
       } catch (err) {
-        // A failed compression is not a failed turn: go on with the full context. A
-        // cancellation is not a failure: it ends the turn.
         if (ops.isCancellation?.(err)) throw err;
+        // ops.callModel throws only once retries are spent or the error is permanent.
+        const why = rootCauseMessage(err);
+        return done('failed', `The model call failed: ${why}`, step, why);
+      }
+      modelCalls++;
+      usage = addUsage(usage, reply.usage);
+      lastContent = reply.content ?? lastContent;
+      // With the store the activity gave the harness ids already (the stored message has them).
+      const calls = opts.harnessCallIds && !reply.conversation ? assignCallIds(reply.toolCalls, input.turn, step) : reply.toolCalls;
+      conversation.replied(reply, { role: 'assistant', content: reply.content, ...(calls.length ? { tool_calls: calls } : {}) });
+      if (calls.length === 0) return done('final_answer', reply.content ?? '', step);
+      open = [...calls];
+
+      const verdict = repeat.observe(calls);
+      if (verdict === 'stop') {
+        for (const c of calls) addResult(c.id, toolError('REPEATED_ACTION', 'Stopped: the same call was repeated after a warning.', { recoverable: false }));
+        return done('repeated_action', lastContent || 'Stopped: the same action was repeated.', step);
+      }
+
+      const rules = opts.turnRules?.length ? [...sessionRules, ...opts.turnRules] : sessionRules;
+      const judged = calls.map((c) => judgeCall(c, registry, opts.policy, rules));
+      const asked = judged.filter((j) => !j.result && j.policy?.decision === 'ask');
+      if (asked.length) {
+        const outcomes = await ops.awaitApprovals(asked.map(approvalRequest));
+        for (const j of asked) {
+          const rule = applyApproval(j, outcomes.get(j.call.id) ?? { approved: false, timedOut: true }, opts.policy);
+          if (rule) sessionRules.push(rule);
+        }
+      }
+
+      let finishAnswer: string | undefined;
+      let anyOk = false;
+      let anyFailed = false;
+      for (const j of judged) {
+        const result = j.result ?? (await run(j, step));
+        if (j.call.name === 'finish' && result.ok) finishAnswer = (j.args as { answer: string }).answer;
+        anyOk ||= result.ok;
+        anyFailed ||= !result.ok;
+        toolCalls.push(record(j, step, result));
+        addResult(j.call.id, result);
+      }
+      if (finishAnswer !== undefined) return done('finish', finishAnswer, step);
+      // A long turn's records go to the store in chunks, so its state and result stay small.
+      if (conversation instanceof StoredConversation && ops.storeValue && toolCalls.length >= 2 * RECORDS_CHUNK) {
+        storedToolCalls.push(await ops.storeValue(toolCalls.splice(0, RECORDS_CHUNK)));
+      }
+      if (verdict === 'warn') conversation.add({ role: 'user', content: repeat.warning(calls) });
+      failedSteps = anyFailed && !anyOk ? failedSteps + 1 : 0;
+      if (failedSteps >= limits.errorLimit) {
+        return done('error_limit', lastContent || `Stopped after ${failedSteps} consecutive failed steps.`, step);
       }
     }
-    let reply: ModelReply;
-    try {
-      reply = await ops.callModel({ ...call(), tools: registry.names() });
-    } catch (err) {
-      if (ops.isCancellation?.(err)) throw err;
-      // ops.callModel throws only once retries are spent or the error is permanent.
-      const why = rootCauseMessage(err);
-      return done('failed', `The model call failed: ${why}`, step, why);
-    }
-    modelCalls++;
-    usage = addUsage(usage, reply.usage);
-    lastContent = reply.content ?? lastContent;
-    const calls = opts.harnessCallIds ? assignCallIds(reply.toolCalls, input.turn, step) : reply.toolCalls;
-    added.push({ role: 'assistant', content: reply.content, ...(calls.length ? { tool_calls: calls } : {}) });
-    if (calls.length === 0) return done('final_answer', reply.content ?? '', step);
-
-    const verdict = repeat.observe(calls);
-    if (verdict === 'stop') {
-      for (const call of calls) {
-        added.push(toolMessage(call.id, toolError('REPEATED_ACTION', 'Stopped: the same call was repeated after a warning.', { recoverable: false })));
-      }
-      return done('repeated_action', lastContent || 'Stopped: the same action was repeated.', step);
-    }
-
-    const rules = opts.turnRules?.length ? [...sessionRules, ...opts.turnRules] : sessionRules;
-    const judged = calls.map((call) => judgeCall(call, registry, opts.policy, rules));
-    const asked = judged.filter((j) => !j.result && j.policy?.decision === 'ask');
-    if (asked.length) {
-      const outcomes = await ops.awaitApprovals(asked.map(approvalRequest));
-      for (const j of asked) {
-        const rule = applyApproval(j, outcomes.get(j.call.id) ?? { approved: false, timedOut: true }, opts.policy);
-        if (rule) sessionRules.push(rule);
-      }
-    }
-
-    let finishAnswer: string | undefined;
-    let anyOk = false;
-    let anyFailed = false;
-    for (const j of judged) {
-      const result = j.result ?? (await run(j, step));
-      if (j.call.name === 'finish' && result.ok) finishAnswer = (j.args as { answer: string }).answer;
-      anyOk ||= result.ok;
-      anyFailed ||= !result.ok;
-      toolCalls.push(record(j, step, result));
-      added.push(toolMessage(j.call.id, result));
-    }
-    if (finishAnswer !== undefined) return done('finish', finishAnswer, step);
-    if (verdict === 'warn') added.push({ role: 'user', content: repeat.warning(calls) });
-    failedSteps = anyFailed && !anyOk ? failedSteps + 1 : 0;
-    if (failedSteps >= limits.errorLimit) {
-      return done('error_limit', lastContent || `Stopped after ${failedSteps} consecutive failed steps.`, step);
-    }
+    return done('max_steps', lastContent || `Stopped after ${maxSteps} steps without a final answer.`, maxSteps);
   }
-  return done('max_steps', lastContent || `Stopped after ${maxSteps} steps without a final answer.`, maxSteps);
+
+  /** Where to go on from in a new run: everything the loop holds, between steps. */
+  function resumeAt(next: number, c: StoredConversation): TurnResume {
+    return {
+      step: next,
+      usage,
+      modelCalls,
+      failedSteps,
+      lastContent,
+      repeat: repeat.state(),
+      memory,
+      sessionRules,
+      compressions,
+      toolCalls,
+      storedToolCalls,
+      conversation: c.snapshot(),
+      prepared: {
+        ...(opts.context?.skillsIndex ? { skillsIndex: opts.context.skillsIndex } : {}),
+        ...(opts.context?.memories?.length ? { memories: opts.context.memories } : {}),
+        ...(opts.turnRules?.length ? { skillRules: [...opts.turnRules] } : {}),
+      },
+    };
   }
 
   /** Runs an admitted call: workflow-local tools here, the rest through ops.executeTool. */
-  async function run(j: JudgedCall, step: number): Promise<ToolResult> {
+  async function run(j: JudgedCall, step: number): Promise<ToolOutcome> {
     const def = j.def!;
     const args = j.args as Record<string, unknown>;
     if (def.runsIn !== 'workflow') {
@@ -228,12 +278,37 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
   }
 }
 
-function record(j: JudgedCall, step: number, result: ToolResult): ToolCallRecord {
+/**
+ * The turn's conversation: continued from where a previous run stopped; by reference to the
+ * message store (sessions from before it hand over their messages as pending, stored by the
+ * first model call); or inline, for turns recorded before the store.
+ */
+function startConversation(input: TurnInput, opts: TurnOptions): TurnConversation {
+  const user: ChatMessage = { role: 'user', content: input.userMessage };
+  if (input.resume) return new StoredConversation(input.resume.conversation);
+  if (opts.messageStore) {
+    const start = input.conversation ?? EMPTY_CONVERSATION;
+    const c = new StoredConversation(start);
+    for (const m of input.history) c.add(m);
+    c.add(user);
+    return c;
+  }
+  const c = new InlineConversation(input.history, opts.scriptAwareEstimate ? estimateTextTokens : quarterChars);
+  c.add(user);
+  return c;
+}
+
+// A record keeps arguments up to this size whole (the store and the model call's history have them all).
+const RECORD_ARGS_MAX = 1024;
+
+function record(j: JudgedCall, step: number, result: ToolOutcome): ToolCallRecord {
+  const json = JSON.stringify(j.args) ?? '';
   return {
     step,
     callId: j.call.id,
     name: j.call.name,
-    args: j.args,
+    // Records travel with the turn (and every run of a long one): large arguments by preview.
+    args: json.length > RECORD_ARGS_MAX ? { $preview: json.slice(0, RECORD_ARGS_MAX / 2), bytes: json.length } : j.args,
     ok: result.ok,
     ...(result.error_type ? { error_type: result.error_type } : {}),
     ...(j.policy ? { policy: j.policy } : {}),
@@ -241,41 +316,9 @@ function record(j: JudgedCall, step: number, result: ToolResult): ToolCallRecord
   };
 }
 
-/**
- * A cheap deterministic estimate to decide, inside the workflow, whether the compressContext
- * activity (which counts with the real tokenizer) is worth calling.
- */
-function estimateTokens(messages: ChatMessage[], count: (text: string) => number): number {
-  let tokens = 0;
-  for (const m of messages) {
-    tokens += count(m.content ?? '') + 3;
-    if (m.role === 'assistant') for (const c of m.tool_calls ?? []) tokens += count(c.name) + count(c.arguments) + 3;
-  }
-  return tokens;
-}
-
 /** The estimate turns recorded before script-aware counting used: 4 characters a token. */
 function quarterChars(text: string): number {
   return text.length / 4;
-}
-
-/**
- * Gives every call of the last assistant message that has no result yet an error result, so
- * the conversation stays well-formed (providers reject tool calls without results).
- */
-function closeOpenCalls(added: ChatMessage[], message: string): void {
-  let lastAssistant = added.length - 1;
-  while (lastAssistant >= 0 && added[lastAssistant]!.role !== 'assistant') lastAssistant--;
-  const last = added[lastAssistant];
-  if (!last || last.role !== 'assistant') return;
-  const answered = new Set(added.slice(lastAssistant + 1).flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : [])));
-  for (const c of last.tool_calls ?? []) {
-    if (!answered.has(c.id)) added.push(toolMessage(c.id, toolError('EXECUTION_ERROR', message, { recoverable: false })));
-  }
-}
-
-function toolMessage(callId: string, result: ToolResult): ChatMessage {
-  return { role: 'tool', tool_call_id: callId, content: JSON.stringify(result) };
 }
 
 function modelRef(input: TurnInput): ModelCallInput['model'] {

@@ -3,6 +3,7 @@ import {
   allHandlersFinished,
   CancellationScope,
   condition,
+  continueAsNew,
   currentUpdateInfo,
   getExternalWorkflowHandle,
   isCancellation,
@@ -14,11 +15,10 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import type { ExecuteToolInput } from '../common/activity-types';
+import type { ExecuteToolInput, ToolOutcome } from '../common/activity-types';
 import { rootCauseMessage, toolError } from '../common/errors';
 import { parsePolicy } from '../common/policy/schema';
-import type { ApprovalRecord, TurnInput, TurnResult, TurnState } from '../common/session';
-import type { ToolResult } from '../common/types';
+import { DEFAULT_LIMITS, type ApprovalRecord, type TurnInput, type TurnResult, type TurnState } from '../common/session';
 import {
   answerUpdate,
   decideApprovalsUpdate,
@@ -43,7 +43,7 @@ const { executeTool } = proxyActivities<Activities>({
 
 // Preparing a turn reads the skills folders and a few memories: seconds, never minutes, so a
 // lost attempt (a worker or server gone) is retried quickly instead of after 11 minutes.
-const { prepareTurn } = proxyActivities<Activities>({
+const { prepareTurn, storeValue } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: TOOL_RETRY,
 });
@@ -98,6 +98,8 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const perToolTimeouts = patched('per-tool-timeouts');
   const toolFailuresAsResults = patched('tool-failures-as-results');
   const scriptAwareEstimate = patched('script-aware-token-estimate');
+  // Turns recorded before the message store carried the conversation inline.
+  const messageStore = patched('message-store') && !input.config.inlineHistory;
 
   const state: TurnState = { turnId: input.turnId, status: 'running', step: 0 };
   const answers = new Map<string, string>();
@@ -154,12 +156,15 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   );
 
   const m = input.config.model;
-  const prepared = await prepareTurn({
-    sessionId: input.sessionId,
-    model: m.provider === 'scripted' ? { provider: 'scripted', model: m.model, script: m.script } : m,
-    ...(input.config.memory ? { memory: input.config.memory } : {}),
-    ...(input.config.skills?.folders.length ? { skillFolders: input.config.skills.folders } : {}),
-  });
+  // A run that continues a long turn keeps what the turn's first run prepared.
+  const prepared =
+    input.resume?.prepared ??
+    (await prepareTurn({
+      sessionId: input.sessionId,
+      model: m.provider === 'scripted' ? { provider: 'scripted', model: m.model, script: m.script } : m,
+      ...(input.config.memory ? { memory: input.config.memory } : {}),
+      ...(input.config.skills?.folders.length ? { skillFolders: input.config.skills.folders } : {}),
+    }));
 
   const waitForHuman = async (pending: NonNullable<TurnState['pending']>, done: () => boolean, timeoutMs: number): Promise<boolean> => {
     state.status = pending.kind === 'question' ? 'waiting_for_user' : 'waiting_for_approval';
@@ -173,12 +178,13 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   };
 
   /** One tool execution; a failure after the activity's retries is a result the model sees. */
-  const runTool = async ({ local, ...call }: Parameters<Parameters<typeof runTurn>[1]['executeTool']>[0]): Promise<ToolResult> => {
+  const runTool = async ({ local, ...call }: Parameters<Parameters<typeof runTurn>[1]['executeTool']>[0]): Promise<ToolOutcome> => {
     const activity = local && localTools ? executeToolLocally : perToolTimeouts ? toolActivity(call.timeoutMs) : executeTool;
     const req: ExecuteToolInput = {
       sessionId: input.sessionId,
       turnId: input.turnId,
       ...call,
+      ...(messageStore ? { store: true } : {}),
       ...(input.config.memory ? { namespace: input.config.memory.namespace } : {}),
       ...(input.config.network?.allowPrivateHosts.length ? { allowPrivateHosts: input.config.network.allowPrivateHosts } : {}),
     };
@@ -199,7 +205,13 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       callModel,
       ...(compression ? { compressContext } : {}),
       executeTool: runTool,
+      ...(messageStore ? { storeValue: async (value: unknown) => (await storeValue({ sessionId: input.sessionId, value })).$blob } : {}),
       isCancellation,
+      // Between steps, past the event budget: continue as new (Temporal warns at 10,240 events).
+      shouldContinueAsNew: () => {
+        const info = workflowInfo();
+        return info.continueAsNewSuggested || info.historyLength >= (limits.turnEventBudget ?? DEFAULT_LIMITS.turnEventBudget!);
+      },
       onStep: (step) => {
         state.step = step;
       },
@@ -223,15 +235,22 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       ...(prepared?.skillRules?.length ? { turnRules: prepared.skillRules } : {}),
       harnessCallIds,
       scriptAwareEstimate,
+      messageStore,
     },
   );
-  state.status = 'done';
   state.pending = undefined;
   // An update still in its handler (an approval arriving as the turn ends) gets its answer
   // before the turn closes; not cancellable, so a cancelled turn also ends cleanly.
   await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+  if ('continueAsNew' in result) {
+    // The same turn goes on in a new run: its id, queries, updates and the session's wait on it
+    // all follow the chain of runs.
+    return continueAsNew<typeof turnWorkflow>({ ...input, resume: result.continueAsNew });
+  }
+  state.status = 'done';
   return result;
 }
+
 
 /** Refuses a decision that does not match what is pending, before anything is written to history. */
 function validateDecision(p: TurnState['pending'], d: ApprovalDecisionInput): void {

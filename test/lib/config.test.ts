@@ -5,8 +5,6 @@ import { describe, expect, it } from 'vitest';
 import { resolveSessionConfig } from '../../lib/config';
 import { DEFAULT_RULES } from '../../common/policy/defaults';
 import { trust } from '../../lib/trust';
-import { maxStepsForHistory } from '../../common/context/history-budget';
-import { DEFAULT_COMPRESSION } from '../../common/context/plan';
 import { UsageError, UserError } from '../../lib/errors';
 
 function dirWith(config?: unknown): string {
@@ -127,23 +125,5 @@ describe('config files found in the working directory', () => {
     expect(err).toBeInstanceOf(UsageError);
     expect((err as Error).message).toMatch(/invalid JSON/);
     expect((err as UsageError).hint).toMatch(/JSON syntax/);
-  });
-});
-
-describe('limits that the history can hold', () => {
-  it('refuses more steps than one turn history can hold with the configured context size, naming both', () => {
-    const steps = maxStepsForHistory(DEFAULT_COMPRESSION);
-    expect(steps).toBeGreaterThanOrEqual(20);
-    expect(resolveSessionConfig({ model: 'm' }, {}, dirWith({ limits: { maxSteps: steps } })).limits.maxSteps).toBe(steps);
-    expect(() => resolveSessionConfig({ model: 'm' }, {}, dirWith({ limits: { maxSteps: steps + 1 } }))).toThrow(
-      new RegExp(`limits\\.maxSteps ${steps + 1} .*at most ${steps} steps`),
-    );
-    // A smaller context leaves room for more steps.
-    const small = dirWith({ limits: { maxSteps: steps + 1 }, compression: { contextWindow: 32_000, outputReserve: 4_000 } });
-    expect(resolveSessionConfig({ model: 'm' }, {}, small).limits.maxSteps).toBe(steps + 1);
-  });
-
-  it('refuses a context window one model call could not carry', () => {
-    expect(() => resolveSessionConfig({ model: 'm' }, {}, dirWith({ compression: { contextWindow: 1_000_000 } }))).toThrow(/more than one model call can carry/);
   });
 });

@@ -1,0 +1,152 @@
+/**
+ * The conversation of a turn as the loop sees it: what a model call carries and what comes back.
+ * Two forms. Stored (every turn now): a reference to the message store (a chain head plus the
+ * few messages of the last step not yet chained), so history holds each message at most once
+ * and a model call's input stays the same size at step 1 and at step 1,000. Inline: the
+ * messages themselves, for turns recorded before the store, which must replay as they ran.
+ * Pure and deterministic.
+ */
+import type { ModelReply, ToolOutcome } from '../common/activity-types';
+import type { ConversationRef, PendingMessage, SystemRef } from '../common/conversation';
+import { estimateTextTokens, messageTokens } from '../common/context/estimate';
+import type { CompressContextResult } from '../common/context/types';
+import { sha256Hex } from '../common/digest';
+import type { TurnResult } from '../common/session';
+import type { ChatMessage, ToolResult } from '../common/types';
+
+/** What a model or compression call carries of the context. */
+export type ContextParts = { messages: ChatMessage[] } | { conversation: Pick<ConversationRef, 'head' | 'pending'>; system: SystemRef };
+
+/** The conversation of a turn. */
+export interface TurnConversation {
+  /** Adds a message the workflow made (the user's, a warning, a small tool result). */
+  add(message: ChatMessage): void;
+  /** Adds a tool's result: a stored one by reference. */
+  addResult(callId: string, outcome: ToolOutcome): void;
+  /** Estimated tokens of the context with this system text. */
+  estimate(system: string): number;
+  /** The context parts of the next call. */
+  context(system: string): ContextParts;
+  /** After a model call succeeded: its reply (and the assistant message it makes). */
+  replied(reply: ModelReply, assistant: ChatMessage): void;
+  /** After a compression: takes its result; true when the conversation changed. */
+  compressed(c: CompressContextResult): boolean;
+  /** What the turn result carries of the conversation. */
+  outcome(): Pick<TurnResult, 'messages' | 'replacesHistory' | 'conversation'>;
+}
+
+/** The tool message the model reads for a call's result. */
+export function toolMessage(callId: string, result: ToolResult): ChatMessage {
+  return { role: 'tool', tool_call_id: callId, content: JSON.stringify(result) };
+}
+
+/** The conversation by reference to the message store. */
+export class StoredConversation implements TurnConversation {
+  private ref: ConversationRef;
+  // The system text travels only when it changed since the last successful call of this run;
+  // otherwise its hash does (the store has it from that call).
+  private sentSystem: string | undefined;
+  private offeredSystem: string | undefined;
+
+  constructor(start: ConversationRef) {
+    this.ref = { ...start, pending: [...start.pending] };
+  }
+
+  add(message: ChatMessage): void {
+    this.push({ message }, messageTokens(message));
+  }
+
+  addResult(callId: string, outcome: ToolOutcome): void {
+    if (outcome.stored) this.push({ ref: outcome.stored.ref, tokens: outcome.stored.tokens }, outcome.stored.tokens);
+    else this.add(toolMessage(callId, outcome));
+  }
+
+  estimate(system: string): number {
+    return this.ref.tokens + estimateTextTokens(system) + 3;
+  }
+
+  context(system: string): ContextParts {
+    const hash = sha256Hex(system);
+    this.offeredSystem = hash;
+    return { conversation: { head: this.ref.head, pending: this.ref.pending }, system: hash === this.sentSystem ? { hash } : { hash, text: system } };
+  }
+
+  replied(reply: ModelReply, _assistant: ChatMessage): void {
+    if (!reply.conversation) throw new Error('the model reply carries no conversation reference');
+    this.ref = reply.conversation;
+    this.sentSystem = this.offeredSystem;
+  }
+
+  compressed(c: CompressContextResult): boolean {
+    if (c.conversation) {
+      this.ref = c.conversation;
+      this.sentSystem = this.offeredSystem;
+    }
+    return c.compressed;
+  }
+
+  outcome(): Pick<TurnResult, 'conversation'> {
+    return { conversation: this.snapshot() };
+  }
+
+  /** The reference as it stands (carried by continue-as-new and to the session). */
+  snapshot(): ConversationRef {
+    return { ...this.ref, pending: [...this.ref.pending] };
+  }
+
+  private push(p: PendingMessage, tokens: number): void {
+    this.ref.pending.push(p);
+    this.ref.count += 1;
+    this.ref.tokens += tokens;
+  }
+}
+
+/** The conversation as messages: turns recorded before the message store. */
+export class InlineConversation implements TurnConversation {
+  private added: ChatMessage[] = [];
+  private replaced = false;
+
+  constructor(
+    private history: ChatMessage[],
+    private readonly count: (text: string) => number,
+  ) {}
+
+  add(message: ChatMessage): void {
+    this.added.push(message);
+  }
+
+  addResult(callId: string, outcome: ToolOutcome): void {
+    this.added.push(toolMessage(callId, outcome));
+  }
+
+  estimate(system: string): number {
+    let tokens = 0;
+    for (const m of [{ role: 'system' as const, content: system }, ...this.history, ...this.added]) tokens += messageTokens(m, this.count);
+    return tokens;
+  }
+
+  context(system: string): ContextParts {
+    return { messages: [{ role: 'system', content: system }, ...this.history, ...this.added] };
+  }
+
+  replied(_reply: ModelReply, assistant: ChatMessage): void {
+    this.added.push(assistant);
+  }
+
+  compressed(c: CompressContextResult): boolean {
+    if (!c.compressed || !c.messages) return false;
+    this.history = c.messages.slice(1); // the system message is rebuilt every step
+    this.added = [];
+    this.replaced = true;
+    return true;
+  }
+
+  outcome(): Pick<TurnResult, 'messages' | 'replacesHistory'> {
+    return { messages: this.replaced ? [...this.history, ...this.added] : this.added, ...(this.replaced ? { replacesHistory: true } : {}) };
+  }
+
+  /** The messages added this turn (cancellation closes the open calls among them). */
+  get recent(): ChatMessage[] {
+    return this.added;
+  }
+}
