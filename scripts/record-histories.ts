@@ -40,7 +40,8 @@ async function main(): Promise<void> {
     const config: SessionConfig = {
       model: { provider: 'scripted', model: 'scripted', script },
       systemPrompt: 'Reference session.',
-      limits: DEFAULT_LIMITS,
+      // A small event budget: turn 1 continues as new between steps, so runs of both kinds are recorded.
+      limits: { ...DEFAULT_LIMITS, turnEventBudget: 40 },
       // What a user gets: the default rules written into the session (policy version 2).
       policy: freezePolicy(parsePolicy({ mode: 'ask' })),
     };
@@ -60,13 +61,19 @@ async function main(): Promise<void> {
     const dir = path.resolve(__dirname, '..', '..', 'test', 'histories', label);
     mkdirSync(dir, { recursive: true });
     for (const id of [sessionId, `${sessionId}/turn-1`, `${sessionId}/turn-2`]) {
-      // The CLI writes the canonical history JSON that historyFromJSON (and the UI) read.
-      const json = execFileSync(findTemporalCli(), ['workflow', 'show', '--workflow-id', id, '--address', address, '--output', 'json'], {
-        encoding: 'utf8',
-      });
-      const file = path.join(dir, `${id.replace('/', '.')}.json`);
-      writeFileSync(file, json);
-      console.error(`wrote ${file} (${JSON.parse(json).events.length} events)`);
+      // Every run of the id, oldest first: a turn that continued as new has several.
+      const runs: { start: number; runId: string }[] = [];
+      for await (const wf of client.workflow.list({ query: `WorkflowId = '${id}'` })) runs.push({ start: wf.startTime.getTime(), runId: wf.runId });
+      runs.sort((a, b) => a.start - b.start);
+      for (const [i, run] of runs.entries()) {
+        // The CLI writes the canonical history JSON that historyFromJSON (and the UI) read.
+        const json = execFileSync(findTemporalCli(), ['workflow', 'show', '--workflow-id', id, '--run-id', run.runId, '--address', address, '--output', 'json'], {
+          encoding: 'utf8',
+        });
+        const file = path.join(dir, `${id.replace('/', '.')}${runs.length > 1 ? `.run${i + 1}` : ''}.json`);
+        writeFileSync(file, json);
+        console.error(`wrote ${file} (${JSON.parse(json).events.length} events)`);
+      }
     }
   });
 }

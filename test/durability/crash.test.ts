@@ -19,8 +19,10 @@ import { decideApprovals, sessionState } from '../../lib/session-client';
 import { inject } from 'vitest';
 import { sendMessage, waitForTurn } from '../../lib/session-client';
 import { failpointFile } from '../../activities/failpoints';
+import { MemoryHost } from '../../activities/memory/host';
+import { Conversations } from '../../activities/store/conversations';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
-import { DEFAULT_POLICY, endpointConfig, newSessionId } from '../support/harness';
+import { DEFAULT_POLICY, endpointConfig, newSessionId, TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker } from '../support/processes';
 import { cliEnv } from '../support/cli';
 
@@ -53,7 +55,9 @@ afterAll(async () => {
 
 it('finishes the turn on a new worker after the first is SIGKILLed mid model call, without redoing completed steps', async () => {
   const home = mkdtempSync(path.join(os.tmpdir(), 'harness-crash-'));
-  const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `crash-${randomUUID()}`, HARNESS_HOME: home });
+  // Postgres for the message store: the embedded one's start (seconds of WASM work) would
+  // overlap the first model call and blur which attempt the crash hit.
+  const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `crash-${randomUUID()}`, HARNESS_HOME: home, DATABASE_URL: TEST_DATABASE_URL });
   const sessionId = newSessionId('crash');
   const inFlight = new Promise<void>((resolve) => model.onRequest((r) => r.session === sessionId && r.index === 1 && resolve()));
 
@@ -116,6 +120,8 @@ it('kills the worker during a write_file append, an approval wait, a running com
   const reached = (name: string) => existsSync(failpointFile(home, name));
   const db = new pg.Client({ connectionString: base.DATABASE_URL });
   await db.connect();
+  const host = new MemoryHost({ home: mkdtempSync(path.join(os.tmpdir(), 'harness-crash-reader-')), databaseUrl: base.DATABASE_URL });
+  const store = await host.messages();
 
   const script = {
     steps: [
@@ -181,13 +187,18 @@ it('kills the worker during a write_file append, an approval wait, a running com
     await until('the remember_longterm failpoint', () => reached('after-tool:remember_longterm'));
     await crash('remember_longterm');
 
-    // 5. the model call of step 4 is in flight.
+    // 5. the model call of step 4 is in flight; the next worker pauses after storing a reply.
     await stepRequest;
     resumed('remember_longterm');
-    await crash('model call');
+    await crash('model call', 'after-store:callModel=5000');
+
+    // 6. the final reply is in the message store, the model call's completion not recorded.
+    await until('the stored reply', () => reached('after-store:callModel'));
+    resumed('model call');
+    await crash('stored reply');
 
     const out = await waitForTurn(client, turnId, { pollMs: 200 });
-    resumed('model call');
+    resumed('stored reply');
     expect(out.kind).toBe('done');
     if (out.kind !== 'done') return;
     expect(out.result.terminated_by).toBe('final_answer');
@@ -199,7 +210,15 @@ it('kills the worker during a write_file append, an approval wait, a running com
     const rows = await db.query('SELECT count(*)::int AS n FROM memories WHERE namespace = $1', [namespace]);
     expect(rows.rows[0].n).toBe(1);
     const calls = server.requests.filter((r) => r.session === sessionId);
-    for (const i of [0, 1, 2, 4]) expect(calls.filter((r) => r.index === i && r.status === 200), `model step ${i}`).toHaveLength(1);
+    for (const i of [0, 1, 2]) expect(calls.filter((r) => r.index === i && r.status === 200), `model step ${i}`).toHaveLength(1);
+    // The conversation in the message store holds every message exactly once.
+    const messages = await new Conversations(() => store).read(sessionId, out.result.conversation!);
+    const asked = messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : []));
+    const answered = messages.flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : []));
+    expect(asked).toEqual(['t1-s1-c0', 't1-s2-c0', 't1-s3-c0', 't1-s4-c0']);
+    expect(answered).toEqual(asked);
+    expect(messages.filter((m) => m.role === 'assistant' && m.content === 'All done. HARNESS_OK')).toHaveLength(1);
+    expect(messages.filter((m) => m.role === 'user')).toHaveLength(1);
     expect(out.result.toolCalls.map((c) => [c.name, c.ok])).toEqual([
       ['write_file', true],
       ['run_shell', true],
@@ -213,6 +232,7 @@ it('kills the worker during a write_file append, an approval wait, a running com
   } finally {
     await db.query('DELETE FROM memories WHERE namespace = $1', [namespace]).catch(() => undefined);
     await db.end();
+    await host.close();
     await server.close();
   }
 }, 600_000);

@@ -13,6 +13,10 @@ import { DEFAULT_LIMITS, type Limits, type SessionConfig, type TurnResult } from
 import { decideApprovals, sendMessage, waitForTurn, type TurnOutcome } from '../../lib/session-client';
 import { createHarnessWorker } from '../../workers/worker';
 import type { ActivityDeps } from '../../activities';
+import { Conversations } from '../../activities/store/conversations';
+import type { MessageStore } from '../../activities/store/message-store';
+import { MemoryHost } from '../../activities/memory/host';
+import type { ChatMessage } from '../../common/types';
 import { quietRuntime } from './quiet-runtime';
 import { parsePolicy, type Policy } from '../../common/policy/schema';
 import { freezePolicy } from '../../common/policy';
@@ -32,8 +36,20 @@ export interface TestHarness {
    * policy's path); returns the result and the calls that asked, in order.
    */
   finishApproving(sessionId: string, config: SessionConfig, text: string): Promise<TurnResult & { asked: string[] }>;
+  /**
+   * The messages of a turn result: its own (turns from before the message store), or the whole
+   * conversation read back from the store. finish() and finishApproving() fill `messages` so.
+   */
+  messages(r: TurnResult): Promise<ChatMessage[]>;
+  /** The result with `messages` and every call record filled in from the store (what finish() returns). */
+  complete(r: TurnResult): Promise<TurnResult>;
+  /** The message store the worker writes to. */
+  store: MessageStore;
   stop(): Promise<void>;
 }
+
+/** The Postgres the tests use (trust auth; the `test` database). */
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 /** Starts a worker with the given activity overrides. */
 export async function startHarness(overrides: Partial<ActivityDeps> = {}): Promise<TestHarness> {
@@ -42,7 +58,14 @@ export async function startHarness(overrides: Partial<ActivityDeps> = {}): Promi
   const taskQueue = `test-${randomUUID()}`;
   const home = overrides.home ?? mkdtempSync(path.join(os.tmpdir(), 'harness-home-'));
   const nativeConnection = await NativeConnection.connect({ address });
+  // The message store on the real Postgres (unless the test brings its own): the worker writes
+  // there and the test reads conversations back from there.
+  const db = overrides.messageStore ? undefined : new MemoryHost({ home, databaseUrl: TEST_DATABASE_URL });
+  const messageStore = overrides.messageStore ?? (() => db!.messages());
+  const store = await messageStore();
+  const conversations = new Conversations(messageStore);
   const worker: Worker = await createHarnessWorker({
+    messageStore,
     connection: nativeConnection,
     namespace: 'default',
     taskQueue,
@@ -55,9 +78,18 @@ export async function startHarness(overrides: Partial<ActivityDeps> = {}): Promi
   const connection = await Connection.connect({ address });
   const client = new Client({ connection, namespace: 'default' });
 
+  const messages = async (r: TurnResult): Promise<ChatMessage[]> =>
+    r.messages ?? (r.conversation ? conversations.read(r.sessionId, r.conversation) : []);
+  const withMessages = async (out: TurnOutcome): Promise<TurnOutcome> =>
+    out.kind === 'done' ? { kind: 'done', result: await complete(out.result) } : out;
+  /** A result with its messages and every call record (a long turn stores older records in chunks). */
+  const complete = async (r: TurnResult): Promise<TurnResult> => {
+    const chunks = await Promise.all((r.storedToolCalls ?? []).map(async (hash) => JSON.parse(await conversations.getText(r.sessionId, hash)) as TurnResult['toolCalls']));
+    return { ...r, messages: await messages(r), toolCalls: [...chunks.flat(), ...r.toolCalls] };
+  };
   const turn = async (sessionId: string, config: SessionConfig, text: string, maxSteps?: number) => {
     const { turnId } = await sendMessage(client, { taskQueue, sessionId, config, text, ...(maxSteps ? { maxSteps } : {}) });
-    return waitForTurn(client, turnId, { pollMs: 100 });
+    return withMessages(await waitForTurn(client, turnId, { pollMs: 100 }));
   };
   return {
     client,
@@ -78,15 +110,19 @@ export async function startHarness(overrides: Partial<ActivityDeps> = {}): Promi
         if (p?.kind !== 'approvals') throw new Error(`turn waits for something else: ${JSON.stringify(p)}`);
         asked.push(...p.calls.map((c) => `${c.tool}: ${typeof (c.args as { command?: unknown }).command === 'string' ? (c.args as { command: string }).command : JSON.stringify(c.args)}`));
         await decideApprovals(client, sessionId, { calls: p.calls.map((c) => ({ callId: c.callId, digest: c.digest ?? '' })), approve: true });
-        out = await waitForTurn(client, out.state.turnId, { pollMs: 100 });
+        out = await withMessages(await waitForTurn(client, out.state.turnId, { pollMs: 100 }));
       }
       return { ...out.result, asked };
     },
+    messages,
+    complete,
+    store,
     async stop() {
       worker.shutdown();
       await running;
       await nativeConnection.close();
       await connection.close();
+      await db?.close();
     },
   };
 }

@@ -70,7 +70,10 @@ async function turnWaiting(sessionId: string, cfg: SessionConfig, text: string):
   return out.state;
 }
 
-const turnResult = async (turnId: string) => (await h.client.workflow.getHandle(turnId).result()) as TurnResult;
+const turnResult = async (turnId: string): Promise<TurnResult & { messages: ChatMessage[] }> => {
+  const r = (await h.client.workflow.getHandle(turnId).result()) as TurnResult;
+  return { ...r, messages: await h.messages(r) };
+};
 
 describe('approvals in ask mode', () => {
   it('waits on a write_file call and runs it once approved, recording the policy decision and the approver', async () => {

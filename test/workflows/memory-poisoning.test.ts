@@ -77,7 +77,8 @@ describe('memory poisoning under the default policy', () => {
 
     const reason = 'instructions from files do not belong in memory';
     const { turnId } = await decideApprovals(h.client, sessionId, { approve: false, reason });
-    const r = (await h.client.workflow.getHandle(turnId).result()) as TurnResult;
+    const done = (await h.client.workflow.getHandle(turnId).result()) as TurnResult;
+    const r = { ...done, messages: await h.messages(done) };
     expect(r.terminated_by).toBe('final_answer');
     expect(r.answer).toBe('I did not store that instruction. HARNESS_OK');
     expect(r.toolCalls.map((c) => [c.name, c.ok, c.error_type])).toEqual([

@@ -83,7 +83,8 @@ describe('the sandbox through real turns', () => {
     const second = await h.finishApproving(sessionId, config, 'what do the notes say?');
     expect(second.terminated_by).toBe('final_answer');
     expect(second.answer).toBe('The notes say hello. HARNESS_OK');
-    const [read] = toolResults(second.messages);
+    // The whole conversation: the first turn's result, then this turn's.
+    const [, read] = toolResults(second.messages!);
     expect(read).toMatchObject({ ok: true });
     const [content, host2] = shellOutput(read!).stdout.split('\n');
     expect(content).toBe('hello');
@@ -150,7 +151,7 @@ describe('the sandbox through real turns', () => {
     const { turnId } = await decideApprovals(h.client, sessionId, { approve: false, reason: 'cannot tell what it runs' });
     const done = await waitForTurn(h.client, turnId, { pollMs: 100 });
     if (done.kind !== 'done') throw new Error(`turn still waiting: ${JSON.stringify(done.state)}`);
-    const r: TurnResult = done.result;
+    const r: TurnResult = await h.complete(done.result);
 
     expect(r.terminated_by).toBe('final_answer');
     expect(r.answer).toBe('Nothing bad happened. HARNESS_OK');
@@ -166,7 +167,7 @@ describe('the sandbox through real turns', () => {
       approval: expect.objectContaining({ approved: false, reason: 'cannot tell what it runs' }),
     });
 
-    const results = toolResults(r.messages);
+    const results = toolResults(r.messages!);
     expect(results).toHaveLength(expected.length);
     results.forEach((res, i) => {
       if (expected[i] === undefined) return;

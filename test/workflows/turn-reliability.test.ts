@@ -137,7 +137,8 @@ describe('cancellation', () => {
     const { turnId } = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config, text: 'read everything' });
     await started;
     await h.client.workflow.getHandle(turnId).cancel();
-    const r = (await h.client.workflow.getHandle(turnId).result()) as TurnResult;
+    const done = (await h.client.workflow.getHandle(turnId).result()) as TurnResult;
+    const r = { ...done, messages: await h.messages(done) };
     expect(r.terminated_by).toBe('cancelled');
     // The conversation stays well-formed for the next turn: every tool call has its result.
     const calls = r.messages.flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((c) => c.id) : []));

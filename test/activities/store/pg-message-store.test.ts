@@ -143,13 +143,18 @@ describe.each([
   });
 
   it('passes a query bug through as it is, not as an unavailable store', async () => {
-    const unmigrated = await open();
+    const broken = await open();
     try {
-      const err = await new PgMessageStore(unmigrated.pool()).putBlobs('s', [{ hash: 'h', body: 'b' }]).catch((e: unknown) => e);
+      // A table of the right name and the wrong shape, found first on the search path (other
+      // test files may have migrated the shared public schema): the insert is a query bug.
+      const pool = broken.pool();
+      await pool.query('CREATE TABLE message_blobs (session_id text)');
+      const err = await new PgMessageStore(pool).putBlobs('s', [{ hash: 'h', body: 'b' }]).catch((e: unknown) => e);
       expect(err).not.toBeInstanceOf(StoreUnavailableError);
-      expect((err as { code?: string }).code).toBe('42P01'); // undefined_table
+      // undefined_column, or undefined_table where no message_sessions table is on the path either
+      expect(['42703', '42P01']).toContain((err as { code?: string }).code);
     } finally {
-      await unmigrated.teardown();
+      await broken.teardown();
     }
   });
 });
