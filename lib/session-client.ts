@@ -94,7 +94,8 @@ export async function sendMessage(
  * started with nobody to run it. A worker that was just started gets `graceMs` to poll first.
  */
 export async function requireWorker(client: Client, taskQueue: string, opts: { graceMs?: number; hint?: string } = {}): Promise<void> {
-  const until = Date.now() + (opts.graceMs ?? 5_000);
+  // Long enough for a worker that has just started (its first poll) on a loaded machine.
+  const until = Date.now() + (opts.graceMs ?? 10_000);
   for (;;) {
     if ((await workerPresence(client, taskQueue)) !== 'absent') return;
     if (Date.now() >= until) {

@@ -8,6 +8,8 @@ import { defaultSandboxes, defaultSkills } from '../activities';
 import { DEFAULT_SANDBOX_IMAGE, sandboxProblems } from '../activities/sandbox/docker-sandbox';
 import { MemoryHost } from '../activities/memory/host';
 import { createHarnessWorker } from './worker';
+import type { Worker } from '@temporalio/worker';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Runs until SIGINT/SIGTERM; writes pid/ready files when asked to (background workers). */
 export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line: string) => void = console.error): Promise<void> {
@@ -18,20 +20,22 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
   for (const problem of skills.catalog().problems) log(`skills: ${problem}`);
   const sandboxes = defaultSandboxes(home, env, skills);
   await checkSandboxes(sandboxes, s, env, log);
-  // Every turn reads and writes the message store: open it (and the embedded database) now, in
-  // the background, so a problem shows at start and the first turn rarely waits for it, while
-  // the worker already polls (clients look for a polling worker before they send).
+  // Every turn reads and writes the message store: open it (and the embedded database) before
+  // saying ready, so a problem shows at start and the first turn does not wait for it.
   const memory = new MemoryHost({ home, ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}) });
-  void memory.messages().then(
+  await memory.messages().then(
     () => log(`message store ready (${env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PGlite'})`),
     (err: Error) => log(`${err.message.split('\n')[0]} (turns wait with STORE_UNAVAILABLE until it answers)`),
   );
   const worker = await createHarnessWorker({ connection, namespace: s.namespace, taskQueue: s.taskQueue, home, env, sandboxes, skills, memory });
   if (env.HARNESS_WORKER_PIDFILE) writePidFile(env.HARNESS_WORKER_PIDFILE, process.pid);
-  if (env.HARNESS_WORKER_READYFILE) writePidFile(env.HARNESS_WORKER_READYFILE, process.pid);
-  log(`worker ready: ${s.address} namespace=${s.namespace} task queue=${s.taskQueue} home=${home}`);
+  const running = worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
   try {
-    await worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
+    // Ready means polling: a client that started us looks for a polling worker next.
+    await untilRunning(worker, running);
+    if (env.HARNESS_WORKER_READYFILE) writePidFile(env.HARNESS_WORKER_READYFILE, process.pid);
+    log(`worker ready: ${s.address} namespace=${s.namespace} task queue=${s.taskQueue} home=${home}`);
+    await running;
   } finally {
     await connection.close();
     await memory.close();
@@ -39,6 +43,13 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
     // Only while it still names us: a worker started after us may have taken the file over.
     if (env.HARNESS_WORKER_PIDFILE) removePidFileIf(env.HARNESS_WORKER_PIDFILE, process.pid);
   }
+}
+
+/** Resolves once the worker polls (or its run ended, which `running` then reports). */
+async function untilRunning(worker: Worker, running: Promise<void>): Promise<void> {
+  let ended = false;
+  void running.finally(() => (ended = true)).catch(() => undefined);
+  while (!ended && worker.getState() !== 'RUNNING') await sleep(50);
 }
 
 /**
