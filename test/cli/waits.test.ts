@@ -285,6 +285,7 @@ describe('Temporal going away while `run` waits', () => {
     expect(stdout, dump).toContain('Outage survived. HARNESS_OK');
     expect(stackLines(stderr), dump).toEqual([]);
     expect(stderr, dump).not.toMatch(/unexpected error/);
-    expect(stderr, dump).toMatch(/^… Temporal answers again$/m);
+    // The last trouble before recovery may be the worker reconnecting after the server came back.
+    expect(stderr, dump).toMatch(/^… (Temporal|a worker) answers again$/m);
   }, 400_000);
 });
