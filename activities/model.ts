@@ -6,7 +6,7 @@ import type { ChatMessage, ToolSpec } from '../common/types';
 import type { SystemRef } from '../common/conversation';
 import { withCallIds } from '../common/call-ids';
 import type { ToolRegistry } from '../common/tools';
-import { messageTokens, type Chained, type Conversations } from './store/conversations';
+import { messageTokens, type Conversations, type Draft } from './store/conversations';
 import { callsView, contentView } from './store/views';
 import type { ModelClient } from './model-client';
 import { attemptBudgetMs, endpointLabel, modelTimeout, toModelFailure } from './model-errors';
@@ -97,11 +97,12 @@ export function modelNotConfigured(message: string): ApplicationFailure {
 }
 
 /** The messages of the request: given inline (turns before the message store) or rebuilt from it. */
-async function contextOf(input: ModelCallInput, conversations: Conversations | undefined): Promise<{ messages: ChatMessage[]; chained?: Chained }> {
+async function contextOf(input: ModelCallInput, conversations: Conversations | undefined): Promise<{ messages: ChatMessage[]; chained?: Draft }> {
   if (!input.conversation) return { messages: input.messages ?? [] };
   if (!conversations) throw ApplicationFailure.nonRetryable('this worker has no message store', 'STORE_UNAVAILABLE');
   const system = await systemText(input.sessionId, input.system, conversations);
-  const chained = await conversations.append(input.sessionId, input.conversation.head, input.conversation.pending);
+  // Read, not yet written: the step's new messages are stored with the reply, in one write.
+  const chained = await conversations.draft(input.sessionId, input.conversation.head, input.conversation.pending);
   return { messages: [{ role: 'system', content: system }, ...chained.messages], chained };
 }
 
@@ -114,11 +115,11 @@ export async function systemText(sessionId: string, ref: SystemRef | undefined, 
 }
 
 /** Chains the reply after the conversation and returns what the workflow keeps of it. */
-async function storeReply(input: ModelCallInput, reply: ModelReply, chained: Chained, deps: CallModelDeps): Promise<ModelReply> {
+async function storeReply(input: ModelCallInput, reply: ModelReply, draft: Draft, deps: CallModelDeps): Promise<ModelReply> {
   const conversations = deps.conversations!;
   const calls = withCallIds(reply.toolCalls, input.callIdPrefix ?? `c${input.callIndex}`);
   const assistant: ChatMessage = { role: 'assistant', content: reply.content, ...(calls.length ? { tool_calls: calls } : {}) };
-  const after = await conversations.append(input.sessionId, chained.head, [], [assistant]);
+  const after = await conversations.commit(input.sessionId, draft, [assistant]);
   const put = (text: string) => conversations.putText(input.sessionId, text);
   return {
     ...reply,

@@ -23,6 +23,23 @@ export function nodeHash(parent: string | null, blob: string): string {
   return sha256(`${parent ?? ''}:${blob}`);
 }
 
+/** A conversation read for a call, its pending messages not yet written. */
+export interface Draft extends Chained {
+  added: Entry[];
+}
+
+/** A message with its stored body and the body's hash. */
+interface Entry {
+  message: ChatMessage;
+  body: string;
+  blob: string;
+}
+
+function entry(message: ChatMessage): Entry {
+  const body = JSON.stringify(message);
+  return { message, body, blob: sha256(body) };
+}
+
 /** A conversation after chaining: its head and messages. */
 export interface Chained {
   head: string | null;
@@ -83,40 +100,42 @@ export class Conversations {
 
   /**
    * Chains `pending` then `extra` after `head`: stores inline messages, resolves stored ones,
-   * writes the nodes (bodies first), and returns the new head with all the messages.
+   * writes the bodies and nodes in one round trip, and returns the new head with all the messages.
    */
   async append(sessionId: string, head: string | null, pending: readonly PendingMessage[], extra: readonly ChatMessage[] = []): Promise<Chained> {
+    return this.commit(sessionId, await this.draft(sessionId, head, pending), extra);
+  }
+
+  /**
+   * A conversation with its pending messages resolved but nothing written yet: a model call
+   * reads it, then commits it with the reply in a single write.
+   */
+  async draft(sessionId: string, head: string | null, pending: readonly PendingMessage[]): Promise<Draft> {
     const base = await this.load(sessionId, head);
-    if (pending.length === 0 && extra.length === 0) return { head, messages: base };
-    const store = await this.store();
     const refs = pending.flatMap((p) => ('ref' in p ? [p.ref] : []));
-    const resolved = refs.length ? await store.getBlobs(sessionId, refs) : new Map<string, string>();
-    const added: { message: ChatMessage; body: string; blob: string }[] = [];
-    for (const p of pending) {
-      if ('ref' in p) {
-        const body = resolved.get(p.ref) ?? this.texts.get(p.ref);
-        if (body === undefined) throw new StoreUnavailableError(`message ${p.ref} of session ${sessionId} is missing from the store`);
-        added.push({ message: JSON.parse(body) as ChatMessage, body, blob: p.ref });
-      } else {
-        const body = JSON.stringify(p.message);
-        added.push({ message: p.message, body, blob: sha256(body) });
-      }
-    }
-    for (const message of extra) {
-      const body = JSON.stringify(message);
-      added.push({ message, body, blob: sha256(body) });
-    }
+    const resolved = refs.length ? await (await this.store()).getBlobs(sessionId, refs) : new Map<string, string>();
+    const added = pending.map((p) => {
+      if (!('ref' in p)) return entry(p.message);
+      const body = resolved.get(p.ref) ?? this.texts.get(p.ref);
+      if (body === undefined) throw new StoreUnavailableError(`message ${p.ref} of session ${sessionId} is missing from the store`);
+      return { message: JSON.parse(body) as ChatMessage, body, blob: p.ref };
+    });
+    return { head, messages: [...base, ...added.map((a) => a.message)], added };
+  }
+
+  /** Writes a draft's messages and `extra` after its head; returns the new head and all the messages. */
+  async commit(sessionId: string, draft: Draft, extra: readonly ChatMessage[] = []): Promise<Chained> {
+    const added = [...draft.added, ...extra.map(entry)];
+    if (added.length === 0) return { head: draft.head, messages: draft.messages };
     const nodes: StoredNode[] = [];
-    let parent = head;
+    let parent = draft.head;
     for (const a of added) {
       const hash = nodeHash(parent, a.blob);
       nodes.push({ hash, parent, blob: a.blob });
       parent = hash;
     }
-    // Bodies before nodes: a node never names a body the store does not hold.
-    await store.putBlobs(sessionId, added.map((a) => ({ hash: a.blob, body: a.body })));
-    await store.putNodes(sessionId, nodes);
-    const messages = [...base, ...added.map((a) => a.message)];
+    await (await this.store()).putChain(sessionId, added.map((a) => ({ hash: a.blob, body: a.body })), nodes);
+    const messages = [...draft.messages, ...extra];
     this.remember(this.cache, `${sessionId}\u0000${parent}`, messages);
     return { head: parent, messages };
   }

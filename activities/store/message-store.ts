@@ -27,6 +27,8 @@ export interface MessageStore {
   getBlobs(sessionId: string, hashes: readonly string[]): Promise<Map<string, string>>;
   /** Writes chain nodes (after their blobs); a node already stored is left as it is. */
   putNodes(sessionId: string, nodes: readonly StoredNode[]): Promise<void>;
+  /** Writes bodies and the nodes that name them together (one round trip: one per model call). */
+  putChain(sessionId: string, blobs: readonly StoredBlob[], nodes: readonly StoredNode[]): Promise<void>;
   /** The chain ending at `head`, root first; throws StoreUnavailableError when a link is missing. */
   readChain(sessionId: string, head: string): Promise<StoredNode[]>;
   /** Deletes everything stored for the session; returns the number of rows removed. */
@@ -61,6 +63,11 @@ export class InMemoryMessageStore implements MessageStore {
     const m = this.of(this.nodes, sessionId);
     for (const n of nodes) if (!m.has(n.hash)) m.set(n.hash, n);
     this.touched.set(sessionId, Date.now());
+  }
+
+  async putChain(sessionId: string, blobs: readonly StoredBlob[], nodes: readonly StoredNode[]): Promise<void> {
+    await this.putBlobs(sessionId, blobs);
+    await this.putNodes(sessionId, nodes);
   }
 
   async readChain(sessionId: string, head: string): Promise<StoredNode[]> {

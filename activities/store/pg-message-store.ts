@@ -54,6 +54,32 @@ export class PgMessageStore implements MessageStore {
     );
   }
 
+  async putChain(sessionId: string, blobs: readonly StoredBlob[], nodes: readonly StoredNode[]): Promise<void> {
+    const b = firstByHash(blobs);
+    const n = firstByHash(nodes);
+    if (b.length === 0 && n.length === 0) return;
+    // One statement, so one round trip and one commit: a node is never visible without its body.
+    await this.query(
+      `${TOUCH},
+       bodies AS (
+         INSERT INTO message_blobs (session_id, hash, body, bytes)
+         SELECT $1, u.hash, u.body, octet_length(u.body) FROM unnest($2::text[], $3::bytea[]) AS u(hash, body)
+         ON CONFLICT (session_id, hash) DO NOTHING
+       )
+       INSERT INTO message_nodes (session_id, hash, parent, blob)
+       SELECT $1, u.hash, u.parent, u.blob FROM unnest($4::text[], $5::text[], $6::text[]) AS u(hash, parent, blob)
+       ON CONFLICT (session_id, hash) DO NOTHING`,
+      [
+        sessionId,
+        b.map((x) => x.hash),
+        b.map((x) => Buffer.from(x.body, 'utf8')),
+        n.map((x) => x.hash),
+        n.map((x) => x.parent),
+        n.map((x) => x.blob),
+      ],
+    );
+  }
+
   async readChain(sessionId: string, head: string): Promise<StoredNode[]> {
     // From the head through parents, one index lookup per link; ends at the root or at a
     // parent that is not there, which the check below tells apart.
