@@ -3,11 +3,11 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ModelCallInput, ModelReply } from '../common/activity-types';
 import type { ChatMessage, ToolSpec } from '../common/types';
-import type { SystemRef } from '../common/conversation';
 import { withCallIds } from '../common/call-ids';
 import type { ToolRegistry } from '../common/tools';
 import { messageTokens, type Conversations, type Draft } from './store/conversations';
 import { callsView, contentView } from './store/views';
+import { requestContext } from './store/request';
 import type { ModelClient } from './model-client';
 import { attemptBudgetMs, endpointLabel, modelTimeout, toModelFailure } from './model-errors';
 
@@ -48,9 +48,9 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (names: strin
     // start before the store is touched (opening the embedded database can take seconds).
     ctx.heartbeat(progress);
     const beat = setInterval(() => ctx.heartbeat(progress), Math.max(100, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3));
-    let context: Awaited<ReturnType<typeof contextOf>>;
+    let context: Awaited<ReturnType<typeof requestContext>>;
     try {
-      context = await contextOf(input, deps.conversations);
+      context = await requestContext(input, deps.conversations);
     } catch (err) {
       clearInterval(beat);
       throw err;
@@ -87,31 +87,13 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (names: strin
       clearInterval(beat);
     }
     // Outside the model's error handling: a store failure is the store's, not the model's.
-    return context.chained ? storeReply(input, reply, context.chained, deps) : reply;
+    return context.draft ? storeReply(input, reply, context.draft, deps) : reply;
   };
 }
 
 /** A permanent configuration problem (e.g. no API key on the worker). */
 export function modelNotConfigured(message: string): ApplicationFailure {
   return ApplicationFailure.nonRetryable(message, 'MODEL_NOT_CONFIGURED');
-}
-
-/** The messages of the request: given inline (turns before the message store) or rebuilt from it. */
-async function contextOf(input: ModelCallInput, conversations: Conversations | undefined): Promise<{ messages: ChatMessage[]; chained?: Draft }> {
-  if (!input.conversation) return { messages: input.messages ?? [] };
-  if (!conversations) throw ApplicationFailure.nonRetryable('this worker has no message store', 'STORE_UNAVAILABLE');
-  const system = await systemText(input.sessionId, input.system, conversations);
-  // Read, not yet written: the step's new messages are stored with the reply, in one write.
-  const chained = await conversations.draft(input.sessionId, input.conversation.head, input.conversation.pending);
-  return { messages: [{ role: 'system', content: system }, ...chained.messages], chained };
-}
-
-/** The system text: given (and stored for later calls of the run) or read back by its hash. */
-export async function systemText(sessionId: string, ref: SystemRef | undefined, conversations: Conversations): Promise<string> {
-  if (!ref) return '';
-  if (ref.text === undefined) return conversations.getText(sessionId, ref.hash);
-  await conversations.putText(sessionId, ref.text);
-  return ref.text;
 }
 
 /** Chains the reply after the conversation and returns what the workflow keeps of it. */

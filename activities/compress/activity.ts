@@ -6,9 +6,8 @@
 import type { ModelCallInput } from '../../common/activity-types';
 import { renderTranscript } from '../../common/context/summary';
 import type { CompressContextInput, CompressContextResult } from '../../common/context/types';
-import { ApplicationFailure } from '@temporalio/common';
-import { messageTokens, type Chained, type Conversations } from '../store/conversations';
-import { systemText } from '../model';
+import { messageTokens, type Conversations } from '../store/conversations';
+import { requestContext } from '../store/request';
 import type { ChatMessage, Usage } from '../../common/types';
 import type { ModelClient } from '../model-client';
 import { toModelFailure } from '../model-errors';
@@ -72,7 +71,7 @@ export function createCompressContextActivity(
         throw toModelFailure(err, endpoint);
       }
     };
-    const context = await contextOf(input, opts.conversations);
+    const context = await requestContext(input, opts.conversations);
     const result = await compressContext(
       {
         messages: context.messages,
@@ -84,25 +83,18 @@ export function createCompressContextActivity(
       { summarize, count: tokenCounter(input.model.model) },
     );
     const withUsage = usage ? { ...result, summary_usage: usage } : result;
-    if (!context.chained) return withUsage;
+    if (!context.draft || !input.conversation) return withUsage;
     // With the message store: the compressed conversation becomes a new chain (the old one stays
-    // for the trace); the workflow gets its reference, never the messages.
+    // for the trace); the workflow gets its reference, never the messages. Uncompressed, the
+    // reference stays as it was (its pending messages are stored by the next model call).
     const { messages, ...stats } = withUsage;
+    const tokens = (list: ChatMessage[]) => list.reduce((n, m) => n + messageTokens(m), 0);
+    if (!result.compressed) {
+      const kept = context.draft.messages;
+      return { ...stats, conversation: { ...input.conversation, count: kept.length, tokens: tokens(kept) } };
+    }
     const rest = messages.slice(1);
-    const head = result.compressed ? await opts.conversations!.replace(input.sessionId, rest) : context.chained.head;
-    const kept = result.compressed ? rest : context.chained.messages;
-    return {
-      ...stats,
-      conversation: { head, pending: [], count: kept.length, tokens: kept.reduce((n, m) => n + messageTokens(m), 0) },
-    };
+    const head = await opts.conversations!.replace(input.sessionId, rest);
+    return { ...stats, conversation: { head, pending: [], count: rest.length, tokens: tokens(rest) } };
   };
-}
-
-/** The context to compress: given inline, or the stored conversation with the system message first. */
-async function contextOf(input: CompressContextInput, conversations: Conversations | undefined): Promise<{ messages: ChatMessage[]; chained?: Chained }> {
-  if (!input.conversation) return { messages: input.messages ?? [] };
-  if (!conversations) throw ApplicationFailure.nonRetryable('this worker has no message store', 'STORE_UNAVAILABLE');
-  const system = await systemText(input.sessionId, input.system, conversations);
-  const chained = await conversations.append(input.sessionId, input.conversation.head, input.conversation.pending);
-  return { messages: [{ role: 'system', content: system }, ...chained.messages], chained };
 }

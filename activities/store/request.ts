@@ -1,0 +1,36 @@
+/**
+ * The messages a model call or a compression sends: given inline (turns recorded before the
+ * message store), or rebuilt from a conversation reference with the system message first.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import type { ConversationRef, SystemRef } from '../../common/conversation';
+import type { ChatMessage } from '../../common/types';
+import type { Conversations, Draft } from './conversations';
+
+/** What a call names its context by. */
+export interface ContextRequest {
+  sessionId: string;
+  messages?: ChatMessage[];
+  conversation?: Pick<ConversationRef, 'head' | 'pending'>;
+  system?: SystemRef;
+}
+
+/**
+ * The request's messages; with a reference also the draft (pending messages read, not yet
+ * written: a model call stores them with its reply, in one write).
+ */
+export async function requestContext(input: ContextRequest, conversations: Conversations | undefined): Promise<{ messages: ChatMessage[]; draft?: Draft }> {
+  if (!input.conversation) return { messages: input.messages ?? [] };
+  if (!conversations) throw ApplicationFailure.nonRetryable('this worker has no message store', 'STORE_UNAVAILABLE');
+  const system = await systemText(input.sessionId, input.system, conversations);
+  const draft = await conversations.draft(input.sessionId, input.conversation.head, input.conversation.pending);
+  return { messages: [{ role: 'system', content: system }, ...draft.messages], draft };
+}
+
+/** The system text: given (and stored for later calls of the run) or read back by its hash. */
+async function systemText(sessionId: string, ref: SystemRef | undefined, conversations: Conversations): Promise<string> {
+  if (!ref) return '';
+  if (ref.text === undefined) return conversations.getText(sessionId, ref.hash);
+  await conversations.putText(sessionId, ref.text);
+  return ref.text;
+}
