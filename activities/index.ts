@@ -39,6 +39,11 @@ import { skillsIndex } from './skills/use-skill';
 import { skillRules } from './skills/rules';
 import { projectRoot } from '../lib/paths';
 import { createRetentionActivities } from './store/purge';
+import { McpPool } from './mcp/pool';
+import { createMcpActivities } from './mcp/activities';
+import { mcpToolSpec } from './mcp/specs';
+import type { McpToolInfo } from '../common/mcp';
+import type { ToolSpec } from '../common/types';
 
 /** What the activities depend on. */
 export interface ActivityDeps {
@@ -57,6 +62,8 @@ export interface ActivityDeps {
   memory?: MemoryHost;
   /** The message store (default: the memory database). */
   messageStore?: () => Promise<MessageStore>;
+  /** MCP clients shared by the worker's sessions (default: a new pool; the worker closes it at shutdown). */
+  mcp?: McpPool;
 }
 
 /** Builds the activities; the returned object is what the worker registers. */
@@ -79,6 +86,7 @@ export function createActivities(deps: ActivityDeps) {
   const failpoint = failpoints(deps.env, deps.home);
   const messageStore = deps.messageStore ?? (() => memory.messages());
   const conversations = new Conversations(messageStore);
+  const mcp = createMcpActivities({ pool: deps.mcp ?? new McpPool({ env: deps.env }), conversations });
 
   const clientFor = (baseURL: string | undefined, apiKey: string): ModelClient => {
     const key = `${baseURL ?? ''}|${apiKey}`;
@@ -102,7 +110,21 @@ export function createActivities(deps: ActivityDeps) {
     return { client: clientFor(baseURL, key.apiKey), endpoint: baseURL ?? 'https://api.openai.com/v1' };
   };
 
-  const callModel = createCallModel(resolveModel, (names) => specs.filter((s) => names.includes(s.name)), { conversations, registry });
+  // MCP tool schemas come from the session's stored tool list (cached: one read per worker and list).
+  const mcpSpecs = new Map<string, Promise<ToolSpec[]>>();
+  const toolSpecs = async (input: ModelCallInput): Promise<ToolSpec[]> => {
+    const local = specs.filter((s) => input.tools.includes(s.name));
+    if (!input.mcpTools) return local;
+    const hash = input.mcpTools;
+    let remote = mcpSpecs.get(hash);
+    if (!remote) {
+      remote = withStore(() => conversations.getText(input.sessionId, hash)).then((text) => (JSON.parse(text) as McpToolInfo[]).map(mcpToolSpec));
+      remote.catch(() => mcpSpecs.delete(hash));
+      mcpSpecs.set(hash, remote);
+    }
+    return [...local, ...(await remote).filter((s) => input.tools.includes(s.name))];
+  };
+  const callModel = createCallModel(resolveModel, toolSpecs, { conversations, registry });
   const compressContext = createCompressContextActivity(resolveModel, { signal: () => Context.current().cancellationSignal, conversations });
 
   return {
@@ -160,6 +182,9 @@ export function createActivities(deps: ActivityDeps) {
     /** Shrinks the context: compacts big tool results, summarises the middle with one model call. */
     compressContext: (input: CompressContextInput) => withStore(() => compressContext(input)),
 
+    /** Lists the tools of the session's MCP servers (at session start, and when a server's list changed). */
+    discoverMcpTools: mcp.discoverMcpTools,
+
     /** Stores a value of the session once (a scripted model's script) and returns its reference. */
     async storeValue(input: { sessionId: string; value: unknown }): Promise<BlobArg> {
       const text = JSON.stringify(input.value);
@@ -186,6 +211,11 @@ export function createActivities(deps: ActivityDeps) {
       return withHeartbeat(async () => {
         // With the message store, payload arguments arrive as references and large results leave as one.
         const args = input.store ? await withStore(() => resolveArgs(input.args, (hash) => conversations.getText(input.sessionId, hash))) : input.args;
+        if (input.mcp) {
+          const outcome = await mcp.callMcpTool({ ...input, mcp: input.mcp }, args);
+          const view = input.store ? await withStore(() => resultView(outcome, input.callId, input.sessionId, conversations)) : outcome;
+          return outcome.mcpListChanged ? { ...view, mcpListChanged: true } : view;
+        }
         const result = await tools.execute({
           sessionId: input.sessionId,
           name: input.name,

@@ -38,7 +38,7 @@ export interface CallModelDeps {
 }
 
 /** Builds callModel over a resolver and a source of tool schemas. */
-export function createCallModel(resolve: ModelResolver, toolSpecs: (names: string[]) => ToolSpec[], deps: CallModelDeps = {}) {
+export function createCallModel(resolve: ModelResolver, toolSpecs: (input: ModelCallInput) => Promise<ToolSpec[]> | ToolSpec[], deps: CallModelDeps = {}) {
   return async function callModel(input: ModelCallInput): Promise<ModelReply> {
     const ctx = Context.current();
     const { client, endpoint } = await resolve(input);
@@ -49,8 +49,10 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (names: strin
     ctx.heartbeat(progress);
     const beat = setInterval(() => ctx.heartbeat(progress), Math.max(100, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3));
     let context: Awaited<ReturnType<typeof requestContext>>;
+    let tools: ToolSpec[];
     try {
       context = await requestContext(input, deps.conversations);
+      tools = await toolSpecs(input);
     } catch (err) {
       clearInterval(beat);
       throw err;
@@ -66,7 +68,7 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (names: strin
       const answer = await client.complete({
         model: input.model.model,
         messages: context.messages,
-        tools: toolSpecs(input.tools),
+        tools,
         headers: {
           'x-harness-session': input.sessionId,
           'x-harness-call-index': String(input.callIndex),

@@ -3,6 +3,7 @@ import type { Rule } from './policy/schema';
 import type { ModelRef, PolicyRecord } from './session';
 import type { ChatMessage, ToolCall, ToolResult, ToolSpec, Usage } from './types';
 import type { ConversationRef, SystemRef } from './conversation';
+import type { McpServerSpec, McpToolSet } from './mcp';
 
 /** One model call. `callIndex` is unique and stable per session, so a retried call is recognisable. */
 export interface ModelCallInput {
@@ -21,6 +22,8 @@ export interface ModelCallInput {
   callIdPrefix?: string;
   /** Names of the tools offered; their schemas are in the turn's prepareTurn result. */
   tools: string[];
+  /** The session's MCP tool list in the message store (their schemas are read from there). */
+  mcpTools?: string;
   purpose?: 'turn' | 'compress';
 }
 
@@ -82,7 +85,21 @@ export interface ExecuteToolInput {
   store?: boolean;
   /** Hosts whose private or loopback addresses http_request may reach (session config). */
   allowPrivateHosts?: string[];
+  /** An MCP tool: the server to call and the tool's name there (`name` is the qualified one). */
+  mcp?: { server: McpServerSpec; tool: string };
 }
 
-/** What executeTool returns: the result, and when it was large and stored, the stored tool message (its `result` then left out). */
-export type ToolOutcome = ToolResult & { stored?: { ref: string; tokens: number } };
+/** Input of discoverMcpTools: the session's servers (or only some of them, keeping the others' tools). */
+export interface DiscoverMcpInput {
+  sessionId: string;
+  servers: McpServerSpec[];
+  /** Re-discover only these servers; the rest are taken from `previous`. */
+  only?: string[];
+  previous?: McpToolSet;
+}
+
+/**
+ * What executeTool returns: the result, and when it was large and stored, the stored tool message
+ * (its `result` then left out). `mcpListChanged`: the server said its tool list changed.
+ */
+export type ToolOutcome = ToolResult & { stored?: { ref: string; tokens: number }; mcpListChanged?: boolean };

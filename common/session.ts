@@ -7,6 +7,7 @@ import type { ChatMessage, Risk, Usage } from './types';
 import type { Policy, Rule } from './policy/schema';
 import type { CompressionConfig } from './context/plan';
 import type { ConversationRef } from './conversation';
+import type { McpServerSpec, McpServerStatus, McpToolSet } from './mcp';
 
 /** How the model is reached. `scripted` carries its script so any worker can serve it. */
 export type ModelSpec =
@@ -69,6 +70,8 @@ export interface SessionConfig {
   compression?: CompressionConfig;
   /** Network reach of http_request: hosts (`host` or `host:port`) whose private or loopback addresses it may use. */
   network?: { allowPrivateHosts: string[] };
+  /** MCP servers whose tools the session offers (discovered at session start). */
+  mcp?: { servers: McpServerSpec[] };
   /**
    * Carry the whole conversation in every model call's input, as turns did before the message
    * store. For the history benchmark's comparison only: not settable from a config file.
@@ -88,6 +91,8 @@ export interface SessionCarry {
   usage: Usage;
   /** Allow rules added by `approve --always`; they hold for this session only. */
   sessionRules?: Rule[];
+  /** The MCP tools discovered for this session (once; again when a server says its list changed). */
+  mcpTools?: McpToolSet;
 }
 
 /** Input of sessionWorkflow. `carry` is set when the session continued as new. */
@@ -126,6 +131,8 @@ export interface TurnInput {
   modelCallBase: number;
   /** Session-scoped allow rules from earlier `--always` approvals. */
   sessionRules?: Rule[];
+  /** The session's MCP tools (what discovery found; servers that failed are listed with why). */
+  mcpTools?: McpToolSet;
 }
 
 /** How the policy judged a call (recorded with it). */
@@ -183,6 +190,8 @@ export interface TurnResume {
   conversation: ConversationRef;
   /** What prepareTurn gave the first run (the turn keeps its tools, skills and memories). */
   prepared: { skillsIndex?: string; memories?: string[]; skillRules?: Rule[] };
+  /** The MCP tools as the previous run last knew them. */
+  mcpTools?: McpToolSet;
 }
 
 /** Output of turnWorkflow. */
@@ -210,6 +219,8 @@ export interface TurnResult {
   replacesHistory?: boolean;
   /** What each compression did (tokens before/after, messages summarised, results compacted). */
   compressions?: CompressionRecord[];
+  /** Set when the turn discovered the MCP tools again (a server said its list changed). */
+  mcpTools?: McpToolSet;
   error?: string;
 }
 
@@ -254,6 +265,8 @@ export interface SessionState {
   messageCount: number;
   model: string;
   lastTurn?: { turnId: string; terminated_by: TerminatedBy; answer: string; steps: number };
+  /** The session's MCP servers as discovery found them. */
+  mcp?: McpServerStatus[];
 }
 
 /** Answer of a turn's own `turnState` query. */

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import type { Risk, ToolSource, ToolSpec } from './types';
+import { mcpServerOf, type McpToolAnnotations } from './mcp';
 
 /** Raised when a tool definition is malformed; thrown at build time, before anything runs. */
 export class ToolDefinitionError extends Error {
@@ -30,6 +31,10 @@ export interface ToolDefinition<P extends z.ZodObject = z.ZodObject> {
    * stored once and the workflow sees a reference. Never an argument the policy decides on.
    */
   blobArgs?: readonly string[];
+  /** MCP tools: the name the server knows the tool by (`name` is the qualified `mcp__<server>__<tool>`). */
+  mcpTool?: string;
+  /** MCP tools: the server's hints about the tool (never a permission). */
+  annotations?: McpToolAnnotations;
 }
 
 const NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
@@ -93,7 +98,11 @@ export function describeIssues(error: z.ZodError): string {
 export class ToolRegistry {
   private readonly byName = new Map<string, ToolDefinition>();
 
-  constructor(defs: ToolDefinition[]) {
+  /** `unavailable`: MCP servers whose tools could not be listed, with why (their calls get MCP_SERVER_UNAVAILABLE). */
+  constructor(
+    defs: ToolDefinition[],
+    private readonly unavailable: ReadonlyMap<string, string> = new Map(),
+  ) {
     for (const def of defs) {
       if (this.byName.has(def.name)) throw new ToolDefinitionError(`tool "${def.name}" is defined twice`);
       this.byName.set(def.name, def);
@@ -102,6 +111,13 @@ export class ToolRegistry {
 
   get(name: string): ToolDefinition | undefined {
     return this.byName.get(name);
+  }
+
+  /** Why a tool of a server that failed discovery cannot be called (undefined for any other name). */
+  unavailableReason(name: string): { server: string; why: string } | undefined {
+    const server = mcpServerOf(name);
+    const why = server === undefined ? undefined : this.unavailable.get(server);
+    return why === undefined ? undefined : { server: server!, why };
   }
 
   names(): string[] {

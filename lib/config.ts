@@ -12,6 +12,7 @@ import { parsePolicy, policySchema, POLICY_MODES } from '../common/policy/schema
 import { freezePolicy } from '../common/policy';
 import { DEFAULT_COMPRESSION, type CompressionConfig } from '../common/context/plan';
 import { UsageError, UserError } from './errors';
+import { mcpPolicyRules, mcpServersSchema, resolveMcpServers } from './mcp-config';
 import { isTrusted, sensitiveSettings } from './trust';
 
 const positiveInt = z.number().int().positive();
@@ -61,6 +62,8 @@ export const FileConfigSchema = z
     skills: z.object({ folders: z.array(z.string().min(1)) }).strict().optional(),
     /** What http_request may reach beyond the public internet: `host` or `host:port` entries whose private or loopback addresses are allowed. */
     network: z.object({ allowPrivateHosts: z.array(z.string().min(1).max(255)).max(100) }).strict().optional(),
+    /** MCP servers whose tools join the session's (see README "MCP servers"). */
+    mcpServers: mcpServersSchema.optional(),
   })
   .strict();
 
@@ -152,12 +155,16 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
   }
   // The effective rules (defaults included) are written into the session's config, so a new
   // release's defaults can never change the decisions of a session already running.
-  const policy = freezePolicy(parsePolicy({ ...(config.policy ?? {}), ...(mode ? { mode } : {}) }));
+  // What server entries say about their tools (`decision`) comes before the policy's own rules.
+  const mcpServers = resolveMcpServers(config.mcpServers, fileDir);
+  const policyInput = { ...(config.policy ?? {}), ...(mode ? { mode } : {}) };
+  const policy = freezePolicy(parsePolicy({ ...policyInput, rules: [...mcpPolicyRules(mcpServers), ...(policyInput.rules ?? [])] }));
   const memory = { namespace: env.HARNESS_MEMORY_NAMESPACE || config.memory?.namespace || 'default', preload: config.memory?.preload ?? 5 };
   const skills = config.skills?.folders.length ? { skills: { folders: config.skills.folders.map((f) => path.resolve(fileDir, f)) } } : {};
   const compression: CompressionConfig = { ...DEFAULT_COMPRESSION, ...(config.compression ?? {}) };
   const network = config.network?.allowPrivateHosts.length ? { network: { allowPrivateHosts: config.network.allowPrivateHosts } } : {};
-  return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits, policy, memory, compression, ...skills, ...network };
+  const mcp = mcpServers.length ? { mcp: { servers: mcpServers } } : {};
+  return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits, policy, memory, compression, ...skills, ...network, ...mcp };
 }
 
 /** `scripted:<file>` loads and validates the script now, so a bad file fails before anything starts. */

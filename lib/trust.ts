@@ -76,6 +76,8 @@ export function sensitiveSettings(config: FileConfig): string[] {
   }
   if (config.skills?.folders.length) out.push('skills.folders (mounts host folders into the sandbox)');
   if (config.network?.allowPrivateHosts.length) out.push('network.allowPrivateHosts (lets http_request reach private addresses)');
+  const servers = Object.keys(config.mcpServers ?? {});
+  if (servers.length) out.push(`mcpServers (starts ${servers.join(', ')} on the worker and offers their tools)`);
   if (config.memory?.namespace !== undefined) out.push(`memory.namespace (reads and writes the long-term memories of "${config.memory.namespace}")`);
   return out;
 }

@@ -7,6 +7,7 @@ import type { SandboxPool } from '../activities/sandbox/pool';
 import { defaultSandboxes, defaultSkills } from '../activities';
 import { DEFAULT_SANDBOX_IMAGE, sandboxProblems } from '../activities/sandbox/docker-sandbox';
 import { MemoryHost } from '../activities/memory/host';
+import { McpPool } from '../activities/mcp/pool';
 import { createHarnessWorker } from './worker';
 import type { Worker } from '@temporalio/worker';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -27,7 +28,9 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
     () => log(`message store ready (${env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PGlite'})`),
     (err: Error) => log(`${err.message.split('\n')[0]} (turns wait with STORE_UNAVAILABLE until it answers)`),
   );
-  const worker = await createHarnessWorker({ connection, namespace: s.namespace, taskQueue: s.taskQueue, home, env, sandboxes, skills, memory });
+  // MCP server processes and connections live as long as the worker, shared by its sessions.
+  const mcp = new McpPool({ env, log: (line) => log(`mcp: ${line}`) });
+  const worker = await createHarnessWorker({ connection, namespace: s.namespace, taskQueue: s.taskQueue, home, env, sandboxes, skills, memory, mcp });
   if (env.HARNESS_WORKER_PIDFILE) writePidFile(env.HARNESS_WORKER_PIDFILE, process.pid);
   const running = worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
   try {
@@ -37,6 +40,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
     log(`worker ready: ${s.address} namespace=${s.namespace} task queue=${s.taskQueue} home=${home}`);
     await running;
   } finally {
+    await mcp.closeAll();
     await connection.close();
     await memory.close();
     if (env.HARNESS_WORKER_READYFILE) rmSync(env.HARNESS_WORKER_READYFILE, { force: true });

@@ -38,6 +38,15 @@ export class SessionBook {
     return this.input.config;
   }
 
+  /** The MCP tools the session offers (undefined before discovery, or without servers). */
+  get mcpTools(): SessionCarry['mcpTools'] {
+    return this.carryState.mcpTools;
+  }
+
+  useMcpTools(tools: NonNullable<SessionCarry['mcpTools']>): void {
+    this.carryState = { ...this.carryState, mcpTools: tools };
+  }
+
   get turnCount(): number {
     return this.carryState.turnCount;
   }
@@ -65,6 +74,7 @@ export class SessionBook {
       ...(msg.maxSteps ? { maxSteps: msg.maxSteps } : {}),
       modelCallBase: c.modelCalls,
       ...(c.sessionRules?.length ? { sessionRules: c.sessionRules } : {}),
+      ...(c.mcpTools ? { mcpTools: c.mcpTools } : {}),
     };
   }
 
@@ -86,6 +96,8 @@ export class SessionBook {
       modelCalls: c.modelCalls + r.modelCalls,
       usage: addUsage(c.usage, r.usage),
       ...(r.sessionRules?.length || c.sessionRules?.length ? { sessionRules: r.sessionRules ?? c.sessionRules ?? [] } : {}),
+      // A turn that re-listed a server's tools hands the new list on to later turns.
+      ...(r.mcpTools ?? c.mcpTools ? { mcpTools: r.mcpTools ?? c.mcpTools } : {}),
     };
     this.lastTurn = { turnId: r.turnId, terminated_by: r.terminated_by, answer: r.answer, steps: r.steps };
     this.currentTurnId = undefined;
@@ -143,6 +155,7 @@ export class SessionBook {
       messageCount: c.conversation ? c.conversation.count : c.messages.length,
       model: `${this.input.config.model.provider}:${this.input.config.model.model}`,
       ...(this.lastTurn ? { lastTurn: this.lastTurn } : {}),
+      ...(c.mcpTools ? { mcp: c.mcpTools.servers } : {}),
     };
   }
 }

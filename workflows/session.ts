@@ -12,6 +12,7 @@ import {
 } from '@temporalio/workflow';
 import type { SessionInput } from '../common/session';
 import { isBlobArg } from '../common/conversation';
+import { rootCauseMessage } from '../common/errors';
 import {
   endSessionUpdate,
   sendMessageUpdate,
@@ -22,7 +23,7 @@ import {
   type SendMessageInput,
 } from './definitions';
 import { SessionBook } from './session-book';
-import { turnWorkflow } from './turn';
+import { discoverActivity, turnWorkflow } from './turn';
 import { purgeAtEnd, type PurgeAtEnd } from './purge';
 import type { createActivities } from '../activities';
 
@@ -90,6 +91,20 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   if (model.provider === 'scripted' && !isBlobArg(model.script) && patched('script-in-store')) {
     const script = await storeValue({ sessionId: input.sessionId, value: model.script });
     book.useConfig({ ...book.config, model: { ...model, script } });
+  }
+
+  // The session's MCP tools are listed once, here (each server bounded by its startup timeout):
+  // the tool set is then in history, so replay and every turn see the same tools.
+  const servers = book.config.mcp?.servers ?? [];
+  if (servers.length && !book.mcpTools && patched('mcp-tools')) {
+    try {
+      book.useMcpTools(await discoverActivity(servers)({ sessionId: input.sessionId, servers }));
+    } catch (err) {
+      // Discovery itself failed (no worker answered in time, the store is down): the session
+      // goes on with the built-in tools; the servers' tools answer MCP_SERVER_UNAVAILABLE.
+      const why = `tool discovery failed: ${rootCauseMessage(err)}`;
+      book.useMcpTools({ servers: servers.map((s) => ({ server: s.name, status: 'failed', error: why, tools: 0 })), tools: [] });
+    }
   }
 
   for (;;) {

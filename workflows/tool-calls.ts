@@ -25,6 +25,16 @@ export interface JudgedCall {
 /** Parses, validates and (when a policy is given) decides one call. */
 export function judgeCall(call: ToolCall, registry: ToolRegistry, policy: Policy | undefined, sessionRules: readonly Rule[]): JudgedCall {
   const def = registry.get(call.name);
+  const down = def ? undefined : registry.unavailableReason(call.name);
+  if (down) {
+    return {
+      call,
+      args: call.arguments,
+      result: toolError('MCP_SERVER_UNAVAILABLE', `The MCP server ${down.server} is unavailable: ${down.why}`, {
+        suggestion: 'Its tools cannot be used in this session for now; continue with the other tools.',
+      }),
+    };
+  }
   if (!def) {
     return {
       call,

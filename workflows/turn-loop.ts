@@ -23,6 +23,7 @@ import {
   type TerminatedBy,
 } from '../common/session';
 import type { ToolRegistry } from '../common/tools';
+import type { McpToolSet } from '../common/mcp';
 import type { ChatMessage, ToolCall } from '../common/types';
 import { InlineConversation, StoredConversation, type TurnConversation } from './conversation';
 import { buildSystemMessage, type TurnContext } from './system-message';
@@ -32,7 +33,17 @@ import { applyApproval, approvalRequest, assignCallIds, judgeCall, type JudgedCa
 /** What the loop needs from the outside world. */
 export interface TurnOps {
   callModel(input: ModelCallInput): Promise<ModelReply>;
-  executeTool(call: { step: number; callId: string; name: string; args: unknown; timeoutMs: number; local: boolean; policy?: PolicyRecord }): Promise<ToolOutcome>;
+  executeTool(call: {
+    step: number;
+    callId: string;
+    name: string;
+    args: unknown;
+    timeoutMs: number;
+    local: boolean;
+    policy?: PolicyRecord;
+    /** An MCP tool: its server, the name the server knows it by, and whether the server calls it idempotent. */
+    mcp?: { server: string; tool: string; idempotent: boolean };
+  }): Promise<ToolOutcome>;
   /** Waits for a human answer; resolves `undefined` on timeout. */
   askUser(callId: string, question: string): Promise<string | undefined>;
   /** Waits for decisions on a step's asked calls; a missing entry counts as timed out. */
@@ -47,6 +58,8 @@ export interface TurnOps {
   shouldContinueAsNew?(): boolean;
   /** Stores a value in the message store (with it: chunks of call records); returns its hash. */
   storeValue?(value: unknown): Promise<string>;
+  /** Lists the tools of the MCP servers again (a server said its list changed). */
+  rediscoverMcp?(previous: McpToolSet, servers: string[]): Promise<McpToolSet>;
 }
 
 /** Call records kept in the turn's own state; older ones go to the store in chunks of this many. */
@@ -70,6 +83,8 @@ export interface TurnOptions {
   scriptAwareEstimate?: boolean;
   /** Hold the conversation by reference to the message store (every turn but those recorded before). */
   messageStore?: boolean;
+  /** The session's MCP tools (already part of `registry`), and how to build the registry again when they change. */
+  mcp?: { tools: McpToolSet; registry(tools: McpToolSet): ToolRegistry };
 }
 
 /** A run that stopped between steps to continue as new, with where it stopped. */
@@ -79,7 +94,11 @@ export interface TurnContinuation {
 
 /** Runs one turn to termination (or to a continue-as-new point) and returns its result. Tool failures never throw. */
 export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions = {}): Promise<TurnResult | TurnContinuation> {
-  const registry = opts.registry ?? builtinRegistry();
+  let registry = opts.registry ?? builtinRegistry();
+  // MCP tools a server re-listed during this turn (kept by the session for later turns).
+  let mcpTools = input.resume?.mcpTools ?? opts.mcp?.tools;
+  let mcpChanged = input.resume?.mcpTools !== undefined;
+  if (input.resume?.mcpTools && opts.mcp) registry = opts.mcp.registry(input.resume.mcpTools);
   const { limits } = input.config;
   const maxSteps = input.maxSteps ?? limits.maxSteps;
   const r = input.resume;
@@ -112,6 +131,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
     toolCalls,
     ...(storedToolCalls.length ? { storedToolCalls } : {}),
     sessionRules,
+    ...(mcpChanged && mcpTools ? { mcpTools } : {}),
     ...(error ? { error } : {}),
   });
   const addResult = (callId: string, outcome: ToolOutcome) => {
@@ -166,6 +186,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
         reply = await ops.callModel({
           ...call(),
           tools: registry.names(),
+          ...(mcpTools?.ref ? { mcpTools: mcpTools.ref } : {}),
           ...(conversation instanceof StoredConversation ? { callIdPrefix: `t${input.turn}-s${step}` } : {}),
         });
       } catch (err) {
@@ -203,8 +224,10 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
       let finishAnswer: string | undefined;
       let anyOk = false;
       let anyFailed = false;
+      const relist = new Set<string>();
       for (const j of judged) {
         const result = j.result ?? (await run(j, step));
+        if ((result as ToolOutcome).mcpListChanged && j.def?.source.startsWith('mcp:')) relist.add(j.def.source.slice(4));
         if (j.call.name === 'finish' && result.ok) finishAnswer = (j.args as { answer: string }).answer;
         anyOk ||= result.ok;
         anyFailed ||= !result.ok;
@@ -212,6 +235,12 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
         addResult(j.call.id, result);
       }
       if (finishAnswer !== undefined) return done('finish', finishAnswer, step);
+      // A server said its tool list changed: the next step offers what it lists now.
+      if (relist.size && mcpTools && opts.mcp && ops.rediscoverMcp) {
+        mcpTools = await ops.rediscoverMcp(mcpTools, [...relist]);
+        registry = opts.mcp.registry(mcpTools);
+        mcpChanged = true;
+      }
       // A long turn's records go to the store in chunks, so its state and result stay small.
       if (conversation instanceof StoredConversation && ops.storeValue && toolCalls.length >= 2 * RECORDS_CHUNK) {
         storedToolCalls.push(await ops.storeValue(toolCalls.splice(0, RECORDS_CHUNK)));
@@ -240,6 +269,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
       toolCalls,
       storedToolCalls,
       conversation: c.snapshot(),
+      ...(mcpChanged && mcpTools ? { mcpTools } : {}),
       prepared: {
         ...(opts.context?.skillsIndex ? { skillsIndex: opts.context.skillsIndex } : {}),
         ...(opts.context?.memories?.length ? { memories: opts.context.memories } : {}),
@@ -254,7 +284,8 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
     const args = j.args as Record<string, unknown>;
     if (def.runsIn !== 'workflow') {
       const local = def.runsIn === 'local_activity';
-      return ops.executeTool({ step, callId: j.call.id, name: def.name, args, timeoutMs: def.timeoutMs, local, ...(j.policy ? { policy: j.policy } : {}) });
+      const mcp = def.mcpTool !== undefined && def.source.startsWith('mcp:') ? { mcp: { server: def.source.slice(4), tool: def.mcpTool, idempotent: def.annotations?.idempotentHint === true || def.annotations?.readOnlyHint === true } } : {};
+      return ops.executeTool({ step, callId: j.call.id, name: def.name, args, timeoutMs: def.timeoutMs, local, ...(j.policy ? { policy: j.policy } : {}), ...mcp });
     }
     switch (def.name) {
       case 'finish':

@@ -30,6 +30,7 @@ import {
   type TurnStatusSignal,
 } from './definitions';
 import { runTurn } from './turn-loop';
+import { mcpAnswerQuery, mcpQuestionSignal, questionText, turnRegistry, validateMcpAnswer, type McpQuestion } from './mcp';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -48,6 +49,16 @@ const { prepareTurn, storeValue } = proxyActivities<Activities>({
   retry: TOOL_RETRY,
 });
 
+/** Listing a server's tools again is bounded by its own startup timeout; this covers the slowest. */
+export function discoverActivity(servers: readonly { startupTimeoutMs: number }[]): Activities['discoverMcpTools'] {
+  const slowest = Math.max(1_000, ...servers.map((s) => s.startupTimeoutMs));
+  return proxyActivities<Activities>({
+    startToCloseTimeout: slowest + TOOL_TIMEOUT_MARGIN_MS,
+    heartbeatTimeout: TOOL_HEARTBEAT,
+    retry: { maximumAttempts: 2, initialInterval: '1s' },
+  }).discoverMcpTools;
+}
+
 // Room beyond a tool's own timeout for the activity around it (sandbox start, reading output).
 const TOOL_TIMEOUT_MARGIN_MS = 30_000;
 // Tool activities heartbeat every few seconds: a worker killed mid-call is noticed this fast.
@@ -64,6 +75,27 @@ function toolActivity(timeoutMs: number): Activities['executeTool'] {
       retry: TOOL_RETRY,
     }).executeTool;
     toolActivities.set(timeoutMs, fn);
+  }
+  return fn;
+}
+
+/**
+ * MCP calls: a server may ask the human mid-call (elicitation), so the activity may wait as long
+ * as ask_user does; heartbeats still notice a lost worker within seconds. A call is retried only
+ * when the server calls the tool idempotent: an external server's side effects cannot be made
+ * exactly-once by the harness, so otherwise a lost worker is a result the model sees.
+ */
+const mcpActivities = new Map<string, Activities['executeTool']>();
+function mcpActivity(timeoutMs: number, askUserTimeoutMs: number, idempotent: boolean): Activities['executeTool'] {
+  const key = `${timeoutMs}/${askUserTimeoutMs}/${idempotent}`;
+  let fn = mcpActivities.get(key);
+  if (!fn) {
+    fn = proxyActivities<Activities>({
+      startToCloseTimeout: timeoutMs + askUserTimeoutMs + TOOL_TIMEOUT_MARGIN_MS,
+      heartbeatTimeout: TOOL_HEARTBEAT,
+      retry: { ...TOOL_RETRY, maximumAttempts: idempotent ? 3 : 1 },
+    }).executeTool;
+    mcpActivities.set(key, fn);
   }
   return fn;
 }
@@ -104,16 +136,29 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const state: TurnState = { turnId: input.turnId, status: 'running', step: 0 };
   const answers = new Map<string, string>();
   const decisions = new Map<string, ApprovalRecord>();
+  // Questions MCP servers asked during calls, by key; their answers go to `answers` under the key.
+  const mcpQuestions = new Map<string, McpQuestion>();
   setHandler(turnStateQuery, () => state);
+  setHandler(mcpAnswerQuery, (key) => answers.get(key));
+  setHandler(mcpQuestionSignal, async (q) => {
+    // A retried attempt asking the same question again reads the answer already given.
+    if (answers.has(q.key) || mcpQuestions.has(q.key)) return;
+    mcpQuestions.set(q.key, q);
+    state.status = 'waiting_for_user';
+    state.pending = { kind: 'question', callId: q.key, question: questionText(q) };
+    await notifyParent({ turnId: input.turnId, status: state.status, pending: state.pending });
+  });
   setHandler(
     answerUpdate,
-    (a) => {
+    async (a) => {
       // Who answered is the client identity in this update's history event, not a field of it.
       const callId = state.pending!.kind === 'question' ? state.pending!.callId : '';
       answers.set(callId, a.text);
       state.pending = undefined;
       state.status = 'running';
-      return { accepted: true, callId };
+      // An MCP server's question: the call goes on in its activity; tell the session we run again.
+      if (mcpQuestions.has(callId)) await notifyParent({ turnId: input.turnId, status: 'running' });
+      return { accepted: true as const, callId };
     },
     {
       validator: (a) => {
@@ -123,6 +168,8 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
         if (typeof a.text !== 'string' || a.text.trim() === '') throw new Error('the answer must be non-empty text');
         // The answer becomes part of the conversation every later model call carries.
         if (utf8Length(a.text) > MAX_MESSAGE_BYTES) throw new Error(`the answer is more than ${MAX_MESSAGE_BYTES / 1024} KiB of UTF-8 text`);
+        const q = mcpQuestions.get(p.callId);
+        if (q) validateMcpAnswer(q, a.text);
       },
     },
   );
@@ -178,12 +225,21 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   };
 
   /** One tool execution; a failure after the activity's retries is a result the model sees. */
-  const runTool = async ({ local, ...call }: Parameters<Parameters<typeof runTurn>[1]['executeTool']>[0]): Promise<ToolOutcome> => {
-    const activity = local && localTools ? executeToolLocally : perToolTimeouts ? toolActivity(call.timeoutMs) : executeTool;
+  const mcpServers = input.config.mcp?.servers ?? [];
+  const runTool = async ({ local, mcp, ...call }: Parameters<Parameters<typeof runTurn>[1]['executeTool']>[0]): Promise<ToolOutcome> => {
+    const server = mcp && mcpServers.find((s) => s.name === mcp.server);
+    const activity = server
+      ? mcpActivity(call.timeoutMs, limits.askUserTimeoutMs, mcp!.idempotent)
+      : local && localTools
+        ? executeToolLocally
+        : perToolTimeouts
+          ? toolActivity(call.timeoutMs)
+          : executeTool;
     const req: ExecuteToolInput = {
       sessionId: input.sessionId,
       turnId: input.turnId,
       ...call,
+      ...(server ? { mcp: { server, tool: mcp!.tool } } : {}),
       ...(messageStore ? { store: true } : {}),
       ...(input.config.memory ? { namespace: input.config.memory.namespace } : {}),
       ...(input.config.network?.allowPrivateHosts.length ? { allowPrivateHosts: input.config.network.allowPrivateHosts } : {}),
@@ -192,17 +248,32 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       return await activity(req);
     } catch (err) {
       if (!toolFailuresAsResults || isCancellation(err)) throw err;
-      const type = call.name === 'run_shell' ? 'SANDBOX_UNAVAILABLE' : 'EXECUTION_ERROR';
-      return toolError(type, `${call.name} could not be run: ${rootCauseMessage(err)}`, {
+      const type = call.name === 'run_shell' ? 'SANDBOX_UNAVAILABLE' : server ? 'MCP_SERVER_UNAVAILABLE' : 'EXECUTION_ERROR';
+      // Not retried (the server does not call it idempotent): it may have run before the loss.
+      const unsure = server && !mcp!.idempotent ? ' (it may or may not have taken effect: check before calling it again)' : '';
+      return toolError(type, `${call.name} could not be run: ${rootCauseMessage(err)}${unsure}`, {
         suggestion: 'the tool infrastructure failed, not your call: try again later, or continue another way',
       });
     }
   };
 
+  const mcpTools = input.resume?.mcpTools ?? input.mcpTools;
   const result = await runTurn(
     input,
     {
       callModel,
+      ...(mcpServers.length
+        ? {
+            rediscoverMcp: async (previous, only) => {
+              try {
+                return await discoverActivity(mcpServers)({ sessionId: input.sessionId, servers: mcpServers, only, previous });
+              } catch (err) {
+                if (isCancellation(err)) throw err;
+                return previous; // listing again failed: keep offering what the session had
+              }
+            },
+          }
+        : {}),
       ...(compression ? { compressContext } : {}),
       executeTool: runTool,
       ...(messageStore ? { storeValue: async (value: unknown) => (await storeValue({ sessionId: input.sessionId, value })).$blob } : {}),
@@ -228,6 +299,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
     },
     {
       ...(policy ? { policy } : {}),
+      ...(mcpTools ? { registry: turnRegistry(mcpTools, mcpServers), mcp: { tools: mcpTools, registry: (t: typeof mcpTools) => turnRegistry(t, mcpServers) } } : {}),
       context: {
         ...(prepared?.skillsIndex ? { skillsIndex: prepared.skillsIndex } : {}),
         ...(prepared?.memories?.length ? { memories: prepared.memories } : {}),

@@ -16,6 +16,7 @@ import type { ActivityDeps } from '../../activities';
 import { Conversations } from '../../activities/store/conversations';
 import type { MessageStore } from '../../activities/store/message-store';
 import { MemoryHost } from '../../activities/memory/host';
+import { McpPool } from '../../activities/mcp/pool';
 import type { ChatMessage } from '../../common/types';
 import { quietRuntime } from './quiet-runtime';
 import { parsePolicy, type Policy } from '../../common/policy/schema';
@@ -45,6 +46,8 @@ export interface TestHarness {
   complete(r: TurnResult): Promise<TurnResult>;
   /** The message store the worker writes to. */
   store: MessageStore;
+  /** The worker's MCP clients (closed by stop()). */
+  mcp: McpPool;
   stop(): Promise<void>;
 }
 
@@ -64,8 +67,10 @@ export async function startHarness(overrides: Partial<ActivityDeps> = {}): Promi
   const messageStore = overrides.messageStore ?? (() => db!.messages());
   const store = await messageStore();
   const conversations = new Conversations(messageStore);
+  const mcp = overrides.mcp ?? new McpPool({ env: overrides.env ?? {} });
   const worker: Worker = await createHarnessWorker({
     messageStore,
+    mcp,
     connection: nativeConnection,
     namespace: 'default',
     taskQueue,
@@ -117,9 +122,11 @@ export async function startHarness(overrides: Partial<ActivityDeps> = {}): Promi
     messages,
     complete,
     store,
+    mcp,
     async stop() {
       worker.shutdown();
       await running;
+      await mcp.closeAll();
       await nativeConnection.close();
       await connection.close();
       await db?.close();

@@ -1,0 +1,89 @@
+/**
+ * The MCP activities: discovering a session's tools (once per session, and again when a server
+ * says its list changed) and calling one tool. Both go through the worker's pool of clients, so
+ * a server process serves every session and call of the worker that uses it.
+ */
+import { Context } from '@temporalio/activity';
+import type { DiscoverMcpInput, ExecuteToolInput, ToolOutcome } from '../../common/activity-types';
+import type { McpServerSpec, McpServerStatus, McpToolInfo, McpToolSet } from '../../common/mcp';
+import { toolError } from '../../common/errors';
+import type { Conversations } from '../store/conversations';
+import { withStore } from '../store/errors';
+import { durableElicitation } from './elicit';
+import { McpUnavailableError } from './errors';
+import type { McpPool } from './pool';
+import { mcpResultToToolResult } from './results';
+
+/** What the MCP activities need: the worker's pool and the message store (the tool list is kept there for model calls). */
+export interface McpActivityDeps {
+  pool: McpPool;
+  conversations: Conversations;
+}
+
+/** Builds discoverMcpTools and the MCP branch of executeTool. */
+export function createMcpActivities(deps: McpActivityDeps) {
+  /** Lists one server's tools; a server that fails is a status with why, never an activity failure. */
+  const discoverOne = async (spec: McpServerSpec, signal: AbortSignal): Promise<{ status: McpServerStatus; tools: McpToolInfo[] }> => {
+    try {
+      const { tools, skipped } = await deps.pool.listTools(spec, { timeoutMs: spec.startupTimeoutMs, signal });
+      return { status: { server: spec.name, status: 'connected', tools: tools.length, ...(skipped.length ? { skipped } : {}) }, tools };
+    } catch (err) {
+      if (!(err instanceof McpUnavailableError)) throw err;
+      Context.current().log.warn(err.message);
+      return { status: { server: spec.name, status: 'failed', error: err.message, tools: 0 }, tools: [] };
+    }
+  };
+
+  return {
+    /**
+     * Lists the tools of the session's servers, each bounded by its own startup timeout, all at
+     * once: a hung server delays session start by at most its timeout and costs only its own tools.
+     */
+    async discoverMcpTools(input: DiscoverMcpInput): Promise<McpToolSet> {
+      const ctx = Context.current();
+      const beat = setInterval(() => ctx.heartbeat(), 3_000);
+      try {
+        const only = input.only ? new Set(input.only) : undefined;
+        const results = await Promise.all(
+          input.servers.map(async (spec) => {
+            if (only && !only.has(spec.name)) return kept(input.previous, spec.name);
+            return discoverOne(spec, ctx.cancellationSignal);
+          }),
+        );
+        const tools = results.flatMap((r) => r.tools);
+        // The schemas travel to model calls by reference: stored once, read by the model activity.
+        const ref = tools.length ? await withStore(() => deps.conversations.putText(input.sessionId, JSON.stringify(tools))) : undefined;
+        return { servers: results.map((r) => r.status), tools, ...(ref ? { ref } : {}) };
+      } finally {
+        clearInterval(beat);
+      }
+    },
+
+    /** One MCP tool call as a tool result; a server that is down or silent is MCP_SERVER_UNAVAILABLE. */
+    async callMcpTool(input: ExecuteToolInput & { mcp: NonNullable<ExecuteToolInput['mcp']> }, args: unknown): Promise<ToolOutcome> {
+      const ctx = Context.current();
+      const { server, tool } = input.mcp;
+      try {
+        const r = await deps.pool.callTool(server, tool, (args ?? {}) as Record<string, unknown>, {
+          timeoutMs: input.timeoutMs ?? server.callTimeoutMs,
+          signal: ctx.cancellationSignal,
+          onElicit: durableElicitation(ctx, { turnId: input.turnId, callId: input.callId, server: server.name }),
+          onActivity: () => ctx.heartbeat(),
+        });
+        const result = mcpResultToToolResult(server.name, tool, r);
+        return deps.pool.takeListChanged(server) ? { ...result, mcpListChanged: true } : result;
+      } catch (err) {
+        if (!(err instanceof McpUnavailableError)) throw err;
+        return toolError('MCP_SERVER_UNAVAILABLE', err.message, {
+          suggestion: 'the server is down or not answering: try again later (the next call restarts it), or continue with other tools',
+        });
+      }
+    },
+  };
+}
+
+/** The tools and status of a server not re-listed this time. */
+function kept(previous: McpToolSet | undefined, server: string): { status: McpServerStatus; tools: McpToolInfo[] } {
+  const status = previous?.servers.find((s) => s.server === server) ?? { server, status: 'failed' as const, error: 'not listed yet', tools: 0 };
+  return { status, tools: (previous?.tools ?? []).filter((t) => t.server === server) };
+}

@@ -1,0 +1,42 @@
+/**
+ * Questions an MCP server asks during a call (elicitation), answered through the turn's durable
+ * ask_user path. The call stays open in this activity; the turn learns of the question by a
+ * signal (so it is in history, `status` shows it, and `harness answer` from any process replies),
+ * and the activity reads the answer back with a query, heartbeating meanwhile.
+ *
+ * A question is keyed by the call and its position in the call (`<callId>#e<n>`): when a lost
+ * worker's call is retried (tools the server calls idempotent) and the server asks the same
+ * question again, the answer already given is reused instead of asking the human twice.
+ */
+import type { Context } from '@temporalio/activity';
+import { elicitationResult, mcpAnswerQuery, mcpQuestionSignal } from '../../workflows/mcp';
+
+/** The elicitation request as the pool hands it over, and the reply it expects. */
+export type ElicitHook = (req: { message: string; requestedSchema: Record<string, unknown> }) => Promise<{
+  action: 'accept' | 'decline' | 'cancel';
+  content?: Record<string, unknown>;
+}>;
+
+const FIRST_POLL_MS = 250;
+const MAX_POLL_MS = 2_000;
+
+/** The hook for one call: ask through the turn `turnId`, wait for its answer. */
+export function durableElicitation(ctx: Context, call: { turnId: string; callId: string; server: string }): ElicitHook {
+  let asked = 0;
+  return async ({ message, requestedSchema }) => {
+    asked += 1;
+    const key = `${call.callId}#e${asked}`;
+    const turn = ctx.client.workflow.getHandle(call.turnId);
+    let answer = await turn.query(mcpAnswerQuery, key);
+    if (answer === undefined) {
+      await turn.signal(mcpQuestionSignal, { key, callId: call.callId, server: call.server, message, requestedSchema });
+      // Polls back off to a query every two seconds: a human answers in seconds or hours.
+      for (let wait = FIRST_POLL_MS; answer === undefined; wait = Math.min(MAX_POLL_MS, wait * 2)) {
+        ctx.heartbeat();
+        await ctx.sleep(wait); // rejects when the activity is cancelled
+        answer = await turn.query(mcpAnswerQuery, key);
+      }
+    }
+    return elicitationResult(requestedSchema, answer);
+  };
+}

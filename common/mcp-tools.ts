@@ -1,0 +1,70 @@
+/**
+ * The MCP tools of a session as tool definitions: the same registry, validation, policy and call
+ * path as the built-in tools. Pure and deterministic (runs in the turn workflow): the JSON input
+ * schema a server gave at discovery becomes a zod schema, so arguments are validated before the
+ * call and a bad one is an INVALID_ARGUMENTS naming the field.
+ */
+import { z } from 'zod';
+import type { McpServerSpec, McpToolInfo, McpToolSet } from './mcp';
+import type { ToolDefinition } from './tools';
+import type { Risk } from './types';
+
+/**
+ * Risk of a server's tools when its entry says nothing: `write`, which no default rule allows, so
+ * under the default mode the call asks. Annotations (`readOnlyHint` …) are the server's own word
+ * about itself: shown to the human, never a grant.
+ */
+export const DEFAULT_MCP_RISK: Risk = 'write';
+
+/** The definitions of a session's MCP tools (servers that failed discovery have none). */
+export function mcpToolDefinitions(set: McpToolSet | undefined, servers: readonly McpServerSpec[]): ToolDefinition[] {
+  if (!set) return [];
+  const byName = new Map(servers.map((s) => [s.name, s]));
+  const out: ToolDefinition[] = [];
+  for (const info of set.tools) {
+    const spec = byName.get(info.server);
+    if (!spec) continue; // a server no longer in the config (cannot happen within one session)
+    out.push(mcpToolDefinition(info, spec));
+  }
+  return out;
+}
+
+/** One MCP tool as a definition: risk and timeout from the server entry (per tool first). */
+export function mcpToolDefinition(info: McpToolInfo, spec: McpServerSpec): ToolDefinition {
+  const settings = spec.tools?.[info.tool];
+  return {
+    name: info.name,
+    description: describe(info),
+    parameters: inputSchema(info.inputSchema),
+    risk: settings?.risk ?? spec.risk ?? DEFAULT_MCP_RISK,
+    source: `mcp:${info.server}`,
+    timeoutMs: settings?.timeoutMs ?? spec.callTimeoutMs,
+    runsIn: 'activity',
+    mcpTool: info.tool,
+    ...(info.annotations ? { annotations: info.annotations } : {}),
+  };
+}
+
+/** Why the tools of each server that failed discovery cannot be called. */
+export function unavailableServers(set: McpToolSet | undefined): Map<string, string> {
+  return new Map((set?.servers ?? []).filter((s) => s.status === 'failed').map((s) => [s.server, s.error ?? 'it did not start']));
+}
+
+function describe(info: McpToolInfo): string {
+  const text = info.description.trim() || info.annotations?.title || `Tool ${info.tool} of the MCP server ${info.server}.`;
+  return text.length >= 10 ? text : `${text} (MCP server ${info.server})`;
+}
+
+/**
+ * The zod form of a tool's JSON input schema. A schema zod cannot convert (a `$ref` it cannot
+ * resolve, an unknown keyword) is checked only as "an object": the server validates it again.
+ */
+function inputSchema(schema: Record<string, unknown>): z.ZodObject {
+  try {
+    const converted = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+    if (converted instanceof z.ZodObject) return converted;
+  } catch {
+    // fall through to the permissive form
+  }
+  return z.looseObject({});
+}
