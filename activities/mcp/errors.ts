@@ -1,0 +1,28 @@
+/**
+ * Typed failures of MCP servers. The activity turns them into MCP_SERVER_UNAVAILABLE tool
+ * results (the turn goes on without the server), so each message is one line that names the
+ * server and why: the model and the logs both read it.
+ */
+
+/** The server cannot start, died, stopped answering or timed out. */
+export class McpUnavailableError extends Error {
+  override readonly name: string = 'McpUnavailableError';
+  constructor(
+    readonly server: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`mcp server ${server}: ${oneLine(reason)}`, options);
+  }
+}
+
+/** The server's settings cannot be used on this worker (a `${VAR}` the worker does not set). */
+export class McpConfigError extends McpUnavailableError {
+  override readonly name: string = 'McpConfigError';
+}
+
+/** Collapses whitespace so a multi-line reason (a stack, stderr) stays one line. */
+export function oneLine(text: string, max = 500): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
