@@ -12,6 +12,7 @@ import { registerRun } from './commands/run';
 import { registerSandbox } from './commands/sandbox';
 import { registerServe } from './commands/serve';
 import { registerSkills } from './commands/skills';
+import { registerMcp } from './commands/mcp';
 import { registerTrust } from './commands/trust';
 import { EXIT } from './output';
 
@@ -35,6 +36,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerServe(program, ctx);
   registerSandbox(program, ctx);
   registerSkills(program, ctx);
+  registerMcp(program, ctx);
   registerTrust(program, ctx);
   for (const cmd of program.commands) cmd.exitOverride().configureOutput({ outputError: () => {} });
   for (const cmd of program.commands.flatMap((c) => c.commands)) cmd.exitOverride().configureOutput({ outputError: () => {} });

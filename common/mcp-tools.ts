@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { McpServerSpec, McpToolInfo, McpToolSet } from './mcp';
 import type { ToolDefinition } from './tools';
 import type { Risk } from './types';
+import type { Rule } from './policy/schema';
 
 /**
  * Risk of a server's tools when its entry says nothing: `write`, which no default rule allows, so
@@ -43,6 +44,27 @@ export function mcpToolDefinition(info: McpToolInfo, spec: McpServerSpec): ToolD
     mcpTool: info.tool,
     ...(info.annotations ? { annotations: info.annotations } : {}),
   };
+}
+
+/**
+ * The decisions server entries make for their discovered tools, as rules: a tool's own `decision`
+ * first, else its server's. One rule per tool, so a tool's setting overrides its server's in either
+ * direction. They join the turn's rules (like the skills' ones): a deny rule of the policy still
+ * wins over an allow here, and without a decision the policy mode decides (`ask` by default).
+ */
+export function mcpRules(set: McpToolSet | undefined, servers: readonly McpServerSpec[]): Rule[] {
+  if (!set) return [];
+  const byName = new Map(servers.map((s) => [s.name, s]));
+  const rules: Rule[] = [];
+  for (const info of set.tools) {
+    const spec = byName.get(info.server);
+    const own = spec?.tools?.[info.tool]?.decision;
+    const decision = own ?? spec?.decision;
+    if (!decision) continue;
+    const where = own ? `mcpServers.${info.server}.tools.${info.tool}.decision` : `mcpServers.${info.server}.decision`;
+    rules.push({ id: own ? `mcp:${info.server}:${info.tool}` : `mcp:${info.server}`, tool: info.name, decision, reason: `${where} is ${decision}` });
+  }
+  return rules;
 }
 
 /** Why the tools of each server that failed discovery cannot be called. */

@@ -8,11 +8,12 @@ import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_LIMITS, type Limits, type ModelSpec, type SessionConfig } from '../common/session';
 import { loadScript, ScriptError } from '../scripted/script';
-import { parsePolicy, policySchema, POLICY_MODES } from '../common/policy/schema';
+import { parsePolicy, policySchema, POLICY_MODES, type Policy } from '../common/policy/schema';
+import type { McpServerSpec } from '../common/mcp';
 import { freezePolicy } from '../common/policy';
 import { DEFAULT_COMPRESSION, type CompressionConfig } from '../common/context/plan';
 import { UsageError, UserError } from './errors';
-import { mcpPolicyRules, mcpServersSchema, resolveMcpServers } from './mcp-config';
+import { mcpServersSchema, resolveMcpServers } from './mcp-config';
 import { isTrusted, sensitiveSettings } from './trust';
 
 const positiveInt = z.number().int().positive();
@@ -155,16 +156,30 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
   }
   // The effective rules (defaults included) are written into the session's config, so a new
   // release's defaults can never change the decisions of a session already running.
-  // What server entries say about their tools (`decision`) comes before the policy's own rules.
   const mcpServers = resolveMcpServers(config.mcpServers, fileDir);
-  const policyInput = { ...(config.policy ?? {}), ...(mode ? { mode } : {}) };
-  const policy = freezePolicy(parsePolicy({ ...policyInput, rules: [...mcpPolicyRules(mcpServers), ...(policyInput.rules ?? [])] }));
+  const policy = effectivePolicy(config, mode);
   const memory = { namespace: env.HARNESS_MEMORY_NAMESPACE || config.memory?.namespace || 'default', preload: config.memory?.preload ?? 5 };
   const skills = config.skills?.folders.length ? { skills: { folders: config.skills.folders.map((f) => path.resolve(fileDir, f)) } } : {};
   const compression: CompressionConfig = { ...DEFAULT_COMPRESSION, ...(config.compression ?? {}) };
   const network = config.network?.allowPrivateHosts.length ? { network: { allowPrivateHosts: config.network.allowPrivateHosts } } : {};
   const mcp = mcpServers.length ? { mcp: { servers: mcpServers } } : {};
   return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits, policy, memory, compression, ...skills, ...network, ...mcp };
+}
+
+/**
+ * The policy a session is fixed with: the file's policy and mode (or the flag's) and the default
+ * rules written out (freezePolicy). What MCP server entries decide for their tools is applied per
+ * discovered tool in the turn (common/mcp-tools.ts mcpRules).
+ */
+export function effectivePolicy(config: FileConfig, mode: string | undefined): Policy {
+  return freezePolicy(parsePolicy({ ...(config.policy ?? {}), ...(mode ? { mode } : {}) }));
+}
+
+/** The MCP servers of the config file (for `harness mcp`: no model needed). */
+export function resolveMcpConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): { servers: McpServerSpec[]; policy: Policy; file?: string } {
+  const { config, file } = loadFileConfig(flags.config, env, cwd);
+  const servers = resolveMcpServers(config.mcpServers, file ? path.dirname(file) : cwd);
+  return { servers, policy: effectivePolicy(config, flags.policy ?? env.HARNESS_POLICY), ...(file ? { file } : {}) };
 }
 
 /** `scripted:<file>` loads and validates the script now, so a bad file fails before anything starts. */

@@ -6,8 +6,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { mcpToolName, SERVER_NAME, type McpServerSpec, type McpToolSettings } from '../common/mcp';
-import type { Rule } from '../common/policy/schema';
+import { SERVER_NAME, type McpServerSpec, type McpToolSettings } from '../common/mcp';
 
 const risk = z.enum(['read_only', 'write', 'network', 'dangerous']);
 const decision = z.enum(['allow', 'ask', 'deny']);
@@ -105,19 +104,4 @@ export function resolveMcpServers(section: Record<string, unknown> | undefined, 
     }
   }
   return out;
-}
-
-/**
- * The policy rules the servers' `decision` settings make: per tool first, then per server. They
- * come before the policy's own rules, so what a server entry says about its tools is what holds.
- */
-export function mcpPolicyRules(servers: McpServerSpec[]): Rule[] {
-  const rules: Rule[] = [];
-  for (const s of servers) {
-    for (const [tool, t] of Object.entries(s.tools ?? {})) {
-      if (t.decision) rules.push({ id: `mcp:${s.name}:${tool}`, tool: mcpToolName(s.name, tool), decision: t.decision, reason: `mcpServers.${s.name}.tools.${tool}.decision` });
-    }
-    if (s.decision) rules.push({ id: `mcp:${s.name}`, tool: `mcp__${s.name}__*`, decision: s.decision, reason: `mcpServers.${s.name}.decision` });
-  }
-  return rules;
 }

@@ -4,6 +4,7 @@
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SessionState, TurnState, SessionStatus, Pending } from '../common/session';
+import type { McpServerStatus } from '../common/mcp';
 
 /** A user message for the session. */
 export interface SendMessageInput {
@@ -48,6 +49,8 @@ export interface EndSessionInput {
 
 /** Ends the session once it is idle. */
 export const endSessionUpdate = defineUpdate<{ ended: true }, [EndSessionInput]>('endSession');
+/** Lists the session's MCP tools again now (between turns); returns how each server did. */
+export const refreshMcpToolsUpdate = defineUpdate<{ servers: McpServerStatus[] }, []>('refreshMcpTools');
 /** The session's status, pending items, turn count and usage. */
 export const stateQuery = defineQuery<SessionState>('state');
 /** Turn → session: the turn started or stopped waiting on a human. */

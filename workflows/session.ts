@@ -15,6 +15,7 @@ import { isBlobArg } from '../common/conversation';
 import { rootCauseMessage } from '../common/errors';
 import {
   endSessionUpdate,
+  refreshMcpToolsUpdate,
   sendMessageUpdate,
   stateQuery,
   turnStatusSignal,
@@ -94,9 +95,11 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   }
 
   // The session's MCP tools are listed once, here (each server bounded by its startup timeout):
-  // the tool set is then in history, so replay and every turn see the same tools.
+  // the tool set is then in history, so replay and every turn see the same tools. Again only when
+  // a server says its list changed (in a turn) or the user asks (`harness mcp --refresh`).
   const servers = book.config.mcp?.servers ?? [];
-  if (servers.length && !book.mcpTools && patched('mcp-tools')) {
+  let refreshing = false;
+  const discover = async () => {
     try {
       book.useMcpTools(await discoverActivity(servers)({ sessionId: input.sessionId, servers }));
     } catch (err) {
@@ -105,10 +108,30 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
       const why = `tool discovery failed: ${rootCauseMessage(err)}`;
       book.useMcpTools({ servers: servers.map((s) => ({ server: s.name, status: 'failed', error: why, tools: 0 })), tools: [] });
     }
-  }
+  };
+  setHandler(
+    refreshMcpToolsUpdate,
+    async () => {
+      refreshing = true;
+      try {
+        await discover();
+      } finally {
+        refreshing = false;
+      }
+      return { servers: book.mcpTools?.servers ?? [] };
+    },
+    {
+      validator: () => {
+        if (!servers.length) throw new Error('this session has no MCP servers');
+        if (ended) throw new Error('the session has ended');
+        if (book.busy || queue.length > 0 || refreshing) throw new Error('a turn or a refresh is running; try again when the session is idle');
+      },
+    },
+  );
+  if (servers.length && !book.mcpTools && patched('mcp-tools')) await discover();
 
   for (;;) {
-    await condition(() => queue.length > 0 || ended);
+    await condition(() => (queue.length > 0 && !refreshing) || ended);
     const msg = queue.shift();
     if (!msg) break;
     const turn = book.turnCount + 1;

@@ -84,7 +84,7 @@ export interface TurnOptions {
   /** Hold the conversation by reference to the message store (every turn but those recorded before). */
   messageStore?: boolean;
   /** The session's MCP tools (already part of `registry`), and how to build the registry again when they change. */
-  mcp?: { tools: McpToolSet; registry(tools: McpToolSet): ToolRegistry };
+  mcp?: { tools: McpToolSet; registry(tools: McpToolSet): ToolRegistry; rules(tools: McpToolSet): Rule[] };
 }
 
 /** A run that stopped between steps to continue as new, with where it stopped. */
@@ -210,7 +210,8 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
         return done('repeated_action', lastContent || 'Stopped: the same action was repeated.', step);
       }
 
-      const rules = opts.turnRules?.length ? [...sessionRules, ...opts.turnRules] : sessionRules;
+      const mcpDecisions = mcpTools && opts.mcp ? opts.mcp.rules(mcpTools) : [];
+      const rules = opts.turnRules?.length || mcpDecisions.length ? [...sessionRules, ...(opts.turnRules ?? []), ...mcpDecisions] : sessionRules;
       const judged = calls.map((c) => judgeCall(c, registry, opts.policy, rules));
       const asked = judged.filter((j) => !j.result && j.policy?.decision === 'ask');
       if (asked.length) {

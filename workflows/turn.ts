@@ -30,6 +30,7 @@ import {
   type TurnStatusSignal,
 } from './definitions';
 import { runTurn } from './turn-loop';
+import { mcpRules } from '../common/mcp-tools';
 import { mcpAnswerQuery, mcpQuestionSignal, questionText, turnRegistry, validateMcpAnswer, type McpQuestion } from './mcp';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -299,7 +300,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
     },
     {
       ...(policy ? { policy } : {}),
-      ...(mcpTools ? { registry: turnRegistry(mcpTools, mcpServers), mcp: { tools: mcpTools, registry: (t: typeof mcpTools) => turnRegistry(t, mcpServers) } } : {}),
+      ...(mcpTools ? { registry: turnRegistry(mcpTools, mcpServers), mcp: { tools: mcpTools, registry: (t: typeof mcpTools) => turnRegistry(t, mcpServers), rules: (t: typeof mcpTools) => mcpRules(t, mcpServers) } } : {}),
       context: {
         ...(prepared?.skillsIndex ? { skillsIndex: prepared.skillsIndex } : {}),
         ...(prepared?.memories?.length ? { memories: prepared.memories } : {}),

@@ -7,6 +7,7 @@ import type { CliContext } from '../context';
 import { pendingLines, printJson, say, usageLine } from '../output';
 import { followTurn, waitTimeoutOption } from '../wait';
 import { parseLimit, parseSessionId } from '../args';
+import { escapeForTerminal } from '../escape';
 
 export function registerInspect(program: Command, ctx: CliContext): void {
   program
@@ -25,6 +26,7 @@ export function registerInspect(program: Command, ctx: CliContext): void {
       if (s.pending) lines.push(...pendingLines(s.pending).map((l) => `pending ${l}`));
       const mem = Object.keys(s.memory);
       if (mem.length) lines.push(`working memory: ${mem.join(', ')}`);
+      for (const m of s.mcp ?? []) lines.push(`mcp ${m.server}: ${m.status === 'connected' ? `connected, ${m.tools} tool(s)` : `failed: ${escapeForTerminal(m.error ?? '')}`}`);
       if (s.lastTurn) lines.push(`last turn ${s.lastTurn.turnId}: ${s.lastTurn.terminated_by} in ${s.lastTurn.steps} step(s) — ${oneLine(s.lastTurn.answer)}`);
       process.stdout.write(`${lines.join('\n')}\n`);
     });

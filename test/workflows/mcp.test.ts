@@ -125,6 +125,40 @@ describe('MCP tools in a turn under the default policy', () => {
   });
 });
 
+describe('approvals and payloads', () => {
+  it('`--always` approves an MCP tool for the rest of the session', async () => {
+    const sessionId = newSessionId('mcp-always');
+    const c = config({ everything }, [call('mcp__everything__echo', { message: 'one' }), call('mcp__everything__echo', { message: 'two' }), { content: 'done' }]);
+    const { turnId } = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config: c, text: 'echo twice' });
+    const waiting = await waitForTurn(h.client, turnId, { pollMs: 100 });
+    const p = waiting.kind === 'waiting' ? waiting.state.pending : undefined;
+    expect(p?.kind).toBe('approvals');
+    await decideApprovals(h.client, sessionId, { calls: p!.kind === 'approvals' ? p!.calls.map((x) => ({ callId: x.callId, digest: x.digest! })) : [], approve: true, always: true });
+    const done = await waitForTurn(h.client, turnId, { pollMs: 100 });
+    expect(done.kind).toBe('done');
+    const calls = done.kind === 'done' ? done.result.toolCalls : [];
+    expect(calls.map((t) => t.ok)).toEqual([true, true]);
+    expect(calls[1]!.policy).toMatchObject({ decision: 'allow', rule: 'always:mcp__everything__echo' });
+  });
+
+  it('a large MCP result goes to the message store: the model reads it whole, history holds a reference', async () => {
+    const big = `${'lorem ipsum dolor sit amet '.repeat(8_000)}END_OF_BIG_FILE_7731`;
+    writeFileSync(path.join(fsRoot, 'big.txt'), big);
+    const sessionId = newSessionId('mcp-big');
+    const c = config({ files: { command: process.execPath, args: [FILESYSTEM, fsRoot], cwd: fsRoot, decision: 'allow' } }, [
+      call('mcp__files__read_text_file', { path: 'big.txt' }),
+      { expect: { last_message_contains: 'END_OF_BIG_FILE_7731' }, content: 'read' },
+    ]);
+    const r = await h.finish(sessionId, c, 'read the big file');
+    expect(r.terminated_by).toBe('final_answer');
+    const history = await h.client.workflow.getHandle(`${sessionId}/turn-1`).fetchHistory();
+    const text = JSON.stringify(history.events, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : v));
+    // At most a preview: no run of the content longer than a few hundred characters.
+    expect(text).not.toContain('lorem ipsum dolor sit amet '.repeat(40));
+    expect(text).not.toContain('END_OF_BIG_FILE_7731');
+  });
+});
+
 describe('server lifecycle', () => {
   const counted = { command: '/bin/sh', args: ['-c', `echo x >> '${path.join('SPAWNS')}'; exec '${process.execPath}' '${EVERYTHING}' stdio`], decision: 'allow' };
   const countedIn = () => ({ ...counted, args: ['-c', counted.args[1]!.replace('SPAWNS', spawns)] });
