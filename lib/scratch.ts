@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { createHarnessWorker } from '../workers/worker';
+import { McpPool } from '../activities/mcp/pool';
 import { embeddedFiles, spawnDevServer, waitForServer } from './embedded';
 import { temporalSettings } from './temporal';
 
@@ -47,11 +48,13 @@ export async function withScratchHarness<T>(name: string, fn: (s: Scratch) => Pr
     await waitForServer(settings, embeddedFiles(home).serverLog);
     const taskQueue = `${name}-${randomUUID()}`;
     const native = await NativeConnection.connect({ address: settings.address });
-    const worker = await createHarnessWorker({ connection: native, namespace: 'default', taskQueue, home, env: {} });
+    const mcp = new McpPool({ env: {} });
+    const worker = await createHarnessWorker({ connection: native, namespace: 'default', taskQueue, home, env: {}, mcp });
     const client = new Client({ connection: await Connection.connect({ address: settings.address }) });
     try {
       return await worker.runUntil(fn({ client, taskQueue, home, address: settings.address }));
     } finally {
+      await mcp.closeAll();
       await native.close();
       await client.connection.close();
     }

@@ -14,6 +14,7 @@ import { answerQuestion, decideApprovals, endSession, sendMessage, waitForTurn }
 import { parsePolicy } from '../common/policy/schema';
 import { freezePolicy } from '../common/policy';
 import { findTemporalCli } from '../lib/temporal-cli';
+import { resolveMcpServers } from '../lib/mcp-config';
 
 const script = {
   steps: [
@@ -32,6 +33,32 @@ const script = {
     { expect: { last_message_contains: 'blue' }, tool_calls: [{ name: 'finish', arguments: { answer: 'Blue it is.' } }] },
   ],
 };
+
+/** A session with MCP tools: an approved call, a server question answered, a server that never started, bad arguments. */
+const mcpScript = {
+  steps: [
+    { tool_calls: [{ name: 'mcp__everything__echo', arguments: { message: 'recorded' } }] },
+    { tool_calls: [{ name: 'mcp__everything__trigger-elicitation-request', arguments: {} }] },
+    {
+      tool_calls: [
+        { name: 'mcp__broken__anything', arguments: {} },
+        { name: 'mcp__everything__get-sum', arguments: { a: 'one', b: 2 } },
+      ],
+    },
+    { content: 'MCP done.' },
+  ],
+};
+
+function mcpServers() {
+  const everything = path.resolve(__dirname, '..', '..', 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js');
+  return resolveMcpServers(
+    {
+      everything: { command: process.execPath, args: [everything, 'stdio'], tools: { 'trigger-elicitation-request': { decision: 'allow' } } },
+      broken: { command: '/nonexistent/mcp-server' },
+    },
+    process.cwd(),
+  );
+}
 
 async function main(): Promise<void> {
   const label = process.argv[2] ?? 'baseline';
@@ -58,9 +85,19 @@ async function main(): Promise<void> {
     await endSession(client, sessionId);
     await client.workflow.getHandle(sessionId).result();
 
+    const mcpSession = `${sessionId}-mcp`;
+    const mcpConfig: SessionConfig = { ...config, model: { provider: 'scripted', model: 'scripted', script: mcpScript }, limits: DEFAULT_LIMITS, mcp: { servers: mcpServers() } };
+    const m1 = await sendMessage(client, { taskQueue, sessionId: mcpSession, config: mcpConfig, text: 'Use the MCP tools.' });
+    for (let out = await waitForTurn(client, m1.turnId); out.kind === 'waiting'; out = await waitForTurn(client, m1.turnId)) {
+      if (out.state.pending?.kind === 'approvals') await decideApprovals(client, mcpSession, { approve: true });
+      else await answerQuestion(client, mcpSession, JSON.stringify({ name: 'Ada', check: true }));
+    }
+    await endSession(client, mcpSession);
+    await client.workflow.getHandle(mcpSession).result();
+
     const dir = path.resolve(__dirname, '..', '..', 'test', 'histories', label);
     mkdirSync(dir, { recursive: true });
-    for (const id of [sessionId, `${sessionId}/turn-1`, `${sessionId}/turn-2`]) {
+    for (const id of [sessionId, `${sessionId}/turn-1`, `${sessionId}/turn-2`, mcpSession, `${mcpSession}/turn-1`]) {
       // Every run of the id, oldest first: a turn that continued as new has several.
       const runs: { start: number; runId: string }[] = [];
       for await (const wf of client.workflow.list({ query: `WorkflowId = '${id}'` })) runs.push({ start: wf.startTime.getTime(), runId: wf.runId });

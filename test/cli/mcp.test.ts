@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveSessionConfig } from '../../lib/config';
 import { newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir, writeScript } from '../support/cli';
-import { EVERYTHING } from '../activities/mcp/servers';
+import { EVERYTHING } from '../support/mcp-servers';
 
 let h: TestHarness;
 let dir: string;

@@ -14,7 +14,7 @@ import type { SessionConfig, TurnResult } from '../../common/session';
 import type { McpToolSet } from '../../common/mcp';
 import { newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, tempDir, writeScript } from '../support/cli';
-import { alive, EVERYTHING, FILESYSTEM, startEverythingHttp, until } from '../activities/mcp/servers';
+import { alive, EVERYTHING, FILESYSTEM, startEverythingHttp, until } from '../support/mcp-servers';
 
 let h: TestHarness;
 let dir: string;

@@ -4,7 +4,7 @@ import type { ElicitationRequest } from '../../../activities/mcp/connection';
 import { McpConfigError, McpUnavailableError } from '../../../activities/mcp/errors';
 import { McpPool } from '../../../activities/mcp/pool';
 import { mcpResultToToolResult } from '../../../activities/mcp/results';
-import { everythingStdio, textOf } from './servers';
+import { everythingStdio, textOf } from '../../support/mcp-servers';
 
 describe('elicitation', () => {
   const logs: string[] = [];

@@ -5,7 +5,7 @@ import { McpUnavailableError } from '../../../activities/mcp/errors';
 import { McpPool } from '../../../activities/mcp/pool';
 import { mcpResultToToolResult } from '../../../activities/mcp/results';
 import { freePort } from '../../../lib/scratch';
-import { httpSpec, startEverythingHttp, textOf } from './servers';
+import { httpSpec, startEverythingHttp, textOf } from '../../support/mcp-servers';
 
 describe('McpPool with server-everything over Streamable HTTP', () => {
   let server: Awaited<ReturnType<typeof startEverythingHttp>>;

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpPool } from '../../../activities/mcp/pool';
 import { mcpResultToToolResult } from '../../../activities/mcp/results';
-import { FILESYSTEM, everythingStdio, stdioSpec, textOf } from './servers';
+import { FILESYSTEM, everythingStdio, stdioSpec, textOf } from '../../support/mcp-servers';
 
 describe('McpPool with server-everything over stdio', () => {
   const pool = new McpPool({ env: {} });

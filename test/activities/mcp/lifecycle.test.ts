@@ -5,7 +5,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { McpUnavailableError } from '../../../activities/mcp/errors';
 import { McpPool } from '../../../activities/mcp/pool';
-import { alive, countedEverything, everythingStdio, stdioSpec, textOf, until } from './servers';
+import { alive, countedEverything, everythingStdio, stdioSpec, textOf, until } from '../../support/mcp-servers';
 
 let tmp: string;
 const pools: McpPool[] = [];

@@ -4,7 +4,7 @@ import { specKey } from '../../../activities/mcp/pool';
 import { mapTools } from '../../../activities/mcp/tool-list';
 import { base64Bytes, mcpResultToToolResult } from '../../../activities/mcp/results';
 import { resolveTemplates } from '../../../activities/mcp/templates';
-import { everythingStdio } from './servers';
+import { everythingStdio } from '../../support/mcp-servers';
 
 describe('mcpResultToToolResult', () => {
   it('joins text, describes media and blobs by size, keeps embedded text and links', () => {
