@@ -17,14 +17,19 @@ export type ElicitHook = (req: { message: string; requestedSchema: Record<string
   content?: Record<string, unknown>;
 }>;
 
+// A server's question enters the turn's history and a human's terminal: bounded, whatever it sends.
+const MAX_MESSAGE_CHARS = 4_000;
+const MAX_SCHEMA_CHARS = 16 * 1024;
 const FIRST_POLL_MS = 250;
 const MAX_POLL_MS = 2_000;
 
 /** The hook for one call: ask through the turn `turnId`, wait for its answer. */
 export function durableElicitation(ctx: Context, call: { turnId: string; callId: string; server: string }): ElicitHook {
   let asked = 0;
-  return async ({ message, requestedSchema }) => {
+  return async ({ message: text, requestedSchema }) => {
     asked += 1;
+    if (JSON.stringify(requestedSchema ?? {}).length > MAX_SCHEMA_CHARS) return { action: 'decline' };
+    const message = text.length > MAX_MESSAGE_CHARS ? `${text.slice(0, MAX_MESSAGE_CHARS)}…` : text;
     const key = `${call.callId}#e${asked}`;
     const turn = ctx.client.workflow.getHandle(call.turnId);
     let answer = await turn.query(mcpAnswerQuery, key);

@@ -9,6 +9,13 @@ import type { ToolResult } from '../../common/types';
 
 const ERROR_CHARS = 2000;
 const RESOURCE_TEXT_CHARS = 20_000;
+/**
+ * Bounds on one result, whatever the server sends: the text head and tail (the store keeps what
+ * is left whole, compression compacts it later), structured content by its JSON size, and lists.
+ */
+export const MAX_TEXT_CHARS = 256 * 1024;
+export const MAX_STRUCTURED_CHARS = 64 * 1024;
+const MAX_ITEMS = 100;
 
 /** A resource the result links to or embeds as text. */
 export interface McpResourceItem {
@@ -60,16 +67,26 @@ export function mcpResultToToolResult(server: string, tool: string, r: CallToolR
       }
     }
   }
-  const content = texts.join('\n');
+  const content = headTail(texts.join('\n'), MAX_TEXT_CHARS);
   if (r.isError) {
     const message = content.trim() ? cap(content, ERROR_CHARS) : `${tool} on ${server} reported an error without a message`;
     return toolError('MCP_TOOL_ERROR', message, { suggestion: 'read the error and fix the arguments, or use another tool' });
   }
   const out: McpToolOutput = { content };
-  if (r.structuredContent !== undefined) out.structured = r.structuredContent;
-  if (resources.length) out.resources = resources;
-  if (media.length) out.media = media;
+  if (r.structuredContent !== undefined) {
+    const json = JSON.stringify(r.structuredContent);
+    out.structured = json.length > MAX_STRUCTURED_CHARS ? { $truncated: `${json.slice(0, MAX_STRUCTURED_CHARS)}…`, chars: json.length } : r.structuredContent;
+  }
+  if (resources.length) out.resources = resources.slice(0, MAX_ITEMS);
+  if (media.length) out.media = media.slice(0, MAX_ITEMS);
   return toolOk(out);
+}
+
+/** The head and the tail of a long text, with how much was left out between them. */
+function headTail(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const half = Math.floor(max / 2);
+  return `${text.slice(0, half)}\n… (${text.length - 2 * half} characters left out) …\n${text.slice(-half)}`;
 }
 
 /** Decoded size of base64 data, from its length (the data itself is never decoded). */

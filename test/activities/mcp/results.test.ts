@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { McpConfigError } from '../../../activities/mcp/errors';
 import { specKey } from '../../../activities/mcp/pool';
-import { mapTools } from '../../../activities/mcp/tool-list';
-import { base64Bytes, mcpResultToToolResult } from '../../../activities/mcp/results';
+import { mapTools, MAX_DESCRIPTION_CHARS, MAX_TOOLS_PER_SERVER } from '../../../activities/mcp/tool-list';
+import { base64Bytes, MAX_STRUCTURED_CHARS, MAX_TEXT_CHARS, mcpResultToToolResult } from '../../../activities/mcp/results';
 import { resolveTemplates } from '../../../activities/mcp/templates';
 import { everythingStdio } from '../../support/mcp-servers';
 
@@ -90,5 +90,31 @@ describe('mapTools and specKey', () => {
     const b = { ...everythingStdio({ env: { B: '2', A: '1' } }), risk: 'read_only' as const, callTimeoutMs: 1 };
     expect(specKey(a)).toBe(specKey(b));
     expect(specKey(a)).not.toBe(specKey(everythingStdio({ env: { A: '1' } })));
+  });
+});
+
+describe('what a hostile server can put into a session is bounded', () => {
+  it('a huge text result keeps head and tail, huge structured content is cut, long lists are capped', () => {
+    const text = `HEAD${'x'.repeat(3_000_000)}TAIL`;
+    const links = Array.from({ length: 1000 }, (_, i) => ({ type: 'resource_link' as const, uri: `file:///${i}`, name: String(i) }));
+    const r = mcpResultToToolResult('s', 't', { content: [{ type: 'text', text }, ...links], structuredContent: { blob: 'y'.repeat(1_000_000) } });
+    const out = (r as { result: { content: string; structured: { chars: number }; resources: unknown[] } }).result;
+    expect(out.content.length).toBeLessThan(MAX_TEXT_CHARS + 200);
+    expect(out.content.startsWith('HEAD')).toBe(true);
+    expect(out.content.endsWith('TAIL')).toBe(true);
+    expect(out.content).toMatch(/characters left out/);
+    expect(out.structured.chars).toBeGreaterThan(1_000_000);
+    expect(JSON.stringify(out.structured).length).toBeLessThan(MAX_STRUCTURED_CHARS + 200);
+    expect(out.resources).toHaveLength(100);
+  });
+
+  it('a flood of tools, giant schemas and descriptions is cut down with reasons', () => {
+    const tools = Array.from({ length: 300 }, (_, i) => ({ name: `t${i}`, description: 'd'.repeat(10_000), inputSchema: { type: 'object', properties: {} } }));
+    tools[0] = { name: 'giant', description: 'x', inputSchema: { type: 'object', properties: { a: { type: 'string', description: 'z'.repeat(40_000) } } } };
+    const { tools: kept, skipped } = mapTools('s', tools);
+    expect(kept).toHaveLength(MAX_TOOLS_PER_SERVER);
+    expect(kept.every((t) => t.description.length <= MAX_DESCRIPTION_CHARS + 1)).toBe(true);
+    expect(skipped[0]).toMatch(/giant: input schema larger than/);
+    expect(skipped.filter((s) => s.includes(`more than ${MAX_TOOLS_PER_SERVER} tools`))).toHaveLength(300 - 1 - MAX_TOOLS_PER_SERVER);
   });
 });
