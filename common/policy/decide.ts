@@ -154,13 +154,22 @@ function withoutSinks(analysis: CommandAnalysis): CommandAnalysis {
 /** What a deny or ask rule matched: a program of the command, or the call as a whole. */
 type Hit = { command: SimpleCommand } | { call: true };
 
+/**
+ * Path arguments outside the session workspace. An MCP tool's paths name places in its server's
+ * world (a filesystem server's own roots, which it confines itself), not the workspace, so the
+ * `outsideWorkspace` condition never holds for them; rules on their `args` still apply.
+ */
+function workspacePathsOutside(call: PolicyCall): string[] {
+  return call.tool.startsWith('mcp__') ? [] : outsideArgPaths(call.args);
+}
+
 function matchAny(rule: Rule, call: PolicyCall, analysis: CommandAnalysis | undefined, sem: Semantics): Hit | undefined {
   if (!toolApplies(rule, call, sem)) return undefined;
   const when = rule.when ?? {};
   const perCommand = hasCommandConditions(when);
   if (!analysis) {
     if (perCommand) return undefined;
-    if (when.outsideWorkspace !== undefined && outsideArgPaths(call.args).length > 0 !== when.outsideWorkspace) return undefined;
+    if (when.outsideWorkspace !== undefined && workspacePathsOutside(call).length > 0 !== when.outsideWorkspace) return undefined;
     return { call: true };
   }
   if (!perCommand && when.outsideWorkspace === undefined) return { call: true };
@@ -232,7 +241,7 @@ function covers(rule: Rule, call: PolicyCall, command: SimpleCommand, sem: Seman
 function denial(r: Labelled, hit: Hit, call: PolicyCall, sem: Semantics): string {
   const tail = `denied by rule ${r.label}${why(r)}`;
   if ('call' in hit) {
-    const outside = r.rule.when?.outsideWorkspace ? outsideArgPaths(call.args) : [];
+    const outside = r.rule.when?.outsideWorkspace ? workspacePathsOutside(call) : [];
     return outside.length ? `\`${outside[0]}\` is outside the workspace: ${tail}` : `\`${call.tool}\` is ${tail}`;
   }
   const { command } = hit;

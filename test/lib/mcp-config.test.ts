@@ -91,6 +91,13 @@ describe('decisions for MCP tools', () => {
     expect(decision('mcp__web__post')).toMatchObject({ decision: 'deny', rule: 'mcp:web' });
   });
 
+  it('MCP path arguments are the server\'s, not the workspace: outsideWorkspace rules do not hold for them', () => {
+    const args = { path: '/srv/docs/report.md' };
+    expect(decision('mcp__fs__read')).toMatchObject({ decision: 'allow' });
+    expect(decide(c.policy!, { tool: 'mcp__fs__read', risk: 'write', args }, rules)).toMatchObject({ decision: 'allow', rule: 'mcp:fs' });
+    expect(decide(c.policy!, { tool: 'read_file', risk: 'read_only', args })).toMatchObject({ decision: 'deny', rule: 'deny-outside-workspace' });
+  });
+
   it('risk comes from the entry; annotations never make a tool read-only (so never allowed by the read-only default rule)', () => {
     expect(defs.get('mcp__fs__wipe')!.risk).toBe('dangerous');
     expect(defs.get('mcp__web__fetch')!.risk).toBe('network');
