@@ -8,6 +8,7 @@ import { defaultSandboxes, defaultSkills } from '../activities';
 import { DEFAULT_SANDBOX_IMAGE, sandboxProblems } from '../activities/sandbox/docker-sandbox';
 import { MemoryHost } from '../activities/memory/host';
 import { McpPool } from '../activities/mcp/pool';
+import { serverNotesDir, sweepOrphanServers } from '../activities/mcp/orphans';
 import { createHarnessWorker } from './worker';
 import type { Worker } from '@temporalio/worker';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -29,7 +30,11 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
     (err: Error) => log(`${err.message.split('\n')[0]} (turns wait with STORE_UNAVAILABLE until it answers)`),
   );
   // MCP server processes and connections live as long as the worker, shared by its sessions.
-  const mcp = new McpPool({ env, log: (line) => log(`mcp: ${line}`) });
+  // Servers a killed worker left running are stopped first; this worker notes the ones it starts.
+  const notesDir = serverNotesDir(home);
+  const orphans = sweepOrphanServers(notesDir);
+  if (orphans.length) log(`mcp: stopped ${orphans.length} server process(es) left by a worker that is gone: ${orphans.join(', ')}`);
+  const mcp = new McpPool({ env, log: (line) => log(`mcp: ${line}`), notesDir });
   const worker = await createHarnessWorker({ connection, namespace: s.namespace, taskQueue: s.taskQueue, home, env, sandboxes, skills, memory, mcp });
   if (env.HARNESS_WORKER_PIDFILE) writePidFile(env.HARNESS_WORKER_PIDFILE, process.pid);
   const running = worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM

@@ -227,6 +227,14 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
 
   /** One tool execution; a failure after the activity's retries is a result the model sees. */
   const mcpServers = input.config.mcp?.servers ?? [];
+  /** A call whose activity failed (its worker lost) leaves no question of its server pending. */
+  const dropMcpQuestions = async (callId: string) => {
+    const p = state.pending;
+    if (p?.kind !== 'question' || !p.callId.startsWith(`${callId}#e`)) return;
+    state.pending = undefined;
+    state.status = 'running';
+    await notifyParent({ turnId: input.turnId, status: 'running' });
+  };
   const runTool = async ({ local, mcp, ...call }: Parameters<Parameters<typeof runTurn>[1]['executeTool']>[0]): Promise<ToolOutcome> => {
     const server = mcp && mcpServers.find((s) => s.name === mcp.server);
     const activity = server
@@ -255,6 +263,9 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       return toolError(type, `${call.name} could not be run: ${rootCauseMessage(err)}${unsure}`, {
         suggestion: 'the tool infrastructure failed, not your call: try again later, or continue another way',
       });
+    } finally {
+      // A question the server asked during the call cannot be answered once the call is over.
+      if (server) await dropMcpQuestions(call.callId);
     }
   };
 

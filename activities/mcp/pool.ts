@@ -9,6 +9,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerSpec, McpToolInfo } from '../../common/mcp';
 import { McpConnection, NO_SDK_TIMEOUT, seconds, type ElicitHook, type OpenCall } from './connection';
+import { forgetServer, noteServer } from './orphans';
 import { McpUnavailableError, oneLine } from './errors';
 import { abortable, linked, pausableTimer } from './timers';
 import { ToolPageSchema, mapTools } from './tool-list';
@@ -20,6 +21,8 @@ export interface McpPoolOptions {
   idleMs?: number;
   log?: (line: string) => void;
   clientName?: string;
+  /** Where started stdio servers are noted, so a worker after a crash can stop them (orphans.ts). */
+  notesDir?: string;
 }
 
 export interface CallOptions {
@@ -180,8 +183,19 @@ export class McpPool {
         },
         track: (closing: Promise<void>) => this.track(closing),
       };
+      let pid: number | undefined;
+      const notes = this.opts.notesDir;
+      const onClose = deps.onClose;
+      deps.onClose = (conn: McpConnection) => {
+        if (notes && pid) forgetServer(notes, pid);
+        onClose(conn);
+      };
       entry.connecting = McpConnection.open(entry.spec, deps, timeoutMs)
-        .then((conn) => (entry.conn = conn))
+        .then((conn) => {
+          pid = conn.pid;
+          if (notes && pid && !conn.closed) noteServer(notes, pid);
+          return (entry.conn = conn);
+        })
         .finally(() => (entry.connecting = undefined));
     }
     return entry.connecting;
