@@ -19,15 +19,16 @@ export const DEFAULT_MCP_RISK: Risk = 'write';
 
 /** The definitions of a session's MCP tools (servers that failed discovery have none). */
 export function mcpToolDefinitions(set: McpToolSet | undefined, servers: readonly McpServerSpec[]): ToolDefinition[] {
-  if (!set) return [];
+  return withSpecs(set, servers).map(([info, spec]) => mcpToolDefinition(info, spec));
+}
+
+/** Each discovered tool with its server's entry (a server no longer configured has none: cannot happen within one session). */
+function withSpecs(set: McpToolSet | undefined, servers: readonly McpServerSpec[]): Array<[McpToolInfo, McpServerSpec]> {
   const byName = new Map(servers.map((s) => [s.name, s]));
-  const out: ToolDefinition[] = [];
-  for (const info of set.tools) {
+  return (set?.tools ?? []).flatMap((info): Array<[McpToolInfo, McpServerSpec]> => {
     const spec = byName.get(info.server);
-    if (!spec) continue; // a server no longer in the config (cannot happen within one session)
-    out.push(mcpToolDefinition(info, spec));
-  }
-  return out;
+    return spec ? [[info, spec]] : [];
+  });
 }
 
 /** One MCP tool as a definition: risk and timeout from the server entry (per tool first). */
@@ -53,13 +54,10 @@ export function mcpToolDefinition(info: McpToolInfo, spec: McpServerSpec): ToolD
  * wins over an allow here, and without a decision the policy mode decides (`ask` by default).
  */
 export function mcpRules(set: McpToolSet | undefined, servers: readonly McpServerSpec[]): Rule[] {
-  if (!set) return [];
-  const byName = new Map(servers.map((s) => [s.name, s]));
   const rules: Rule[] = [];
-  for (const info of set.tools) {
-    const spec = byName.get(info.server);
-    const own = spec?.tools?.[info.tool]?.decision;
-    const decision = own ?? spec?.decision;
+  for (const [info, spec] of withSpecs(set, servers)) {
+    const own = spec.tools?.[info.tool]?.decision;
+    const decision = own ?? spec.decision;
     if (!decision) continue;
     const where = own ? `mcpServers.${info.server}.tools.${info.tool}.decision` : `mcpServers.${info.server}.decision`;
     rules.push({ id: own ? `mcp:${info.server}:${info.tool}` : `mcp:${info.server}`, tool: info.name, decision, reason: `${where} is ${decision}` });

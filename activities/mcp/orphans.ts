@@ -7,6 +7,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { processAlive } from '../../lib/pids';
 
 interface Note {
   worker: number;
@@ -49,7 +50,7 @@ export function sweepOrphanServers(dir: string): number[] {
       rmSync(path.join(dir, file), { force: true });
       continue;
     }
-    if (note.worker !== process.pid && alive(note.worker)) continue; // its worker still runs
+    if (note.worker !== process.pid && processAlive(note.worker)) continue; // its worker still runs
     if (readCmdline(note.pid) === note.cmdline) {
       try {
         process.kill(note.pid, 'SIGKILL');
@@ -68,14 +69,5 @@ function readCmdline(pid: number): string | undefined {
     return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
   } catch {
     return undefined;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }

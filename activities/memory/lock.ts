@@ -17,6 +17,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import net from 'node:net';
 import { MemoryUnavailableError, UNAVAILABLE_PREFIX } from './errors';
+import { processAlive } from '../../lib/pids';
 
 /** A held lock. */
 export interface DataDirLock {
@@ -114,16 +115,6 @@ export function lockFilePath(dir: string): string {
   return `${dir}.lock`;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the process exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 async function lockWithFile(dir: string): Promise<DataDirLock> {
   const file = lockFilePath(dir);
   // Two tries: the second after removing a stale file. Losing that race to another process
@@ -135,7 +126,7 @@ async function lockWithFile(dir: string): Promise<DataDirLock> {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = parsePid(readOrEmpty(file));
-      const stale = pid === undefined ? unwrittenFor(file, 10_000) : pid === process.pid ? !heldFiles.has(file) : !alive(pid);
+      const stale = pid === undefined ? unwrittenFor(file, 10_000) : pid === process.pid ? !heldFiles.has(file) : !processAlive(pid);
       if (stale && attempt === 0) {
         unlinkQuietly(file);
         continue;
