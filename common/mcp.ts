@@ -89,6 +89,15 @@ export interface McpToolSet {
   ref?: string;
 }
 
+/**
+ * The failure type with which a call run as a local activity asks to be run again as a regular
+ * activity: the server asked the user something, or the call was slower than a local one may be.
+ */
+export const MCP_NEEDS_ACTIVITY = 'MCP_NEEDS_ACTIVITY';
+
+/** How long an MCP call may take as a local activity before it goes again as a regular one. */
+export const LOCAL_CALL_BUDGET_MS = 5_000;
+
 /** Names the model may call: what providers accept for function names. */
 export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 

@@ -31,6 +31,7 @@ import {
 } from './definitions';
 import { runTurn } from './turn-loop';
 import { mcpRules } from '../common/mcp-tools';
+import { LOCAL_CALL_BUDGET_MS, MCP_NEEDS_ACTIVITY } from '../common/mcp';
 import { mcpAnswerQuery, mcpQuestionSignal, questionText, turnRegistry, validateMcpAnswer, type McpQuestion } from './mcp';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -100,6 +101,20 @@ function mcpActivity(timeoutMs: number, askUserTimeoutMs: number, idempotent: bo
   }
   return fn;
 }
+
+/** MCP calls of idempotent tools, first as a local activity (see runTool); the activity bounds them to a few seconds. */
+const mcpLocalActivities = new Map<number, Activities['executeTool']>();
+function mcpLocalActivity(timeoutMs: number): Activities['executeTool'] {
+  // Room for the server to start (its startup timeout is part of the call) and the ping after a timeout.
+  const bound = Math.min(timeoutMs, LOCAL_CALL_BUDGET_MS) + 15_000;
+  let fn = mcpLocalActivities.get(bound);
+  if (!fn) {
+    fn = proxyLocalActivities<Activities>({ startToCloseTimeout: bound, retry: { maximumAttempts: 3, initialInterval: '100ms', nonRetryableErrorTypes: [MCP_NEEDS_ACTIVITY] } }).executeTool;
+    mcpLocalActivities.set(bound, fn);
+  }
+  return fn;
+}
+
 
 // Fast host-local tools: one attempt is a few milliseconds, so a short timeout and local retries.
 const { executeTool: executeToolLocally } = proxyLocalActivities<Activities>({
@@ -254,6 +269,17 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       ...(input.config.network?.allowPrivateHosts.length ? { allowPrivateHosts: input.config.network.allowPrivateHosts } : {}),
     };
     try {
+      // Tools the server calls idempotent run as local activities (no server round trip, so an
+      // MCP step costs what a built-in one does); one that asks the user or is slow runs again
+      // as a regular activity, which a retry of an idempotent tool allows.
+      if (server && mcp!.idempotent) {
+        try {
+          return await mcpLocalActivity(call.timeoutMs)(req);
+        } catch (err) {
+          // Sent back (a question, a slow call), or the local attempts failed: the activity decides.
+          if (isCancellation(err)) throw err;
+        }
+      }
       return await activity(req);
     } catch (err) {
       if (!toolFailuresAsResults || isCancellation(err)) throw err;

@@ -5,12 +5,13 @@
  */
 import { Context } from '@temporalio/activity';
 import type { DiscoverMcpInput, ExecuteToolInput, ToolOutcome } from '../../common/activity-types';
-import type { McpServerSpec, McpServerStatus, McpToolInfo, McpToolSet } from '../../common/mcp';
+import { LOCAL_CALL_BUDGET_MS, MCP_NEEDS_ACTIVITY, type McpServerSpec, type McpServerStatus, type McpToolInfo, type McpToolSet } from '../../common/mcp';
 import { toolError } from '../../common/errors';
 import type { Conversations } from '../store/conversations';
 import { withStore } from '../store/errors';
 import { durableElicitation } from './elicit';
-import { McpUnavailableError } from './errors';
+import { McpTimeoutError, McpUnavailableError } from './errors';
+import { ApplicationFailure } from '@temporalio/common';
 import type { McpPool } from './pool';
 import { mcpResultToToolResult } from './results';
 
@@ -63,16 +64,28 @@ export function createMcpActivities(deps: McpActivityDeps) {
     async callMcpTool(input: ExecuteToolInput & { mcp: NonNullable<ExecuteToolInput['mcp']> }, args: unknown): Promise<ToolOutcome> {
       const ctx = Context.current();
       const { server, tool } = input.mcp;
+      const timeoutMs = input.timeoutMs ?? server.callTimeoutMs;
+      // A local activity (idempotent tools, see workflows/turn.ts) cannot wait for a human nor
+      // for long: a question from the server or a slow call sends it back to run as an activity.
+      const local = ctx.info.isLocal;
+      let back: string | undefined;
       try {
         const r = await deps.pool.callTool(server, tool, (args ?? {}) as Record<string, unknown>, {
-          timeoutMs: input.timeoutMs ?? server.callTimeoutMs,
+          timeoutMs: local ? Math.min(timeoutMs, LOCAL_CALL_BUDGET_MS) : timeoutMs,
           signal: ctx.cancellationSignal,
-          onElicit: durableElicitation(ctx, { turnId: input.turnId, callId: input.callId, server: server.name }),
-          onActivity: () => ctx.heartbeat(),
+          onElicit: local
+            ? async () => {
+                back = 'the server asks the user a question';
+                return { action: 'cancel' };
+              }
+            : durableElicitation(ctx, { turnId: input.turnId, callId: input.callId, server: server.name }),
+          onActivity: () => (local ? undefined : ctx.heartbeat()),
         });
+        if (back) throw needsActivity(back);
         const result = mcpResultToToolResult(server.name, tool, r);
         return deps.pool.takeListChanged(server) ? { ...result, mcpListChanged: true } : result;
       } catch (err) {
+        if (local && err instanceof McpTimeoutError && timeoutMs > LOCAL_CALL_BUDGET_MS) throw needsActivity(`slower than ${LOCAL_CALL_BUDGET_MS} ms`);
         if (!(err instanceof McpUnavailableError)) throw err;
         return toolError('MCP_SERVER_UNAVAILABLE', err.message, {
           suggestion: 'the server is down or not answering: try again later (the next call restarts it), or continue with other tools',
@@ -80,6 +93,10 @@ export function createMcpActivities(deps: McpActivityDeps) {
       }
     },
   };
+}
+
+function needsActivity(why: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(`runs as an activity: ${why}`, MCP_NEEDS_ACTIVITY);
 }
 
 /** The tools and status of a server not re-listed this time. */

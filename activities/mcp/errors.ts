@@ -16,6 +16,11 @@ export class McpUnavailableError extends Error {
   }
 }
 
+/** A call that did not answer within its timeout (the server may still be alive). */
+export class McpTimeoutError extends McpUnavailableError {
+  override readonly name: string = 'McpTimeoutError';
+}
+
 /** The server's settings cannot be used on this worker (a `${VAR}` the worker does not set). */
 export class McpConfigError extends McpUnavailableError {
   override readonly name: string = 'McpConfigError';

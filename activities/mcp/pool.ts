@@ -10,7 +10,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerSpec, McpToolInfo } from '../../common/mcp';
 import { McpConnection, NO_SDK_TIMEOUT, seconds, type ElicitHook, type OpenCall } from './connection';
 import { forgetServer, noteServer } from './orphans';
-import { McpUnavailableError, oneLine } from './errors';
+import { McpTimeoutError, McpUnavailableError, oneLine } from './errors';
 import { abortable, linked, pausableTimer } from './timers';
 import { ToolPageSchema, mapTools } from './tool-list';
 
@@ -118,7 +118,7 @@ export class McpPool {
           // A slow tool on a live server keeps its connection; a server that cannot even pong is restarted.
           const alive = await conn.client.ping({ timeout: PING_MS }).then(() => true, () => false);
           if (!alive) this.drop(entry, conn, true);
-          throw new McpUnavailableError(spec.name, `${tool} did not answer within ${seconds(opts.timeoutMs)}${alive ? '' : ' and the server does not answer ping'}`);
+          throw new McpTimeoutError(spec.name, `${tool} did not answer within ${seconds(opts.timeoutMs)}${alive ? '' : ' and the server does not answer ping'}`);
         }
         if (err instanceof McpError && err.code !== ErrorCode.ConnectionClosed && err.code !== ErrorCode.RequestTimeout && !conn.closed) {
           conn.settled = true;

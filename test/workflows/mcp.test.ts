@@ -173,6 +173,23 @@ describe('server lifecycle', () => {
     expect(spawnCount()).toBe(1);
   });
 
+  it('idempotent tools run as local activities; one slower than that may be runs again as an activity', async () => {
+    const sessionId = newSessionId('mcp-local');
+    const c = config({ everything: { ...everything, decision: 'allow' } }, [
+      call('mcp__everything__echo', { message: 'quick' }),
+      call('mcp__everything__trigger-long-running-operation', { duration: 7, steps: 7 }),
+      { content: 'done' },
+    ]);
+    const r = await h.finish(sessionId, c, 'go');
+    expect(r.toolCalls.map((t) => t.ok)).toEqual([true, true]);
+    const events = (await h.client.workflow.getHandle(`${sessionId}/turn-1`).fetchHistory()).events ?? [];
+    const executeTools = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'executeTool');
+    const markers = events.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
+    // echo: one local activity; the slow call: a local attempt sent back, then one activity.
+    expect(executeTools).toHaveLength(1);
+    expect(markers.length).toBeGreaterThanOrEqual(2);
+  });
+
   it('a server killed between two calls is restarted by the next call', async () => {
     const sessionId = newSessionId('mcp-kill');
     const c = config({ counted: countedIn() }, [call('mcp__counted__echo', { message: 'before' }), { content: 'one' }, call('mcp__counted__echo', { message: 'after' }), { content: 'two' }]);
@@ -224,6 +241,24 @@ describe('server lifecycle', () => {
 });
 
 describe('history and elicitation', () => {
+  it('a server whose tool list changes is listed again: the next step offers the new tool', async () => {
+    const growing = { command: process.execPath, args: [path.join(__dirname, '..', 'support', 'mcp-growing-server.cjs')], decision: 'allow' };
+    const c = config({ growing }, [
+      call('mcp__growing__unlock', {}),
+      { expect: { tools_include: 'mcp__growing__secret' }, ...call('mcp__growing__secret', { who: 'the tester' }) },
+      { expect: { last_message_contains: 'PINEAPPLE' }, content: 'found it' },
+    ]);
+    const sessionId = newSessionId('mcp-relist');
+    const r = await h.finish(sessionId, c, 'find the secret');
+    expect(r.terminated_by).toBe('final_answer');
+    expect(r.toolCalls.map((t) => [t.name, t.ok])).toEqual([
+      ['mcp__growing__unlock', true],
+      ['mcp__growing__secret', true],
+    ]);
+    // The session keeps the new list for its next turns.
+    expect((await sessionState(h.client, sessionId)).mcp).toEqual([expect.objectContaining({ server: 'growing', tools: 2 })]);
+  });
+
   it('the tool list is read back from the session history (discovery once, at start)', async () => {
     const sessionId = newSessionId('mcp-history');
     const c = config({ everything: { ...everything, decision: 'allow' } }, [call('mcp__everything__echo', { message: 'x' }), { content: 'one' }, { content: 'two' }]);
