@@ -21,7 +21,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bin/**/*.js'],
+    files: ['bin/**/*.js', 'test/**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly', __dirname: 'readonly' } },
   },
   {

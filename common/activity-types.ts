@@ -85,8 +85,8 @@ export interface ExecuteToolInput {
   store?: boolean;
   /** Hosts whose private or loopback addresses http_request may reach (session config). */
   allowPrivateHosts?: string[];
-  /** An MCP tool: the server to call and the tool's name there (`name` is the qualified one). */
-  mcp?: { server: McpServerSpec; tool: string };
+  /** An MCP tool: the server to call, the tool's name there (`name` is the qualified one), how long a server question waits. */
+  mcp?: { server: McpServerSpec; tool: string; askUserTimeoutMs?: number };
 }
 
 /** Input of discoverMcpTools: the session's servers (or only some of them, keeping the others' tools). */

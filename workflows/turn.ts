@@ -263,7 +263,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       sessionId: input.sessionId,
       turnId: input.turnId,
       ...call,
-      ...(server ? { mcp: { server, tool: mcp!.tool } } : {}),
+      ...(server ? { mcp: { server, tool: mcp!.tool, askUserTimeoutMs: limits.askUserTimeoutMs } } : {}),
       ...(messageStore ? { store: true } : {}),
       ...(input.config.memory ? { namespace: input.config.memory.namespace } : {}),
       ...(input.config.network?.allowPrivateHosts.length ? { allowPrivateHosts: input.config.network.allowPrivateHosts } : {}),

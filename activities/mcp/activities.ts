@@ -78,7 +78,7 @@ export function createMcpActivities(deps: McpActivityDeps) {
                 back = 'the server asks the user a question';
                 return { action: 'cancel' };
               }
-            : durableElicitation(ctx, { turnId: input.turnId, callId: input.callId, server: server.name }),
+            : durableElicitation(ctx, { turnId: input.turnId, callId: input.callId, server: server.name, timeoutMs: input.mcp.askUserTimeoutMs }),
           onActivity: () => (local ? undefined : ctx.heartbeat()),
         });
         if (back) throw needsActivity(back);

@@ -24,7 +24,7 @@ const FIRST_POLL_MS = 250;
 const MAX_POLL_MS = 2_000;
 
 /** The hook for one call: ask through the turn `turnId`, wait for its answer. */
-export function durableElicitation(ctx: Context, call: { turnId: string; callId: string; server: string }): ElicitHook {
+export function durableElicitation(ctx: Context, call: { turnId: string; callId: string; server: string; timeoutMs?: number }): ElicitHook {
   let asked = 0;
   return async ({ message: text, requestedSchema }) => {
     asked += 1;
@@ -35,8 +35,11 @@ export function durableElicitation(ctx: Context, call: { turnId: string; callId:
     let answer = await turn.query(mcpAnswerQuery, key);
     if (answer === undefined) {
       await turn.signal(mcpQuestionSignal, { key, callId: call.callId, server: call.server, message, requestedSchema });
-      // Polls back off to a query every two seconds: a human answers in seconds or hours.
+      // Polls back off to a query every two seconds: a human answers in seconds or hours. Nobody
+      // answering within the session's ask_user timeout cancels the question (the turn drops it).
+      const deadline = Date.now() + (call.timeoutMs ?? Number.POSITIVE_INFINITY);
       for (let wait = FIRST_POLL_MS; answer === undefined; wait = Math.min(MAX_POLL_MS, wait * 2)) {
+        if (Date.now() >= deadline) return { action: 'cancel' };
         ctx.heartbeat();
         await ctx.sleep(wait); // rejects when the activity is cancelled
         answer = await turn.query(mcpAnswerQuery, key);

@@ -276,6 +276,16 @@ describe('history and elicitation', () => {
     expect(set.servers).toEqual([expect.objectContaining({ server: 'everything', status: 'connected' })]);
   });
 
+  it('a server question nobody answers within askUserTimeoutSec is cancelled and no longer pending', async () => {
+    const sessionId = newSessionId('mcp-elicit-timeout');
+    const c = config({ everything: { ...everything, decision: 'allow' } }, [call('mcp__everything__trigger-elicitation-request', {}), { expect: { last_message_contains: 'cancel' }, content: 'nobody answered' }], {
+      limits: { askUserTimeoutSec: 3, approvalTimeoutSec: 120 },
+    });
+    const r = await h.finish(sessionId, c, 'ask me');
+    expect(r.terminated_by).toBe('final_answer');
+    expect((await sessionState(h.client, sessionId)).pending).toBeUndefined();
+  });
+
   it('a server question (elicitation) waits durably and is answered from another process with `harness answer`', async () => {
     const sessionId = newSessionId('mcp-elicit');
     const c = config({ everything: { ...everything, decision: 'allow' } }, [
