@@ -5,10 +5,12 @@
  * or a model call being retried.
  */
 import { createInterface } from 'node:readline/promises';
+import { existsSync } from 'node:fs';
 import { InvalidArgumentError, Option } from 'commander';
 import type { Client } from '@temporalio/client';
 import type { Pending, PendingApproval } from '../common/session';
 import { embeddedFiles } from '../lib/embedded';
+import { processAlive, readPidFile } from '../lib/pids';
 import { UserError } from '../lib/errors';
 import { answerQuestion, decideApprovals, waitForTurn } from '../lib/session-client';
 import { seconds, type ModelProgress, type Trouble } from '../lib/wait-progress';
@@ -66,6 +68,17 @@ export function noWorkerHint(ctx: Pick<CliContext, 'settings' | 'home'>): string
   return ctx.settings.embedded
     ? `start one with \`harness worker\` (or \`harness dev\`); the background worker logs to ${embeddedFiles(ctx.home).workerLog}`
     : 'start one with `harness worker` (same TEMPORAL_ADDRESS and HARNESS_TASK_QUEUE), or `harness dev`, or unset TEMPORAL_ADDRESS to use the embedded server';
+}
+
+/**
+ * Whether the embedded background worker is still starting: its process runs but has not said
+ * ready yet (a loaded machine, many commands starting at once). Then waiting is the cure.
+ */
+export function workerStarting(ctx: Pick<CliContext, 'settings' | 'home'>): boolean {
+  if (!ctx.settings.embedded) return false;
+  const files = embeddedFiles(ctx.home);
+  const pid = readPidFile(files.workerPid);
+  return pid !== undefined && processAlive(pid) && !existsSync(files.workerReady);
 }
 
 /** Waits for the turn; returns the process exit code. */

@@ -93,17 +93,26 @@ export async function sendMessage(
  * in an update that only a worker accepts (so the send would hang), and a new session would be
  * started with nobody to run it. A worker that was just started gets `graceMs` to poll first.
  */
-export async function requireWorker(client: Client, taskQueue: string, opts: { graceMs?: number; hint?: string } = {}): Promise<void> {
-  // Long enough for a worker that has just started (its first poll) on a loaded machine.
+export async function requireWorker(
+  client: Client,
+  taskQueue: string,
+  opts: { graceMs?: number; hint?: string; starting?: () => boolean } = {},
+): Promise<void> {
+  // Long enough for a worker that has just started (its first poll) on a loaded machine; a
+  // worker known to be still starting (`starting`) gets up to a few minutes more.
   const until = Date.now() + (opts.graceMs ?? 10_000);
+  const cap = Date.now() + STARTING_WORKER_MS;
   for (;;) {
     if ((await workerPresence(client, taskQueue)) !== 'absent') return;
-    if (Date.now() >= until) {
+    if (Date.now() >= until && !(Date.now() < cap && opts.starting?.())) {
       throw new UserError(`${noWorker(taskQueue, addressOf(client)).text}, so nothing was sent`, opts.hint ?? NO_WORKER_HINT);
     }
     await sleep(500);
   }
 }
+
+/** The longest a worker that is still starting (opening its stores, bundling) is waited for. */
+const STARTING_WORKER_MS = 3 * 60_000;
 
 /** Hint for a workflow that no worker serves. */
 export const NO_WORKER_HINT =

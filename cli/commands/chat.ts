@@ -5,7 +5,7 @@ import { checkMessage, requireWorker, sendMessage } from '../../lib/session-clie
 import { UserError } from '../../lib/errors';
 import type { CliContext } from '../context';
 import { configFor, configForNew } from '../session-config';
-import { driveTurn, linePrompter, noWorkerHint } from '../wait';
+import { driveTurn, linePrompter, noWorkerHint, workerStarting } from '../wait';
 import { newSessionId, parseSessionId } from '../args';
 import { say } from '../output';
 
@@ -21,7 +21,7 @@ export function registerChat(program: Command, ctx: CliContext): void {
       const early = configForNew(ctx, o);
       const client = await ctx.client({ autostart: true });
       // As in `run`: without a worker nothing would answer, so say so before the first line.
-      await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx) });
+      await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
       const sessionId = o.session ?? newSessionId();
       let config = await configFor(ctx, client, sessionId, o, early);
       const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: Boolean(process.stdin.isTTY) });

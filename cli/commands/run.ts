@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { requireWorker, sendMessage } from '../../lib/session-client';
 import type { CliContext } from '../context';
 import { configFor, configForNew } from '../session-config';
-import { driveTurn, noWorkerHint, terminalPrompter, waitTimeoutOption } from '../wait';
+import { driveTurn, noWorkerHint, terminalPrompter, waitTimeoutOption, workerStarting } from '../wait';
 import { readTask } from '../task-input';
 import { parseMaxSteps, parseSessionId, newSessionId } from '../args';
 import { say } from '../output';
@@ -47,7 +47,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
       // Fail rather than wait when no worker polls: the usual causes (a wrong TEMPORAL_ADDRESS
       // or HARNESS_TASK_QUEUE, no worker deployed) are not cured by waiting, and checking
       // before sending leaves no session behind that nobody would run.
-      await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx) });
+      await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
       const sessionId = o.session ?? newSessionId();
       const config = await configFor(ctx, client, sessionId, o, early);
       const { turnId } = await sendMessage(client, {
