@@ -24,7 +24,8 @@ import {
   type SendMessageInput,
 } from './definitions';
 import { SessionBook } from './session-book';
-import { discoverActivity, turnWorkflow } from './turn';
+import { turnWorkflow } from './turn';
+import { discoverActivity } from './tool-activities';
 import { purgeAtEnd, type PurgeAtEnd } from './purge';
 import type { createActivities } from '../activities';
 

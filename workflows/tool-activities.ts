@@ -1,0 +1,94 @@
+/**
+ * The activities a turn runs tools through, with their timeouts and retry policies: one place
+ * says how long each kind of tool call may take and when it is retried.
+ */
+import { proxyActivities, proxyLocalActivities, type RetryPolicy } from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import { LOCAL_CALL_BUDGET_MS, MCP_NEEDS_ACTIVITY } from '../common/mcp';
+
+export type Activities = ReturnType<typeof createActivities>;
+
+export const TOOL_RETRY: RetryPolicy = { maximumAttempts: 3, initialInterval: '200ms', nonRetryableErrorTypes: ['INVALID_SESSION', 'INVALID_SCRIPT'] };
+
+export const { executeTool } = proxyActivities<Activities>({
+  // Turns recorded before per-tool timeouts ran every tool with this bound.
+  startToCloseTimeout: '11 minutes',
+  retry: TOOL_RETRY,
+});
+
+// Preparing a turn reads the skills folders and a few memories: seconds, never minutes, so a
+// lost attempt (a worker or server gone) is retried quickly instead of after 11 minutes.
+export const { prepareTurn, storeValue } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: TOOL_RETRY,
+});
+
+/** Listing a server's tools again is bounded by its own startup timeout; this covers the slowest. */
+export function discoverActivity(servers: readonly { startupTimeoutMs: number }[]): Activities['discoverMcpTools'] {
+  const slowest = Math.max(1_000, ...servers.map((s) => s.startupTimeoutMs));
+  return proxyActivities<Activities>({
+    startToCloseTimeout: slowest + TOOL_TIMEOUT_MARGIN_MS,
+    heartbeatTimeout: TOOL_HEARTBEAT,
+    retry: { maximumAttempts: 2, initialInterval: '1s' },
+  }).discoverMcpTools;
+}
+
+// Room beyond a tool's own timeout for the activity around it (sandbox start, reading output).
+const TOOL_TIMEOUT_MARGIN_MS = 30_000;
+// Tool activities heartbeat every few seconds: a worker killed mid-call is noticed this fast.
+const TOOL_HEARTBEAT = '10 seconds';
+
+/** The executeTool activity with a start-to-close bound derived from the tool's own timeout. */
+const toolActivities = new Map<number, Activities['executeTool']>();
+export function toolActivity(timeoutMs: number): Activities['executeTool'] {
+  let fn = toolActivities.get(timeoutMs);
+  if (!fn) {
+    fn = proxyActivities<Activities>({
+      startToCloseTimeout: timeoutMs + TOOL_TIMEOUT_MARGIN_MS,
+      heartbeatTimeout: TOOL_HEARTBEAT,
+      retry: TOOL_RETRY,
+    }).executeTool;
+    toolActivities.set(timeoutMs, fn);
+  }
+  return fn;
+}
+
+/**
+ * MCP calls: a server may ask the human mid-call (elicitation), so the activity may wait as long
+ * as ask_user does; heartbeats still notice a lost worker within seconds. A call is retried only
+ * when the server calls the tool idempotent: an external server's side effects cannot be made
+ * exactly-once by the harness, so otherwise a lost worker is a result the model sees.
+ */
+const mcpActivities = new Map<string, Activities['executeTool']>();
+export function mcpActivity(timeoutMs: number, askUserTimeoutMs: number, idempotent: boolean): Activities['executeTool'] {
+  const key = `${timeoutMs}/${askUserTimeoutMs}/${idempotent}`;
+  let fn = mcpActivities.get(key);
+  if (!fn) {
+    fn = proxyActivities<Activities>({
+      startToCloseTimeout: timeoutMs + askUserTimeoutMs + TOOL_TIMEOUT_MARGIN_MS,
+      heartbeatTimeout: TOOL_HEARTBEAT,
+      retry: { ...TOOL_RETRY, maximumAttempts: idempotent ? 3 : 1 },
+    }).executeTool;
+    mcpActivities.set(key, fn);
+  }
+  return fn;
+}
+
+/** MCP calls of idempotent tools, first as a local activity (see runTool); the activity bounds them to a few seconds. */
+const mcpLocalActivities = new Map<number, Activities['executeTool']>();
+export function mcpLocalActivity(timeoutMs: number): Activities['executeTool'] {
+  // Room for the server to start (its startup timeout is part of the call) and the ping after a timeout.
+  const bound = Math.min(timeoutMs, LOCAL_CALL_BUDGET_MS) + 15_000;
+  let fn = mcpLocalActivities.get(bound);
+  if (!fn) {
+    fn = proxyLocalActivities<Activities>({ startToCloseTimeout: bound, retry: { maximumAttempts: 3, initialInterval: '100ms', nonRetryableErrorTypes: [MCP_NEEDS_ACTIVITY] } }).executeTool;
+    mcpLocalActivities.set(bound, fn);
+  }
+  return fn;
+}
+
+// Fast host-local tools: one attempt is a few milliseconds, so a short timeout and local retries.
+export const { executeTool: executeToolLocally } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 3, initialInterval: '100ms' },
+});
