@@ -8,6 +8,7 @@ import { createContext } from './context';
 import { registerApprovals } from './commands/approvals';
 import { registerChat } from './commands/chat';
 import { registerInspect } from './commands/inspect';
+import { registerReplay } from './commands/replay';
 import { registerRun } from './commands/run';
 import { registerSandbox } from './commands/sandbox';
 import { registerServe } from './commands/serve';
@@ -32,6 +33,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerRun(program, ctx);
   registerChat(program, ctx);
   registerInspect(program, ctx);
+  registerReplay(program, ctx);
   registerApprovals(program, ctx);
   registerServe(program, ctx);
   registerSandbox(program, ctx);
