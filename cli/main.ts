@@ -15,6 +15,7 @@ import { registerServe } from './commands/serve';
 import { registerSkills } from './commands/skills';
 import { registerMcp } from './commands/mcp';
 import { registerTrust } from './commands/trust';
+import { registerTrace } from './commands/trace';
 import { EXIT } from './output';
 
 /** Builds the command tree. */
@@ -40,6 +41,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerSkills(program, ctx);
   registerMcp(program, ctx);
   registerTrust(program, ctx);
+  registerTrace(program, ctx);
   for (const cmd of program.commands) cmd.exitOverride().configureOutput({ outputError: () => {} });
   for (const cmd of program.commands.flatMap((c) => c.commands)) cmd.exitOverride().configureOutput({ outputError: () => {} });
   return program;

@@ -1,0 +1,192 @@
+/**
+ * History events as the trace reads them: the few kinds it needs, with their payloads decoded by
+ * the default payload converter (the worker uses no other) and their times in milliseconds.
+ * Everything else in a history (workflow tasks, search attributes, patch markers) is dropped.
+ */
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { History, Payload } from '@temporalio/common/lib/proto-utils';
+
+/** One raw event of a history. */
+export type HistoryEvent = NonNullable<History['events']>[number];
+type RawFailure = NonNullable<HistoryEvent['activityTaskFailedEventAttributes']>['failure'];
+
+/** An event the trace uses. `id` is the event id within its run; `at` milliseconds since the epoch. */
+export type TraceEvent = { id: number; at: number } & (
+  | { kind: 'started'; workflowType: string; input: unknown; continuedFrom?: string; parent?: string }
+  | { kind: 'scheduled'; activityType: string; input: unknown }
+  | { kind: 'activityStarted'; scheduledId: number; attempt: number; lastFailure?: string; identity: string }
+  | { kind: 'activityCompleted'; scheduledId: number; result: unknown }
+  | { kind: 'activityFailed'; scheduledId: number; failure: string; timedOut: boolean }
+  | { kind: 'activityCanceled'; scheduledId: number }
+  | { kind: 'localActivity'; activityType: string; attempt: number; scheduledAt?: number; completedAt?: number; result?: unknown; failure?: string }
+  | { kind: 'updateAccepted'; updateId: string; name: string; identity: string; args: unknown }
+  | { kind: 'updateCompleted'; updateId: string; result?: unknown; failure?: string }
+  | { kind: 'signaled'; name: string; input: unknown; identity: string }
+  | { kind: 'signalSent'; name: string; input: unknown }
+  | { kind: 'timerFired' }
+  | { kind: 'childStarted'; workflowId: string; input: unknown }
+  | { kind: 'closed'; status: 'completed' | 'failed' | 'terminated' | 'canceled' | 'timed_out' | 'continued_as_new'; result?: unknown; failure?: string }
+);
+
+/** A payload's value; one the default converter cannot read is described instead of failing the trace. */
+export function decodePayload(p: Payload | null | undefined): unknown {
+  if (!p) return undefined;
+  try {
+    return defaultPayloadConverter.fromPayload(p);
+  } catch {
+    const enc = p.metadata?.encoding;
+    return { undecodable: enc ? Buffer.from(enc).toString('utf8') : 'unknown encoding' };
+  }
+}
+
+function first(payloads: { payloads?: Payload[] | null } | null | undefined): unknown {
+  return decodePayload(payloads?.payloads?.[0]);
+}
+
+/** A failure in one line: its message, its type, and the messages of its causes. */
+export function failureText(f: RawFailure | null | undefined): string {
+  const parts: string[] = [];
+  for (let cur = f, depth = 0; cur && depth < 5; cur = cur.cause, depth++) {
+    const type = cur.applicationFailureInfo?.type;
+    const msg = cur.message ?? '';
+    if (msg && !parts.some((p) => p.includes(msg))) parts.push(type ? `${msg} (${type})` : msg);
+    else if (!msg && cur.timeoutFailureInfo) parts.push(`timed out (${timeoutName(cur.timeoutFailureInfo.timeoutType)})`);
+  }
+  return parts.join(': ') || 'failed';
+}
+
+function timeoutName(t: unknown): string {
+  return ({ 1: 'start to close', 2: 'schedule to start', 3: 'schedule to close', 4: 'heartbeat' } as Record<number, string>)[Number(t)] ?? 'timeout';
+}
+
+/** A number from a proto field that may be a Long, a number or a string. */
+const num = (v: unknown): number => (v && typeof v === 'object' && 'toNumber' in v ? (v as { toNumber(): number }).toNumber() : Number(v ?? 0));
+
+/** Milliseconds of a proto timestamp. */
+function tsMs(ts: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  return ts ? num(ts.seconds) * 1000 + Math.floor(num(ts.nanos) / 1e6) : NaN;
+}
+
+/** The marker a local activity leaves: its data (attempt, times, type) and result or failure. */
+function localActivity(e: HistoryEvent, base: { id: number; at: number }): TraceEvent | undefined {
+  const m = e.markerRecordedEventAttributes!;
+  if (m.markerName !== 'core_local_activity') return undefined;
+  const details = m.details ?? {};
+  const data = (first(details.data) ?? {}) as {
+    attempt?: number;
+    activity_type?: string;
+    complete_time?: { seconds?: number; nanos?: number };
+    original_schedule_time?: { seconds?: number; nanos?: number };
+  };
+  const time = (t?: { seconds?: number; nanos?: number }) => (t?.seconds !== undefined ? tsMs(t) : undefined);
+  return {
+    ...base,
+    kind: 'localActivity',
+    activityType: data.activity_type ?? '',
+    attempt: data.attempt ?? 1,
+    ...(time(data.original_schedule_time) !== undefined ? { scheduledAt: time(data.original_schedule_time) } : {}),
+    ...(time(data.complete_time) !== undefined ? { completedAt: time(data.complete_time) } : {}),
+    ...(m.failure ? { failure: failureText(m.failure) } : { result: first(details.result) }),
+  };
+}
+
+/** Decodes the events of one run that the trace uses, in history order. */
+export function decodeEvents(events: readonly HistoryEvent[]): TraceEvent[] {
+  const out: TraceEvent[] = [];
+  for (const e of events) {
+    const base = { id: num(e.eventId), at: tsMs(e.eventTime) };
+    const ev = decodeEvent(e, base);
+    if (ev) out.push(ev);
+  }
+  return out;
+}
+
+function decodeEvent(e: HistoryEvent, base: { id: number; at: number }): TraceEvent | undefined {
+  if (e.workflowExecutionStartedEventAttributes) {
+    const a = e.workflowExecutionStartedEventAttributes;
+    return {
+      ...base,
+      kind: 'started',
+      workflowType: a.workflowType?.name ?? '',
+      input: first(a.input),
+      ...(a.continuedExecutionRunId ? { continuedFrom: a.continuedExecutionRunId } : {}),
+      ...(a.parentWorkflowExecution?.workflowId ? { parent: a.parentWorkflowExecution.workflowId } : {}),
+    };
+  }
+  if (e.activityTaskScheduledEventAttributes) {
+    const a = e.activityTaskScheduledEventAttributes;
+    return { ...base, kind: 'scheduled', activityType: a.activityType?.name ?? '', input: first(a.input) };
+  }
+  if (e.activityTaskStartedEventAttributes) {
+    const a = e.activityTaskStartedEventAttributes;
+    return {
+      ...base,
+      kind: 'activityStarted',
+      scheduledId: num(a.scheduledEventId),
+      attempt: a.attempt ?? 1,
+      identity: a.identity ?? '',
+      ...(a.lastFailure ? { lastFailure: failureText(a.lastFailure) } : {}),
+    };
+  }
+  if (e.activityTaskCompletedEventAttributes) {
+    const a = e.activityTaskCompletedEventAttributes;
+    return { ...base, kind: 'activityCompleted', scheduledId: num(a.scheduledEventId), result: first(a.result) };
+  }
+  if (e.activityTaskFailedEventAttributes) {
+    const a = e.activityTaskFailedEventAttributes;
+    return { ...base, kind: 'activityFailed', scheduledId: num(a.scheduledEventId), failure: failureText(a.failure), timedOut: false };
+  }
+  if (e.activityTaskTimedOutEventAttributes) {
+    const a = e.activityTaskTimedOutEventAttributes;
+    return { ...base, kind: 'activityFailed', scheduledId: num(a.scheduledEventId), failure: failureText(a.failure), timedOut: true };
+  }
+  if (e.activityTaskCanceledEventAttributes) {
+    return { ...base, kind: 'activityCanceled', scheduledId: num(e.activityTaskCanceledEventAttributes.scheduledEventId) };
+  }
+  if (e.markerRecordedEventAttributes) return localActivity(e, base);
+  if (e.workflowExecutionUpdateAcceptedEventAttributes) {
+    const a = e.workflowExecutionUpdateAcceptedEventAttributes;
+    const req = a.acceptedRequest;
+    return {
+      ...base,
+      kind: 'updateAccepted',
+      updateId: req?.meta?.updateId ?? a.protocolInstanceId ?? '',
+      name: req?.input?.name ?? '',
+      identity: req?.meta?.identity ?? '',
+      args: first(req?.input?.args),
+    };
+  }
+  if (e.workflowExecutionUpdateCompletedEventAttributes) {
+    const a = e.workflowExecutionUpdateCompletedEventAttributes;
+    const outcome = a.outcome;
+    return {
+      ...base,
+      kind: 'updateCompleted',
+      updateId: a.meta?.updateId ?? '',
+      ...(outcome?.failure ? { failure: failureText(outcome.failure) } : { result: first(outcome?.success) }),
+    };
+  }
+  if (e.workflowExecutionSignaledEventAttributes) {
+    const a = e.workflowExecutionSignaledEventAttributes;
+    return { ...base, kind: 'signaled', name: a.signalName ?? '', input: first(a.input), identity: a.identity ?? '' };
+  }
+  if (e.signalExternalWorkflowExecutionInitiatedEventAttributes) {
+    const a = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
+    return { ...base, kind: 'signalSent', name: a.signalName ?? '', input: first(a.input) };
+  }
+  if (e.timerFiredEventAttributes) return { ...base, kind: 'timerFired' };
+  if (e.startChildWorkflowExecutionInitiatedEventAttributes) {
+    const a = e.startChildWorkflowExecutionInitiatedEventAttributes;
+    return { ...base, kind: 'childStarted', workflowId: a.workflowId ?? '', input: first(a.input) };
+  }
+  if (e.workflowExecutionCompletedEventAttributes) return { ...base, kind: 'closed', status: 'completed', result: first(e.workflowExecutionCompletedEventAttributes.result) };
+  if (e.workflowExecutionFailedEventAttributes) return { ...base, kind: 'closed', status: 'failed', failure: failureText(e.workflowExecutionFailedEventAttributes.failure) };
+  if (e.workflowExecutionTimedOutEventAttributes) return { ...base, kind: 'closed', status: 'timed_out', failure: 'the workflow timed out' };
+  if (e.workflowExecutionCanceledEventAttributes) return { ...base, kind: 'closed', status: 'canceled' };
+  if (e.workflowExecutionTerminatedEventAttributes) {
+    const a = e.workflowExecutionTerminatedEventAttributes;
+    return { ...base, kind: 'closed', status: 'terminated', failure: `terminated${a.reason ? `: ${a.reason}` : ''}${a.identity ? ` (by ${a.identity})` : ''}` };
+  }
+  if (e.workflowExecutionContinuedAsNewEventAttributes) return { ...base, kind: 'closed', status: 'continued_as_new' };
+  return undefined;
+}

@@ -1,0 +1,258 @@
+/**
+ * A turn's runs read as one timeline: activities with their attempts and outcomes, local
+ * activity markers, waits for a human (the turn's status signals to its session), updates
+ * (approvals, answers), MCP server questions, grouped by the step they happened in. Steps
+ * never span runs (a long turn continues as new between steps), so the runs are read in order.
+ */
+import type { PendingMessage } from '../../common/conversation';
+import type { Pending, ToolCallRecord, TurnInput, TurnResult } from '../../common/session';
+import type { ChatMessage } from '../../common/types';
+import type { Run } from './runs';
+
+/** An activity: scheduled, maybe started (its last attempt), maybe closed. */
+export interface ActivityItem {
+  type: string;
+  input: Record<string, unknown>;
+  step: number;
+  scheduledAt: number;
+  /** The attempt that closed it (or is recorded as started); later attempts replace earlier ones in history. */
+  attempt?: number;
+  /** The failure of the attempt before `attempt`: Temporal keeps only the last one. */
+  lastFailure?: string;
+  identity?: string;
+  closedAt?: number;
+  result?: unknown;
+  failure?: string;
+  timedOut?: boolean;
+  canceled?: boolean;
+}
+
+/** A local activity's marker: its outcome, recorded when the workflow task completed. */
+export interface LocalItem {
+  type: string;
+  step: number;
+  at: number;
+  scheduledAt?: number;
+  completedAt?: number;
+  attempt: number;
+  result?: unknown;
+  failure?: string;
+}
+
+/** The turn waiting for a human: from its status signal to the session until it runs again. */
+export interface Wait {
+  step: number;
+  at: number;
+  pending: Pending;
+  /** When the turn ran again (or asked again, for the calls a partial decision left). */
+  endedAt?: number;
+  /** When the wait's timer fired (nobody decided or answered in time). */
+  timedOutAt?: number;
+}
+
+/** An update the turn accepted (decideApprovals, answer) and how it ended. */
+export interface UpdateItem {
+  step: number;
+  at: number;
+  updateId: string;
+  name: string;
+  identity: string;
+  args: unknown;
+  completedAt?: number;
+  result?: unknown;
+  failure?: string;
+}
+
+/** A question an MCP server asked during a call (`mcpQuestion` signal). */
+export interface McpQuestionItem {
+  step: number;
+  at: number;
+  key: string;
+  callId: string;
+  server: string;
+  message: string;
+}
+
+/** A tool execution in the order the workflow ran them within its step. */
+export type Execution = { kind: 'activity'; item: ActivityItem } | { kind: 'local'; item: LocalItem };
+
+export interface Timeline {
+  input?: TurnInput;
+  startedAt?: number;
+  /** How the last run closed; undefined while it runs. */
+  closed?: { at: number; status: string; result?: TurnResult; failure?: string };
+  runs: number;
+  activities: ActivityItem[];
+  executions: Map<number, Execution[]>;
+  waits: Wait[];
+  updates: UpdateItem[];
+  mcpQuestions: McpQuestionItem[];
+  /** Call records from the turn result and from the state each run continued with. */
+  records: Map<string, ToolCallRecord>;
+  /** Hashes of call-record chunks kept in the message store (long turns). */
+  storedRecords: string[];
+  /** Inline tool messages the workflow sent back to the model, by call id. */
+  toolMessages: Map<string, { role: 'tool'; tool_call_id: string; content: string }>;
+}
+
+const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' ? (v as Record<string, unknown>) : {});
+
+/** Reads a turn's runs (oldest first) into its timeline. */
+export function readTimeline(runs: readonly Run[]): Timeline {
+  const t: Timeline = {
+    runs: runs.length,
+    activities: [],
+    executions: new Map(),
+    waits: [],
+    updates: [],
+    mcpQuestions: [],
+    records: new Map(),
+    storedRecords: [],
+    toolMessages: new Map(),
+  };
+  let step = 0;
+  const exec = (s: number, e: Execution) => {
+    const list = t.executions.get(s) ?? [];
+    list.push(e);
+    t.executions.set(s, list);
+  };
+  const openWait = () => {
+    const w = t.waits[t.waits.length - 1];
+    return w && w.endedAt === undefined ? w : undefined;
+  };
+
+  for (const [runIndex, run] of runs.entries()) {
+    const scheduled = new Map<number, ActivityItem>();
+    const updates = new Map<string, UpdateItem>();
+    for (const e of run.events) {
+      switch (e.kind) {
+        case 'started': {
+          const input = obj(e.input) as unknown as TurnInput;
+          if (runIndex === 0) {
+            t.input = input;
+            t.startedAt = e.at;
+          }
+          const resume = input.resume;
+          if (resume) {
+            for (const r of resume.toolCalls ?? []) t.records.set(r.callId, r);
+            addStored(t, resume.storedToolCalls);
+            addMessages(t, resume.conversation?.pending);
+          }
+          break;
+        }
+        case 'scheduled': {
+          const input = obj(e.input);
+          if (typeof input.step === 'number' && (e.activityType === 'callModel' || e.activityType === 'compressContext')) step = input.step;
+          const item: ActivityItem = { type: e.activityType, input, step: typeof input.step === 'number' ? input.step : step, scheduledAt: e.at };
+          scheduled.set(e.id, item);
+          t.activities.push(item);
+          if (e.activityType === 'executeTool') exec(item.step, { kind: 'activity', item });
+          if (e.activityType === 'callModel' || e.activityType === 'compressContext') {
+            addMessages(t, (obj(input.conversation).pending as PendingMessage[] | undefined) ?? []);
+            addMessages(t, ((input.messages as ChatMessage[] | undefined) ?? []).map((message) => ({ message })));
+          }
+          break;
+        }
+        case 'activityStarted': {
+          const item = scheduled.get(e.scheduledId);
+          if (item) Object.assign(item, { attempt: e.attempt, identity: e.identity }, e.lastFailure ? { lastFailure: e.lastFailure } : {});
+          break;
+        }
+        case 'activityCompleted': {
+          const item = scheduled.get(e.scheduledId);
+          if (item) Object.assign(item, { closedAt: e.at, result: e.result });
+          break;
+        }
+        case 'activityFailed': {
+          const item = scheduled.get(e.scheduledId);
+          if (item) Object.assign(item, { closedAt: e.at, failure: e.failure, timedOut: e.timedOut });
+          break;
+        }
+        case 'activityCanceled': {
+          const item = scheduled.get(e.scheduledId);
+          if (item) Object.assign(item, { closedAt: e.at, canceled: true, failure: 'cancelled' });
+          break;
+        }
+        case 'localActivity': {
+          if (e.activityType !== 'executeTool') break;
+          const item: LocalItem = {
+            type: e.activityType,
+            step,
+            at: e.at,
+            attempt: e.attempt,
+            ...(e.scheduledAt !== undefined ? { scheduledAt: e.scheduledAt } : {}),
+            ...(e.completedAt !== undefined ? { completedAt: e.completedAt } : {}),
+            ...(e.failure !== undefined ? { failure: e.failure } : { result: e.result }),
+          };
+          exec(step, { kind: 'local', item });
+          break;
+        }
+        case 'signalSent': {
+          const s = obj(e.input);
+          if (e.name !== 'turnStatus') break;
+          const open = openWait();
+          if (open) open.endedAt = e.at;
+          if (s.pending && (s.status === 'waiting_for_approval' || s.status === 'waiting_for_user')) {
+            t.waits.push({ step, at: e.at, pending: s.pending as Pending });
+          }
+          break;
+        }
+        case 'timerFired': {
+          // A wait's timer fires only when nobody decided or answered in time (else it is cancelled).
+          const w = openWait();
+          if (w) w.timedOutAt = e.at;
+          break;
+        }
+        case 'signaled': {
+          if (e.name !== 'mcpQuestion') break;
+          const q = obj(e.input);
+          t.mcpQuestions.push({
+            step,
+            at: e.at,
+            key: String(q.key ?? ''),
+            callId: String(q.callId ?? ''),
+            server: String(q.server ?? ''),
+            message: String(q.message ?? ''),
+          });
+          break;
+        }
+        case 'updateAccepted': {
+          const u: UpdateItem = { step, at: e.at, updateId: e.updateId, name: e.name, identity: e.identity, args: e.args };
+          updates.set(e.updateId, u);
+          t.updates.push(u);
+          break;
+        }
+        case 'updateCompleted': {
+          const u = updates.get(e.updateId);
+          if (u) Object.assign(u, { completedAt: e.at }, e.failure !== undefined ? { failure: e.failure } : { result: e.result });
+          break;
+        }
+        case 'closed': {
+          if (e.status === 'continued_as_new') break;
+          const result = e.status === 'completed' ? (obj(e.result) as unknown as TurnResult) : undefined;
+          t.closed = { at: e.at, status: e.status, ...(result ? { result } : {}), ...(e.failure ? { failure: e.failure } : {}) };
+          if (result) {
+            for (const r of result.toolCalls ?? []) t.records.set(r.callId, r);
+            addStored(t, result.storedToolCalls);
+            addMessages(t, result.conversation?.pending);
+            addMessages(t, (result.messages ?? []).map((message) => ({ message })));
+          }
+          break;
+        }
+      }
+    }
+  }
+  return t;
+}
+
+function addStored(t: Timeline, hashes: readonly string[] | undefined): void {
+  for (const h of hashes ?? []) if (!t.storedRecords.includes(h)) t.storedRecords.push(h);
+}
+
+/** Inline tool messages by call id (a large one is stored: its call's outcome names the hash). */
+function addMessages(t: Timeline, pending: readonly PendingMessage[] | undefined): void {
+  for (const p of pending ?? []) {
+    const m = 'message' in p ? p.message : undefined;
+    if (m?.role === 'tool' && !t.toolMessages.has(m.tool_call_id)) t.toolMessages.set(m.tool_call_id, m);
+  }
+}
