@@ -3,12 +3,13 @@
  * continue-as-new runs; a running one with its history so far) replayed against the workflow
  * code, each run OK or its first divergence in words.
  */
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
 import { UserError } from './errors';
 import { firstDivergentEvent, replayHistory } from './replay';
 import { codeWords, describeEvent, sdkDetail, turnWords } from './replay-words';
 import { workflowBundlePath } from '../workers/worker';
+import { workflowRuns } from './workflow-runs';
 
 /** Where and how a run's history and the code part ways. */
 export interface Divergence {
@@ -42,13 +43,13 @@ export const REPLAY_HINT = 'a workflow change needs patched(); see README "Durab
 
 /** Replays every run of `id` (a session or a turn) and of the turns a session started, oldest first. */
 export async function replayWorkflows(client: Client, id: string, bundlePath = workflowBundlePath()): Promise<ReplayReport> {
-  const own = await runsOf(client, id);
+  const own = await workflowRuns(client, id);
   if (!own.length) {
     throw new UserError(`no session or turn named ${id}`, 'list sessions with `harness sessions`; a turn id looks like <session>/turn-1');
   }
   const children = [...new Set(own.flatMap((r) => childIds(r.history)))];
   const all = [{ id, runs: own }];
-  for (const child of children) all.push({ id: child, runs: await runsOf(client, child) });
+  for (const child of children) all.push({ id: child, runs: await workflowRuns(client, child) });
   const runs: RunReport[] = [];
   for (const w of all) {
     for (const r of w.runs) runs.push(await replayRun(w.id, r.runId, r.history, bundlePath));
@@ -89,46 +90,7 @@ export function reportLines(report: ReplayReport): string[] {
   });
 }
 
-/** Every run of a workflow id with its history, oldest first. */
-async function runsOf(client: Client, workflowId: string): Promise<{ runId: string; history: History }[]> {
-  const queue: string[] = [];
-  try {
-    const quoted = workflowId.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
-    for await (const wf of client.workflow.list({ query: `WorkflowId = '${quoted}'` })) queue.push(wf.runId);
-  } catch {
-    // A server without this visibility query: the latest run and its chain still tell the runs.
-  }
-  // Visibility lags behind a run just started: the latest run, and every run each continued.
-  const latest = await notFoundAsUndefined(async () => (await client.workflow.getHandle(workflowId).describe()).runId);
-  if (latest) queue.push(latest);
-  const histories = new Map<string, History>();
-  while (queue.length) {
-    const runId = queue.shift()!;
-    if (histories.has(runId)) continue;
-    const history = await notFoundAsUndefined(() => client.workflow.getHandle(workflowId, runId).fetchHistory());
-    if (!history) continue;
-    histories.set(runId, history);
-    const previous = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
-    if (previous) queue.push(previous);
-  }
-  return [...histories].map(([runId, history]) => ({ runId, history })).sort((a, b) => startMs(a.history) - startMs(b.history));
-}
-
 /** The workflows (turns) a run started. */
 function childIds(history: History): string[] {
   return (history.events ?? []).flatMap((e) => e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId ?? []);
-}
-
-function startMs(history: History): number {
-  const t = history.events?.[0]?.eventTime;
-  return t ? Number(t.seconds ?? 0) * 1000 + (t.nanos ?? 0) / 1e6 : 0;
-}
-
-async function notFoundAsUndefined<T>(fn: () => Promise<T>): Promise<T | undefined> {
-  try {
-    return await fn();
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError || /not found/i.test((err as Error)?.message ?? '')) return undefined;
-    throw err;
-  }
 }

@@ -1,0 +1,47 @@
+/**
+ * Every run of a workflow id with its history, oldest first. A session or a long turn continues
+ * as new, so its story is spread over several runs: they come from visibility (`WorkflowId =
+ * '…'`) and, because visibility lags behind a run that has just started, from the latest run and
+ * the chain of runs each one continued. Used by `harness trace` and `harness replay`.
+ */
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { History } from '@temporalio/common/lib/proto-utils';
+
+/** Every run of the id with its history, oldest first (none when the id is unknown). */
+export async function workflowRuns(client: Client, workflowId: string): Promise<{ runId: string; history: History }[]> {
+  const queue: string[] = [];
+  try {
+    const quoted = workflowId.replace(/\\/g, '\\\\').replace(/'/g, "\\'");
+    for await (const wf of client.workflow.list({ query: `WorkflowId = '${quoted}'` })) queue.push(wf.runId);
+  } catch {
+    // A server without this visibility query: the latest run and its chain still tell the runs.
+  }
+  // Visibility lags behind a run just started: the latest run, and every run each continued.
+  const latest = await notFoundAsUndefined(async () => (await client.workflow.getHandle(workflowId).describe()).runId);
+  if (latest) queue.push(latest);
+  const histories = new Map<string, History>();
+  while (queue.length) {
+    const runId = queue.shift()!;
+    if (histories.has(runId)) continue;
+    const history = await notFoundAsUndefined(() => client.workflow.getHandle(workflowId, runId).fetchHistory());
+    if (!history) continue;
+    histories.set(runId, history);
+    const previous = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
+    if (previous) queue.push(previous);
+  }
+  return [...histories].map(([runId, history]) => ({ runId, history })).sort((a, b) => startMs(a.history) - startMs(b.history));
+}
+
+function startMs(history: History): number {
+  const t = history.events?.[0]?.eventTime;
+  return t ? Number(t.seconds ?? 0) * 1000 + (t.nanos ?? 0) / 1e6 : 0;
+}
+
+async function notFoundAsUndefined<T>(fn: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError || /not found/i.test((err as Error)?.message ?? '')) return undefined;
+    throw err;
+  }
+}
