@@ -31,7 +31,7 @@ export interface Limits {
   approvalTimeoutMs: number;
   /** Continue-as-new once the session history has this many events (Temporal may suggest sooner). */
   continueAsNewAfterEvents: number;
-  /** A turn continues as new, between steps, once its run's history has this many events (Temporal warns at 10,240). */
+  /** A turn continues as new, between steps, once its run's history has about this many events, as the turn counts them (Temporal warns at 10,240). */
   turnEventBudget?: number;
   /** Start-to-close timeout of one model call attempt. */
   modelTimeoutMs: number;

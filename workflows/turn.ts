@@ -27,6 +27,7 @@ import {
   type TurnStatusSignal,
 } from './definitions';
 import { runTurn } from './turn-loop';
+import { RunEvents } from './run-events';
 import { discoverActivity, executeTool, executeToolLocally, mcpActivity, mcpLocalActivity, prepareTurn, storeValue, toolActivity, type Activities } from './tool-activities';
 import { mcpRules } from '../common/mcp-tools';
 import { mcpAnswerQuery, mcpQuestionSignal, questionText, turnRegistry, validateMcpAnswer, type McpQuestion } from './mcp';
@@ -58,6 +59,9 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   // Turns recorded before the message store carried the conversation inline.
   const messageStore = patched('message-store') && !input.config.inlineHistory;
 
+  // Turns recorded before the count decided from Temporal's history length instead.
+  const ownEventCount = patched('turn-own-event-count');
+  const events = new RunEvents(input.resume !== undefined);
   const state: TurnState = { turnId: input.turnId, status: 'running', step: 0 };
   const answers = new Map<string, string>();
   const decisions = new Map<string, ApprovalRecord>();
@@ -66,6 +70,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   setHandler(turnStateQuery, () => state);
   setHandler(mcpAnswerQuery, (key) => answers.get(key));
   setHandler(mcpQuestionSignal, async (q) => {
+    events.add('message');
     // A retried attempt asking the same question again reads the answer already given.
     if (answers.has(q.key) || mcpQuestions.has(q.key)) return;
     mcpQuestions.set(q.key, q);
@@ -76,6 +81,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   setHandler(
     answerUpdate,
     async (a) => {
+      events.add('message');
       // Who answered is the client identity in this update's history event, not a field of it.
       const callId = state.pending!.kind === 'question' ? state.pending!.callId : '';
       answers.set(callId, a.text);
@@ -101,6 +107,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   setHandler(
     decideApprovalsUpdate,
     async (d) => {
+      events.add('message');
       const pending = state.pending!.kind === 'approvals' ? state.pending!.calls : [];
       // Updates recorded before approval binding named ids only, or nothing for "all pending".
       const ids = d.calls?.length ? d.calls.map((c) => c.callId) : d.callIds?.length ? d.callIds : pending.map((c) => c.callId);
@@ -183,12 +190,14 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       // as a regular activity, which a retry of an idempotent tool allows.
       if (server && mcp!.idempotent) {
         try {
+          events.add('local');
           return await mcpLocalActivity(call.timeoutMs)(req);
         } catch (err) {
           // Sent back (a question, a slow call), or the local attempts failed: the activity decides.
           if (isCancellation(err)) throw err;
         }
       }
+      events.add(activity === executeToolLocally ? 'local' : 'activity');
       return await activity(req);
     } catch (err) {
       if (!toolFailuresAsResults || isCancellation(err)) throw err;
@@ -208,11 +217,15 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const result = await runTurn(
     input,
     {
-      callModel,
+      callModel: (req) => {
+        events.add('activity');
+        return callModel(req);
+      },
       ...(mcpServers.length
         ? {
             rediscoverMcp: async (previous, only) => {
               try {
+                events.add('activity');
                 return await discoverActivity(mcpServers)({ sessionId: input.sessionId, servers: mcpServers, only, previous });
               } catch (err) {
                 if (isCancellation(err)) throw err;
@@ -221,23 +234,41 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
             },
           }
         : {}),
-      ...(compression ? { compressContext } : {}),
+      ...(compression
+        ? {
+            compressContext: (req) => {
+              events.add('activity');
+              return compressContext(req);
+            },
+          }
+        : {}),
       executeTool: runTool,
-      ...(messageStore ? { storeValue: async (value: unknown) => (await storeValue({ sessionId: input.sessionId, value })).$blob } : {}),
+      ...(messageStore
+        ? {
+            storeValue: async (value: unknown) => {
+              events.add('activity');
+              return (await storeValue({ sessionId: input.sessionId, value })).$blob;
+            },
+          }
+        : {}),
       isCancellation,
       // Between steps, past the event budget: continue as new (Temporal warns at 10,240 events).
       shouldContinueAsNew: () => {
+        const budget = limits.turnEventBudget ?? DEFAULT_LIMITS.turnEventBudget!;
+        if (ownEventCount) return events.count >= budget;
         const info = workflowInfo();
-        return info.continueAsNewSuggested || info.historyLength >= (limits.turnEventBudget ?? DEFAULT_LIMITS.turnEventBudget!);
+        return info.continueAsNewSuggested || info.historyLength >= budget;
       },
       onStep: (step) => {
         state.step = step;
       },
       askUser: async (callId, question) => {
+        events.add('wait');
         const answered = await waitForHuman({ kind: 'question', callId, question }, () => answers.has(callId), limits.askUserTimeoutMs);
         return answered ? answers.get(callId) : undefined;
       },
       awaitApprovals: async (calls) => {
+        events.add('wait');
         await waitForHuman({ kind: 'approvals', calls }, () => calls.every((c) => decisions.has(c.callId)), limits.approvalTimeoutMs);
         const out = new Map<string, ApprovalRecord>();
         for (const c of calls) out.set(c.callId, decisions.get(c.callId) ?? { approved: false, timedOut: true });
