@@ -1,0 +1,144 @@
+/**
+ * bench:trace — what `harness trace` costs on a long turn. A session whose one turn runs 1,000
+ * steps (scripted model with no delay, get_current_time each step with a varying argument; the
+ * turn continues as new several times) runs on a real Temporal dev server; then, several times,
+ * the trace of the whole session is built with the CLI's own loadTrace() (every run's history
+ * fetched and decoded, the span list built) and rendered as JSON lines (target: under 1 s).
+ * Baseline in the same run, alternated with it: fetching the histories of every run of the
+ * session and the turn (workflowRuns, as loadTrace does) without decoding or building spans, so
+ * the difference is what building the trace costs. The text rendering is timed too.
+ * The issue's other target, forking at step 900, is not measured: forking does not exist yet.
+ */
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { DEFAULT_LIMITS, type SessionConfig } from '../common/session';
+import { freezePolicy } from '../common/policy';
+import { parsePolicy } from '../common/policy/schema';
+import { sendMessage, waitForTurn } from '../lib/session-client';
+import { runScript, withScratchHarness } from '../lib/scratch';
+import { loadTrace, type Trace } from '../lib/trace';
+import { renderTrace } from '../lib/trace/render';
+import { workflowRuns } from '../lib/workflow-runs';
+import { escapeForTerminal } from '../cli/escape';
+import { fmt, median, percentile } from './stats';
+
+const STEPS = Number(process.env.BENCH_STEPS ?? 1000);
+const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+const TARGET_MS = 1000;
+const ZONES = ['UTC', 'Europe/Paris', 'America/New_York', 'Asia/Tokyo', 'Australia/Sydney'];
+
+function config(): SessionConfig {
+  const steps = [
+    ...Array.from({ length: STEPS - 1 }, (_, i) => ({ tool_calls: [{ name: 'get_current_time', arguments: { timezone: ZONES[i % ZONES.length] } }] })),
+    { content: 'done' },
+  ];
+  return {
+    model: { provider: 'scripted', model: 'scripted', script: { steps } },
+    systemPrompt: 'bench',
+    limits: { ...DEFAULT_LIMITS, maxSteps: STEPS, repeatLimit: 100_000 },
+    policy: freezePolicy(parsePolicy({ mode: 'auto', defaults: false })),
+  };
+}
+
+const jsonLines = (t: Trace) => t.spans.map((s) => `${JSON.stringify(s.span)}\n`).join('');
+
+/** Baseline: the histories of every run of the session and of its turns, nothing decoded. */
+async function fetchOnly(client: Client, ids: string[]): Promise<{ runs: number; events: number }> {
+  let runs = 0;
+  let events = 0;
+  for (const id of ids) {
+    for (const r of await workflowRuns(client, id)) {
+      runs++;
+      events += r.history.events?.length ?? 0;
+    }
+  }
+  return { runs, events };
+}
+
+async function time<T>(fn: () => Promise<T> | T): Promise<[number, T]> {
+  const t0 = performance.now();
+  const out = await fn();
+  return [performance.now() - t0, out];
+}
+
+const KEYS = ['fetch', 'trace', 'traceJson', 'json', 'text'] as const;
+type Key = (typeof KEYS)[number];
+const LABEL: Record<Key, string> = {
+  fetch: 'fetch histories only (baseline)',
+  trace: 'loadTrace (fetch + decode + spans)',
+  traceJson: 'loadTrace + JSON lines (harness trace --json)',
+  json: 'JSON lines rendering alone',
+  text: 'text rendering alone',
+};
+
+async function main(): Promise<void> {
+  const loadStart = os.loadavg();
+  await withScratchHarness('bench-trace', async ({ client, taskQueue }) => {
+    const sessionId = `bench-trace-${randomUUID().slice(0, 8)}`;
+    const { turnId } = await sendMessage(client, { taskQueue, sessionId, config: config(), text: 'go' });
+    const out = await waitForTurn(client, turnId, { pollMs: 200 });
+    if (out.kind !== 'done' || out.result.steps !== STEPS) throw new Error(`bench turn did not run ${STEPS} steps: ${JSON.stringify(out).slice(0, 2000)}`);
+    const ms: Record<Key, number[]> = { fetch: [], trace: [], traceJson: [], json: [], text: [] };
+    let trace: Trace | undefined;
+    let base = { runs: 0, events: 0 };
+    let bytes = 0;
+    for (let run = 0; run < RUNS + 1; run++) {
+      // Run 0 warms up (code paths, connections, the server's caches); the order alternates.
+      const doFetch = async () => {
+        const [t, b] = await time(() => fetchOnly(client, [sessionId, turnId]));
+        base = b;
+        if (run) ms.fetch.push(t);
+      };
+      const doTrace = async () => {
+        const t0 = performance.now();
+        const [t, tr] = await time(() => loadTrace(client, sessionId));
+        const [j, lines] = await time(() => jsonLines(tr));
+        const all = performance.now() - t0;
+        const [x] = await time(() => renderTrace(tr, { full: false, color: false, escape: escapeForTerminal }));
+        trace = tr;
+        bytes = Buffer.byteLength(lines);
+        if (!run) return;
+        ms.trace.push(t);
+        ms.traceJson.push(all);
+        ms.json.push(j);
+        ms.text.push(x);
+      };
+      for (const f of run % 2 ? [doTrace, doFetch] : [doFetch, doTrace]) await f();
+    }
+    const t = trace!;
+    const types: Record<string, number> = {};
+    for (const s of t.spans) types[s.span.type] = (types[s.span.type] ?? 0) + 1;
+    const turnSpan = t.spans.find((s) => s.span.type === 'turn')?.span;
+    report({ ms, t, types, base, bytes, loadStart, turnWallMs: turnSpan?.duration_ms ?? null });
+  });
+}
+
+function report(r: {
+  ms: Record<Key, number[]>; t: Trace; types: Record<string, number>; base: { runs: number; events: number };
+  bytes: number; loadStart: number[]; turnWallMs: number | null;
+}): void {
+  const load = os.loadavg();
+  const nproc = os.availableParallelism();
+  const m = (k: Key) => median(r.ms[k]);
+  console.log(`bench:trace — one session, one ${STEPS}-step turn, ${RUNS} measured runs (after one warm-up), nproc ${nproc}, load ${load.map((l) => fmt(l)).join(' ')} (at start ${r.loadStart.map((l) => fmt(l)).join(' ')})`);
+  console.log(`  histories: ${r.base.runs} runs (session ${r.t.session?.runs ?? '?'}, turn ${r.base.runs - (r.t.session?.runs ?? 0)}), ${r.base.events} events; the turn ran ${r.turnWallMs === null ? '?' : fmt(r.turnWallMs / 1000, 1)} s`);
+  console.log(`  trace: ${r.t.spans.length} spans (${Object.entries(r.types).map(([k, v]) => `${k} ${v}`).join(', ')}), JSON lines ${fmt(r.bytes / 1024, 1)} KiB`);
+  console.log(`  ${''.padEnd(48)} ${'median'.padStart(8)} ${'p95'.padStart(8)}`);
+  for (const k of KEYS) console.log(`  ${LABEL[k].padEnd(48)} ${fmt(m(k)).padStart(8)} ${fmt(percentile(r.ms[k], 95)).padStart(8)}  ms`);
+  const spansMs = m('trace') - m('fetch');
+  const verdict = m('traceJson') < TARGET_MS ? 'within' : 'over';
+  console.log(`  ratio trace+JSON / fetch: ${fmt(m('traceJson') / m('fetch'))}x; decoding + span building ≈ ${fmt(spansMs)} ms (${verdict} the ${TARGET_MS} ms target for the whole: ${fmt(m('traceJson'))} ms)`);
+  console.log('  fork at step 900: not measured (forking does not exist yet)');
+  const summary = (xs: number[]) => ({ median: Number(fmt(median(xs))), p95: Number(fmt(percentile(xs, 95))), n: xs.length });
+  console.log(JSON.stringify({
+    bench: 'trace', steps: STEPS, runs: RUNS, nproc, loadavg: load.map((l) => Number(fmt(l))), loadavgStart: r.loadStart.map((l) => Number(fmt(l))),
+    historyRuns: r.base.runs, historyEvents: r.base.events, spans: r.t.spans.length, spanTypes: r.types, jsonBytes: r.bytes,
+    ms: Object.fromEntries(KEYS.map((k) => [k, summary(r.ms[k])])),
+    ratioTraceJsonToFetch: Number(fmt(m('traceJson') / m('fetch'))), buildMs: Number(fmt(spansMs)), targetMs: TARGET_MS, withinTarget: verdict === 'within',
+    forkAtStep900: 'not measured (forking does not exist yet)',
+  }));
+}
+
+runScript(main);
