@@ -1,6 +1,7 @@
 /**
  * Records reference histories into test/histories/: a session exercising the turn loop
- * (tool calls, a tool error, malformed arguments, working memory, ask_user answered, finish)
+ * (tool calls, a tool error, malformed arguments, working memory, ask_user answered, finish,
+ * approvals, continue-as-new), one with MCP tools, and one that compresses its context
  * run by the current code. CI replays every stored history against the code of the day,
  * so a workflow change that breaks running sessions fails the build (change logic behind
  * patched()). Usage: npm run build && node dist/scripts/record-histories.js <label>
@@ -15,6 +16,7 @@ import { parsePolicy } from '../common/policy/schema';
 import { freezePolicy } from '../common/policy';
 import { findTemporalCli } from '../lib/temporal-cli';
 import { resolveMcpServers } from '../lib/mcp-config';
+import { DEFAULT_COMPRESSION } from '../common/context/plan';
 
 const script = {
   steps: [
@@ -47,6 +49,19 @@ const mcpScript = {
     },
     { content: 'MCP done.' },
   ],
+};
+
+/** A session whose context passes its compression threshold: two large files written, then read back. */
+const filler = 'The harness keeps every message once in the store and compresses the middle of long contexts. '.repeat(260);
+const compressScript = {
+  steps: [
+    { tool_calls: [{ name: 'write_file', arguments: { path: 'a.txt', content: `A ${filler}` } }] },
+    { tool_calls: [{ name: 'write_file', arguments: { path: 'b.txt', content: `B ${filler}` } }] },
+    { tool_calls: [{ name: 'read_file', arguments: { path: 'a.txt' } }] },
+    { tool_calls: [{ name: 'read_file', arguments: { path: 'b.txt' } }] },
+    { content: 'Both files read. HARNESS_OK' },
+  ],
+  summaries: ['Goal: write a.txt and b.txt, then read them back. Both were written; a.txt was read.'],
 };
 
 function mcpServers() {
@@ -95,9 +110,23 @@ async function main(): Promise<void> {
     await endSession(client, mcpSession);
     await client.workflow.getHandle(mcpSession).result();
 
+    const compressSession = `${sessionId}-compress`;
+    const compressConfig: SessionConfig = {
+      ...config,
+      model: { provider: 'scripted', model: 'scripted', script: compressScript },
+      limits: DEFAULT_LIMITS,
+      compression: { ...DEFAULT_COMPRESSION, contextWindow: 12_000, outputReserve: 2_000, threshold: 0.5, keepTail: 2 },
+    };
+    const c1 = await sendMessage(client, { taskQueue, sessionId: compressSession, config: compressConfig, text: 'Write two files and read them.' });
+    while ((await waitForTurn(client, c1.turnId)).kind === 'waiting') await decideApprovals(client, compressSession, { approve: true });
+    const compressed = await client.workflow.getHandle(c1.turnId).result();
+    if (!(compressed as { compressions?: unknown[] }).compressions?.length) throw new Error('the compression session did not compress');
+    await endSession(client, compressSession);
+    await client.workflow.getHandle(compressSession).result();
+
     const dir = path.resolve(__dirname, '..', '..', 'test', 'histories', label);
     mkdirSync(dir, { recursive: true });
-    for (const id of [sessionId, `${sessionId}/turn-1`, `${sessionId}/turn-2`, mcpSession, `${mcpSession}/turn-1`]) {
+    for (const id of [sessionId, `${sessionId}/turn-1`, `${sessionId}/turn-2`, mcpSession, `${mcpSession}/turn-1`, compressSession, `${compressSession}/turn-1`]) {
       // Every run of the id, oldest first: a turn that continued as new has several.
       const runs: { start: number; runId: string }[] = [];
       for await (const wf of client.workflow.list({ query: `WorkflowId = '${id}'` })) runs.push({ start: wf.startTime.getTime(), runId: wf.runId });
