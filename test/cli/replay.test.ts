@@ -7,7 +7,7 @@ import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { replayWorkflows, reportLines, type ReplayReport } from '../../lib/replay-report';
-import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
+import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, ROOT, runCli, stackLines, tempDir } from '../support/cli';
 
 // Turn 1: three local tool calls in as many steps, over a small event budget (so it continues
@@ -98,6 +98,16 @@ describe('harness replay', () => {
     expect(lines.at(-1)).toContain(
       `turn 2 (${sessionId}/turn-2), run 1 of 1: diverges at event ${d.event_id} (ActivityTaskScheduled): the history holds a tool call (http_request) of step 1; the code scheduled the model call there`,
     );
+  });
+
+  it('a session under the default policy (a call asked and approved) replays OK', async () => {
+    const asked = newSessionId('replay-default');
+    const script = { steps: [{ tool_calls: [{ name: 'write_file', arguments: { path: 'b.txt', content: 'b' } }] }, { content: 'Written.' }] };
+    const r = await h.finishApproving(asked, scriptedConfig(script, {}, DEFAULT_POLICY), 'write b.txt');
+    expect(r.asked).toHaveLength(1);
+    const out = await cli(['replay', asked, '--json']);
+    expect(out.code, describeResult(out)).toBe(0);
+    expect(parseJson<ReplayReport>(out).runs.every((x) => x.ok)).toBe(true);
   });
 
   it('an unknown id is one error line with a hint, exit 1; a malformed one a usage error', async () => {

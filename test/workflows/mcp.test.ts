@@ -118,9 +118,10 @@ describe('MCP tools in a turn under the default policy', () => {
     expect(String(out.message)).toMatch(/missing\.txt|ENOENT|no such file/i);
   });
 
-  it('works over Streamable HTTP', async () => {
-    const c = config({ web: { url: http.url, decision: 'allow' } }, [call('mcp__web__get-sum', { a: 40, b: 2 }), { expect: { last_message_contains: '42' }, content: 'sum done' }]);
-    const r = await h.finish(newSessionId('mcp-http'), c, 'add');
+  it('works over Streamable HTTP (asked and approved under the default policy)', async () => {
+    const c = config({ web: { url: http.url } }, [call('mcp__web__get-sum', { a: 40, b: 2 }), { expect: { last_message_contains: '42' }, content: 'sum done' }]);
+    const r = await h.finishApproving(newSessionId('mcp-http'), c, 'add');
+    expect(r.asked).toEqual(['mcp__web__get-sum: {"a":40,"b":2}']);
     expect(await toolResult(r)).toMatchObject({ ok: true });
   });
 });
@@ -145,11 +146,12 @@ describe('approvals and payloads', () => {
     const big = `${'lorem ipsum dolor sit amet '.repeat(8_000)}END_OF_BIG_FILE_7731`;
     writeFileSync(path.join(fsRoot, 'big.txt'), big);
     const sessionId = newSessionId('mcp-big');
-    const c = config({ files: { command: process.execPath, args: [FILESYSTEM, fsRoot], cwd: fsRoot, decision: 'allow' } }, [
+    const c = config({ files: { command: process.execPath, args: [FILESYSTEM, fsRoot], cwd: fsRoot } }, [
       call('mcp__files__read_text_file', { path: 'big.txt' }),
       { expect: { last_message_contains: 'END_OF_BIG_FILE_7731' }, content: 'read' },
     ]);
-    const r = await h.finish(sessionId, c, 'read the big file');
+    const r = await h.finishApproving(sessionId, c, 'read the big file');
+    expect(r.asked).toHaveLength(1);
     expect(r.terminated_by).toBe('final_answer');
     const history = await h.client.workflow.getHandle(`${sessionId}/turn-1`).fetchHistory();
     const text = JSON.stringify(history.events, (_k, v) => (v instanceof Uint8Array ? Buffer.from(v).toString('latin1') : v));
@@ -242,14 +244,15 @@ describe('server lifecycle', () => {
 
 describe('history and elicitation', () => {
   it('a server whose tool list changes is listed again: the next step offers the new tool', async () => {
-    const growing = { command: process.execPath, args: [path.join(__dirname, '..', 'support', 'mcp-growing-server.cjs')], decision: 'allow' };
+    const growing = { command: process.execPath, args: [path.join(__dirname, '..', 'support', 'mcp-growing-server.cjs')] };
     const c = config({ growing }, [
       call('mcp__growing__unlock', {}),
       { expect: { tools_include: 'mcp__growing__secret' }, ...call('mcp__growing__secret', { who: 'the tester' }) },
       { expect: { last_message_contains: 'PINEAPPLE' }, content: 'found it' },
     ]);
     const sessionId = newSessionId('mcp-relist');
-    const r = await h.finish(sessionId, c, 'find the secret');
+    const r = await h.finishApproving(sessionId, c, 'find the secret');
+    expect(r.asked.map((a) => a.split(':')[0])).toEqual(['mcp__growing__unlock', 'mcp__growing__secret']);
     expect(r.terminated_by).toBe('final_answer');
     expect(r.toolCalls.map((t) => [t.name, t.ok])).toEqual([
       ['mcp__growing__unlock', true],
@@ -289,17 +292,20 @@ describe('history and elicitation', () => {
     expect((await sessionState(h.client, sessionId)).pending).toBeUndefined();
   });
 
-  it('a server question (elicitation) waits durably and is answered from another process with `harness answer`', async () => {
+  it('under the default policy a server question follows the approval: both from other processes (`harness approve`, `harness answer`)', async () => {
     const sessionId = newSessionId('mcp-elicit');
-    const c = config({ everything: { ...everything, decision: 'allow' } }, [
+    const c = config({ everything }, [
       call('mcp__everything__trigger-elicitation-request', {}),
       { expect: { last_message_contains: 'Ada Lovelace' }, content: 'thanks' },
     ]);
     const { turnId } = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config: c, text: 'ask me' });
+    const env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: path.join(dir, 'cli-home') });
+    await until(async () => (await sessionState(h.client, sessionId)).status === 'waiting_for_approval', 60_000);
+    const approved = await runCli(['approve', sessionId, '--no-wait'], { env, cwd: dir, timeoutMs: 60_000 });
+    expect(approved.code, describeResult(approved)).toBe(0);
     await until(async () => (await sessionState(h.client, sessionId)).status === 'waiting_for_user', 60_000);
     const state = await sessionState(h.client, sessionId);
     expect(state.pending).toMatchObject({ kind: 'question', question: expect.stringContaining('MCP server everything') });
-    const env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: path.join(dir, 'cli-home') });
     const bad = await runCli(['answer', sessionId, 'just text', '--no-wait'], { env, cwd: dir, timeoutMs: 60_000 });
     expect(bad.code, describeResult(bad)).not.toBe(0);
     const answer = JSON.stringify({ name: 'Ada Lovelace', check: true, email: 'ada@example.org' });
