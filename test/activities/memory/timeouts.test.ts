@@ -4,37 +4,28 @@
  * hanging the tool call, memory works again once it answers, and a write that timed out but
  * landed later is not stored a second time by the retry.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { asMemoryError, MemoryUnavailableError } from '../../../activities/memory/errors';
 import { MemoryHost, memoryPool, type MemoryTimeouts } from '../../../activities/memory/host';
 import { MemoryStore } from '../../../activities/memory/store';
 import { recall, rememberLongterm } from '../../../activities/memory/tools';
 import { createToolExecutor } from '../../../activities/tools/executor';
-import { startFreezeProxy, type FreezeProxy } from '../../support/freeze-proxy';
+import { frozenDatabase } from '../../support/frozen-database';
 import { TEST_DATABASE_URL } from './backends';
 
 // Short, so the suite is quick, yet far above what a query takes on a loaded 2-core machine.
 const TIMEOUTS: Partial<MemoryTimeouts> = { connectMs: 3_000, queryMs: 3_000, statementMs: 2_500 };
+const db = frozenDatabase('memfreeze');
 
-let proxy: FreezeProxy;
-let admin: pg.Client;
-let schema: string;
-const pools: pg.Pool[] = [];
-const hosts: MemoryHost[] = [];
-const homes: string[] = [];
 
-/** The proxy's connection string, confined to this file's throwaway schema. */
-const proxyUrl = () => `${proxy.url()}?options=${encodeURIComponent(`-c search_path=${schema},public`)}`;
 
 /** A store on a pool configured as a worker's, through the proxy, already holding a connection. */
 async function warmStore(): Promise<MemoryStore> {
-  const pool = memoryPool(proxyUrl(), TIMEOUTS);
-  pools.push(pool);
+  const pool = memoryPool(db.url(), TIMEOUTS);
+  db.track(pool);
   const store = new MemoryStore(pool);
   await store.migrate();
   await store.recent('warm', 1);
@@ -42,32 +33,14 @@ async function warmStore(): Promise<MemoryStore> {
 }
 
 const rowsWithKey = async (key: string) =>
-  (await admin.query<{ id: string }>(`SELECT id FROM ${schema}.memories WHERE request_key = $1`, [key])).rows.map((r) => Number(r.id));
+  (await db.admin.query<{ id: string }>(`SELECT id FROM ${db.schema}.memories WHERE request_key = $1`, [key])).rows.map((r) => Number(r.id));
 
-beforeAll(async () => {
-  proxy = await startFreezeProxy();
-  schema = `memfreeze_${randomBytes(6).toString('hex')}`;
-  admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  await admin.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
-  await admin.query(`CREATE SCHEMA ${schema}`);
-});
-
-afterAll(async () => {
-  proxy?.thaw();
-  for (const h of hosts) await h.close();
-  await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
-  await proxy?.close();
-  await admin?.query(`DROP SCHEMA ${schema} CASCADE`);
-  await admin?.end();
-  for (const home of homes) rmSync(home, { recursive: true, force: true });
-});
 
 describe('memory against a database that stops answering', () => {
   it('gives MEMORY_UNAVAILABLE for a pooled connection instead of hanging, and works again once the database answers', async () => {
     const store = await warmStore();
     await store.remember('freeze', 's1', 'The staging cluster is in Frankfurt');
-    proxy.freeze();
+    db.proxy.freeze();
     try {
       const saved = await rememberLongterm(store, { namespace: 'freeze', sessionId: 's1' }, { text: 'Written while frozen' });
       expect(saved).toMatchObject({
@@ -80,7 +53,7 @@ describe('memory against a database that stops answering', () => {
       expect(found).toMatchObject({ ok: false, error_type: 'MEMORY_UNAVAILABLE' });
       expect(found.message).toMatch(/^memory database unavailable: [^\n]+$/);
     } finally {
-      proxy.thaw();
+      db.proxy.thaw();
     }
     // The timed-out connections were discarded: a late answer cannot reach a later query.
     const after = await recall(store, { namespace: 'freeze' }, { query: 'staging cluster' });
@@ -90,12 +63,12 @@ describe('memory against a database that stops answering', () => {
   it('stores a write once when it timed out, landed after the database resumed, and was retried with the same call key', async () => {
     const store = await warmStore();
     const scope = { namespace: 'late', sessionId: 's2', requestKey: 's2/turn-1/call_1' };
-    proxy.freeze();
+    db.proxy.freeze();
     let failed;
     try {
       failed = await rememberLongterm(store, scope, { text: 'Use blue-green deploys' });
     } finally {
-      proxy.thaw();
+      db.proxy.thaw();
     }
     expect(failed).toMatchObject({ ok: false, error_type: 'MEMORY_UNAVAILABLE' });
     // The INSERT was already on its way: it lands although the caller was told it failed.
@@ -109,17 +82,17 @@ describe('memory against a database that stops answering', () => {
 
   it('reports MEMORY_UNAVAILABLE from the executor when the database is frozen before the worker first connects, prefix once', async () => {
     const home = mkdtempSync(path.join(os.tmpdir(), 'memfreeze-'));
-    homes.push(home);
-    const host = new MemoryHost({ home, databaseUrl: proxyUrl(), timeouts: TIMEOUTS });
-    hosts.push(host);
+    db.trackHome(home);
+    const host = new MemoryHost({ home, databaseUrl: db.url(), timeouts: TIMEOUTS });
+    db.track(host);
     const executor = createToolExecutor({ home, memory: () => host.store() });
     const call = { sessionId: 'freeze-s3', name: 'remember_longterm', args: { text: 'Frozen at start' }, turnId: 'freeze-s3/turn-1', callId: 'call_1' };
-    proxy.freeze();
+    db.proxy.freeze();
     let r;
     try {
       r = await executor.execute(call);
     } finally {
-      proxy.thaw();
+      db.proxy.thaw();
     }
     expect(r).toMatchObject({ ok: false, error_type: 'MEMORY_UNAVAILABLE', message: 'memory database unavailable: no connection to the database in time (connect timeout)' });
     // The next call opens the store and the same call key is stored once.
@@ -132,7 +105,7 @@ describe('memory against a database that stops answering', () => {
 
   it('treats a statement the server cancels for its statement_timeout as unavailability and keeps the connection usable', async () => {
     const pool = memoryPool(TEST_DATABASE_URL, { statementMs: 200 });
-    pools.push(pool);
+    db.track(pool);
     const err = await pool.query('SELECT pg_sleep(5)').catch((e: unknown) => e);
     expect((err as { code?: string }).code).toBe('57014');
     expect(asMemoryError(err)).toBeInstanceOf(MemoryUnavailableError);

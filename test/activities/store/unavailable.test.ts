@@ -5,14 +5,13 @@
  * MemoryHost hands the store out over the memory database (one embedded PGlite, one lock);
  * and activities report an unavailable store as a retryable STORE_UNAVAILABLE.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import pg from 'pg';
 import { ApplicationFailure } from '@temporalio/common';
 import type { WorkflowExecutionDescription } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MemoryUnavailableError } from '../../../activities/memory/errors';
 import { MemoryHost, memoryPool, type MemoryTimeouts } from '../../../activities/memory/host';
 import { migrate } from '../../../activities/memory/migrate';
@@ -20,38 +19,31 @@ import { asStoreError, STORE_UNAVAILABLE, storeFailure, withStore } from '../../
 import { StoreUnavailableError } from '../../../activities/store/message-store';
 import { PgMessageStore } from '../../../activities/store/pg-message-store';
 import { modelProgress } from '../../../lib/wait-progress';
-import { startFreezeProxy, type FreezeProxy } from '../../support/freeze-proxy';
-import { TEST_DATABASE_URL } from '../memory/backends';
+import { frozenDatabase } from '../../support/frozen-database';
 
 // Short, so the suite is quick, yet far above what a query takes on a loaded 2-core machine.
 const TIMEOUTS: Partial<MemoryTimeouts> = { connectMs: 3_000, queryMs: 3_000, statementMs: 2_500 };
+const db = frozenDatabase('msgfreeze');
 const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
-let proxy: FreezeProxy;
-let admin: pg.Client;
-let schema: string;
-const pools: pg.Pool[] = [];
-const hosts: MemoryHost[] = [];
-const homes: string[] = [];
 
-const proxyUrl = () => `${proxy.url()}?options=${encodeURIComponent(`-c search_path=${schema},public`)}`;
 
 function newHome(): string {
   const home = mkdtempSync(path.join(os.tmpdir(), 'msgstore-'));
-  homes.push(home);
+  db.trackHome(home);
   return home;
 }
 
 function host(opts: ConstructorParameters<typeof MemoryHost>[0]): MemoryHost {
   const h = new MemoryHost(opts);
-  hosts.push(h);
+  db.track(h);
   return h;
 }
 
 /** A store on a pool configured as a worker's, through the proxy, already holding a connection. */
 async function warmStore(): Promise<PgMessageStore> {
-  const pool = memoryPool(proxyUrl(), TIMEOUTS);
-  pools.push(pool);
+  const pool = memoryPool(db.url(), TIMEOUTS);
+  db.track(pool);
   await migrate(pool);
   const store = new PgMessageStore(pool);
   await store.getBlobs('warm', ['x']);
@@ -59,33 +51,15 @@ async function warmStore(): Promise<PgMessageStore> {
 }
 
 const rows = async (table: string, sessionId: string) =>
-  Number((await admin.query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.${table} WHERE session_id = $1`, [sessionId])).rows[0]!.n);
+  Number((await db.admin.query<{ n: string }>(`SELECT count(*) AS n FROM ${db.schema}.${table} WHERE session_id = $1`, [sessionId])).rows[0]!.n);
 
-beforeAll(async () => {
-  proxy = await startFreezeProxy();
-  schema = `msgfreeze_${randomBytes(6).toString('hex')}`;
-  admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  await admin.query('CREATE EXTENSION IF NOT EXISTS pg_trgm');
-  await admin.query(`CREATE SCHEMA ${schema}`);
-});
-
-afterAll(async () => {
-  proxy?.thaw();
-  for (const h of hosts) await h.close();
-  await Promise.all(pools.map((p) => p.end().catch(() => undefined)));
-  await proxy?.close();
-  await admin?.query(`DROP SCHEMA ${schema} CASCADE`);
-  await admin?.end();
-  for (const home of homes) rmSync(home, { recursive: true, force: true });
-});
 
 describe('the message store against a database that stops answering', () => {
   it('gives StoreUnavailableError saying why in one line instead of hanging, and works again once the database answers', async () => {
     const store = await warmStore();
     const body = { hash: sha('before'), body: 'before' };
     await store.putBlobs('frozen', [body]);
-    proxy.freeze();
+    db.proxy.freeze();
     try {
       const write = await store.putBlobs('frozen', [{ hash: sha('during'), body: 'during' }]).catch((e: unknown) => e);
       expect(write).toBeInstanceOf(StoreUnavailableError);
@@ -94,7 +68,7 @@ describe('the message store against a database that stops answering', () => {
       expect(read).toBeInstanceOf(StoreUnavailableError);
       expect((read as Error).message).toMatch(/^message store unavailable: [^\n]+$/);
     } finally {
-      proxy.thaw();
+      db.proxy.thaw();
     }
     expect(await store.getBlobs('frozen', [body.hash])).toEqual(new Map([[body.hash, 'before']]));
   }, 60_000);
@@ -108,11 +82,11 @@ describe('the message store against a database that stops answering', () => {
     // so the store is used once more before the next freeze (a write needs a connection to leave).
     for (const write of [() => store.putBlobs('late', [blob]), () => store.putNodes('late', [node])]) {
       await store.getBlobs('warm', ['x']);
-      proxy.freeze();
+      db.proxy.freeze();
       try {
         await expect(write()).rejects.toThrow(StoreUnavailableError);
       } finally {
-        proxy.thaw();
+        db.proxy.thaw();
       }
     }
     // The INSERTs were already on their way: they land although the caller was told they failed.
@@ -124,13 +98,13 @@ describe('the message store against a database that stops answering', () => {
   }, 60_000);
 
   it("reports StoreUnavailableError, not MemoryUnavailableError, from the worker's host when the database is frozen before it first connects", async () => {
-    const h = host({ home: newHome(), databaseUrl: proxyUrl(), timeouts: TIMEOUTS });
-    proxy.freeze();
+    const h = host({ home: newHome(), databaseUrl: db.url(), timeouts: TIMEOUTS });
+    db.proxy.freeze();
     let err: unknown;
     try {
       err = await h.messages().catch((e: unknown) => e);
     } finally {
-      proxy.thaw();
+      db.proxy.thaw();
     }
     expect(err).toBeInstanceOf(StoreUnavailableError);
     expect((err as Error).message).toBe('message store unavailable: no connection to the database in time (connect timeout)');
