@@ -36,7 +36,7 @@ export function mcpToolDefinition(info: McpToolInfo, spec: McpServerSpec): ToolD
   const settings = spec.tools?.[info.tool];
   return {
     name: info.name,
-    description: describe(info),
+    description: describeMcpTool(info),
     parameters: inputSchema(info.inputSchema),
     risk: settings?.risk ?? spec.risk ?? DEFAULT_MCP_RISK,
     source: `mcp:${info.server}`,
@@ -70,7 +70,8 @@ export function unavailableServers(set: McpToolSet | undefined): Map<string, str
   return new Map((set?.servers ?? []).filter((s) => s.status === 'failed').map((s) => [s.server, s.error ?? 'it did not start']));
 }
 
-function describe(info: McpToolInfo): string {
+/** What the model reads about an MCP tool: its description, else its title, else where it comes from. */
+export function describeMcpTool(info: McpToolInfo): string {
   const text = info.description.trim() || info.annotations?.title || `Tool ${info.tool} of the MCP server ${info.server}.`;
   return text.length >= 10 ? text : `${text} (MCP server ${info.server})`;
 }

@@ -96,9 +96,9 @@ export interface TurnContinuation {
 export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions = {}): Promise<TurnResult | TurnContinuation> {
   let registry = opts.registry ?? builtinRegistry();
   // MCP tools a server re-listed during this turn (kept by the session for later turns).
-  let mcpTools = input.resume?.mcpTools ?? opts.mcp?.tools;
+  // (opts.registry and opts.mcp.tools already hold the list a previous run of the turn re-listed.)
+  let mcpTools = opts.mcp?.tools;
   let mcpChanged = input.resume?.mcpTools !== undefined;
-  if (input.resume?.mcpTools && opts.mcp) registry = opts.mcp.registry(input.resume.mcpTools);
   const { limits } = input.config;
   const maxSteps = input.maxSteps ?? limits.maxSteps;
   const r = input.resume;

@@ -1,5 +1,5 @@
 /** An MCP tool as the model sees it: the server's own JSON input schema, not a zod round trip. */
-import { DEFAULT_MCP_RISK } from '../../common/mcp-tools';
+import { DEFAULT_MCP_RISK, describeMcpTool } from '../../common/mcp-tools';
 import type { McpToolInfo } from '../../common/mcp';
 import type { ToolSpec } from '../../common/types';
 
@@ -7,7 +7,7 @@ export function mcpToolSpec(info: McpToolInfo): ToolSpec {
   const { $schema: _drop, ...parameters } = info.inputSchema;
   return {
     name: info.name,
-    description: info.description.trim() || info.annotations?.title || `Tool ${info.tool} of the MCP server ${info.server}.`,
+    description: describeMcpTool(info),
     parameters: { type: 'object', properties: {}, ...parameters },
     risk: DEFAULT_MCP_RISK, // not sent to the model; the policy uses the turn's definitions
     source: `mcp:${info.server}`,
