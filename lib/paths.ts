@@ -13,3 +13,8 @@ export function projectRoot(): string {
 export function harnessHome(env: NodeJS.ProcessEnv = process.env): string {
   return path.resolve(env.HARNESS_HOME || '.harness');
 }
+
+/** Where the embedded memory database (PGlite) keeps its data for a harness home. */
+export function embeddedDataDir(home: string): string {
+  return `${home.replace(/\/+$/, '')}/pgdata`;
+}

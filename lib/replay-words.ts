@@ -3,8 +3,8 @@
  * code went another way (the model call of step 2, a tool call …), and what the code did
  * instead, read from the SDK's nondeterminism message.
  */
-import { defaultPayloadConverter } from '@temporalio/common';
-import type { History, Payload } from '@temporalio/common/lib/proto-utils';
+import { decodePayload } from './trace/events';
+import type { History } from '@temporalio/common/lib/proto-utils';
 
 type HistoryEvent = NonNullable<History['events']>[number];
 
@@ -53,18 +53,18 @@ export function describeEvent(events: readonly HistoryEvent[], eventId: number):
   // A local activity's marker has no input: its step is that of the model call before it.
   const step = lastModelStep(events.slice(0, index));
   const scheduled = (id: unknown) => events.find((x) => Number(x.eventId) === Number(id))?.activityTaskScheduledEventAttributes;
-  const activity = (a: ReturnType<typeof scheduled>) => activityWords(a?.activityType?.name ?? '?', decode(a?.input?.payloads?.[0]) as never);
+  const activity = (a: ReturnType<typeof scheduled>) => activityWords(a?.activityType?.name ?? '?', decodePayload(a?.input?.payloads?.[0]) as never);
 
   if (e.activityTaskScheduledEventAttributes) return { type, words: activity(e.activityTaskScheduledEventAttributes) };
   const done = e.activityTaskStartedEventAttributes ?? e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
   if (done) return { type, words: `${DONE_WORDS[type] ?? type} ${activity(scheduled(done.scheduledEventId))}` };
   const marker = e.markerRecordedEventAttributes;
   if (marker?.markerName === 'core_local_activity') {
-    const data = decode(marker.details?.data?.payloads?.[0]) as { activity_type?: string } | undefined;
+    const data = decodePayload(marker.details?.data?.payloads?.[0]) as { activity_type?: string } | undefined;
     return { type, words: `${activityWords(data?.activity_type ?? '?', undefined, step)}, run as a local activity` };
   }
   if (marker?.markerName === 'core_patch') {
-    const data = decode(marker.details?.['patch-data']?.payloads?.[0]) as { id?: string } | undefined;
+    const data = decodePayload(marker.details?.['patch-data']?.payloads?.[0]) as { id?: string } | undefined;
     return { type, words: `the patched('${data?.id ?? '?'}') marker` };
   }
   const child = e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId;
@@ -128,16 +128,8 @@ function lastModelStep(events: readonly HistoryEvent[]): number | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
     const a = events[i]!.activityTaskScheduledEventAttributes;
     if (a?.activityType?.name !== 'callModel') continue;
-    const step = (decode(a.input?.payloads?.[0]) as { step?: unknown } | undefined)?.step;
+    const step = (decodePayload(a.input?.payloads?.[0]) as { step?: unknown } | undefined)?.step;
     return typeof step === 'number' ? step : undefined;
   }
   return undefined;
-}
-
-function decode(p: Payload | null | undefined): unknown {
-  try {
-    return p ? defaultPayloadConverter.fromPayload(p) : undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -21,10 +21,8 @@ export interface EmbeddedPostgres {
   close(): Promise<void>;
 }
 
-/** Where the embedded data lives for a harness home. */
-export function embeddedDataDir(home: string): string {
-  return `${home.replace(/\/+$/, '')}/pgdata`;
-}
+// Where the embedded data lives: lib/paths.ts, so readers (the trace) need not load PGlite to find it.
+export { embeddedDataDir } from '../../lib/paths';
 
 /**
  * Locks dataDir, starts PGlite on it and listens on 127.0.0.1 (a free port unless one is given).

@@ -6,7 +6,7 @@
  * then shows what history holds.
  */
 import { existsSync } from 'node:fs';
-import path from 'node:path';
+import { embeddedDataDir } from '../paths';
 import type { MessageStore, StoredNode } from '../../activities/store/message-store';
 import { isBlobArg, type PendingMessage } from '../../common/conversation';
 import type { ToolCallRecord } from '../../common/session';
@@ -21,8 +21,8 @@ export type OpenedStore = { store: MessageStore; close(): Promise<void> } | { pr
 /** Opens the worker's message store without creating one: an embedded folder that does not exist is a problem, not a new database. */
 export async function openMessageStore(home: string, env: NodeJS.ProcessEnv): Promise<OpenedStore> {
   const databaseUrl = env.DATABASE_URL;
-  // Where the embedded database lives (activities/memory/embedded.ts), checked before loading it.
-  const dataDir = path.join(home, 'pgdata');
+  // Where the embedded database lives, checked before loading it.
+  const dataDir = embeddedDataDir(home);
   if (!databaseUrl && !existsSync(dataDir)) {
     return { problem: `no message store at ${dataDir} (set DATABASE_URL or HARNESS_HOME as the worker has them)` };
   }
