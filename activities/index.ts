@@ -40,6 +40,7 @@ import { skillRules } from './skills/rules';
 import { projectRoot } from '../lib/paths';
 import { createRetentionActivities } from './store/purge';
 import { McpPool } from './mcp/pool';
+import { awaitTurnRun } from './turn-runs';
 import { createMcpActivities } from './mcp/activities';
 import { mcpToolSpec } from './mcp/specs';
 import type { McpToolInfo } from '../common/mcp';
@@ -184,6 +185,9 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Lists the tools of the session's MCP servers (at session start, and when a server's list changed). */
     discoverMcpTools: mcp.discoverMcpTools,
+
+    /** The session's wait for a turn `harness retry` reset: the reset run's result. */
+    awaitTurnRun,
 
     /** Stores a value of the session once (a scripted model's script) and returns its reference. */
     async storeValue(input: { sessionId: string; value: unknown }): Promise<BlobArg> {

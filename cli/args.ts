@@ -10,6 +10,24 @@ export function parseSessionId(value: string): string {
   return value;
 }
 
+const TURN = /^(.+)\/turn-([1-9]\d*)$/;
+
+/** A turn id: `<session>/turn-N`. */
+export function parseTurnId(value: string): string {
+  const m = TURN.exec(value);
+  if (!m || !SESSION_ID.test(m[1]!)) throw new InvalidArgumentError('expected a turn id: <session>/turn-N (see `harness status <session>`)');
+  return value;
+}
+
+/** A session id, or a turn id `<session>/turn-N`. */
+export function parseSessionOrTurnId(value: string): string {
+  const m = TURN.exec(value);
+  if (!SESSION_ID.test(m ? m[1]! : value)) {
+    throw new InvalidArgumentError('expected a session id (letters, digits, ".", "_", "-") or a turn id (<session>/turn-N)');
+  }
+  return value;
+}
+
 /** A positive whole number of steps. */
 export function parseMaxSteps(value: string): number {
   const n = Number(value);

@@ -9,6 +9,7 @@ import { registerApprovals } from './commands/approvals';
 import { registerChat } from './commands/chat';
 import { registerInspect } from './commands/inspect';
 import { registerReplay } from './commands/replay';
+import { registerRetry } from './commands/retry';
 import { registerRun } from './commands/run';
 import { registerSandbox } from './commands/sandbox';
 import { registerServe } from './commands/serve';
@@ -35,6 +36,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerChat(program, ctx);
   registerInspect(program, ctx);
   registerReplay(program, ctx);
+  registerRetry(program, ctx);
   registerApprovals(program, ctx);
   registerServe(program, ctx);
   registerSandbox(program, ctx);

@@ -93,6 +93,16 @@ export interface SessionCarry {
   sessionRules?: Rule[];
   /** The MCP tools discovered for this session (once; again when a server says its list changed). */
   mcpTools?: McpToolSet;
+  /** The last turn's outcome and what it added to the totals: a retried turn's result replaces it. */
+  lastTurn?: LastTurn;
+}
+
+/** What the session remembers of its last turn (carried across continue-as-new for `harness retry`). */
+export interface LastTurn {
+  turn: number;
+  terminated_by: TerminatedBy;
+  modelCalls: number;
+  usage: Usage;
 }
 
 /** Input of sessionWorkflow. `carry` is set when the session continued as new. */
@@ -281,6 +291,15 @@ export interface TurnState {
 export const NO_USAGE: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
 
 /** Sums two usages. */
+/** a − b, never below zero (a turn's usage taken back out of the session's totals). */
+export function subtractUsage(a: Usage, b: Usage): Usage {
+  return {
+    prompt_tokens: Math.max(0, a.prompt_tokens - b.prompt_tokens),
+    completion_tokens: Math.max(0, a.completion_tokens - b.completion_tokens),
+    total_tokens: Math.max(0, a.total_tokens - b.total_tokens),
+  };
+}
+
 export function addUsage(a: Usage, b: Usage): Usage {
   return {
     prompt_tokens: a.prompt_tokens + b.prompt_tokens,

@@ -51,6 +51,17 @@ export interface EndSessionInput {
 export const endSessionUpdate = defineUpdate<{ ended: true }, [EndSessionInput]>('endSession');
 /** Lists the session's MCP tools again now (between turns); returns how each server did. */
 export const refreshMcpToolsUpdate = defineUpdate<{ servers: McpServerStatus[] }, []>('refreshMcpTools');
+/** Which failed turn `harness retry` is about to reset, and the run it resets (the session waits past it). */
+export interface RetryTurnInput {
+  turn: number;
+  runId: string;
+}
+/**
+ * `harness retry`: the session takes its last, failed turn back before the turn is reset, waits
+ * for the reset run and adopts its result in place of the failed one. Refused (nothing written)
+ * unless the turn is the session's last and the session is idle.
+ */
+export const retryTurnUpdate = defineUpdate<{ accepted: true; turnId: string }, [RetryTurnInput]>('retryTurn');
 /** The session's status, pending items, turn count and usage. */
 export const stateQuery = defineQuery<SessionState>('state');
 /** Turn → session: the turn started or stopped waiting on a human. */

@@ -5,6 +5,7 @@
 import type { WorkflowInfo } from '@temporalio/workflow';
 import {
   addUsage,
+  subtractUsage,
   NO_USAGE,
   type SessionCarry,
   type SessionInput,
@@ -84,8 +85,8 @@ export class SessionBook {
     this.status = 'running';
   }
 
-  finished(r: TurnResult): void {
-    const c = this.carryState;
+  finished(r: TurnResult, before: SessionCarry = this.carryState): void {
+    const c = before;
     this.carryState = {
       // A turn with the message store returns its conversation by reference; the messages of a
       // session from before the store were handed to that turn, so none are kept here.
@@ -98,6 +99,7 @@ export class SessionBook {
       ...(r.sessionRules?.length || c.sessionRules?.length ? { sessionRules: r.sessionRules ?? c.sessionRules ?? [] } : {}),
       // A turn that re-listed a server's tools hands the new list on to later turns.
       ...(r.mcpTools ?? c.mcpTools ? { mcpTools: r.mcpTools ?? c.mcpTools } : {}),
+      lastTurn: { turn: r.turn, terminated_by: r.terminated_by, modelCalls: r.modelCalls, usage: r.usage },
     };
     this.lastTurn = { turnId: r.turnId, terminated_by: r.terminated_by, answer: r.answer, steps: r.steps };
     this.currentTurnId = undefined;
@@ -122,6 +124,53 @@ export class SessionBook {
       toolCalls: [],
       error: why,
     };
+  }
+
+  /**
+   * Why the last turn cannot be retried, or undefined when it can: it must be the session's last
+   * turn and have failed (or been terminated); the session must be idle.
+   */
+  whyNoRetry(turn: number): string | undefined {
+    const last = this.carryState.lastTurn;
+    if (!Number.isInteger(turn) || turn < 1 || turn > this.turnCount) return `the session has no turn ${turn}`;
+    if (turn !== this.turnCount) return `turn ${turn} is not the session's last turn (the session is at turn ${this.turnCount}); fork it instead`;
+    if (this.input.config.inlineHistory) return 'sessions that keep their conversation inline (recorded before the message store) cannot be retried';
+    if (!last || last.turn !== turn) return `the session does not know how turn ${turn} ended (it was recorded by an older version)`;
+    if (last.terminated_by !== 'failed') return `turn ${turn} ended with ${last.terminated_by}, not a failure; fork it to try another way`;
+    return undefined;
+  }
+
+  /** `harness retry`: the last turn runs again (its reset run), so the session is busy with it. */
+  retrying(turn: number): void {
+    this.currentTurnId = this.turnId(turn);
+    this.status = 'running';
+  }
+
+  /**
+   * The reset run's result replaces the failed one: its totals count the whole turn (the steps
+   * kept from before the reset too), so the failed run's are taken out first.
+   */
+  retried(r: TurnResult): void {
+    const c = this.carryState;
+    const last = c.lastTurn!;
+    // The conversation before the failed turn is the reset run's own start: with the message
+    // store the result carries the whole conversation; without it, the failed turn's messages
+    // are the user message alone (a terminated turn) or replaced by the result's.
+    const before: SessionCarry = {
+      ...c,
+      turnCount: last.turn - 1,
+      modelCalls: Math.max(0, c.modelCalls - last.modelCalls),
+      usage: subtractUsage(c.usage, last.usage),
+    };
+    this.finished(r, before);
+  }
+
+  /** The retry did not happen or its run failed again: the failed turn stands, the session is idle. */
+  retryEnded(why: string): void {
+    if (this.lastTurn) this.lastTurn = { ...this.lastTurn, answer: `The retry failed: ${why}` };
+    this.currentTurnId = undefined;
+    this.pending = undefined;
+    this.status = 'idle';
   }
 
   onTurnStatus(s: TurnStatusSignal): void {

@@ -16,11 +16,13 @@ import { rootCauseMessage } from '../common/errors';
 import {
   endSessionUpdate,
   refreshMcpToolsUpdate,
+  retryTurnUpdate,
   sendMessageUpdate,
   stateQuery,
   turnStatusSignal,
   MAX_MESSAGE_BYTES,
   utf8Length,
+  type RetryTurnInput,
   type SendMessageInput,
 } from './definitions';
 import { SessionBook } from './session-book';
@@ -32,6 +34,12 @@ import type { createActivities } from '../activities';
 const { closeSession, storeValue } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
+});
+// Waits for a retried turn's reset run, which may wait on humans for days: alive by heartbeat.
+const { awaitTurnRun } = proxyActivities<ReturnType<typeof createActivities>>({
+  startToCloseTimeout: '30 days',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '1s', maximumAttempts: 20 },
 });
 
 /** Runs a session until it is ended; continues as new between turns when history grows. */
@@ -69,6 +77,25 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
           throw new Error('maxSteps must be a positive integer');
         }
         if (book.busy || queue.length > 0) throw new Error(`a turn is already running (${book.currentTurnId ?? 'queued'}); wait for it to finish`);
+      },
+    },
+  );
+  // `harness retry`: the failed last turn is taken back before the CLI resets it (so no status
+  // of the reset run is lost), then the session waits for that run and adopts its result.
+  let retry: RetryTurnInput | undefined;
+  setHandler(
+    retryTurnUpdate,
+    (req) => {
+      retry = { turn: req.turn, runId: req.runId };
+      return { accepted: true as const, turnId: book.turnId(req.turn) };
+    },
+    {
+      validator: (req) => {
+        if (ended) throw new Error('the session has ended; fork the turn into a new session instead');
+        if (book.busy || queue.length > 0 || refreshing || retry) throw new Error('the session is busy (a turn or a retry is running); try again when it is idle');
+        if (typeof req?.runId !== 'string' || req.runId === '') throw new Error('runId must name the run being reset');
+        const why = book.whyNoRetry(req.turn);
+        if (why) throw new Error(why);
       },
     },
   );
@@ -132,7 +159,16 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   if (servers.length && !book.mcpTools && patched('mcp-tools')) await discover();
 
   for (;;) {
-    await condition(() => (queue.length > 0 && !refreshing) || ended);
+    await condition(() => (queue.length > 0 && !refreshing) || ended || retry !== undefined);
+    if (retry) {
+      const { turn, runId } = retry;
+      book.retrying(turn);
+      const out = await awaitTurnRun({ workflowId: book.turnId(turn), afterRunId: runId });
+      if (out.result) book.retried(out.result);
+      else book.retryEnded(out.problem ?? 'no result');
+      retry = undefined;
+      continue;
+    }
     const msg = queue.shift();
     if (!msg) break;
     const turn = book.turnCount + 1;

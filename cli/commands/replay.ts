@@ -1,5 +1,5 @@
 /** `harness replay <id> [--json]`: do a session's histories still replay with the current workflow code? */
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { UserError } from '../../lib/errors';
 import { quietReplayRuntime } from '../../lib/replay';
 import { REPLAY_HINT, replayWorkflows, reportLines } from '../../lib/replay-report';
@@ -7,18 +7,7 @@ import { workflowBundlePath } from '../../workers/worker';
 import type { CliContext } from '../context';
 import { escapeForTerminal } from '../escape';
 import { printJson } from '../output';
-import { parseSessionId } from '../args';
-
-/** A session id, or a turn id `<session>/turn-<n>`. */
-function parseWorkflowId(value: string): string {
-  const turn = /^(.+)\/turn-[1-9]\d*$/.exec(value);
-  try {
-    parseSessionId(turn ? turn[1]! : value);
-  } catch {
-    throw new InvalidArgumentError('expected a session id (letters, digits, ".", "_", "-") or a turn id (<session>/turn-N)');
-  }
-  return value;
-}
+import { parseSessionOrTurnId } from '../args';
 
 export function registerReplay(program: Command, ctx: CliContext): void {
   program
@@ -27,7 +16,7 @@ export function registerReplay(program: Command, ctx: CliContext): void {
       "Replay every run of a session's workflow and of its turns (or of one turn) against the current workflow code (dist/workflow-bundle.js); " +
         'exit 1 and the first divergence of each run that no longer replays',
     )
-    .argument('<id>', 'a session id, or a turn id (<session>/turn-N)', parseWorkflowId)
+    .argument('<id>', 'a session id, or a turn id (<session>/turn-N)', parseSessionOrTurnId)
     .option('--json', 'print {ok, runs: [{workflow_id, run_id, ok, divergence?}]}')
     .action(async (id: string, o: { json?: boolean }) => {
       const client = await ctx.client();

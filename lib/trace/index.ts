@@ -99,6 +99,7 @@ function sessionOf(runs: readonly Run[]): string | undefined {
 
 async function turnSpans(turnId: string, runs: Run[], sessionId: string, sent: SentBy | undefined, payloads: SessionPayloads | undefined, notes: string[]): Promise<BuiltSpan[]> {
   const timeline = readTimeline(runs);
+  for (const r of runs) if (r.resetFrom) notes.push(`turn ${turnId} was retried (\`harness retry\`): run ${r.runId} goes on from run ${r.resetFrom}, whose steps before the reset point it replays`);
   const first = (err: unknown) => (err as Error).message.split('\n')[0];
   if (payloads) await addStoredRecords(timeline, payloads).catch((err: unknown) => notes.push(`turn ${turnId}: its stored call records cannot be read (${first(err)})`));
   const spans = buildTurnSpans(turnId, timeline, { traceId: traceId(sessionId), sessionId, ...(sent ? { sent } : {}) });

@@ -10,12 +10,19 @@ export interface Run {
   workflowType: string;
   /** The run this one continued (continue-as-new), if any. */
   continuedFrom?: string;
+  /** The run this one was reset from (`harness retry`): its history up to the reset point is this run's too. */
+  resetFrom?: string;
   events: TraceEvent[];
 }
 
-/** Fetches every run of `workflowId`, oldest first; none when the id is unknown. */
+/**
+ * Fetches every run of `workflowId`, oldest first; none when the id is unknown. A run that was
+ * reset is left out: the run made by the reset holds its history up to the reset point again.
+ */
 export async function fetchRuns(client: Client, workflowId: string): Promise<Run[]> {
-  return (await workflowRuns(client, workflowId)).map(({ runId, history }) => {
+  const all = (await workflowRuns(client, workflowId)).map(({ runId, history }) => ({ runId, history, resetFrom: resetBase(history.events as HistoryEvent[]) }));
+  const reset = new Set(all.map((r) => r.resetFrom).filter(Boolean));
+  return all.filter((r) => !reset.has(r.runId)).map(({ runId, history, resetFrom }) => {
     const events = decodeEvents((history.events ?? []) as HistoryEvent[]);
     const started = events.find((e) => e.kind === 'started');
     return {
@@ -23,7 +30,17 @@ export async function fetchRuns(client: Client, workflowId: string): Promise<Run
       runId,
       workflowType: started?.kind === 'started' ? started.workflowType : '',
       ...(started?.kind === 'started' && started.continuedFrom ? { continuedFrom: started.continuedFrom } : {}),
+      ...(resetFrom ? { resetFrom } : {}),
       events,
     };
   });
+}
+
+/** The run a history was reset from: its workflow task failed with cause "reset" names it. */
+function resetBase(events: HistoryEvent[] | null | undefined): string | undefined {
+  for (const e of events ?? []) {
+    const base = e.workflowTaskFailedEventAttributes?.baseRunId;
+    if (base) return base;
+  }
+  return undefined;
 }

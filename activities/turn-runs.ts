@@ -1,0 +1,55 @@
+/**
+ * awaitTurnRun: the session's wait for a turn that `harness retry` reset. Temporal reports a
+ * child's completion to its parent once; the reset run completes later, so the session asks for
+ * its result through the worker's own client instead, heartbeating while the run goes on.
+ */
+import { Context } from '@temporalio/activity';
+import type { TurnResult } from '../common/session';
+import { rootCauseMessage } from '../common/errors';
+
+export interface AwaitTurnRunInput {
+  workflowId: string;
+  /** The run being reset: the wait is for the run after it. */
+  afterRunId: string;
+  /** How long the reset may take to appear before the retry counts as not having happened. */
+  startWithinMs?: number;
+}
+
+export interface AwaitTurnRunResult {
+  runId?: string;
+  result?: TurnResult;
+  /** Why there is no result: no reset run appeared, or the reset run failed too. */
+  problem?: string;
+}
+
+const START_WITHIN_MS = 2 * 60_000;
+const POLL_MS = 500;
+const HEARTBEAT_MS = 10_000;
+
+export async function awaitTurnRun(input: AwaitTurnRunInput): Promise<AwaitTurnRunResult> {
+  const ctx = Context.current();
+  const { client } = ctx;
+  // The CLI resets right after the session accepted the retry; a CLI that died in between
+  // leaves the failed turn as it was once this passes.
+  const deadline = Date.now() + (input.startWithinMs ?? START_WITHIN_MS);
+  let runId: string | undefined;
+  for (;;) {
+    const latest = (await client.workflow.getHandle(input.workflowId).describe()).runId;
+    if (latest !== input.afterRunId) {
+      runId = latest;
+      break;
+    }
+    if (Date.now() > deadline) return { problem: 'no reset run of the turn started (the retry was abandoned before the reset)' };
+    ctx.heartbeat();
+    await ctx.sleep(POLL_MS);
+  }
+  const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
+  try {
+    // result() follows the run's continue-as-new chain to the turn's end.
+    return { runId, result: (await client.workflow.getHandle(input.workflowId, runId).result()) as TurnResult };
+  } catch (err) {
+    return { runId, problem: rootCauseMessage(err) };
+  } finally {
+    clearInterval(beat);
+  }
+}
