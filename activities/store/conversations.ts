@@ -51,6 +51,8 @@ const CACHE_ENTRIES = 256;
 
 export class Conversations {
   private readonly cache = new Map<string, ChatMessage[]>();
+  // Keyed by session and hash: values are stored per session (each is purged on its own), so a
+  // text cached for one session must neither skip another's write nor answer another's read.
   private readonly texts = new Map<string, string>();
 
   constructor(private readonly store: () => Promise<MessageStore>) {}
@@ -58,20 +60,22 @@ export class Conversations {
   /** Stores a text once and returns its hash. */
   async putText(sessionId: string, text: string): Promise<string> {
     const hash = sha256(text);
-    if (!this.texts.has(hash)) {
+    const key = `${sessionId}\u0000${hash}`;
+    if (!this.texts.has(key)) {
       await (await this.store()).putBlobs(sessionId, [{ hash, body: text }]);
-      this.remember(this.texts, hash, text);
+      this.remember(this.texts, key, text);
     }
     return hash;
   }
 
   /** A stored text by hash. */
   async getText(sessionId: string, hash: string): Promise<string> {
-    const cached = this.texts.get(hash);
+    const key = `${sessionId}\u0000${hash}`;
+    const cached = this.texts.get(key);
     if (cached !== undefined) return cached;
     const got = (await (await this.store()).getBlobs(sessionId, [hash])).get(hash);
     if (got === undefined) throw new StoreUnavailableError(`stored value ${hash} of session ${sessionId} is missing from the store`);
-    this.remember(this.texts, hash, got);
+    this.remember(this.texts, key, got);
     return got;
   }
 
@@ -116,7 +120,7 @@ export class Conversations {
     const resolved = refs.length ? await (await this.store()).getBlobs(sessionId, refs) : new Map<string, string>();
     const added = pending.map((p) => {
       if (!('ref' in p)) return entry(p.message);
-      const body = resolved.get(p.ref) ?? this.texts.get(p.ref);
+      const body = resolved.get(p.ref) ?? this.texts.get(`${sessionId}\u0000${p.ref}`);
       if (body === undefined) throw new StoreUnavailableError(`message ${p.ref} of session ${sessionId} is missing from the store`);
       return { message: JSON.parse(body) as ChatMessage, body, blob: p.ref };
     });

@@ -59,4 +59,16 @@ describe('Conversations', () => {
     const { head } = await c.append('s1', null, [{ message: user }]);
     await expect(new Conversations(async () => store).load('s2', head)).rejects.toBeInstanceOf(StoreUnavailableError);
   });
+
+  it('stores a text for each session that puts it, even when the worker has it cached for another', async () => {
+    const store = new InMemoryMessageStore();
+    const c = new Conversations(async () => store);
+    const hash = await c.putText('s1', 'the same tool output');
+    expect(await c.getText('s1', hash)).toBe('the same tool output');
+    // A second session with the same text (a fork's copy, two sessions reading one file).
+    expect(await c.putText('s2', 'the same tool output')).toBe(hash);
+    // Another worker (no cache) finds it under s2; and s1's cache never answers for s3.
+    expect(await new Conversations(async () => store).getText('s2', hash)).toBe('the same tool output');
+    await expect(c.getText('s3', hash)).rejects.toBeInstanceOf(StoreUnavailableError);
+  });
 });
