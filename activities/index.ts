@@ -41,6 +41,7 @@ import { projectRoot } from '../lib/paths';
 import { createRetentionActivities } from './store/purge';
 import { McpPool } from './mcp/pool';
 import { awaitTurnRun } from './turn-runs';
+import { createPrepareFork } from './fork';
 import { createMcpActivities } from './mcp/activities';
 import { mcpToolSpec } from './mcp/specs';
 import type { McpToolInfo } from '../common/mcp';
@@ -188,6 +189,9 @@ export function createActivities(deps: ActivityDeps) {
 
     /** The session's wait for a turn `harness retry` reset: the reset run's result. */
     awaitTurnRun,
+
+    /** `harness fork`: the recorded conversation in the fork's store, the turn's files in its workspace. */
+    prepareFork: createPrepareFork({ home: deps.home, conversations, workspaceMaxBytes: workspaceBudget(deps.env) }),
 
     /** Stores a value of the session once (a scripted model's script) and returns its reference. */
     async storeValue(input: { sessionId: string; value: unknown }): Promise<BlobArg> {

@@ -10,6 +10,7 @@ import { registerChat } from './commands/chat';
 import { registerInspect } from './commands/inspect';
 import { registerReplay } from './commands/replay';
 import { registerRetry } from './commands/retry';
+import { registerFork } from './commands/fork';
 import { registerRun } from './commands/run';
 import { registerSandbox } from './commands/sandbox';
 import { registerServe } from './commands/serve';
@@ -37,6 +38,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerInspect(program, ctx);
   registerReplay(program, ctx);
   registerRetry(program, ctx);
+  registerFork(program, ctx);
   registerApprovals(program, ctx);
   registerServe(program, ctx);
   registerSandbox(program, ctx);

@@ -6,7 +6,7 @@
 import type { ChatMessage, Risk, Usage } from './types';
 import type { Policy, Rule } from './policy/schema';
 import type { CompressionConfig } from './context/plan';
-import type { ConversationRef } from './conversation';
+import type { ConversationRef, PendingMessage } from './conversation';
 import type { McpServerSpec, McpServerStatus, McpToolSet } from './mcp';
 
 /** How the model is reached. `scripted` carries its script so any worker can serve it. */
@@ -110,6 +110,46 @@ export interface SessionInput {
   sessionId: string;
   config: SessionConfig;
   carry?: SessionCarry;
+  /** `harness fork`: the session starts by going on with a recorded turn from one of its steps. */
+  fork?: ForkSpec;
+}
+
+/** One file write a recorded turn made, replayed into a fork's workspace (content as history holds it). */
+export interface ForkWrite {
+  step: number;
+  path: string;
+  content: unknown;
+  append?: boolean;
+}
+
+/**
+ * Where a fork starts: the recorded turn's conversation before the model call of `from.step`
+ * (read from the source session's store), the turn's state then, and the edits asked for.
+ */
+export interface ForkSpec {
+  from: { sessionId: string; turnId: string; step: number };
+  conversation: { head: string | null; pending: PendingMessage[] };
+  /** Replaces the text of the conversation's last user message. */
+  editMessage?: string;
+  /** What the recorded turn wrote with write_file before the step, in order. */
+  writes: ForkWrite[];
+  userMessage: string;
+  memory: Record<string, string>;
+  sessionRules: Rule[];
+  /** The recorded call index of the step: the fork's model calls are numbered on from it. */
+  modelCallBase: number;
+  /** Values of the source session's store the fork's config names (a scripted model's script). */
+  copyBlobs?: string[];
+  mcpTools?: McpToolSet;
+}
+
+/** What preparing a fork made: its conversation in the fork's own store, and its workspace. */
+export interface ForkPrepared {
+  conversation: ConversationRef;
+  /** Files written into the workspace, with the step that wrote them last. */
+  restored: { path: string; step: number }[];
+  /** What could not be done (a file that would not write, no user message to edit). */
+  problems: string[];
 }
 
 /** Why a turn stopped. */
@@ -198,8 +238,8 @@ export interface TurnResume {
   toolCalls: ToolCallRecord[];
   storedToolCalls: string[];
   conversation: ConversationRef;
-  /** What prepareTurn gave the first run (the turn keeps its tools, skills and memories). */
-  prepared: { skillsIndex?: string; memories?: string[]; skillRules?: Rule[] };
+  /** What prepareTurn gave the first run (the turn keeps its tools, skills and memories); a fork prepares anew. */
+  prepared?: { skillsIndex?: string; memories?: string[]; skillRules?: Rule[] };
   /** The MCP tools as the previous run last knew them. */
   mcpTools?: McpToolSet;
 }
@@ -275,6 +315,8 @@ export interface SessionState {
   messageCount: number;
   model: string;
   lastTurn?: { turnId: string; terminated_by: TerminatedBy; answer: string; steps: number };
+  /** A forked session: the turn and step it comes from, the files put back in its workspace, what could not be. */
+  fork?: { from: string; step: number; restored: string[]; problems: string[] };
   /** The session's MCP servers as discovery found them. */
   mcp?: McpServerStatus[];
 }

@@ -183,7 +183,7 @@ export function resolveMcpConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = pr
 }
 
 /** `scripted:<file>` loads and validates the script now, so a bad file fails before anything starts. */
-function modelSpec(text: string, baseDir: string, baseUrl: string | undefined): ModelSpec {
+export function modelSpec(text: string, baseDir: string, baseUrl: string | undefined): ModelSpec {
   if (text.startsWith('scripted:')) {
     const file = path.resolve(baseDir, text.slice('scripted:'.length));
     try {

@@ -11,6 +11,7 @@ import { turnStateQuery, turnStatusSignal } from '../workflows/definitions';
 import { UserError } from './errors';
 import { decodePayload, failureText, type HistoryEvent } from './trace/events';
 import { loadTrace, TURN_ID } from './trace';
+import { callsBefore } from './trace/before-step';
 
 /** Where a retry resets the turn and what it keeps. */
 export interface RetryPlan {
@@ -151,16 +152,10 @@ function firstWorkflowTask(events: HistoryEvent[]): number {
 
 /** What the steps before `step` did, from the trace of the turn (every run of it). */
 async function keptBefore(client: Client, turnId: string, step: number): Promise<RetryPlan['kept']> {
-  const trace = await loadTrace(client, turnId);
-  const stepOf = new Map<string, number>();
-  for (const { span } of trace.spans) if (span.type === 'step') stepOf.set(span.span_id, Number(span.input.step));
-  let modelCalls = 0;
-  let toolCalls = 0;
-  for (const { span } of trace.spans) {
-    const s = span.parent_id ? stepOf.get(span.parent_id) : undefined;
-    if (s === undefined || s >= step) continue;
-    if (span.type === 'llm_call' && span.status === 'ok') modelCalls++;
-    if (span.type === 'tool_call') toolCalls++;
-  }
-  return { steps: step - 1, modelCalls, toolCalls };
+  const before = callsBefore((await loadTrace(client, turnId)).spans, step);
+  return {
+    steps: step - 1,
+    modelCalls: before.filter((c) => c.span.type === 'llm_call' && c.span.status === 'ok').length,
+    toolCalls: before.filter((c) => c.span.type === 'tool_call').length,
+  };
 }

@@ -7,6 +7,8 @@ import {
   addUsage,
   subtractUsage,
   NO_USAGE,
+  type ForkPrepared,
+  type ForkSpec,
   type SessionCarry,
   type SessionInput,
   type SessionState,
@@ -21,6 +23,7 @@ export class SessionBook {
   private status: SessionState['status'] = 'idle';
   private pending: SessionState['pending'];
   private lastTurn: SessionState['lastTurn'];
+  private forkView: SessionState['fork'];
   currentTurnId: string | undefined;
   startedTurns: number;
 
@@ -173,6 +176,11 @@ export class SessionBook {
     this.status = 'idle';
   }
 
+  /** A forked session: where it comes from and how its workspace was restored (shown by `status`). */
+  forked(f: ForkSpec, p: ForkPrepared): void {
+    this.forkView = { from: f.from.turnId, step: f.from.step, restored: p.restored.map((r) => r.path), problems: p.problems };
+  }
+
   onTurnStatus(s: TurnStatusSignal): void {
     if (s.turnId !== this.currentTurnId) return; // a late signal from an earlier turn
     this.status = s.status;
@@ -204,6 +212,7 @@ export class SessionBook {
       messageCount: c.conversation ? c.conversation.count : c.messages.length,
       model: `${this.input.config.model.provider}:${this.input.config.model.model}`,
       ...(this.lastTurn ? { lastTurn: this.lastTurn } : {}),
+      ...(this.forkView ? { fork: this.forkView } : {}),
       ...(c.mcpTools ? { mcp: c.mcpTools.servers } : {}),
     };
   }

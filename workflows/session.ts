@@ -11,6 +11,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { SessionInput } from '../common/session';
+import { forkResume, type ForkStart } from './fork';
 import { isBlobArg } from '../common/conversation';
 import { rootCauseMessage } from '../common/errors';
 import {
@@ -31,7 +32,7 @@ import { discoverActivity } from './tool-activities';
 import { purgeAtEnd, type PurgeAtEnd } from './purge';
 import type { createActivities } from '../activities';
 
-const { closeSession, storeValue } = proxyActivities<ReturnType<typeof createActivities>>({
+const { closeSession, storeValue, prepareFork } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
 });
@@ -158,6 +159,16 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   );
   if (servers.length && !book.mcpTools && patched('mcp-tools')) await discover();
 
+  // `harness fork`: the first turn goes on with the recorded one from its step; the steps before
+  // it are the copied conversation, not model calls.
+  let fork: ForkStart | undefined;
+  if (input.fork && !input.carry) {
+    const prepared = await prepareFork({ sessionId: input.sessionId, fork: input.fork });
+    book.forked(input.fork, prepared);
+    fork = forkResume(input.fork, prepared);
+    queue.push({ text: fork.userMessage });
+  }
+
   for (;;) {
     await condition(() => (queue.length > 0 && !refreshing) || ended || retry !== undefined);
     if (retry) {
@@ -172,10 +183,12 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
     const msg = queue.shift();
     if (!msg) break;
     const turn = book.turnCount + 1;
+    const turnInput = book.turnInput(turn, msg);
     const child = await startChild(turnWorkflow, {
       workflowId: book.turnId(turn),
-      args: [book.turnInput(turn, msg)],
+      args: [fork ? { ...turnInput, ...fork.turn } : turnInput],
     });
+    fork = undefined;
     book.started(turn, child.workflowId);
     try {
       book.finished(await child.result());

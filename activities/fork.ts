@@ -1,0 +1,63 @@
+/**
+ * prepareFork: what a forked session needs before its first step, made on the worker (which
+ * holds the message store): the recorded conversation copied into the fork's own store (a fork
+ * is purged on its own, so it must not share the source's values), with the last user message
+ * edited when asked, and the files the recorded turn wrote before the step put back in the
+ * fork's workspace. Idempotent: a retried attempt stores the same chain and writes the same files.
+ */
+import type { ForkPrepared, ForkSpec } from '../common/session';
+import type { ChatMessage } from '../common/types';
+import { isBlobArg } from '../common/conversation';
+import { messageTokens, type Conversations } from './store/conversations';
+import { withStore } from './store/errors';
+import { writeFile } from './tools/files';
+import { ensureWorkspace } from './tools/workspace';
+
+export interface ForkDeps {
+  home: string;
+  conversations: Conversations;
+  workspaceMaxBytes?: number;
+}
+
+export function createPrepareFork(deps: ForkDeps) {
+  return async function prepareFork(input: { sessionId: string; fork: ForkSpec }): Promise<ForkPrepared> {
+    const { fork } = input;
+    const source = fork.from.sessionId;
+    const problems: string[] = [];
+    const messages = await withStore(() => deps.conversations.read(source, fork.conversation));
+    if (fork.editMessage !== undefined) {
+      const i = messages.map((m) => m.role).lastIndexOf('user');
+      if (i < 0) problems.push('the conversation before the step has no user message to edit; it was not edited');
+      else messages[i] = { ...messages[i]!, content: fork.editMessage } as ChatMessage;
+    }
+    const head = await withStore(() => deps.conversations.replace(input.sessionId, messages));
+    // Content-addressed: the copy has the hash the config names.
+    for (const hash of fork.copyBlobs ?? []) {
+      await withStore(async () => deps.conversations.putText(input.sessionId, await deps.conversations.getText(source, hash)));
+    }
+    const tokens = messages.reduce((n, m) => n + messageTokens(m), 0);
+
+    // Each file's final content at the step (appends applied in order), then one overwrite each.
+    const files = new Map<string, { content: string; step: number }>();
+    for (const w of fork.writes) {
+      const text = isBlobArg(w.content) ? await withStore(() => deps.conversations.getText(source, (w.content as { $blob: string }).$blob)) : w.content;
+      if (typeof text !== 'string') {
+        problems.push(`${w.path} (step ${w.step}): its content is not in the record`);
+        continue;
+      }
+      const before = w.append ? (files.get(w.path)?.content ?? '') : '';
+      files.set(w.path, { content: before + text, step: w.step });
+    }
+    const restored: ForkPrepared['restored'] = [];
+    if (files.size) {
+      const ws = await ensureWorkspace(deps.home, input.sessionId);
+      for (const [p, f] of files) {
+        // The same confinement as the model's own writes: the paths come from a recorded model.
+        const r = await writeFile(ws, { path: p, content: f.content }, deps.workspaceMaxBytes ? { maxBytes: deps.workspaceMaxBytes } : {});
+        if (r.ok) restored.push({ path: p, step: f.step });
+        else problems.push(`${p} (step ${f.step}): ${r.message ?? r.error_type}`);
+      }
+    }
+    return { conversation: { head, pending: [], count: messages.length, tokens }, restored, problems };
+  };
+}

@@ -1,0 +1,114 @@
+/** `harness fork <turn-id> --at-step N`: a new session that goes on with a recorded turn from step N. */
+import { readFileSync, statSync } from 'node:fs';
+import { InvalidArgumentError, type Command } from 'commander';
+import { modelSpec } from '../../lib/config';
+import { UsageError } from '../../lib/errors';
+import { planFork, type ForkEdits } from '../../lib/fork';
+import { checkMessage, requireWorker, sessionState } from '../../lib/session-client';
+import type { SessionInput } from '../../common/session';
+import { MAX_MESSAGE_BYTES } from '../../workflows/definitions';
+import type { CliContext } from '../context';
+import { escapeForTerminal } from '../escape';
+import { say } from '../output';
+import { driveTurn, noWorkerHint, terminalPrompter, waitTimeoutOption, workerStarting } from '../wait';
+import { newSessionId, parseMaxSteps, parseSessionId, parseTurnId } from '../args';
+
+interface ForkFlags {
+  atStep: number;
+  editSystem?: string;
+  editMessage?: string;
+  model?: string;
+  session?: string;
+  json?: boolean;
+  waitTimeout: number;
+}
+
+export function registerFork(program: Command, ctx: CliContext): void {
+  program
+    .command('fork')
+    .description(
+      'Start a new session from a recorded turn: its conversation up to step N is taken from the record (no model calls for those steps), ' +
+        'optionally with the system prompt, the last user message or the model changed, then it goes on from step N',
+    )
+    .argument('<turn-id>', 'the recorded turn: <session>/turn-N', parseTurnId)
+    .requiredOption('--at-step <n>', 'the step to go on from: the model is asked again from this step (1 = the whole turn again)', parseStep)
+    .option('--edit-system <file>', 'use the system prompt in this file')
+    .option('--edit-message <text>', 'replace the last user message before the step with this text')
+    .option('--model <model>', 'go on with this model (a name for the OpenAI-compatible endpoint, or scripted:<file>)')
+    .option('--session <id>', 'the new session\'s id (default: a new one)', parseSessionId)
+    .option('--json', 'print the result as JSON')
+    .addOption(waitTimeoutOption())
+    .addHelpText(
+      'after',
+      '\nFiles the turn wrote with write_file before the step are written into the new session\'s workspace; what the record cannot\n' +
+        'restore (run_shell effects, earlier turns\' files) is said. Exit codes as for `harness run`.\n' +
+        'Example: harness fork my-session/turn-2 --at-step 4 --edit-message "use the staging database instead"',
+    )
+    .action(async (turnId: string, o: ForkFlags) => {
+      const edits: ForkEdits = {
+        ...(o.editSystem !== undefined ? { system: readSystem(o.editSystem) } : {}),
+        ...(o.editMessage !== undefined ? { message: checked(o.editMessage) } : {}),
+        ...(o.model ? { model: modelSpec(o.model, process.cwd(), ctx.env.OPENAI_BASE_URL) } : {}),
+      };
+      const client = await ctx.client();
+      await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
+      const plan = await planFork(client, turnId, o.atStep, edits);
+      const sessionId = o.session ?? newSessionId();
+      const input: SessionInput = { sessionId, config: plan.config, fork: plan.spec };
+      try {
+        await client.workflow.start('sessionWorkflow', { workflowId: sessionId, taskQueue: ctx.settings.taskQueue, args: [input] });
+      } catch (err) {
+        if ((err as Error).name === 'WorkflowExecutionAlreadyStartedError') throw new UsageError(`session ${sessionId} already exists`, 'pick another --session id, or omit it');
+        throw err;
+      }
+      const k = plan.kept;
+      say(
+        escapeForTerminal(
+          `forked ${turnId} at step ${o.atStep} into session ${sessionId}` +
+            (k.steps ? `: steps 1–${k.steps} taken from the record (${k.modelCalls} model call${k.modelCalls === 1 ? '' : 's'} not made)` : ''),
+        ),
+      );
+      const turn = `${sessionId}/turn-1`;
+      // The workspace is restored before the first turn starts; say how it went.
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        // Until its first workflow task ran, the new session may not answer queries yet.
+        const state = await sessionState(client, sessionId).catch(() => undefined);
+        if (state?.fork || Date.now() > deadline) {
+          if (state?.fork?.restored.length) say(escapeForTerminal(`restored: ${state.fork.restored.join(', ')}`));
+          for (const p of [...(state?.fork?.problems ?? []), ...plan.notRestored]) say(escapeForTerminal(`not restored: ${p}`));
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const json = Boolean(o.json);
+      const prompter = terminalPrompter(json);
+      process.exitCode = await driveTurn(client, sessionId, turn, { json, waitTimeoutMs: o.waitTimeout * 1000, ...(prompter ? { prompter } : {}) });
+    });
+}
+
+function parseStep(value: string): number {
+  try {
+    return parseMaxSteps(value);
+  } catch {
+    throw new InvalidArgumentError('expected a step number (1 or more)');
+  }
+}
+
+function readSystem(file: string): string {
+  let size: number;
+  try {
+    size = statSync(file).size;
+  } catch {
+    throw new UsageError(`cannot read ${file}`, '--edit-system takes a file holding the new system prompt');
+  }
+  if (size > MAX_MESSAGE_BYTES) throw new UsageError(`${file} is ${size} bytes; a system prompt is at most ${MAX_MESSAGE_BYTES / 1024} KiB`);
+  const text = readFileSync(file, 'utf8');
+  if (text.trim() === '') throw new UsageError(`${file} is empty`, 'write the new system prompt in it');
+  return text;
+}
+
+function checked(text: string): string {
+  checkMessage(text, '--edit-message', 'give the new text of the last user message');
+  return text;
+}

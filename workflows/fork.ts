@@ -1,0 +1,34 @@
+/** A forked session's first turn: the recorded turn's state at the fork step, as a resumed run. */
+import { NO_USAGE, type ForkPrepared, type ForkSpec, type TurnInput } from '../common/session';
+
+/** What the session needs to start a fork's first turn. */
+export interface ForkStart {
+  userMessage: string;
+  /** Overrides of the first turn's input: it resumes at the step with the copied conversation. */
+  turn: Pick<TurnInput, 'resume' | 'memory' | 'modelCallBase'> & { sessionRules?: TurnInput['sessionRules'] };
+}
+
+export function forkResume(f: ForkSpec, p: ForkPrepared): ForkStart {
+  return {
+    userMessage: f.userMessage,
+    turn: {
+      memory: f.memory,
+      modelCallBase: f.modelCallBase,
+      ...(f.sessionRules.length ? { sessionRules: f.sessionRules } : {}),
+      resume: {
+        step: f.from.step,
+        usage: NO_USAGE,
+        modelCalls: 0,
+        failedSteps: 0,
+        lastContent: '',
+        repeat: { last: '', count: 0, warned: false },
+        memory: f.memory,
+        sessionRules: f.sessionRules,
+        compressions: [],
+        toolCalls: [],
+        storedToolCalls: [],
+        conversation: p.conversation,
+      },
+    },
+  };
+}
