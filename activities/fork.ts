@@ -7,11 +7,13 @@
  */
 import type { ForkPrepared, ForkSpec } from '../common/session';
 import type { ChatMessage } from '../common/types';
-import { isBlobArg } from '../common/conversation';
+import { isBlobArg, type BlobArg } from '../common/conversation';
 import { messageTokens, type Conversations } from './store/conversations';
 import { withStore } from './store/errors';
 import { writeFile } from './tools/files';
-import { ensureWorkspace } from './tools/workspace';
+import { ensureWorkspace, sessionWorkspace } from './tools/workspace';
+import { resolveArgs } from './store/views';
+import { cp, lstat } from 'node:fs/promises';
 
 export interface ForkDeps {
   home: string;
@@ -37,6 +39,8 @@ export function createPrepareFork(deps: ForkDeps) {
     }
     const tokens = messages.reduce((n, m) => n + messageTokens(m), 0);
 
+    // The seed first: the turn's own writes go over it.
+    const seeded = fork.seed ? await seedWorkspace(input.sessionId, fork.seed) : undefined;
     // Each file's final content at the step (appends applied in order), then one overwrite each.
     const files = new Map<string, { content: string; step: number }>();
     for (const w of fork.writes) {
@@ -58,6 +62,61 @@ export function createPrepareFork(deps: ForkDeps) {
         else problems.push(`${p} (step ${f.step}): ${r.message ?? r.error_type}`);
       }
     }
-    return { conversation: { head, pending: [], count: messages.length, tokens }, restored, problems };
+    const script = fork.replay ? await storeScript(input.sessionId, source, fork.replay.conversation, messages.length) : undefined;
+    return {
+      conversation: { head, pending: [], count: messages.length, tokens },
+      restored,
+      problems,
+      ...(script ? { script } : {}),
+      ...(seeded !== undefined ? { seeded } : {}),
+    };
+  };
+
+  /** The recorded replies after the fork point, as a script the scripted model replays. */
+  async function storeScript(sessionId: string, source: string, recorded: NonNullable<ForkSpec['replay']>['conversation'], from: number): Promise<BlobArg> {
+    const all = await withStore(() => deps.conversations.read(source, recorded));
+    const steps = [];
+    for (const m of all.slice(from)) {
+      if (m.role !== 'assistant') continue;
+      const calls = [];
+      for (const c of m.tool_calls ?? []) {
+        calls.push({ id: c.id, name: c.name, arguments: await wholeArguments(source, c.arguments) });
+      }
+      steps.push({ ...(m.content !== null || !calls.length ? { content: m.content ?? '' } : {}), ...(calls.length ? { tool_calls: calls } : {}) });
+    }
+    const text = JSON.stringify({ steps });
+    return { $blob: await withStore(() => deps.conversations.putText(sessionId, text)), bytes: Buffer.byteLength(text, 'utf8'), preview: text.slice(0, 120) };
+  }
+
+  /** Arguments as the model sent them: stored payloads read back in. */
+  async function wholeArguments(source: string, text: string): Promise<string> {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      return text; // malformed on purpose or by the model: replayed as it was
+    }
+    const whole = await resolveArgs(parsed, (hash) => withStore(() => deps.conversations.getText(source, hash)));
+    return JSON.stringify(whole);
+  }
+
+  /** Copies a session's workspace or a folder into the fork's (regular files and folders; links are skipped). */
+  async function seedWorkspace(sessionId: string, seed: NonNullable<ForkSpec['seed']>): Promise<number> {
+    const from = 'session' in seed ? sessionWorkspace(deps.home, seed.session) : seed.dir;
+    const to = await ensureWorkspace(deps.home, sessionId);
+    let files = 0;
+    await cp(from, to, {
+      recursive: true,
+      force: true,
+      filter: async (src) => {
+        const st = await lstat(src).catch(() => undefined);
+        if (!st || st.isSymbolicLink()) return false;
+        if (st.isFile()) files++;
+        return st.isFile() || st.isDirectory();
+      },
+    }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+    });
+    return files;
   };
 }

@@ -42,6 +42,7 @@ import { createRetentionActivities } from './store/purge';
 import { McpPool } from './mcp/pool';
 import { awaitTurnRun } from './turn-runs';
 import { createPrepareFork } from './fork';
+import { createCompareRerun } from './rerun-compare';
 import { createMcpActivities } from './mcp/activities';
 import { mcpToolSpec } from './mcp/specs';
 import type { McpToolInfo } from '../common/mcp';
@@ -192,6 +193,9 @@ export function createActivities(deps: ActivityDeps) {
 
     /** `harness fork`: the recorded conversation in the fork's store, the turn's files in its workspace. */
     prepareFork: createPrepareFork({ home: deps.home, conversations, workspaceMaxBytes: workspaceBudget(deps.env) }),
+
+    /** `harness rerun`: where the rerun's conversation first differs from the record's. */
+    compareRerun: createCompareRerun(conversations),
 
     /** Stores a value of the session once (a scripted model's script) and returns its reference. */
     async storeValue(input: { sessionId: string; value: unknown }): Promise<BlobArg> {

@@ -11,6 +11,7 @@ import { registerInspect } from './commands/inspect';
 import { registerReplay } from './commands/replay';
 import { registerRetry } from './commands/retry';
 import { registerFork } from './commands/fork';
+import { registerRerun } from './commands/rerun';
 import { registerRun } from './commands/run';
 import { registerSandbox } from './commands/sandbox';
 import { registerServe } from './commands/serve';
@@ -39,6 +40,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerReplay(program, ctx);
   registerRetry(program, ctx);
   registerFork(program, ctx);
+  registerRerun(program, ctx);
   registerApprovals(program, ctx);
   registerServe(program, ctx);
   registerSandbox(program, ctx);

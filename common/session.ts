@@ -6,7 +6,7 @@
 import type { ChatMessage, Risk, Usage } from './types';
 import type { Policy, Rule } from './policy/schema';
 import type { CompressionConfig } from './context/plan';
-import type { ConversationRef, PendingMessage } from './conversation';
+import type { BlobArg, ConversationRef, PendingMessage } from './conversation';
 import type { McpServerSpec, McpServerStatus, McpToolSet } from './mcp';
 
 /** How the model is reached. `scripted` carries its script so any worker can serve it. */
@@ -140,6 +140,13 @@ export interface ForkSpec {
   modelCallBase: number;
   /** Values of the source session's store the fork's config names (a scripted model's script). */
   copyBlobs?: string[];
+  /**
+   * `harness rerun`: the recorded turn's conversation at its end. Its replies after the fork point
+   * become the fork's model (a script), and the fork's turn is compared with it once done.
+   */
+  replay?: { conversation: { head: string | null; pending: PendingMessage[] }; decisions: RecordedDecision[] };
+  /** Seeds the fork's workspace: a copy of a session's workspace as it is now, or of a folder on the worker's host. */
+  seed?: { session: string } | { dir: string };
   mcpTools?: McpToolSet;
 }
 
@@ -150,6 +157,20 @@ export interface ForkPrepared {
   restored: { path: string; step: number }[];
   /** What could not be done (a file that would not write, no user message to edit). */
   problems: string[];
+  /** `harness rerun`: the recorded replies as the fork's script (in the fork's store). */
+  script?: BlobArg;
+  /** Files the seed put in the workspace. */
+  seeded?: number;
+}
+
+/** Where a rerun first went another way than its record, compared message by message. */
+export interface RerunReport {
+  /** Steps whose tool results were compared. */
+  compared: number;
+  diverged: boolean;
+  first?: { step: number; callId?: string; tool?: string; what: string; recorded: string; now: string };
+  /** Why the comparison stopped early (a compression rewrote the recorded conversation). */
+  note?: string;
 }
 
 /** Why a turn stopped. */
@@ -183,6 +204,17 @@ export interface TurnInput {
   sessionRules?: Rule[];
   /** The session's MCP tools (what discovery found; servers that failed are listed with why). */
   mcpTools?: McpToolSet;
+  /** `harness rerun`: human decisions of the recorded turn, applied to the same calls without asking again. */
+  recordedDecisions?: RecordedDecision[];
+}
+
+/** A human decision of a recorded turn: the call by its digest (tool and arguments). */
+export interface RecordedDecision {
+  digest: string;
+  approved: boolean;
+  reason?: string;
+  /** The recorded turn that decided it. */
+  from: string;
 }
 
 /** How the policy judged a call (recorded with it). */
@@ -206,6 +238,8 @@ export interface ApprovalRecord {
   reason?: string;
   always?: boolean;
   timedOut?: boolean;
+  /** Decided by the record a rerun reproduces (the turn id), not by a human now. */
+  fromRecord?: string;
 }
 
 /** One tool call as the turn saw it: what was asked, how it was judged, what came back. */
@@ -316,7 +350,9 @@ export interface SessionState {
   model: string;
   lastTurn?: { turnId: string; terminated_by: TerminatedBy; answer: string; steps: number };
   /** A forked session: the turn and step it comes from, the files put back in its workspace, what could not be. */
-  fork?: { from: string; step: number; restored: string[]; problems: string[] };
+  fork?: { from: string; step: number; restored: string[]; problems: string[]; seeded?: number };
+  /** A rerun: how its first turn compared with the record (once it finished). */
+  rerun?: RerunReport;
   /** The session's MCP servers as discovery found them. */
   mcp?: McpServerStatus[];
 }

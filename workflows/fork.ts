@@ -5,7 +5,7 @@ import { NO_USAGE, type ForkPrepared, type ForkSpec, type TurnInput } from '../c
 export interface ForkStart {
   userMessage: string;
   /** Overrides of the first turn's input: it resumes at the step with the copied conversation. */
-  turn: Pick<TurnInput, 'resume' | 'memory' | 'modelCallBase'> & { sessionRules?: TurnInput['sessionRules'] };
+  turn: Pick<TurnInput, 'resume' | 'memory' | 'modelCallBase'> & Pick<Partial<TurnInput>, 'sessionRules' | 'recordedDecisions'>;
 }
 
 export function forkResume(f: ForkSpec, p: ForkPrepared): ForkStart {
@@ -15,6 +15,7 @@ export function forkResume(f: ForkSpec, p: ForkPrepared): ForkStart {
       memory: f.memory,
       modelCallBase: f.modelCallBase,
       ...(f.sessionRules.length ? { sessionRules: f.sessionRules } : {}),
+      ...(f.replay?.decisions.length ? { recordedDecisions: f.replay.decisions } : {}),
       resume: {
         step: f.from.step,
         usage: NO_USAGE,

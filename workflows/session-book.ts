@@ -24,6 +24,9 @@ export class SessionBook {
   private pending: SessionState['pending'];
   private lastTurn: SessionState['lastTurn'];
   private forkView: SessionState['fork'];
+  private rerunView: SessionState['rerun'];
+  /** Messages of a fork's conversation before its first step (where a rerun's comparison starts). */
+  forkPoint = 0;
   currentTurnId: string | undefined;
   startedTurns: number;
 
@@ -178,7 +181,12 @@ export class SessionBook {
 
   /** A forked session: where it comes from and how its workspace was restored (shown by `status`). */
   forked(f: ForkSpec, p: ForkPrepared): void {
-    this.forkView = { from: f.from.turnId, step: f.from.step, restored: p.restored.map((r) => r.path), problems: p.problems };
+    this.forkView = { from: f.from.turnId, step: f.from.step, restored: p.restored.map((r) => r.path), problems: p.problems, ...(p.seeded !== undefined ? { seeded: p.seeded } : {}) };
+    this.forkPoint = p.conversation.count;
+  }
+
+  rerunCompared(report: NonNullable<SessionState['rerun']>): void {
+    this.rerunView = report;
   }
 
   onTurnStatus(s: TurnStatusSignal): void {
@@ -213,6 +221,7 @@ export class SessionBook {
       model: `${this.input.config.model.provider}:${this.input.config.model.model}`,
       ...(this.lastTurn ? { lastTurn: this.lastTurn } : {}),
       ...(this.forkView ? { fork: this.forkView } : {}),
+      ...(this.rerunView ? { rerun: this.rerunView } : {}),
       ...(c.mcpTools ? { mcp: c.mcpTools.servers } : {}),
     };
   }

@@ -10,7 +10,7 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { SessionInput } from '../common/session';
+import type { SessionInput, TurnResult } from '../common/session';
 import { forkResume, type ForkStart } from './fork';
 import { isBlobArg } from '../common/conversation';
 import { rootCauseMessage } from '../common/errors';
@@ -32,7 +32,7 @@ import { discoverActivity } from './tool-activities';
 import { purgeAtEnd, type PurgeAtEnd } from './purge';
 import type { createActivities } from '../activities';
 
-const { closeSession, storeValue, prepareFork } = proxyActivities<ReturnType<typeof createActivities>>({
+const { closeSession, storeValue, prepareFork, compareRerun } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
 });
@@ -165,6 +165,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   if (input.fork && !input.carry) {
     const prepared = await prepareFork({ sessionId: input.sessionId, fork: input.fork });
     book.forked(input.fork, prepared);
+    // A rerun's model answers with the recorded replies.
+    if (prepared.script) book.useConfig({ ...book.config, model: { provider: 'scripted', model: 'replay', script: prepared.script } });
     fork = forkResume(input.fork, prepared);
     queue.push({ text: fork.userMessage });
   }
@@ -190,12 +192,29 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
     });
     fork = undefined;
     book.started(turn, child.workflowId);
+    let done: TurnResult | undefined;
     try {
-      book.finished(await child.result());
+      done = await child.result();
+      book.finished(done);
     } catch (err) {
       // A turn that itself failed (not a tool or model error, which it reports) must not
       // take the session down: record it and stay ready for the next message.
       book.finished(book.failedTurn(turn, msg, err, isCancellation(err)));
+    }
+    // A rerun's first turn is compared with its record once it is done.
+    const replay = turn === 1 ? input.fork?.replay : undefined;
+    if (replay && done?.conversation) {
+      try {
+        book.rerunCompared(
+          await compareRerun({
+            recorded: { sessionId: input.fork!.from.sessionId, conversation: replay.conversation },
+            rerun: { sessionId: input.sessionId, conversation: done.conversation },
+            from: book.forkPoint,
+          }),
+        );
+      } catch (err) {
+        book.rerunCompared({ compared: 0, diverged: false, note: `the comparison with the record failed: ${rootCauseMessage(err)}` });
+      }
     }
 
     if (queue.length === 0 && !ended && book.shouldContinueAsNew(workflowInfo())) {

@@ -268,8 +268,15 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
         return answered ? answers.get(callId) : undefined;
       },
       awaitApprovals: async (calls) => {
-        events.add('wait');
-        await waitForHuman({ kind: 'approvals', calls }, () => calls.every((c) => decisions.has(c.callId)), limits.approvalTimeoutMs);
+        // A rerun decides the calls its record decided, as they were decided: nobody is asked again.
+        for (const c of calls) {
+          const d = input.recordedDecisions?.find((r) => r.digest === c.digest);
+          if (d && !decisions.has(c.callId)) decisions.set(c.callId, { approved: d.approved, fromRecord: d.from, ...(d.reason ? { reason: d.reason } : {}) });
+        }
+        if (!input.recordedDecisions || !calls.every((c) => decisions.has(c.callId))) {
+          events.add('wait');
+          await waitForHuman({ kind: 'approvals', calls }, () => calls.every((c) => decisions.has(c.callId)), limits.approvalTimeoutMs);
+        }
         const out = new Map<string, ApprovalRecord>();
         for (const c of calls) out.set(c.callId, decisions.get(c.callId) ?? { approved: false, timedOut: true });
         return out;

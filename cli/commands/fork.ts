@@ -4,8 +4,8 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { modelSpec } from '../../lib/config';
 import { UsageError } from '../../lib/errors';
 import { planFork, type ForkEdits } from '../../lib/fork';
-import { checkMessage, requireWorker, sessionState } from '../../lib/session-client';
-import type { SessionInput } from '../../common/session';
+import { checkMessage, requireWorker } from '../../lib/session-client';
+import { startForked } from '../fork-session';
 import { MAX_MESSAGE_BYTES } from '../../workflows/definitions';
 import type { CliContext } from '../context';
 import { escapeForTerminal } from '../escape';
@@ -54,13 +54,7 @@ export function registerFork(program: Command, ctx: CliContext): void {
       await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
       const plan = await planFork(client, turnId, o.atStep, edits);
       const sessionId = o.session ?? newSessionId();
-      const input: SessionInput = { sessionId, config: plan.config, fork: plan.spec };
-      try {
-        await client.workflow.start('sessionWorkflow', { workflowId: sessionId, taskQueue: ctx.settings.taskQueue, args: [input] });
-      } catch (err) {
-        if ((err as Error).name === 'WorkflowExecutionAlreadyStartedError') throw new UsageError(`session ${sessionId} already exists`, 'pick another --session id, or omit it');
-        throw err;
-      }
+      const state = await startForked(ctx, client, plan, sessionId);
       const k = plan.kept;
       say(
         escapeForTerminal(
@@ -68,19 +62,9 @@ export function registerFork(program: Command, ctx: CliContext): void {
             (k.steps ? `: steps 1–${k.steps} taken from the record (${k.modelCalls} model call${k.modelCalls === 1 ? '' : 's'} not made)` : ''),
         ),
       );
+      if (state?.fork?.restored.length) say(escapeForTerminal(`restored: ${state.fork.restored.join(', ')}`));
+      for (const p of [...(state?.fork?.problems ?? []), ...plan.notRestored]) say(escapeForTerminal(`not restored: ${p}`));
       const turn = `${sessionId}/turn-1`;
-      // The workspace is restored before the first turn starts; say how it went.
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        // Until its first workflow task ran, the new session may not answer queries yet.
-        const state = await sessionState(client, sessionId).catch(() => undefined);
-        if (state?.fork || Date.now() > deadline) {
-          if (state?.fork?.restored.length) say(escapeForTerminal(`restored: ${state.fork.restored.join(', ')}`));
-          for (const p of [...(state?.fork?.problems ?? []), ...plan.notRestored]) say(escapeForTerminal(`not restored: ${p}`));
-          break;
-        }
-        await new Promise((r) => setTimeout(r, 200));
-      }
       const json = Boolean(o.json);
       const prompter = terminalPrompter(json);
       process.exitCode = await driveTurn(client, sessionId, turn, { json, waitTimeoutMs: o.waitTimeout * 1000, ...(prompter ? { prompter } : {}) });

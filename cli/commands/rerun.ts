@@ -1,0 +1,75 @@
+/** `harness rerun <turn-id>`: recorded replies, fresh tools; the first step where the run goes another way. */
+import type { Command } from 'commander';
+import { planFork } from '../../lib/fork';
+import { planRerun, rerunLines } from '../../lib/rerun';
+import { requireWorker, waitForTurn } from '../../lib/session-client';
+import type { CliContext } from '../context';
+import { escapeForTerminal } from '../escape';
+import { EXIT, printJson, say } from '../output';
+import { driveTurn, noWorkerHint, terminalPrompter, waitTimeoutOption, workerStarting } from '../wait';
+import { newSessionId, parseSessionId, parseTurnId } from '../args';
+import { startForked, waitForState } from '../fork-session';
+
+interface RerunFlags {
+  workspace?: string;
+  liveAfter?: boolean;
+  session?: string;
+  json?: boolean;
+  waitTimeout: number;
+}
+
+/** How long the comparison may take once the rerun's turn is done. */
+const COMPARE_WAIT_MS = 60_000;
+
+export function registerRerun(program: Command, ctx: CliContext): void {
+  program
+    .command('rerun')
+    .description(
+      'Reproduce a recorded turn offline: the model\'s replies come from the record (no model is asked), the tools run again in a fresh workspace, ' +
+        'recorded approvals apply to the same calls; reports the first step where the new run differs (a different tool result, a different call). Exit 1 when it diverged',
+    )
+    .argument('<turn-id>', 'the recorded turn: <session>/turn-N', parseTurnId)
+    .option('--workspace <dir>', 'seed the fresh workspace with this folder\'s files (default: the recorded session\'s workspace as it is now)')
+    .option('--live-after', 'after a divergence, go on with the recorded model from the step after it, in another new session')
+    .option('--session <id>', 'the rerun session\'s id (default: a new one)', parseSessionId)
+    .option('--json', 'print {session_id, turn_id, terminated_by, rerun: {compared, diverged, first?}}')
+    .addOption(waitTimeoutOption())
+    .addHelpText('after', '\nExample: harness rerun my-session/turn-2 --workspace ./fixtures')
+    .action(async (turnId: string, o: RerunFlags) => {
+      const client = await ctx.client();
+      await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
+      const plan = await planRerun(client, turnId, o.workspace ? { workspace: o.workspace } : {});
+      const sessionId = o.session ?? newSessionId();
+      const state = await startForked(ctx, client, plan, sessionId);
+      const seededFrom = plan.spec.seed && 'dir' in plan.spec.seed ? plan.spec.seed.dir : `the workspace of ${plan.spec.from.sessionId} as it is now`;
+      const files = state?.fork?.seeded !== undefined ? ` (${state.fork.seeded} file${state.fork.seeded === 1 ? '' : 's'})` : '';
+      say(escapeForTerminal(`rerunning ${turnId} in session ${sessionId} with its recorded replies; tools run again in a workspace seeded from ${seededFrom}${files}`));
+      const turn = `${sessionId}/turn-1`;
+      const waitTimeoutMs = o.waitTimeout * 1000;
+      const out = await waitForTurn(client, turn, { timeoutMs: waitTimeoutMs });
+      if (out.kind === 'waiting') {
+        // A call the record did not decide (the policy changed since): a human decides it now.
+        say('the rerun asks about a call the record did not decide');
+        const prompter = terminalPrompter(Boolean(o.json));
+        const code = await driveTurn(client, sessionId, turn, { json: Boolean(o.json), waitTimeoutMs, ...(prompter ? { prompter } : {}) });
+        if (code === EXIT.waiting) return void (process.exitCode = code);
+      }
+      const compared = await waitForState(client, sessionId, (s) => s.rerun !== undefined, COMPARE_WAIT_MS);
+      const report = compared?.rerun;
+      const result = out.kind === 'done' ? out.result : undefined;
+      if (o.json) printJson({ session_id: sessionId, turn_id: turn, ...(result ? { terminated_by: result.terminated_by, steps: result.steps } : {}), rerun: report ?? null });
+      else if (report) process.stdout.write(`${rerunLines(turnId, report).map((l) => escapeForTerminal(l)).join('\n')}\n`);
+      else say(`the comparison did not arrive within ${COMPARE_WAIT_MS / 1000} s; see it later with \`harness status ${sessionId} --json\``);
+      process.exitCode = report?.diverged ? EXIT.error : report ? EXIT.ok : EXIT.error;
+      if (!o.liveAfter || !report?.diverged) return;
+
+      // Live from the step after the divergence: the rerun's results so far, then the recorded model.
+      const step = report.first!.step + 1;
+      const live = await planFork(client, turn, step, { model: plan.config.model });
+      const liveId = newSessionId();
+      await startForked(ctx, client, live, liveId);
+      say(escapeForTerminal(`going on live from step ${step} in session ${liveId} with ${plan.config.model.provider}:${plan.config.model.model}`));
+      const prompter = terminalPrompter(Boolean(o.json));
+      process.exitCode = await driveTurn(client, liveId, `${liveId}/turn-1`, { json: Boolean(o.json), waitTimeoutMs, ...(prompter ? { prompter } : {}) });
+    });
+}

@@ -1,0 +1,70 @@
+/**
+ * `harness rerun`: reproduce a recorded turn offline. A new session forks the turn at step 1 with
+ * the recorded replies as its model (nothing is asked of a real model), the recorded human
+ * decisions for the same calls, and a fresh workspace seeded with the files the run had to work
+ * on; its tools run again. The session compares the new conversation with the record and keeps
+ * the first divergence in its state (and history).
+ */
+import path from 'node:path';
+import { statSync } from 'node:fs';
+import type { Client } from '@temporalio/client';
+import { callDigest } from '../common/digest';
+import type { RecordedDecision, RerunReport, TurnResult } from '../common/session';
+import { UsageError, UserError } from './errors';
+import { planFork, type ForkPlan } from './fork';
+import { loadTrace } from './trace';
+import { fetchRuns } from './trace/runs';
+
+/** Plans a rerun of `turnId`; the workspace seed is `workspace` (a folder) or the source session's workspace as it is now. */
+export async function planRerun(client: Client, turnId: string, opts: { workspace?: string } = {}): Promise<ForkPlan> {
+  const plan = await planFork(client, turnId, 1);
+  const runs = await fetchRuns(client, turnId);
+  const closed = runs.at(-1)?.events.find((e) => e.kind === 'closed');
+  if (!closed) throw new UserError(`turn ${turnId} is still running`, 'rerun it once it has ended');
+  const result = (closed.kind === 'closed' ? closed.result : undefined) as TurnResult | undefined;
+  if (!result?.conversation) {
+    throw new UserError(`turn ${turnId} has no recorded result to rerun (it ${closed.kind === 'closed' ? closed.status.replace('_', ' ') : 'ended'})`, `retry it first: harness retry ${turnId}`);
+  }
+  const seed = opts.workspace ? { dir: folder(opts.workspace) } : { session: plan.spec.from.sessionId };
+  return {
+    ...plan,
+    spec: { ...plan.spec, modelCallBase: 0, writes: [], replay: { conversation: result.conversation, decisions: await recordedDecisions(client, turnId) }, seed },
+    notRestored: [],
+  };
+}
+
+/** The human decisions of a recorded turn, by the digest of the call decided. */
+async function recordedDecisions(client: Client, turnId: string): Promise<RecordedDecision[]> {
+  const { spans } = await loadTrace(client, turnId);
+  const calls = new Map(spans.map((s) => [s.span.span_id, s]));
+  const out: RecordedDecision[] = [];
+  for (const { span } of spans) {
+    if (span.type !== 'approval' || !span.output || span.output.approved === undefined) continue;
+    const call = span.parent_id ? calls.get(span.parent_id) : undefined;
+    const args = (call?.refs?.kind === 'tool_call' ? call.refs.args : undefined) ?? call?.span.input.args;
+    const digest = typeof span.input.digest === 'string' ? span.input.digest : call ? callDigest(call.span.name, args) : undefined;
+    if (!digest) continue;
+    const reason = span.output.timed_out ? 'nobody decided in time in the record' : typeof span.output.reason === 'string' ? span.output.reason : undefined;
+    out.push({ digest, approved: span.output.approved === true, from: turnId, ...(reason ? { reason } : {}) });
+  }
+  return out;
+}
+
+/** The report in lines: the first divergence, or that none was found. */
+export function rerunLines(turnId: string, r: RerunReport): string[] {
+  if (!r.diverged) return [`no divergence: ${r.compared} step(s) of ${turnId} gave the recorded results again${r.note ? ` (${r.note})` : ''}`];
+  const f = r.first!;
+  return [`diverged at step ${f.step}${f.callId ? ` (${f.callId})` : ''}: ${f.what}`, `  recorded: ${f.recorded}`, `  now:      ${f.now}`];
+}
+
+function folder(dir: string): string {
+  const abs = path.resolve(dir);
+  let ok = false;
+  try {
+    ok = statSync(abs).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!ok) throw new UsageError(`${dir} is not a folder`, '--workspace names the folder whose files the rerun starts with');
+  return abs;
+}
