@@ -63,7 +63,7 @@ export async function planFork(client: Client, turnId: string, step: number, edi
     throw new UserError(`turn ${turnId} was recorded before the message store and cannot be forked`, 'fork a turn recorded by this version');
   }
 
-  const trace = await loadTrace(client, turnId);
+  const trace = await loadTrace(client, turnId, { runs });
   const before = callsBefore(trace.spans, step);
   const memory = { ...input.memory };
   const writes: ForkWrite[] = [];

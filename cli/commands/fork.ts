@@ -5,7 +5,7 @@ import { modelSpec } from '../../lib/config';
 import { UsageError } from '../../lib/errors';
 import { planFork, type ForkEdits } from '../../lib/fork';
 import { checkMessage, requireWorker } from '../../lib/session-client';
-import { startForked } from '../fork-session';
+import { startForked } from '../../lib/fork-start';
 import { MAX_MESSAGE_BYTES } from '../../workflows/definitions';
 import type { CliContext } from '../context';
 import { escapeForTerminal } from '../escape';
@@ -54,7 +54,7 @@ export function registerFork(program: Command, ctx: CliContext): void {
       await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
       const plan = await planFork(client, turnId, o.atStep, edits);
       const sessionId = o.session ?? newSessionId();
-      const state = await startForked(ctx, client, plan, sessionId);
+      const state = await startForked(client, ctx.settings.taskQueue, plan, sessionId);
       const k = plan.kept;
       say(
         escapeForTerminal(

@@ -8,7 +8,7 @@ import { escapeForTerminal } from '../escape';
 import { EXIT, printJson, say } from '../output';
 import { driveTurn, noWorkerHint, terminalPrompter, waitTimeoutOption, workerStarting } from '../wait';
 import { newSessionId, parseSessionId, parseTurnId } from '../args';
-import { startForked, waitForState } from '../fork-session';
+import { startForked, waitForState } from '../../lib/fork-start';
 
 interface RerunFlags {
   workspace?: string;
@@ -40,7 +40,7 @@ export function registerRerun(program: Command, ctx: CliContext): void {
       await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
       const plan = await planRerun(client, turnId, o.workspace ? { workspace: o.workspace } : {});
       const sessionId = o.session ?? newSessionId();
-      const state = await startForked(ctx, client, plan, sessionId);
+      const state = await startForked(client, ctx.settings.taskQueue, plan, sessionId);
       const seededFrom = plan.spec.seed && 'dir' in plan.spec.seed ? plan.spec.seed.dir : `the workspace of ${plan.spec.from.sessionId} as it is now`;
       const files = state?.fork?.seeded !== undefined ? ` (${state.fork.seeded} file${state.fork.seeded === 1 ? '' : 's'})` : '';
       say(escapeForTerminal(`rerunning ${turnId} in session ${sessionId} with its recorded replies; tools run again in a workspace seeded from ${seededFrom}${files}`));
@@ -67,7 +67,7 @@ export function registerRerun(program: Command, ctx: CliContext): void {
       const step = report.first!.step + 1;
       const live = await planFork(client, turn, step, { model: plan.config.model });
       const liveId = newSessionId();
-      await startForked(ctx, client, live, liveId);
+      await startForked(client, ctx.settings.taskQueue, live, liveId);
       say(escapeForTerminal(`going on live from step ${step} in session ${liveId} with ${plan.config.model.provider}:${plan.config.model.model}`));
       const prompter = terminalPrompter(Boolean(o.json));
       process.exitCode = await driveTurn(client, liveId, `${liveId}/turn-1`, { json: Boolean(o.json), waitTimeoutMs, ...(prompter ? { prompter } : {}) });

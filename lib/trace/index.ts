@@ -31,11 +31,13 @@ export const TURN_ID = /^(.+)\/turn-(\d+)$/;
 /** Options of a trace: a message store to read payloads from (`--full`). */
 export interface TraceOptions {
   store?: OpenedStore;
+  /** The runs of `id`, when the caller fetched them already (fork reads them too). */
+  runs?: Run[];
 }
 
 /** Loads the trace of a session or turn id; an id Temporal does not know is a one-line UserError. */
 export async function loadTrace(client: Client, id: string, opts: TraceOptions = {}): Promise<Trace> {
-  const runs = await fetchRuns(client, id);
+  const runs = opts.runs ?? (await fetchRuns(client, id));
   if (!runs.length) {
     throw new UserError(
       `no session or turn ${id} in Temporal`,

@@ -1,19 +1,18 @@
 /** Starting a forked session (`fork`, `rerun`) and reading how its workspace was prepared. */
 import type { Client } from '@temporalio/client';
 import type { SessionInput, SessionState } from '../common/session';
-import type { ForkPlan } from '../lib/fork';
-import { UsageError } from '../lib/errors';
-import { sessionState } from '../lib/session-client';
-import type { CliContext } from './context';
+import type { ForkPlan } from './fork';
+import { UsageError } from './errors';
+import { sessionState } from './session-client';
 
 /** How long a new fork may take to prepare (copy the conversation, restore files) before we stop waiting to say how. */
 const PREPARE_WAIT_MS = 60_000;
 
 /** Starts the forked session and returns its state once the fork is prepared (or undefined if that takes too long). */
-export async function startForked(ctx: CliContext, client: Client, plan: ForkPlan, sessionId: string): Promise<SessionState | undefined> {
+export async function startForked(client: Client, taskQueue: string, plan: ForkPlan, sessionId: string): Promise<SessionState | undefined> {
   const input: SessionInput = { sessionId, config: plan.config, fork: plan.spec };
   try {
-    await client.workflow.start('sessionWorkflow', { workflowId: sessionId, taskQueue: ctx.settings.taskQueue, args: [input] });
+    await client.workflow.start('sessionWorkflow', { workflowId: sessionId, taskQueue, args: [input] });
   } catch (err) {
     if ((err as Error).name === 'WorkflowExecutionAlreadyStartedError') throw new UsageError(`session ${sessionId} already exists`, 'pick another --session id, or omit it');
     throw err;
