@@ -1,8 +1,9 @@
 /**
  * Records reference histories into test/histories/: a session exercising the turn loop
  * (tool calls, a tool error, malformed arguments, working memory, ask_user answered, finish,
- * approvals, continue-as-new), one with MCP tools, and one that compresses its context
- * run by the current code. CI replays every stored history against the code of the day,
+ * approvals, continue-as-new), one with MCP tools, one that compresses its context, one whose
+ * turn failed on a model outage and was retried (`harness retry`: a reset run), a fork of it at
+ * step 2 and a rerun of it (recorded replies and decisions), all run by the current code. CI replays every stored history against the code of the day,
  * so a workflow change that breaks running sessions fails the build (change logic behind
  * patched()). Usage: npm run build && node dist/scripts/record-histories.js <label>
  */
@@ -17,6 +18,11 @@ import { freezePolicy } from '../common/policy';
 import { findTemporalCli } from '../lib/temporal-cli';
 import { resolveMcpServers } from '../lib/mcp-config';
 import { DEFAULT_COMPRESSION } from '../common/context/plan';
+import { planRetry, resetTurn, syncSessionView } from '../lib/retry';
+import { retryTurnUpdate } from '../workflows/definitions';
+import { planFork } from '../lib/fork';
+import { planRerun } from '../lib/rerun';
+import { startForked, waitForState } from '../lib/fork-start';
 
 const script = {
   steps: [
@@ -62,6 +68,15 @@ const compressScript = {
     { content: 'Both files read. HARNESS_OK' },
   ],
   summaries: ['Goal: write a.txt and b.txt, then read them back. Both were written; a.txt was read.'],
+};
+
+// Step 3's model call fails twice (both attempts the turn allows): the turn fails, then is retried.
+const retryScript = {
+  steps: [
+    { tool_calls: [{ name: 'write_file', arguments: { path: 'r.txt', content: 'retried\n' } }] },
+    { tool_calls: [{ name: 'read_file', arguments: { path: 'r.txt' } }] },
+    { fault: { status: 503, times: 2 }, content: 'Recovered. HARNESS_OK' },
+  ],
 };
 
 function mcpServers() {
@@ -124,9 +139,35 @@ async function main(): Promise<void> {
     await endSession(client, compressSession);
     await client.workflow.getHandle(compressSession).result();
 
+    const retrySession = `${sessionId}-retry`;
+    const retryConfig: SessionConfig = { ...config, model: { provider: 'scripted', model: 'scripted', script: retryScript }, limits: { ...DEFAULT_LIMITS, modelMaxAttempts: 2 } };
+    const r1 = await sendMessage(client, { taskQueue, sessionId: retrySession, config: retryConfig, text: 'Write, read, answer.' });
+    while ((await waitForTurn(client, r1.turnId)).kind === 'waiting') await decideApprovals(client, retrySession, { approve: true });
+    const plan = await planRetry(client, r1.turnId);
+    await client.workflow.getHandle(retrySession).executeUpdate(retryTurnUpdate, { args: [{ turn: plan.turn, runId: plan.runId }] });
+    await resetTurn(client, plan);
+    await syncSessionView(client, plan);
+    const retried = await waitForTurn(client, r1.turnId);
+    if (retried.kind !== 'done' || retried.result.terminated_by !== 'final_answer') throw new Error(`the retried turn did not finish: ${JSON.stringify(retried)}`);
+    await waitForState(client, retrySession, (s) => s.status === 'idle', 30_000);
+
+    const forkSession = `${sessionId}-fork`;
+    await startForked(client, taskQueue, await planFork(client, r1.turnId, 2, { message: 'Read it back, then answer.' }), forkSession);
+    await waitForTurn(client, `${forkSession}/turn-1`);
+    const rerunSession = `${sessionId}-rerun`;
+    await startForked(client, taskQueue, await planRerun(client, r1.turnId), rerunSession);
+    await waitForTurn(client, `${rerunSession}/turn-1`);
+    await waitForState(client, rerunSession, (s) => s.rerun !== undefined, 30_000);
+    for (const id of [retrySession, forkSession, rerunSession]) {
+      await endSession(client, id);
+      await client.workflow.getHandle(id).result();
+    }
+
     const dir = path.resolve(__dirname, '..', '..', 'test', 'histories', label);
     mkdirSync(dir, { recursive: true });
-    for (const id of [sessionId, `${sessionId}/turn-1`, `${sessionId}/turn-2`, mcpSession, `${mcpSession}/turn-1`, compressSession, `${compressSession}/turn-1`]) {
+    const ids = [sessionId, `${sessionId}/turn-1`, `${sessionId}/turn-2`, mcpSession, `${mcpSession}/turn-1`, compressSession, `${compressSession}/turn-1`];
+    for (const s of [retrySession, forkSession, rerunSession]) ids.push(s, `${s}/turn-1`);
+    for (const id of ids) {
       // Every run of the id, oldest first: a turn that continued as new has several.
       const runs: { start: number; runId: string }[] = [];
       for await (const wf of client.workflow.list({ query: `WorkflowId = '${id}'` })) runs.push({ start: wf.startTime.getTime(), runId: wf.runId });
