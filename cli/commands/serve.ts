@@ -4,6 +4,8 @@ import { embeddedFiles, startForegroundDev, stopEmbedded } from '../../lib/embed
 import { loadScript, ScriptError } from '../../scripted/script';
 import { startScriptedModel } from '../../scripted/server';
 import { UsageError } from '../../lib/errors';
+import { EndpointError, endpointFromEnv, shownUrl } from '../../lib/trace/otlp';
+import { followTurns } from '../../lib/trace/otlp-follow';
 import { runWorker } from '../../workers/main';
 import type { CliContext } from '../context';
 import { parsePort } from '../args';
@@ -12,7 +14,7 @@ import { say } from '../output';
 export function registerServe(program: Command, ctx: CliContext): void {
   program
     .command('dev')
-    .description('Run the embedded Temporal dev server (SQLite under HARNESS_HOME, Web UI) and a worker in the foreground')
+    .description('Run the embedded Temporal dev server (SQLite under HARNESS_HOME, Web UI) and a worker in the foreground; with OTEL_EXPORTER_OTLP_ENDPOINT set, each turn is exported over OTLP once it closes')
     .option('--stop', 'stop the server and worker that `harness run` started in the background (or a `harness dev` that was killed)')
     .action(async (o: { stop?: boolean }) => {
       if (o.stop) {
@@ -23,10 +25,17 @@ export function registerServe(program: Command, ctx: CliContext): void {
       }
       const s = ctx.settings;
       if (!s.embedded) throw new UsageError('TEMPORAL_ADDRESS is set: `harness dev` runs the embedded server only', 'unset it, or run `harness worker` against your cluster');
+      const otlp = otlpEndpoint(ctx.env);
       const dev = await startForegroundDev(s, ctx.home, say);
+      let follow: { stop(): Promise<void> } | undefined;
       try {
+        if (otlp) {
+          follow = followTurns({ client: await ctx.client(), url: otlp, home: ctx.home, taskQueue: s.taskQueue, env: ctx.env, log: say });
+          say(`exporting each turn to ${shownUrl(otlp)} once it closes`);
+        }
         await runWorker({ ...ctx.env, ...(dev.recordedWorker ? { HARNESS_WORKER_PIDFILE: embeddedFiles(ctx.home).workerPid } : {}) }, say);
       } finally {
+        await follow?.stop();
         dev.server?.kill('SIGTERM');
         dev.cleanup();
       }
@@ -63,4 +72,15 @@ export function registerServe(program: Command, ctx: CliContext): void {
       });
       await server.close();
     });
+}
+
+/** Where `harness dev` exports turns, checked before anything starts: a bad URL is a usage error. */
+function otlpEndpoint(env: NodeJS.ProcessEnv): URL | undefined {
+  try {
+    return endpointFromEnv(env);
+  } catch (err) {
+    const name = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+    if (err instanceof EndpointError) throw new UsageError(`${name}: ${err.message}`, 'set it to the base URL of an OTLP/HTTP receiver, e.g. http://127.0.0.1:6006 for Phoenix');
+    throw err;
+  }
 }
