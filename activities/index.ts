@@ -42,6 +42,7 @@ import { createRetentionActivities } from './store/purge';
 import { McpPool } from './mcp/pool';
 import { awaitTurnRun } from './turn-runs';
 import { createPrepareFork } from './fork';
+import { createEvalActivities } from './eval';
 import { createCompareRerun } from './rerun-compare';
 import { createMcpActivities } from './mcp/activities';
 import { mcpToolSpec } from './mcp/specs';
@@ -196,6 +197,9 @@ export function createActivities(deps: ActivityDeps) {
 
     /** `harness rerun`: where the rerun's conversation first differs from the record's. */
     compareRerun: createCompareRerun(conversations),
+
+    // prepareEvalCase, planEvalFork, checkEvalTrial: an eval trial's workspace, fork and checks.
+    ...createEvalActivities({ home: deps.home, conversations, workspaceMaxBytes: workspaceBudget(deps.env) }),
 
     /** Stores a value of the session once (a scripted model's script) and returns its reference. */
     async storeValue(input: { sessionId: string; value: unknown }): Promise<BlobArg> {

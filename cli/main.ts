@@ -12,6 +12,7 @@ import { registerReplay } from './commands/replay';
 import { registerRetry } from './commands/retry';
 import { registerFork } from './commands/fork';
 import { registerRerun } from './commands/rerun';
+import { registerEval } from './commands/eval';
 import { registerRun } from './commands/run';
 import { registerSandbox } from './commands/sandbox';
 import { registerServe } from './commands/serve';
@@ -41,6 +42,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerRetry(program, ctx);
   registerFork(program, ctx);
   registerRerun(program, ctx);
+  registerEval(program, ctx);
   registerApprovals(program, ctx);
   registerServe(program, ctx);
   registerSandbox(program, ctx);

@@ -7,6 +7,7 @@ import type { ChatMessage, Risk, Usage } from './types';
 import type { Policy, Rule } from './policy/schema';
 import type { CompressionConfig } from './context/plan';
 import type { BlobArg, ConversationRef, PendingMessage } from './conversation';
+import type { EvalApprovals } from './eval';
 import type { McpServerSpec, McpServerStatus, McpToolSet } from './mcp';
 
 /** How the model is reached. `scripted` carries its script so any worker can serve it. */
@@ -206,6 +207,8 @@ export interface TurnInput {
   mcpTools?: McpToolSet;
   /** `harness rerun`: human decisions of the recorded turn, applied to the same calls without asking again. */
   recordedDecisions?: RecordedDecision[];
+  /** An eval trial: the case's approval decisions and ask_user answers (nobody is waited for). */
+  evalHumans?: { approvals: EvalApprovals; answers: string[] };
 }
 
 /** A human decision of a recorded turn: the call by its digest (tool and arguments). */

@@ -2,3 +2,4 @@
 export { sessionWorkflow } from './session';
 export { turnWorkflow } from './turn';
 export { purgeWorkflow, storedSessionsWorkflow } from './purge';
+export { evalWorkflow, evalCaseWorkflow } from './eval';

@@ -28,6 +28,7 @@ import {
 } from './definitions';
 import { runTurn } from './turn-loop';
 import { RunEvents } from './run-events';
+import { evalDecision } from './eval-humans';
 import { discoverActivity, executeTool, executeToolLocally, mcpActivity, mcpLocalActivity, prepareTurn, storeValue, toolActivity, type Activities } from './tool-activities';
 import { mcpRules } from '../common/mcp-tools';
 import { mcpAnswerQuery, mcpQuestionSignal, questionText, turnRegistry, validateMcpAnswer, type McpQuestion } from './mcp';
@@ -67,6 +68,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const decisions = new Map<string, ApprovalRecord>();
   // Questions MCP servers asked during calls, by key; their answers go to `answers` under the key.
   const mcpQuestions = new Map<string, McpQuestion>();
+  let askedInEval = 0;
   setHandler(turnStateQuery, () => state);
   setHandler(mcpAnswerQuery, (key) => answers.get(key));
   setHandler(mcpQuestionSignal, async (q) => {
@@ -263,6 +265,8 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
         state.step = step;
       },
       askUser: async (callId, question) => {
+        // An eval trial answers from its case, in order; none left is the user not answering.
+        if (input.evalHumans) return input.evalHumans.answers[askedInEval++];
         events.add('wait');
         const answered = await waitForHuman({ kind: 'question', callId, question }, () => answers.has(callId), limits.askUserTimeoutMs);
         return answered ? answers.get(callId) : undefined;
@@ -272,8 +276,9 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
         for (const c of calls) {
           const d = input.recordedDecisions?.find((r) => r.digest === c.digest);
           if (d && !decisions.has(c.callId)) decisions.set(c.callId, { approved: d.approved, fromRecord: d.from, ...(d.reason ? { reason: d.reason } : {}) });
+          else if (input.evalHumans && !decisions.has(c.callId)) decisions.set(c.callId, evalDecision(input.evalHumans.approvals, c));
         }
-        if (!input.recordedDecisions || !calls.every((c) => decisions.has(c.callId))) {
+        if (!(input.recordedDecisions || input.evalHumans) || !calls.every((c) => decisions.has(c.callId))) {
           events.add('wait');
           await waitForHuman({ kind: 'approvals', calls }, () => calls.every((c) => decisions.has(c.callId)), limits.approvalTimeoutMs);
         }

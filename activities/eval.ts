@@ -1,0 +1,98 @@
+/**
+ * The eval trial's activities: its fixtures written into a fresh workspace, the fork of a
+ * recorded run a case starts from, and the checks (on the turn's result, every call record, the
+ * workspace files they name) with the failure's reason and layer.
+ */
+import { Context } from '@temporalio/activity';
+import type { EvalCase, TrialReport } from '../common/eval';
+import { attribute, runCheck } from '../common/eval-checks';
+import type { ForkSpec, ToolCallRecord, TurnResult } from '../common/session';
+import { planFork } from '../lib/fork';
+import { fetchRuns } from '../lib/trace/runs';
+import type { Conversations } from './store/conversations';
+import { withStore } from './store/errors';
+import { readFile, writeFile } from './tools/files';
+import { ensureWorkspace } from './tools/workspace';
+
+export interface EvalDeps {
+  home: string;
+  conversations: Conversations;
+  workspaceMaxBytes?: number;
+}
+
+export interface CheckEvalTrialInput {
+  sessionId: string;
+  turnId: string;
+  case: EvalCase;
+  trial: number;
+  result: TurnResult;
+  /** When the trial's workflow started (ms since the epoch). */
+  startedAtMs: number;
+}
+
+export function createEvalActivities(deps: EvalDeps) {
+  return {
+    /** Writes the case's fixtures into the trial's workspace (confined like the model's own writes). */
+    async prepareEvalCase(input: { sessionId: string; fixtures: Record<string, string> }): Promise<{ files: number }> {
+      const ws = await ensureWorkspace(deps.home, input.sessionId);
+      for (const [path, content] of Object.entries(input.fixtures)) {
+        const r = await writeFile(ws, { path, content }, deps.workspaceMaxBytes ? { maxBytes: deps.workspaceMaxBytes } : {});
+        if (!r.ok) throw new Error(`fixture ${path}: ${r.message ?? r.error_type}`);
+      }
+      return { files: Object.keys(input.fixtures).length };
+    },
+
+    /** The fork a case starting from a recorded run begins with (read from that run's history). */
+    async planEvalFork(input: { turnId: string; step: number }): Promise<ForkSpec> {
+      return (await planFork(Context.current().client, input.turnId, input.step)).spec;
+    },
+
+    /** Runs the case's checks on the trial and says why it failed. */
+    async checkEvalTrial(input: CheckEvalTrialInput): Promise<TrialReport> {
+      const r = input.result;
+      const chunks = await Promise.all(
+        (r.storedToolCalls ?? []).map(async (hash) => JSON.parse(await withStore(() => deps.conversations.getText(input.sessionId, hash))) as ToolCallRecord[]),
+      );
+      const calls = [...chunks.flat(), ...r.toolCalls];
+      const ws = await ensureWorkspace(deps.home, input.sessionId);
+      const files: Record<string, string | undefined> = {};
+      for (const c of input.case.checks) {
+        if (c.type !== 'file_exists' && c.type !== 'file_contains') continue;
+        const read = await readFile(ws, { path: c.path, max_bytes: 1024 * 1024 });
+        files[c.path] = read.ok ? String((read.result as { content: string }).content) : undefined;
+      }
+      const facts = { result: r, calls, files };
+      const checks = input.case.checks.map((c) => runCheck(c, facts));
+      const passed = checks.every((c) => c.passed) && r.terminated_by !== 'failed';
+      const toolErrors = calls.filter((c) => !c.ok).length;
+      return {
+        case_id: input.case.id,
+        trial: input.trial,
+        passed,
+        checks,
+        ...(passed ? {} : { failure: attribute(facts, checks) }),
+        terminated_by: r.terminated_by,
+        answer: r.answer,
+        steps: r.steps,
+        tool_calls: calls.length,
+        tool_errors: toolErrors,
+        recovered: passed && toolErrors > 0,
+        compressions: r.compressions?.length ?? 0,
+        usage: r.usage,
+        rate_limited: await rateLimited(input.turnId),
+        elapsed_ms: Math.max(0, Date.now() - input.startedAtMs),
+        session_id: input.sessionId,
+        workflow_id: input.turnId,
+      };
+    },
+  };
+}
+
+/** Model call attempts of the turn that failed with a rate limit (429), from its history. */
+async function rateLimited(turnId: string): Promise<number> {
+  let n = 0;
+  for (const run of await fetchRuns(Context.current().client, turnId)) {
+    for (const e of run.events) if (e.kind === 'activityStarted' && e.lastFailure && /\b429\b|rate limit/i.test(e.lastFailure)) n += e.attempt - 1;
+  }
+  return n;
+}

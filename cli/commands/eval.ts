@@ -1,0 +1,126 @@
+/**
+ * `harness eval <suite.jsonl>`: run a suite as fan-out workflows and report; `harness eval
+ * status <id>` follows a running eval again (or prints a finished one's report).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import type { EvalReport } from '../../common/eval';
+import { resolveSessionConfig } from '../../lib/config';
+import { compareReports, comparisonLines, loadReport } from '../../lib/eval/compare';
+import { reportHtml } from '../../lib/eval/report-html';
+import { reportMarkdown } from '../../lib/eval/report-text';
+import { followEval, progressLine, startEval } from '../../lib/eval/run';
+import { loadSuite } from '../../lib/eval/suite';
+import { UsageError } from '../../lib/errors';
+import { requireWorker } from '../../lib/session-client';
+import type { CliContext } from '../context';
+import { escapeForTerminal } from '../escape';
+import { EXIT, printJson, say } from '../output';
+import { noWorkerHint, workerStarting } from '../wait';
+
+interface EvalFlags {
+  concurrency: number;
+  trials: number;
+  model?: string;
+  out?: string;
+  compare?: string;
+  policy?: string;
+  config?: string;
+  json?: boolean;
+  wait: boolean;
+}
+
+const positive = (max: number) => (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > max) throw new InvalidArgumentError(`expected a whole number from 1 to ${max}`);
+  return n;
+};
+
+export function registerEval(program: Command, ctx: CliContext): void {
+  program
+    .command('eval')
+    .description('Run an eval suite (evals/*.jsonl) as fan-out workflows: one fresh session per case and trial, checks on each, a report (JSON, Markdown, HTML)')
+    .argument('<suite>', 'the suite file, or `status` to follow an eval again: harness eval status <eval-id>')
+    .argument('[eval-id]', 'with `status`: the eval to follow')
+    .option('--concurrency <n>', 'trials at once (lowered on 429s, raised back slowly)', positive(64), 4)
+    .option('--trials <k>', 'trials of each case without its own "trials"', positive(100), 1)
+    .option('--model <model>', 'the model: `scripted` (each case\'s model_script; the default unless HARNESS_MODEL is set) or a model name for the OpenAI-compatible endpoint')
+    .option('--out <file>', 'write the report here (JSON), with the Markdown (.md) and HTML (.html) beside it (default: HARNESS_HOME/evals/<eval-id>.json)')
+    .option('--compare <base.json>', 'compare with a base report: per-case flips and metric deltas; exit 1 on a regression')
+    .option('--policy <mode>', 'permission policy mode of the trials: strict, ask (default) or auto')
+    .option('--config <file>', 'config file (default ./harness.config.json)')
+    .option('--json', 'print the report as JSON instead of the Markdown summary')
+    .option('--no-wait', 'start the eval and return its id')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 the eval ran and every case with an "expect" got it; 1 a case missed its expected verdict, or --compare found a regression; 2 usage.\n' +
+        'Stopping the command stops nothing: `harness eval status <eval-id>` follows the eval again.\n' +
+        'Example: harness eval evals/smoke.jsonl --trials 3 --out reports/smoke.json --compare reports/base.json',
+    )
+    .action(async (suiteArg: string, evalIdArg: string | undefined, o: EvalFlags) => {
+      if (suiteArg === 'status') {
+        if (!evalIdArg) throw new UsageError('`harness eval status` needs the eval id', 'harness eval status eval-YYYYMMDD-HHMMSS-xxxxxx');
+        const base = o.compare ? loadReport(o.compare) : undefined;
+        const client = await ctx.client();
+        return finish(ctx, await follow(client, evalIdArg, o), o, base);
+      }
+      if (evalIdArg) throw new UsageError(`unexpected argument ${evalIdArg}`, 'harness eval <suite.jsonl> [options], or harness eval status <eval-id>');
+      const suite = loadSuite(suiteArg);
+      const base = o.compare ? loadReport(o.compare) : undefined;
+      const modelText = o.model ?? ctx.env.HARNESS_MODEL ?? 'scripted';
+      const scriptedPerCase = modelText === 'scripted';
+      const resolved = resolveSessionConfig({ model: scriptedPerCase ? 'scripted-per-case' : modelText, ...(o.config ? { config: o.config } : {}), ...(o.policy ? { policy: o.policy } : {}) }, ctx.env);
+      const config = scriptedPerCase ? { ...resolved, model: { provider: 'scripted' as const, model: 'scripted', script: { steps: [] } } } : resolved;
+      const client = await ctx.client({ autostart: true });
+      await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
+      const model = scriptedPerCase ? 'scripted' : `${config.model.provider}:${config.model.model}`;
+      const evalId = await startEval(client, ctx.settings.taskQueue, suite, { concurrency: o.concurrency, trials: o.trials, config, model, scriptedPerCase });
+      say(`eval ${evalId}: ${suite.cases.length} cases from ${suite.file}; follow it again with \`harness eval status ${evalId}\``);
+      if (!o.wait) {
+        if (o.json) printJson({ eval_id: evalId });
+        return;
+      }
+      finish(ctx, await follow(client, evalId, o), o, base);
+    });
+}
+
+async function follow(client: Awaited<ReturnType<CliContext['client']>>, evalId: string, o: EvalFlags): Promise<EvalReport> {
+  const tty = Boolean(process.stderr.isTTY) && !o.json;
+  const t0 = Date.now();
+  let said = '';
+  let saidAt = 0;
+  const report = await followEval(client, evalId, (p) => {
+    const line = progressLine(p, Date.now() - t0);
+    if (tty) process.stderr.write(`\r${line}`);
+    // Elsewhere (CI logs): a line when the count changes, at most every 5 seconds.
+    else if (`${p.done}` !== said && Date.now() - saidAt > 5_000) {
+      say(line);
+      said = `${p.done}`;
+      saidAt = Date.now();
+    }
+  });
+  if (tty) process.stderr.write('\n');
+  return report;
+}
+
+function finish(ctx: CliContext, report: EvalReport, o: EvalFlags, base?: EvalReport): void {
+  const out = path.resolve(o.out ?? path.join(ctx.home, 'evals', `${report.eval_id}.json`));
+  mkdirSync(path.dirname(out), { recursive: true });
+  const stem = out.replace(/\.json$/, '');
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(`${stem}.md`, reportMarkdown(report));
+  writeFileSync(`${stem}.html`, reportHtml(report));
+  if (o.json) printJson(report);
+  else process.stdout.write(escapeForTerminal(reportMarkdown(report), { keepNewlines: true }));
+  say(`report: ${out} (and .md, .html)`);
+  const missed = report.cases.filter((c) => c.expect && (c.expect === 'pass') !== c.passed);
+  for (const c of missed) say(`unexpected: ${c.id} was designed to ${c.expect} but ${c.passed ? 'passed' : 'failed'}`);
+  let code: number = missed.length ? EXIT.error : EXIT.ok;
+  if (base) {
+    const cmp = compareReports(base, report);
+    for (const line of comparisonLines(cmp)) say(escapeForTerminal(line));
+    if (cmp.regressions.length) code = EXIT.error;
+  }
+  process.exitCode = code;
+}

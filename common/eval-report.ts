@@ -1,0 +1,33 @@
+/** The totals of an eval report, from its cases (pure: the eval workflow computes them). */
+import type { CaseReport, EvalTotals } from './eval';
+import { addUsage, NO_USAGE } from './session';
+
+export function summarize(cases: CaseReport[]): EvalTotals {
+  const runs = cases.flatMap((c) => c.runs);
+  const count = (xs: (string | undefined)[]) => {
+    const out: Record<string, number> = {};
+    for (const x of xs) if (x) out[x] = (out[x] ?? 0) + 1;
+    return out;
+  };
+  const toolCalls = runs.reduce((n, r) => n + r.tool_calls, 0);
+  const toolErrors = runs.reduce((n, r) => n + r.tool_errors, 0);
+  const withErrors = runs.filter((r) => r.tool_errors > 0);
+  const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : 0);
+  const passed = runs.filter((r) => r.passed).length;
+  return {
+    cases: cases.length,
+    trials: runs.length,
+    passed_trials: passed,
+    pass_rate: runs.length ? passed / runs.length : 0,
+    pass_at_k: mean(cases.map((c) => c.pass_at_k)),
+    pass_hat_k: mean(cases.map((c) => c.pass_hat_k)),
+    failure_reasons: count(runs.map((r) => r.failure?.reason)),
+    failure_layers: count(runs.map((r) => r.failure?.layer)),
+    avg_steps: mean(runs.map((r) => r.steps)),
+    tool_error_rate: toolCalls ? toolErrors / toolCalls : 0,
+    recovery_rate: withErrors.length ? withErrors.filter((r) => r.recovered).length / withErrors.length : 0,
+    compressions: runs.reduce((n, r) => n + r.compressions, 0),
+    usage: runs.reduce((u, r) => addUsage(u, r.usage), NO_USAGE),
+    slowest_trial_ms: runs.reduce((n, r) => Math.max(n, r.elapsed_ms), 0),
+  };
+}

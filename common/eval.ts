@@ -1,0 +1,162 @@
+/**
+ * Eval suites: the shape of a case (validated by lib/eval/suite.ts), of one trial's outcome and
+ * of the report. Shared by the CLI, the eval workflows and the check activity; pure.
+ */
+import type { Usage } from './types';
+
+/** A check on a trial's outcome. `value` is text, a count or an error type as the type says. */
+export type EvalCheck =
+  | { type: 'contains' | 'not_contains' | 'regex'; value: string }
+  | { type: 'terminated_by'; value: string }
+  | { type: 'tool_called' | 'tool_not_called'; name: string }
+  | { type: 'error_type_seen' | 'error_type_not_seen'; value: string }
+  | { type: 'approval_requested'; name?: string }
+  | { type: 'file_exists'; path: string }
+  | { type: 'file_contains'; path: string; value: string }
+  | { type: 'max_steps'; value: number }
+  | { type: 'compressed'; value?: boolean };
+
+/** How a trial's approvals are decided: all approved, all denied, or per call (first match wins; the rest denied). */
+export type EvalApprovals = 'approve' | 'deny' | { tool: string; approve: boolean; args_contain?: string }[];
+
+/** One case of a suite, as validated. */
+export interface EvalCase {
+  id: string;
+  input: string;
+  fixtures: Record<string, string>;
+  answers: string[];
+  approvals: EvalApprovals;
+  max_steps?: number;
+  model_script?: unknown;
+  checks: EvalCheck[];
+  trials?: number;
+  /** Start from a recorded run: fork its conversation at this step (no model calls before it). */
+  from?: { turn: string; step: number };
+  /** The verdict the case is designed to get (shipped suites hold cases designed to fail). */
+  expect?: 'pass' | 'fail';
+  /** The line of the suite file it came from. */
+  line: number;
+}
+
+/** Why a trial failed, and in which layer. */
+export type FailureLayer = 'model' | 'tool' | 'environment' | 'harness';
+export type FailureReason =
+  | 'MAX_STEPS_EXCEEDED'
+  | 'TOOL_SELECTION_ERROR'
+  | 'INVALID_ARGUMENTS'
+  | 'FILE_NOT_FOUND_UNRECOVERED'
+  | 'COMMAND_TIMEOUT'
+  | 'CONTEXT_LOSS'
+  | 'FINAL_ANSWER_INCOMPLETE'
+  | 'PERMISSION_DENIED'
+  | 'MODEL_UNAVAILABLE'
+  | 'TOOL_UNAVAILABLE'
+  | 'REPEATED_ACTION'
+  | 'HARNESS_ERROR'
+  | 'UNKNOWN';
+
+export interface CheckResult {
+  check: EvalCheck;
+  passed: boolean;
+  /** What was found, when the check failed. */
+  detail?: string;
+}
+
+/** One trial of one case. */
+export interface TrialReport {
+  case_id: string;
+  trial: number;
+  passed: boolean;
+  checks: CheckResult[];
+  failure?: { reason: FailureReason; layer: FailureLayer; detail: string };
+  terminated_by: string;
+  answer: string;
+  steps: number;
+  tool_calls: number;
+  tool_errors: number;
+  /** A tool error happened and the trial still passed. */
+  recovered: boolean;
+  compressions: number;
+  usage: Usage;
+  /** Model call attempts that failed with 429 (the eval lowers its concurrency). */
+  rate_limited: number;
+  elapsed_ms: number;
+  /** The trial's session and turn: `harness trace <workflow_id>`. */
+  session_id: string;
+  workflow_id: string;
+}
+
+/** One case over its trials. */
+export interface CaseReport {
+  id: string;
+  line: number;
+  expect?: 'pass' | 'fail';
+  trials: number;
+  passes: number;
+  passed: boolean;
+  pass_at_k: number;
+  pass_hat_k: number;
+  runs: TrialReport[];
+}
+
+export interface EvalTotals {
+  cases: number;
+  trials: number;
+  passed_trials: number;
+  pass_rate: number;
+  pass_at_k: number;
+  pass_hat_k: number;
+  failure_reasons: Record<string, number>;
+  failure_layers: Record<string, number>;
+  avg_steps: number;
+  tool_error_rate: number;
+  recovery_rate: number;
+  compressions: number;
+  usage: Usage;
+  /** The slowest trial. */
+  slowest_trial_ms: number;
+}
+
+export interface EvalReport {
+  eval_id: string;
+  suite: string;
+  model: string;
+  started_at: string;
+  /** Filled in by the CLI from the eval workflow's close time. */
+  finished_at?: string;
+  wall_ms?: number;
+  concurrency: { max: number; final: number; lowered: number };
+  totals: EvalTotals;
+  cases: CaseReport[];
+}
+
+/** What the eval workflow's progress query answers. */
+export interface EvalProgress {
+  eval_id: string;
+  total: number;
+  done: number;
+  passed: number;
+  failed: number;
+  running: number;
+  concurrency: number;
+  started_at: string;
+  finished?: boolean;
+}
+
+/** Binomial coefficient as a float (n, k small). */
+function choose(n: number, k: number): number {
+  if (k < 0 || k > n) return 0;
+  let r = 1;
+  for (let i = 1; i <= k; i++) r = (r * (n - k + i)) / i;
+  return r;
+}
+
+/**
+ * pass@k (the chance at least one of k trials drawn from the n run passes; the unbiased
+ * estimator 1 − C(n−c, k)/C(n, k)) and pass^k (all k pass: C(c, k)/C(n, k)), for c passes of n.
+ */
+export function passAtK(n: number, c: number, k = n): { pass_at_k: number; pass_hat_k: number } {
+  if (n === 0 || k === 0) return { pass_at_k: 0, pass_hat_k: 0 };
+  const all = choose(n, k);
+  return { pass_at_k: 1 - choose(n - c, k) / all, pass_hat_k: choose(c, k) / all };
+}

@@ -1,0 +1,65 @@
+/** `harness eval --compare base.json`: per-case flips and metric deltas; a pass that became a failure is a regression. */
+import { readFileSync } from 'node:fs';
+import type { EvalReport } from '../../common/eval';
+import { UsageError } from '../errors';
+
+export interface Comparison {
+  regressions: string[];
+  fixed: string[];
+  added: string[];
+  removed: string[];
+  deltas: { metric: string; base: number; now: number }[];
+}
+
+export function loadReport(file: string): EvalReport {
+  let value: unknown;
+  try {
+    value = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new UsageError(`cannot read the base report ${file}: ${(err as Error).message.split('\n')[0]}`, '--compare takes a report written by `harness eval --out`');
+  }
+  const r = value as Partial<EvalReport>;
+  if (!r || !Array.isArray(r.cases) || !r.totals) throw new UsageError(`${file} is not an eval report`, '--compare takes a report written by `harness eval --out`');
+  return r as EvalReport;
+}
+
+export function compareReports(base: EvalReport, now: EvalReport): Comparison {
+  const before = new Map(base.cases.map((c) => [c.id, c]));
+  const after = new Map(now.cases.map((c) => [c.id, c]));
+  const out: Comparison = { regressions: [], fixed: [], added: [], removed: [], deltas: [] };
+  for (const [id, c] of after) {
+    const b = before.get(id);
+    if (!b) out.added.push(id);
+    else if (b.passed && !c.passed) out.regressions.push(id);
+    else if (!b.passed && c.passed) out.fixed.push(id);
+  }
+  for (const id of before.keys()) if (!after.has(id)) out.removed.push(id);
+  const metrics: [string, (r: EvalReport) => number][] = [
+    ['pass_rate', (r) => r.totals.pass_rate],
+    ['pass_at_k', (r) => r.totals.pass_at_k],
+    ['pass_hat_k', (r) => r.totals.pass_hat_k],
+    ['avg_steps', (r) => r.totals.avg_steps],
+    ['tool_error_rate', (r) => r.totals.tool_error_rate],
+    ['recovery_rate', (r) => r.totals.recovery_rate],
+    ['total_tokens', (r) => r.totals.usage.total_tokens],
+  ];
+  for (const [metric, f] of metrics) out.deltas.push({ metric, base: f(base), now: f(now) });
+  return out;
+}
+
+export function comparisonLines(c: Comparison): string[] {
+  const lines: string[] = [];
+  for (const id of c.regressions) lines.push(`REGRESSION ${id}: passed in the base, fails now`);
+  for (const id of c.fixed) lines.push(`fixed ${id}: failed in the base, passes now`);
+  if (c.added.length) lines.push(`new cases: ${c.added.join(', ')}`);
+  if (c.removed.length) lines.push(`cases no longer in the suite: ${c.removed.join(', ')}`);
+  for (const d of c.deltas) {
+    if (d.base === d.now) continue;
+    const sign = d.now > d.base ? '+' : '';
+    lines.push(`${d.metric}: ${fmt(d.base)} → ${fmt(d.now)} (${sign}${fmt(d.now - d.base)})`);
+  }
+  if (!lines.length) lines.push('no change against the base');
+  return lines;
+}
+
+const fmt = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(3));

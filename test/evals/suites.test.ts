@@ -1,0 +1,45 @@
+/**
+ * The shipped suites run as users run them (`harness eval evals/<suite>.jsonl`, the scripted
+ * model answering each case from its model_script, the default policy) through real workflows;
+ * every case gets the verdict it was designed for, designed-to-fail ones included.
+ */
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { EvalReport } from '../../common/eval';
+import { loadSuite } from '../../lib/eval/suite';
+import { startHarness, type TestHarness } from '../support/harness';
+import { cliEnv, describeResult, parseJson, removeTempDirs, ROOT, runCli, tempDir } from '../support/cli';
+
+let h: TestHarness;
+let env: NodeJS.ProcessEnv;
+const suites = readdirSync(path.join(ROOT, 'evals')).filter((f) => f.endsWith('.jsonl')).sort();
+
+beforeAll(async () => {
+  h = await startHarness();
+  env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: h.home });
+}, 60_000);
+afterAll(async () => {
+  await h?.stop();
+  removeTempDirs();
+});
+
+describe('shipped eval suites', () => {
+  it('hold at least 40 cases together, some designed to fail', () => {
+    const cases = suites.flatMap((s) => loadSuite(path.join(ROOT, 'evals', s)).cases);
+    expect(cases.length).toBeGreaterThanOrEqual(40);
+    expect(cases.filter((c) => c.expect === 'fail').length).toBeGreaterThanOrEqual(5);
+  });
+
+  it.each(suites)('%s: every case gets its expected verdict', async (suite) => {
+    const out = path.join(tempDir('harness-eval-'), `${suite}.json`);
+    const r = await runCli(['eval', path.join(ROOT, 'evals', suite), '--json', '--out', out, '--concurrency', '4'], { env, timeoutMs: 600_000 });
+    const report = parseJson<EvalReport>(r);
+    const verdicts = Object.fromEntries(report.cases.map((c) => [c.id, c.passed ? 'pass' : 'fail']));
+    const expected = Object.fromEntries(loadSuite(path.join(ROOT, 'evals', suite)).cases.map((c) => [c.id, c.expect ?? 'pass']));
+    const why = report.cases.filter((c) => verdicts[c.id] !== expected[c.id]).map((c) => `${c.id}: ${JSON.stringify(c.runs.map((x) => x.failure ?? x.checks.filter((k) => !k.passed)))}`);
+    expect(verdicts, why.join('\n')).toEqual(expected);
+    expect(r.code, describeResult(r)).toBe(0);
+    for (const c of report.cases.filter((x) => !x.passed)) expect(c.runs[0]!.failure?.reason).toBeDefined();
+  }, 600_000);
+});

@@ -1,0 +1,208 @@
+/**
+ * evalWorkflow fans a suite out: one evalCaseWorkflow per case and trial, at most `concurrency`
+ * at once; the limit is halved when a trial's model calls were rate limited (429) and raised
+ * back by one after a run of trials without. evalCaseWorkflow is one trial: a fresh session id
+ * (its own workspace with the case's fixtures, its own memory namespace), one turn whose people
+ * are the case's scripted answers and approvals, then the checks. Both are durable: a killed
+ * CLI or worker loses nothing, and every trial is counted once.
+ */
+import { condition, defineQuery, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { passAtK, type CaseReport, type EvalCase, type EvalProgress, type EvalReport, type TrialReport } from '../common/eval';
+import { rootCauseMessage } from '../common/errors';
+import type { SessionConfig, TurnInput } from '../common/session';
+import { summarize } from '../common/eval-report';
+import { turnWorkflow } from './turn';
+import { turnStatusSignal } from './definitions';
+import { forkResume } from './fork';
+import { discoverActivity, type Activities } from './tool-activities';
+
+/** The eval's progress: cases done, passed, failed, running, the concurrency now. */
+export const evalProgressQuery = defineQuery<EvalProgress>('evalProgress');
+
+export interface EvalInput {
+  evalId: string;
+  suite: string;
+  /** `provider:model`, or `scripted` when each case brings its model_script. */
+  model: string;
+  cases: EvalCase[];
+  /** Trials of a case without its own `trials`. */
+  trials: number;
+  concurrency: number;
+  /** The sessions' configuration (a case sets its script, step limit and memory namespace). */
+  config: SessionConfig;
+  /** Each case answers with its own model_script. */
+  scriptedPerCase: boolean;
+}
+
+const { prepareEvalCase, checkEvalTrial, planEvalFork, prepareFork, closeSession } = proxyActivities<Activities>({
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1s', maximumAttempts: 5 },
+});
+
+/** Runs every trial of the suite and returns the report. */
+export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
+  const startedAt = workflowInfo().startTime.toISOString();
+  const jobs = input.cases.flatMap((c) => Array.from({ length: c.trials ?? input.trials }, (_, i) => ({ c, trial: i + 1 })));
+  const trials: TrialReport[] = [];
+  let limit = Math.max(1, input.concurrency);
+  let lowered = 0;
+  let calm = 0;
+  let running = 0;
+  let passed = 0;
+  setHandler(evalProgressQuery, () => ({
+    eval_id: input.evalId,
+    total: jobs.length,
+    done: trials.length,
+    passed,
+    failed: trials.length - passed,
+    running,
+    concurrency: limit,
+    started_at: startedAt,
+    ...(trials.length === jobs.length ? { finished: true } : {}),
+  }));
+
+  const run = async (job: (typeof jobs)[number]) => {
+    running++;
+    const sessionId = trialSessionId(input.evalId, job.c.id, job.trial);
+    let r: TrialReport;
+    try {
+      r = await executeChild(evalCaseWorkflow, {
+        workflowId: sessionId,
+        args: [{ evalId: input.evalId, sessionId, case: job.c, trial: job.trial, config: caseConfig(input, job.c, sessionId) }],
+      });
+    } catch (err) {
+      r = harnessFailure(job.c, job.trial, sessionId, rootCauseMessage(err));
+    }
+    running--;
+    trials.push(r);
+    if (r.passed) passed++;
+    // Rate limited: halve at once. Calm: one more after twice the limit's worth of trials.
+    if (r.rate_limited > 0) {
+      if (limit > 1) lowered++;
+      limit = Math.max(1, Math.floor(limit / 2));
+      calm = 0;
+    } else if (++calm >= 2 * limit && limit < input.concurrency) {
+      limit++;
+      calm = 0;
+    }
+  };
+
+  let next = 0;
+  while (trials.length < jobs.length) {
+    while (next < jobs.length && running < limit) void run(jobs[next++]!);
+    await condition(() => running < limit || trials.length === jobs.length);
+    if (next >= jobs.length) await condition(() => trials.length === jobs.length);
+  }
+  const cases: CaseReport[] = input.cases.map((c) => caseReport(c, trials.filter((t) => t.case_id === c.id)));
+  return {
+    eval_id: input.evalId,
+    suite: input.suite,
+    model: input.model,
+    started_at: startedAt,
+    concurrency: { max: input.concurrency, final: limit, lowered },
+    totals: summarize(cases),
+    cases,
+  };
+}
+
+export interface EvalCaseInput {
+  evalId: string;
+  sessionId: string;
+  case: EvalCase;
+  trial: number;
+  config: SessionConfig;
+}
+
+/** One trial: fixtures in a fresh workspace, one turn with scripted people, then the checks. */
+export async function evalCaseWorkflow(input: EvalCaseInput): Promise<TrialReport> {
+  const { sessionId, config } = input;
+  const c = input.case;
+  // The turn reports its waits to its parent; with scripted people there are none to act on.
+  setHandler(turnStatusSignal, () => undefined);
+  await prepareEvalCase({ sessionId, fixtures: c.fixtures });
+  const servers = config.mcp?.servers ?? [];
+  const mcpTools = servers.length ? await discoverActivity(servers)({ sessionId, servers }) : undefined;
+  const turnId = `${sessionId}/turn-1`;
+  let turn: TurnInput = {
+    sessionId,
+    turn: 1,
+    turnId,
+    config,
+    history: [],
+    memory: {},
+    userMessage: c.input,
+    modelCallBase: 0,
+    ...(c.max_steps ? { maxSteps: c.max_steps } : {}),
+    ...(mcpTools ? { mcpTools } : {}),
+    evalHumans: { approvals: c.approvals, answers: c.answers },
+  };
+  if (c.from) {
+    // A case from a recorded run: its conversation at the step, copied; no model call before it.
+    const spec = await planEvalFork({ turnId: c.from.turn, step: c.from.step });
+    const prepared = await prepareFork({ sessionId, fork: { ...spec, modelCallBase: 0 } });
+    const start = forkResume({ ...spec, modelCallBase: 0 }, prepared);
+    turn = { ...turn, ...start.turn, userMessage: c.input || start.userMessage };
+  }
+  const result = await executeChild(turnWorkflow, { workflowId: turnId, args: [turn] });
+  // The activity times the trial from the workflow's start (workflow code reads no clock).
+  const report = await checkEvalTrial({ sessionId, turnId, case: c, trial: input.trial, result, startedAtMs: workflowInfo().startTime.getTime() });
+  // The trial's sandbox is not needed any more; its workspace and store stay for `harness trace`.
+  await closeSession({ sessionId });
+  return report;
+}
+
+/** A trial's session id (also its workflow id): the eval, the case and the trial. */
+export function trialSessionId(evalId: string, caseId: string, trial: number): string {
+  return `${evalId}-${caseId}-t${trial}`.slice(0, 128);
+}
+
+/** The session config of a case's trials: its script, its step limit, a memory namespace of its own. */
+function caseConfig(input: EvalInput, c: EvalCase, sessionId: string): SessionConfig {
+  const cfg = input.config;
+  return {
+    ...cfg,
+    ...(input.scriptedPerCase ? { model: { provider: 'scripted', model: 'scripted', script: c.model_script ?? { steps: [] } } } : {}),
+    ...(c.max_steps ? { limits: { ...cfg.limits, maxSteps: c.max_steps } } : {}),
+    ...(cfg.memory ? { memory: { ...cfg.memory, namespace: `eval:${sessionId}` } } : {}),
+  };
+}
+
+function caseReport(c: EvalCase, runs: TrialReport[]): CaseReport {
+  runs.sort((a, b) => a.trial - b.trial);
+  const passes = runs.filter((r) => r.passed).length;
+  const n = runs.length;
+  return {
+    id: c.id,
+    line: c.line,
+    ...(c.expect ? { expect: c.expect } : {}),
+    trials: n,
+    passes,
+    passed: n > 0 && passes === n,
+    // k = the trials run: pass@k is "any passed", pass^k "all passed".
+    ...passAtK(n, passes, n),
+    runs,
+  };
+}
+
+/** A trial whose workflow itself failed: counted, attributed to the harness. */
+function harnessFailure(c: EvalCase, trial: number, sessionId: string, why: string): TrialReport {
+  return {
+    case_id: c.id,
+    trial,
+    passed: false,
+    checks: [],
+    failure: { reason: 'HARNESS_ERROR', layer: 'harness', detail: why },
+    terminated_by: 'failed',
+    answer: '',
+    steps: 0,
+    tool_calls: 0,
+    tool_errors: 0,
+    recovered: false,
+    compressions: 0,
+    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    rate_limited: 0,
+    elapsed_ms: 0,
+    session_id: sessionId,
+    workflow_id: `${sessionId}/turn-1`,
+  };
+}
