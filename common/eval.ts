@@ -27,6 +27,8 @@ export interface EvalCase {
   answers: string[];
   approvals: EvalApprovals;
   max_steps?: number;
+  /** Compress as a model with this context window would (tokens): cases about compression. */
+  context_window?: number;
   model_script?: unknown;
   checks: EvalCheck[];
   trials?: number;
@@ -34,26 +36,30 @@ export interface EvalCase {
   from?: { turn: string; step: number };
   /** The verdict the case is designed to get (shipped suites hold cases designed to fail). */
   expect?: 'pass' | 'fail';
+  /** For a case designed to fail: the reason it should be given. */
+  expect_reason?: FailureReason;
   /** The line of the suite file it came from. */
   line: number;
 }
 
 /** Why a trial failed, and in which layer. */
 export type FailureLayer = 'model' | 'tool' | 'environment' | 'harness';
-export type FailureReason =
-  | 'MAX_STEPS_EXCEEDED'
-  | 'TOOL_SELECTION_ERROR'
-  | 'INVALID_ARGUMENTS'
-  | 'FILE_NOT_FOUND_UNRECOVERED'
-  | 'COMMAND_TIMEOUT'
-  | 'CONTEXT_LOSS'
-  | 'FINAL_ANSWER_INCOMPLETE'
-  | 'PERMISSION_DENIED'
-  | 'MODEL_UNAVAILABLE'
-  | 'TOOL_UNAVAILABLE'
-  | 'REPEATED_ACTION'
-  | 'HARNESS_ERROR'
-  | 'UNKNOWN';
+export const FAILURE_REASONS = [
+  'MAX_STEPS_EXCEEDED',
+  'TOOL_SELECTION_ERROR',
+  'INVALID_ARGUMENTS',
+  'FILE_NOT_FOUND_UNRECOVERED',
+  'COMMAND_TIMEOUT',
+  'CONTEXT_LOSS',
+  'FINAL_ANSWER_INCOMPLETE',
+  'PERMISSION_DENIED',
+  'MODEL_UNAVAILABLE',
+  'TOOL_UNAVAILABLE',
+  'REPEATED_ACTION',
+  'HARNESS_ERROR',
+  'UNKNOWN',
+] as const;
+export type FailureReason = (typeof FAILURE_REASONS)[number];
 
 export interface CheckResult {
   check: EvalCheck;
@@ -91,6 +97,7 @@ export interface CaseReport {
   id: string;
   line: number;
   expect?: 'pass' | 'fail';
+  expect_reason?: FailureReason;
   trials: number;
   passes: number;
   passed: boolean;

@@ -11,6 +11,7 @@ import { passAtK, type CaseReport, type EvalCase, type EvalProgress, type EvalRe
 import { rootCauseMessage } from '../common/errors';
 import type { SessionConfig, TurnInput } from '../common/session';
 import { summarize } from '../common/eval-report';
+import { DEFAULT_COMPRESSION } from '../common/context/plan';
 import { turnWorkflow } from './turn';
 import { turnStatusSignal } from './definitions';
 import { forkResume } from './fork';
@@ -164,6 +165,9 @@ function caseConfig(input: EvalInput, c: EvalCase, sessionId: string): SessionCo
     ...(input.scriptedPerCase ? { model: { provider: 'scripted', model: 'scripted', script: c.model_script ?? { steps: [] } } } : {}),
     ...(c.max_steps ? { limits: { ...cfg.limits, maxSteps: c.max_steps } } : {}),
     ...(cfg.memory ? { memory: { ...cfg.memory, namespace: `eval:${sessionId}` } } : {}),
+    ...(c.context_window
+      ? { compression: { ...(cfg.compression ?? DEFAULT_COMPRESSION), contextWindow: c.context_window, outputReserve: Math.floor(c.context_window / 6), threshold: 0.5, keepTail: 2 } }
+      : {}),
   };
 }
 
@@ -175,6 +179,7 @@ function caseReport(c: EvalCase, runs: TrialReport[]): CaseReport {
     id: c.id,
     line: c.line,
     ...(c.expect ? { expect: c.expect } : {}),
+    ...(c.expect_reason ? { expect_reason: c.expect_reason } : {}),
     trials: n,
     passes,
     passed: n > 0 && passes === n,

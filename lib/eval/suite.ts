@@ -6,7 +6,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
-import type { EvalCase, EvalCheck } from '../../common/eval';
+import { FAILURE_REASONS, type EvalCase, type EvalCheck } from '../../common/eval';
 import { ERROR_TYPES } from '../../common/errors';
 import { ScriptSchema } from '../../scripted/script';
 import { UsageError } from '../errors';
@@ -69,6 +69,7 @@ const CaseSchema = z
     answers: z.array(z.string()).max(100).optional(),
     approvals: ApprovalsSchema.optional(),
     max_steps: z.number().int().positive().max(1000).optional(),
+    context_window: z.number().int().min(4000).max(2_000_000).optional(),
     model_script: ScriptSchema.optional(),
     checks: z.array(CheckSchema).max(100).optional(),
     expected_contains: z.union([text, z.array(text)]).optional(),
@@ -76,6 +77,7 @@ const CaseSchema = z
     trials: z.number().int().positive().max(100).optional(),
     from: z.strictObject({ turn: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\/turn-[1-9]\d*$/, 'expected a turn id <session>/turn-N'), step: z.number().int().positive() }).optional(),
     expect: z.enum(['pass', 'fail']).optional(),
+    expect_reason: z.enum(FAILURE_REASONS).optional(),
     tags: z.array(z.string()).optional(),
     description: z.string().optional(),
   })
@@ -146,11 +148,13 @@ function toCase(c: z.infer<typeof CaseSchema>, line: number): EvalCase {
     // Evals never wait for a human: without a decision, every call that asks is denied.
     approvals: c.approvals ?? 'deny',
     ...(c.max_steps ? { max_steps: c.max_steps } : {}),
+    ...(c.context_window ? { context_window: c.context_window } : {}),
     ...(c.model_script ? { model_script: c.model_script } : {}),
     checks,
     ...(c.trials ? { trials: c.trials } : {}),
     ...(c.from ? { from: c.from } : {}),
     ...(c.expect ? { expect: c.expect } : {}),
+    ...(c.expect_reason ? { expect_reason: c.expect_reason } : {}),
     line,
   };
 }

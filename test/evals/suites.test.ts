@@ -3,7 +3,7 @@
  * model answering each case from its model_script, the default policy) through real workflows;
  * every case gets the verdict it was designed for, designed-to-fail ones included.
  */
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvalReport } from '../../common/eval';
@@ -33,13 +33,20 @@ describe('shipped eval suites', () => {
 
   it.each(suites)('%s: every case gets its expected verdict', async (suite) => {
     const out = path.join(tempDir('harness-eval-'), `${suite}.json`);
-    const r = await runCli(['eval', path.join(ROOT, 'evals', suite), '--json', '--out', out, '--concurrency', '4'], { env, timeoutMs: 600_000 });
+    // A suite that needs servers or settings ships its config beside it (evals/mcp.config.json).
+    const config = path.join(ROOT, 'evals', suite.replace(/\.jsonl$/, '.config.json'));
+    const withConfig = existsSync(config) ? ['--config', config] : [];
+    const r = await runCli(['eval', path.join(ROOT, 'evals', suite), '--json', '--out', out, '--concurrency', '4', ...withConfig], { env, timeoutMs: 600_000 });
     const report = parseJson<EvalReport>(r);
     const verdicts = Object.fromEntries(report.cases.map((c) => [c.id, c.passed ? 'pass' : 'fail']));
     const expected = Object.fromEntries(loadSuite(path.join(ROOT, 'evals', suite)).cases.map((c) => [c.id, c.expect ?? 'pass']));
     const why = report.cases.filter((c) => verdicts[c.id] !== expected[c.id]).map((c) => `${c.id}: ${JSON.stringify(c.runs.map((x) => x.failure ?? x.checks.filter((k) => !k.passed)))}`);
     expect(verdicts, why.join('\n')).toEqual(expected);
     expect(r.code, describeResult(r)).toBe(0);
-    for (const c of report.cases.filter((x) => !x.passed)) expect(c.runs[0]!.failure?.reason).toBeDefined();
+    // Every failure has a reason; a case designed to fail gets the one it was designed for.
+    for (const c of report.cases.filter((x) => !x.passed)) {
+      expect(c.runs[0]!.failure?.reason, c.id).toBeDefined();
+      if (c.expect_reason) expect(c.runs[0]!.failure?.reason, `${c.id}: ${c.runs[0]!.failure?.detail}`).toBe(c.expect_reason);
+    }
   }, 600_000);
 });
