@@ -152,7 +152,9 @@ async function main(): Promise<void> {
     await waitForState(client, retrySession, (s) => s.status === 'idle', 30_000);
 
     const forkSession = `${sessionId}-fork`;
-    await startForked(client, taskQueue, await planFork(client, r1.turnId, 2, { message: 'Read it back, then answer.' }), forkSession);
+    // The fork goes on with its own script (its calls are numbered on from step 2: index 1).
+    const forkModel = { provider: 'scripted' as const, model: 'scripted', script: { steps: [{ content: 'unused' }, { tool_calls: [{ name: 'read_file', arguments: { path: 'r.txt' } }] }, { content: 'Forked. HARNESS_OK' }] } };
+    await startForked(client, taskQueue, await planFork(client, r1.turnId, 2, { message: 'Read it back, then answer.', model: forkModel }), forkSession);
     await waitForTurn(client, `${forkSession}/turn-1`);
     const rerunSession = `${sessionId}-rerun`;
     await startForked(client, taskQueue, await planRerun(client, r1.turnId), rerunSession);

@@ -78,6 +78,12 @@ async function startIdleSession(sessionId: string): Promise<void> {
     workflowId: sessionId,
     args: [{ sessionId, config: scriptedConfig({ steps: [{ content: 'unused' }] }) }],
   });
+  // A scripted session stores its script at start (its first row): wait for it, so the rows
+  // counted before a prune are all the session will have.
+  for (const deadline = Date.now() + 20_000; (await storedRows(sessionId)) === 0; ) {
+    if (Date.now() > deadline) throw new Error(`session ${sessionId} stored nothing within 20 s`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 beforeAll(async () => {
