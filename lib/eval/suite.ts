@@ -19,11 +19,13 @@ export const MAX_TRIALS_TOTAL = 10_000;
 const CASE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const text = z.string().min(1, 'must be non-empty text');
 const errorType = z.enum(ERROR_TYPES, { error: `expected one of ${ERROR_TYPES.join(', ')}` });
-const relPath = z
-  .string()
-  .min(1)
-  .max(255)
-  .refine((p) => !p.startsWith('/') && !p.split('/').includes('..') && !p.includes('\0'), 'must be a path inside the workspace (relative, no "..")');
+const INSIDE = 'must be a path inside the workspace (relative, no "..")';
+const inside = (p: string) => p.length > 0 && p.length <= 255 && !p.startsWith('/') && !p.split('/').includes('..') && !p.includes('\0');
+const relPath = z.string().refine(inside, INSIDE);
+// Keys of a record lose their message in zod's own error: each bad key is named here.
+const fixturesSchema = z.record(z.string(), z.string().max(1024 * 1024)).superRefine((files, ctx) => {
+  for (const key of Object.keys(files)) if (!inside(key)) ctx.addIssue({ code: 'custom', path: [key], message: INSIDE });
+});
 
 const CheckSchema = z.discriminatedUnion(
   'type',
@@ -65,7 +67,7 @@ const CaseSchema = z
     id: z.string().regex(CASE_ID, 'use letters, digits, ".", "_" or "-" (at most 64, starting with a letter or digit)'),
     input: text.max(256 * 1024).optional(),
     prompt: text.max(256 * 1024).optional(),
-    fixtures: z.record(relPath, z.string().max(1024 * 1024)).optional(),
+    fixtures: fixturesSchema.optional(),
     answers: z.array(z.string()).max(100).optional(),
     approvals: ApprovalsSchema.optional(),
     max_steps: z.number().int().positive().max(1000).optional(),
