@@ -79,7 +79,8 @@ export function createEvalActivities(deps: EvalDeps) {
         recovered: passed && toolErrors > 0,
         compressions: r.compressions?.length ?? 0,
         usage: r.usage,
-        rate_limited: await rateLimited(input.turnId),
+        // History is read only when the turn retried a model call at all.
+        rate_limited: r.retriedAttempts ? await rateLimited(input.turnId) : 0,
         elapsed_ms: Math.max(0, Date.now() - input.startedAtMs),
         session_id: input.sessionId,
         workflow_id: input.turnId,

@@ -309,6 +309,8 @@ export interface TurnResult {
   /** Set when the turn discovered the MCP tools again (a server said its list changed). */
   mcpTools?: McpToolSet;
   error?: string;
+  /** Model call attempts beyond the first (retries) in the turn's last run. */
+  retriedAttempts?: number;
 }
 
 /** One compression as the turn result records it. */

@@ -49,7 +49,9 @@ export async function withScratchHarness<T>(name: string, fn: (s: Scratch) => Pr
     const taskQueue = `${name}-${randomUUID()}`;
     const native = await NativeConnection.connect({ address: settings.address });
     const mcp = new McpPool({ env: {} });
-    const worker = await createHarnessWorker({ connection: native, namespace: 'default', taskQueue, home, env: {}, mcp });
+    // DATABASE_URL (if set) is the one setting passed on: a benchmark may measure with Postgres.
+    const env = process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {};
+    const worker = await createHarnessWorker({ connection: native, namespace: 'default', taskQueue, home, env, mcp });
     const client = new Client({ connection: await Connection.connect({ address: settings.address }) });
     try {
       return await worker.runUntil(fn({ client, taskQueue, home, address: settings.address }));

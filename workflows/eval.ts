@@ -6,7 +6,7 @@
  * are the case's scripted answers and approvals, then the checks. Both are durable: a killed
  * CLI or worker loses nothing, and every trial is counted once.
  */
-import { condition, defineQuery, executeChild, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, defineQuery, executeChild, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import { passAtK, type CaseReport, type EvalCase, type EvalProgress, type EvalReport, type TrialReport } from '../common/eval';
 import { rootCauseMessage } from '../common/errors';
 import type { SessionConfig, TurnInput } from '../common/session';
@@ -35,9 +35,15 @@ export interface EvalInput {
   scriptedPerCase: boolean;
 }
 
-const { prepareEvalCase, checkEvalTrial, planEvalFork, prepareFork, closeSession } = proxyActivities<Activities>({
+const { planEvalFork, prepareFork, closeSession } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1s', maximumAttempts: 5 },
+});
+// Short work on the worker's own disk and store: local activities (no server round trip), as
+// each trial's overhead is what bounds a suite's speed.
+const { prepareEvalCase, checkEvalTrial } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '500ms', maximumAttempts: 5 },
 });
 
 /** Runs every trial of the suite and returns the report. */
@@ -120,7 +126,7 @@ export async function evalCaseWorkflow(input: EvalCaseInput): Promise<TrialRepor
   const c = input.case;
   // The turn reports its waits to its parent; with scripted people there are none to act on.
   setHandler(turnStatusSignal, () => undefined);
-  await prepareEvalCase({ sessionId, fixtures: c.fixtures });
+  if (Object.keys(c.fixtures).length) await prepareEvalCase({ sessionId, fixtures: c.fixtures });
   const servers = config.mcp?.servers ?? [];
   const mcpTools = servers.length ? await discoverActivity(servers)({ sessionId, servers }) : undefined;
   const turnId = `${sessionId}/turn-1`;
@@ -147,8 +153,9 @@ export async function evalCaseWorkflow(input: EvalCaseInput): Promise<TrialRepor
   const result = await executeChild(turnWorkflow, { workflowId: turnId, args: [turn] });
   // The activity times the trial from the workflow's start (workflow code reads no clock).
   const report = await checkEvalTrial({ sessionId, turnId, case: c, trial: input.trial, result, startedAtMs: workflowInfo().startTime.getTime() });
-  // The trial's sandbox is not needed any more; its workspace and store stay for `harness trace`.
-  await closeSession({ sessionId });
+  // A trial that ran commands has a sandbox it no longer needs (its workspace and store stay
+  // for `harness trace`); one that never ran a command has none.
+  if (result.storedToolCalls?.length || result.toolCalls.some((t) => t.name === 'run_shell')) await closeSession({ sessionId });
   return report;
 }
 

@@ -110,6 +110,8 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
   const repeat = new RepeatGuard(limits.repeatLimit, r?.repeat);
   let usage = r?.usage ?? NO_USAGE;
   let modelCalls = r?.modelCalls ?? 0;
+  // Attempts beyond the first of this run's model calls (a rate-limited endpoint shows here).
+  let retriedAttempts = 0;
   let failedSteps = r?.failedSteps ?? 0;
   let lastContent = r?.lastContent ?? '';
   const conversation = startConversation(input, opts);
@@ -132,6 +134,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
     ...(storedToolCalls.length ? { storedToolCalls } : {}),
     sessionRules,
     ...(mcpChanged && mcpTools ? { mcpTools } : {}),
+    ...(retriedAttempts ? { retriedAttempts } : {}),
     ...(error ? { error } : {}),
   });
   const addResult = (callId: string, outcome: ToolOutcome) => {
@@ -196,6 +199,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
         return done('failed', `The model call failed: ${why}`, step, why);
       }
       modelCalls++;
+      retriedAttempts += Math.max(0, (reply.attempt ?? 1) - 1);
       usage = addUsage(usage, reply.usage);
       lastContent = reply.content ?? lastContent;
       // With the store the activity gave the harness ids already (the stored message has them).
