@@ -1,5 +1,5 @@
 /** The totals of an eval report, from its cases (pure: the eval workflow computes them). */
-import type { CaseReport, EvalTotals } from './eval';
+import { passAtK, type CaseReport, type EvalCase, type EvalTotals, type TrialReport } from './eval';
 import { addUsage, NO_USAGE } from './session';
 
 export function summarize(cases: CaseReport[]): EvalTotals {
@@ -29,5 +29,24 @@ export function summarize(cases: CaseReport[]): EvalTotals {
     compressions: runs.reduce((n, r) => n + r.compressions, 0),
     usage: runs.reduce((u, r) => addUsage(u, r.usage), NO_USAGE),
     slowest_trial_ms: runs.reduce((n, r) => Math.max(n, r.elapsed_ms), 0),
+  };
+}
+
+/** A case over its trials: passed when every trial passed; pass@k and pass^k with k = the trials run. */
+export function caseReport(c: EvalCase, runs: TrialReport[]): CaseReport {
+  const sorted = [...runs].sort((a, b) => a.trial - b.trial);
+  const passes = sorted.filter((r) => r.passed).length;
+  const n = sorted.length;
+  return {
+    id: c.id,
+    line: c.line,
+    ...(c.expect ? { expect: c.expect } : {}),
+    ...(c.expect_reason ? { expect_reason: c.expect_reason } : {}),
+    trials: n,
+    passes,
+    passed: n > 0 && passes === n,
+    // k = the trials run: pass@k is "any passed", pass^k "all passed".
+    ...passAtK(n, passes, n),
+    runs: sorted,
   };
 }

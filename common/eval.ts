@@ -90,6 +90,8 @@ export interface TrialReport {
   /** The trial's session and turn: `harness trace <workflow_id>`. */
   session_id: string;
   workflow_id: string;
+  /** Taken from the eval cache (an unchanged case run before), not run again. */
+  cached?: boolean;
 }
 
 /** One case over its trials. */
@@ -133,6 +135,8 @@ export interface EvalReport {
   finished_at?: string;
   wall_ms?: number;
   concurrency: { max: number; final: number; lowered: number };
+  /** Cases taken whole from the eval cache. */
+  cached_cases?: number;
   totals: EvalTotals;
   cases: CaseReport[];
 }

@@ -12,6 +12,7 @@ import { UserError } from './errors';
 import { decodePayload, failureText, type HistoryEvent } from './trace/events';
 import { loadTrace, TURN_ID } from './trace';
 import { callsBefore } from './trace/before-step';
+import { describeWorkflow } from './workflow-runs';
 
 /** Where a retry resets the turn and what it keeps. */
 export interface RetryPlan {
@@ -37,13 +38,8 @@ export async function planRetry(client: Client, turnId: string): Promise<RetryPl
   const m = TURN_ID.exec(turnId);
   if (!m) throw new UserError(`${turnId} is not a turn id`, 'a turn id is <session>/turn-N (see `harness status <session>`)', 2);
   const handle = client.workflow.getHandle(turnId);
-  let desc;
-  try {
-    desc = await handle.describe();
-  } catch (err) {
-    if (/not found/i.test((err as Error).message)) throw new UserError(`no turn ${turnId} in Temporal`, '`harness status <session>` names its turns; Temporal keeps histories for its retention period');
-    throw err;
-  }
+  const desc = await describeWorkflow(client, turnId);
+  if (!desc) throw new UserError(`no turn ${turnId} in Temporal`, '`harness status <session>` names its turns; Temporal keeps histories for its retention period');
   const status = desc.status.name;
   if (status === 'RUNNING') throw new UserError(`turn ${turnId} is still running`, `follow it with \`harness status ${m[1]}\`; retry is for a turn that failed`);
   if (status === 'CANCELLED') throw new UserError(`turn ${turnId} was cancelled`, `send a new message with \`harness run --session ${m[1]} "<task>"\``);

@@ -4,7 +4,7 @@
  * '…'`) and, because visibility lags behind a run that has just started, from the latest run and
  * the chain of runs each one continued. Used by `harness trace` and `harness replay`.
  */
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
 
 /** Every run of the id with its history, oldest first (none when the id is unknown). */
@@ -30,6 +30,11 @@ export async function workflowRuns(client: Client, workflowId: string): Promise<
     if (previous) queue.push(previous);
   }
   return [...histories].map(([runId, history]) => ({ runId, history })).sort((a, b) => startMs(a.history) - startMs(b.history));
+}
+
+/** The description of a workflow id's latest run; undefined when Temporal does not know the id. */
+export async function describeWorkflow(client: Client, workflowId: string): Promise<WorkflowExecutionDescription | undefined> {
+  return notFoundAsUndefined(() => client.workflow.getHandle(workflowId).describe());
 }
 
 function startMs(history: History): number {

@@ -7,10 +7,10 @@
  * CLI or worker loses nothing, and every trial is counted once.
  */
 import { condition, defineQuery, executeChild, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import { passAtK, type CaseReport, type EvalCase, type EvalProgress, type EvalReport, type TrialReport } from '../common/eval';
+import type { CaseReport, EvalCase, EvalProgress, EvalReport, TrialReport } from '../common/eval';
 import { rootCauseMessage } from '../common/errors';
 import type { SessionConfig, TurnInput } from '../common/session';
-import { summarize } from '../common/eval-report';
+import { caseReport, summarize } from '../common/eval-report';
 import { DEFAULT_COMPRESSION } from '../common/context/plan';
 import { turnWorkflow } from './turn';
 import { turnStatusSignal } from './definitions';
@@ -175,24 +175,6 @@ function caseConfig(input: EvalInput, c: EvalCase, sessionId: string): SessionCo
     ...(c.context_window
       ? { compression: { ...(cfg.compression ?? DEFAULT_COMPRESSION), contextWindow: c.context_window, outputReserve: Math.floor(c.context_window / 6), threshold: 0.5, keepTail: 2 } }
       : {}),
-  };
-}
-
-function caseReport(c: EvalCase, runs: TrialReport[]): CaseReport {
-  runs.sort((a, b) => a.trial - b.trial);
-  const passes = runs.filter((r) => r.passed).length;
-  const n = runs.length;
-  return {
-    id: c.id,
-    line: c.line,
-    ...(c.expect ? { expect: c.expect } : {}),
-    ...(c.expect_reason ? { expect_reason: c.expect_reason } : {}),
-    trials: n,
-    passes,
-    passed: n > 0 && passes === n,
-    // k = the trials run: pass@k is "any passed", pass^k "all passed".
-    ...passAtK(n, passes, n),
-    runs,
   };
 }
 

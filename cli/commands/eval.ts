@@ -5,13 +5,17 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
-import type { EvalReport } from '../../common/eval';
+import type { CaseReport, EvalReport } from '../../common/eval';
+import { summarize } from '../../common/eval-report';
+import { EvalCache, harnessVersion } from '../../lib/eval/cache';
+import { mergeCached, splitCached, storeTrials } from '../../lib/eval/cached-run';
+import { workflowBundlePath } from '../../workers/worker';
 import { resolveSessionConfig } from '../../lib/config';
 import { compareReports, comparisonLines, loadReport } from '../../lib/eval/compare';
 import { reportHtml } from '../../lib/eval/report-html';
 import { reportMarkdown } from '../../lib/eval/report-text';
-import { followEval, progressLine, startEval } from '../../lib/eval/run';
-import { loadSuite } from '../../lib/eval/suite';
+import { followEval, newEvalId, progressLine, startEval, type EvalOptions } from '../../lib/eval/run';
+import { loadSuite, type Suite } from '../../lib/eval/suite';
 import { UsageError } from '../../lib/errors';
 import { requireWorker } from '../../lib/session-client';
 import type { CliContext } from '../context';
@@ -29,6 +33,7 @@ interface EvalFlags {
   config?: string;
   json?: boolean;
   wait: boolean;
+  cache: boolean;
 }
 
 const positive = (max: number) => (value: string) => {
@@ -52,6 +57,7 @@ export function registerEval(program: Command, ctx: CliContext): void {
     .option('--config <file>', 'config file (default ./harness.config.json)')
     .option('--json', 'print the report as JSON instead of the Markdown summary')
     .option('--no-wait', 'start the eval and return its id')
+    .option('--no-cache', 'run every case again: by default (real models only) a case whose case, model, settings and harness are unchanged since a run is taken from the cache')
     .addHelpText(
       'after',
       '\nExit codes: 0 the eval ran and every case with an "expect" got it; 1 a case missed its expected verdict, or --compare found a regression; 2 usage.\n' +
@@ -75,13 +81,21 @@ export function registerEval(program: Command, ctx: CliContext): void {
       const client = await ctx.client({ autostart: true });
       await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
       const model = scriptedPerCase ? 'scripted' : `${config.model.provider}:${config.model.model}`;
-      const evalId = await startEval(client, ctx.settings.taskQueue, suite, { concurrency: o.concurrency, trials: o.trials, config, model, scriptedPerCase });
-      say(`eval ${evalId}: ${suite.cases.length} cases from ${suite.file}; follow it again with \`harness eval status ${evalId}\``);
+      const opts = { concurrency: o.concurrency, trials: o.trials, config, model, scriptedPerCase };
+      // A scripted model costs nothing: only runs against a real one use the cache.
+      const use = o.cache && !scriptedPerCase ? { cache: new EvalCache(path.join(ctx.home, 'evals', 'cache')), version: harnessVersion(workflowBundlePath()) } : undefined;
+      const { run, cached } = use ? splitCached(suite, opts, use) : { run: suite.cases, cached: [] };
+      if (cached.length) say(`${cached.length} unchanged case(s) taken from the eval cache (--no-cache runs them again)`);
+      if (!run.length) return finish(ctx, cachedOnly(suite, opts, cached), o, base);
+      const evalId = await startEval(client, ctx.settings.taskQueue, { ...suite, cases: run }, opts);
+      say(`eval ${evalId}: ${run.length} cases from ${suite.file}; follow it again with \`harness eval status ${evalId}\``);
       if (!o.wait) {
         if (o.json) printJson({ eval_id: evalId });
         return;
       }
-      finish(ctx, await follow(client, evalId, o), o, base);
+      const report = mergeCached(await follow(client, evalId, o), cached, suite);
+      if (use) storeTrials(report, suite, opts, use);
+      finish(ctx, report, o, base);
     });
 }
 
@@ -123,4 +137,18 @@ function finish(ctx: CliContext, report: EvalReport, o: EvalFlags, base?: EvalRe
     if (cmp.regressions.length) code = EXIT.error;
   }
   process.exitCode = code;
+}
+
+/** The report of a suite whose every case came from the cache (nothing ran). */
+function cachedOnly(suite: Suite, o: EvalOptions, cases: CaseReport[]): EvalReport {
+  return {
+    eval_id: newEvalId(),
+    suite: suite.file,
+    model: o.model,
+    started_at: new Date().toISOString(),
+    concurrency: { max: o.concurrency, final: o.concurrency, lowered: 0 },
+    totals: summarize(cases),
+    cases,
+    cached_cases: cases.length,
+  };
 }

@@ -7,7 +7,7 @@ export function reportMarkdown(r: EvalReport): string {
   const t = r.totals;
   const out: string[] = [];
   out.push(`# Eval ${r.eval_id}`, '');
-  out.push(`Suite \`${r.suite}\` · model \`${r.model}\` · ${t.cases} cases, ${t.trials} trials · started ${r.started_at}${r.wall_ms !== undefined ? ` · ${(r.wall_ms / 1000).toFixed(1)} s` : ''} · concurrency ${r.concurrency.max}${r.concurrency.lowered ? ` (lowered ${r.concurrency.lowered}× on 429s, ended at ${r.concurrency.final})` : ''}`, '');
+  out.push(`Suite \`${r.suite}\` · model \`${r.model}\` · ${t.cases} cases, ${t.trials} trials · started ${r.started_at}${r.wall_ms !== undefined ? ` · ${(r.wall_ms / 1000).toFixed(1)} s` : ''} ${r.cached_cases ? ` · ${r.cached_cases} cached` : ''} · concurrency ${r.concurrency.max}${r.concurrency.lowered ? ` (lowered ${r.concurrency.lowered}× on 429s, ended at ${r.concurrency.final})` : ''}`, '');
   out.push('| metric | value |', '|---|---|');
   out.push(`| pass rate (trials) | ${pct(t.pass_rate)} (${t.passed_trials}/${t.trials}) |`);
   out.push(`| pass@k / pass^k | ${pct(t.pass_at_k)} / ${pct(t.pass_hat_k)} |`);
@@ -26,7 +26,7 @@ export function reportMarkdown(r: EvalReport): string {
   out.push('## Cases', '', '| case | verdict | passes | reason | steps | trace |', '|---|---|---|---|---|---|');
   for (const c of r.cases) {
     const first = c.runs.find((x) => !x.passed) ?? c.runs[0];
-    const verdict = c.passed ? 'pass' : 'FAIL';
+    const verdict = `${c.passed ? 'pass' : 'FAIL'}${c.runs.length && c.runs.every((x) => x.cached) ? ' (cached)' : ''}`;
     const expected = c.expect && (c.expect === 'pass') !== c.passed ? ` (expected ${c.expect})` : '';
     out.push(`| ${c.id} | ${verdict}${expected} | ${c.passes}/${c.trials} | ${first?.failure?.reason ?? ''} | ${first?.steps ?? ''} | \`harness trace ${first?.workflow_id ?? ''}\` |`);
   }

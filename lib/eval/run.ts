@@ -11,6 +11,7 @@ import type { SessionConfig } from '../../common/session';
 import type { EvalInput } from '../../workflows/eval';
 import { UsageError, UserError } from '../errors';
 import type { Suite } from './suite';
+import { describeWorkflow } from '../workflow-runs';
 
 /** Largest eval input (the cases with their scripts) a workflow start carries. */
 const MAX_INPUT_BYTES = 1536 * 1024;
@@ -62,13 +63,8 @@ export async function startEval(client: Client, taskQueue: string, suite: Suite,
 /** Follows an eval until it closes, calling `onProgress` as it goes; returns the report. */
 export async function followEval(client: Client, evalId: string, onProgress: (p: EvalProgress) => void, pollMs = 500): Promise<EvalReport> {
   const handle = client.workflow.getHandle(evalId);
-  let described;
-  try {
-    described = await handle.describe();
-  } catch (err) {
-    if (/not found/i.test((err as Error).message)) throw new UserError(`no eval ${evalId} in Temporal`, 'the eval id is printed when it starts (eval-YYYYMMDD-HHMMSS-xxxxxx)');
-    throw err;
-  }
+  const described = await describeWorkflow(client, evalId);
+  if (!described) throw new UserError(`no eval ${evalId} in Temporal`, 'the eval id is printed when it starts (eval-YYYYMMDD-HHMMSS-xxxxxx)');
   if (described.type !== 'evalWorkflow') throw new UserError(`${evalId} is not an eval`, 'the eval id is printed when it starts (eval-YYYYMMDD-HHMMSS-xxxxxx)');
   let done = false;
   const result = handle.result().finally(() => (done = true));

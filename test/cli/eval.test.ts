@@ -99,4 +99,28 @@ describe('harness eval', () => {
     expect(trial.map((q) => q.index)).toEqual([0]);
     expect(trial[0]!.session).not.toBe(source);
   }, 180_000);
+
+  it('does not pay again for an unchanged case with a real model; --no-cache and a changed case run again', async () => {
+    const model = await startScriptedModel({ script: { steps: [{ content: 'hello from the endpoint' }] } });
+    try {
+      const file = suiteFile('cached.jsonl', [hello('unused')]);
+      const run = (extra: string[] = []) => cli([file, '--model', 'test-model', '--json', '--out', path.join(dir, `cached-${Math.random()}.json`), ...extra], { OPENAI_BASE_URL: model.url });
+      const first = await run();
+      expect(first.code, describeResult(first)).toBe(0);
+      expect(model.requests).toHaveLength(1);
+      const second = await run();
+      expect(second.code, describeResult(second)).toBe(0);
+      expect(model.requests).toHaveLength(1);
+      expect(second.errLines[0]).toBe('1 unchanged case(s) taken from the eval cache (--no-cache runs them again)');
+      expect(parseJson<EvalReport>(second)).toMatchObject({ cached_cases: 1, totals: { passed_trials: 1 }, cases: [{ id: 'hello', runs: [{ cached: true }] }] });
+      expect((await run(['--no-cache'])).code).toBe(0);
+      expect(model.requests).toHaveLength(2);
+      // A changed check is a changed case: it runs.
+      suiteFile('cached.jsonl', [{ ...hello('unused'), checks: [{ type: 'contains', value: 'endpoint' }] }]);
+      expect((await run()).code).toBe(0);
+      expect(model.requests).toHaveLength(3);
+    } finally {
+      await model.close();
+    }
+  }, 180_000);
 });
