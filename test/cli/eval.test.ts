@@ -123,4 +123,16 @@ describe('harness eval', () => {
       await model.close();
     }
   }, 180_000);
+
+  it('halves its concurrency when trials are rate limited (429), and still passes them', async () => {
+    const limited = (i: number) => ({ id: `limited-${i}`, input: 'Say hello.', model_script: { steps: [{ fault: { status: 429, times: 1 }, content: `hello ${i}` }] }, checks: [{ type: 'contains', value: 'hello' }] });
+    const file = suiteFile('limited.jsonl', [0, 1, 2, 3].map(limited));
+    const r = await cli([file, '--concurrency', '4', '--json', '--out', path.join(dir, 'limited.json')]);
+    expect(r.code, describeResult(r)).toBe(0);
+    const report = parseJson<EvalReport>(r);
+    expect(report.totals.passed_trials).toBe(4);
+    expect(report.cases.every((c) => c.runs[0]!.rate_limited >= 1)).toBe(true);
+    expect(report.concurrency.lowered).toBeGreaterThanOrEqual(1);
+    expect(report.concurrency.final).toBeLessThan(4);
+  }, 180_000);
 });
