@@ -4,6 +4,7 @@
  */
 import type { CheckResult, EvalCheck, FailureLayer, FailureReason } from './eval';
 import type { ToolCallRecord, TurnResult } from './session';
+import { re2Regex } from './policy/patterns';
 
 /** What checks look at: the result, every call record, and the workspace files they name. */
 export interface TrialFacts {
@@ -25,7 +26,8 @@ export function runCheck(check: EvalCheck, f: TrialFacts): CheckResult {
     case 'not_contains':
       return !answer.toLowerCase().includes(check.value.toLowerCase()) ? ok : fail(`the answer contains "${check.value}"`);
     case 'regex':
-      return new RegExp(check.value).test(answer) ? ok : fail(`the answer does not match /${check.value}/: ${clip(answer)}`);
+      // RE2: linear in the answer, which a model wrote; a backtracking pattern could stall the worker.
+      return re2Regex(check.value).matcher(answer).find() ? ok : fail(`the answer does not match /${check.value}/: ${clip(answer)}`);
     case 'terminated_by':
       return f.result.terminated_by === check.value ? ok : fail(`terminated by ${f.result.terminated_by}`);
     case 'tool_called':

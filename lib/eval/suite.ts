@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { FAILURE_REASONS, type EvalCase, type EvalCheck } from '../../common/eval';
 import { ERROR_TYPES } from '../../common/errors';
 import { ScriptSchema } from '../../scripted/script';
+import { isRe2 } from '../../common/policy/patterns';
 import { UsageError } from '../errors';
 
 /** Largest suite file read (a suite is text: a few MB is thousands of cases). */
@@ -31,17 +32,8 @@ const CheckSchema = z.discriminatedUnion(
   'type',
   [
     z.strictObject({ type: z.enum(['contains', 'not_contains']), value: text }),
-    z.strictObject({
-      type: z.literal('regex'),
-      value: text.refine((v) => {
-        try {
-          new RegExp(v);
-          return true;
-        } catch {
-          return false;
-        }
-      }, 'is not a valid regular expression'),
-    }),
+    // Matched with RE2 (linear time): no lookaround or backreferences.
+    z.strictObject({ type: z.literal('regex'), value: text.refine(isRe2, 'is not a valid RE2 regular expression (no lookaround or backreferences)') }),
     z.strictObject({ type: z.literal('terminated_by'), value: z.enum(['final_answer', 'finish', 'max_steps', 'error_limit', 'repeated_action', 'failed', 'cancelled']) }),
     z.strictObject({ type: z.enum(['tool_called', 'tool_not_called']), name: text }),
     z.strictObject({ type: z.enum(['error_type_seen', 'error_type_not_seen']), value: errorType }),

@@ -43,7 +43,7 @@ describe('harness eval', () => {
     const file = suiteFile('bad.jsonl', [hello('hello'), { id: 'broken', input: 'x', checks: [{ type: 'regex', value: '(' }] }]);
     const r = await cli([file]);
     expect(r.code).toBe(2);
-    expect(r.errLines[0]).toBe(`error: ${file}:2: checks.0.value: is not a valid regular expression`);
+    expect(r.errLines[0]).toBe(`error: ${file}:2: checks.0.value: is not a valid RE2 regular expression (no lookaround or backreferences)`);
     expect(r.errLines[1]).toMatch(/^hint: /);
     expect(stackLines(r.stderr)).toEqual([]);
   }, 60_000);

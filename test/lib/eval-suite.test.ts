@@ -14,6 +14,7 @@ describe('suite files', () => {
     const bad = JSON.stringify({ id: 'b', input: 'x', checks: [{ type: 'contains' }] });
     expect(() => parseSuite(`${ok}\n\n${bad}\n`, 'evals/x.jsonl')).toThrow(/^evals\/x\.jsonl:3: checks\.0\.value: /);
     expect(() => parseSuite(`${ok}\n{not json`, 's.jsonl')).toThrow(/^s\.jsonl:2: invalid JSON/);
+    expect(() => parseSuite(JSON.stringify({ id: 'r', input: 'x', checks: [{ type: 'regex', value: '(?=x)' }] }), 's.jsonl')).toThrow(/^s\.jsonl:1: checks\.0\.value: is not a valid RE2/);
     expect(() => parseSuite(JSON.stringify({ id: 'c', input: 'x', checks: [{ type: 'sparkles' }] }), 's.jsonl')).toThrow(/^s\.jsonl:1: checks\.0(\.type)?: expected a check/);
     expect(() => parseSuite(JSON.stringify({ id: 'd', input: 'x', fixtures: { '../etc/passwd': 'x' } }), 's.jsonl')).toThrow(/^s\.jsonl:1: fixtures.*inside the workspace/);
     expect(() => parseSuite(JSON.stringify({ id: 'e', input: 'x', surprise: 1 }), 's.jsonl')).toThrow(/^s\.jsonl:1: .*surprise/);
@@ -70,6 +71,9 @@ describe('checks and attribution', () => {
     expect(passed({ type: 'contains', value: 'readme' })).toBe(true);
     expect(passed({ type: 'not_contains', value: 'secret' })).toBe(true);
     expect(passed({ type: 'regex', value: '^The' })).toBe(true);
+    // RE2: a pattern that backtracks exponentially in JavaScript answers at once here.
+    const evil = runCheck({ type: 'regex', value: '^(a+)+$' }, { ...f, result: { ...f.result, answer: `${'a'.repeat(5000)}!` } });
+    expect(evil.passed).toBe(false);
     expect(passed({ type: 'terminated_by', value: 'finish' })).toBe(false);
     expect(passed({ type: 'tool_called', name: 'read_file' })).toBe(true);
     expect(passed({ type: 'tool_not_called', name: 'read_file' })).toBe(false);
