@@ -266,6 +266,8 @@ export interface TurnResume {
   step: number;
   usage: Usage;
   modelCalls: number;
+  /** Model call attempts beyond the first so far. */
+  retriedAttempts?: number;
   failedSteps: number;
   lastContent: string;
   repeat: { last: string; count: number; warned: boolean };
@@ -309,7 +311,7 @@ export interface TurnResult {
   /** Set when the turn discovered the MCP tools again (a server said its list changed). */
   mcpTools?: McpToolSet;
   error?: string;
-  /** Model call attempts beyond the first (retries) in the turn's last run. */
+  /** Model call attempts beyond the first (retries), over every run of the turn. */
   retriedAttempts?: number;
 }
 

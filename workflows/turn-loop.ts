@@ -110,8 +110,8 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
   const repeat = new RepeatGuard(limits.repeatLimit, r?.repeat);
   let usage = r?.usage ?? NO_USAGE;
   let modelCalls = r?.modelCalls ?? 0;
-  // Attempts beyond the first of this run's model calls (a rate-limited endpoint shows here).
-  let retriedAttempts = 0;
+  // Attempts beyond the first of the turn's model calls (a rate-limited endpoint shows here).
+  let retriedAttempts = r?.retriedAttempts ?? 0;
   let failedSteps = r?.failedSteps ?? 0;
   let lastContent = r?.lastContent ?? '';
   const conversation = startConversation(input, opts);
@@ -265,6 +265,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
       step: next,
       usage,
       modelCalls,
+      ...(retriedAttempts ? { retriedAttempts } : {}),
       failedSteps,
       lastContent,
       repeat: repeat.state(),

@@ -32,6 +32,8 @@ describe('model errors', () => {
         expect(r.terminated_by).toBe('final_answer');
         expect(r.answer).toBe('Third time lucky. HARNESS_OK');
         expect(r.steps).toBe(1);
+        // The turn counts the attempts beyond the first (an eval lowers its concurrency on them).
+        expect(r.retriedAttempts).toBe(2);
 
         const mine = server.requests.filter((q) => q.session === sessionId);
         expect(mine.map((q) => [q.index, q.status])).toEqual([
