@@ -302,7 +302,7 @@ describe('continuous export (what `harness dev` runs with OTEL_EXPORTER_OTLP_END
 
       const session = newSessionId('cli-otlp-dev');
       const script = writeScript(scratch, { steps: [{ tool_calls: [{ name: 'get_current_time', arguments: {} }] }, { content: 'HARNESS_OK' }] });
-      const run = await runCli(['run', '--policy', 'auto', '--model', `scripted:${script}`, '--session', session, '--json', 'what time is it'], { env: devEnv, cwd: scratch, timeoutMs: 120_000 });
+      const run = await runCli(['run', '--model', `scripted:${script}`, '--session', session, '--json', 'what time is it'], { env: devEnv, cwd: scratch, timeoutMs: 120_000 });
       expect(run.code, describeResult(run)).toBe(0);
 
       const spans = await phoenixSpans(traceId(session), 6);

@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newSessionId, scriptedConfig, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
+import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, removeTempDirs, runCli, stackLines, tempDir } from '../support/cli';
 
 let h: TestHarness;
@@ -93,5 +93,24 @@ describe('harness trace', () => {
       expect(stackLines(r.stderr)).toEqual([]);
       expect(r.stdout).toBe('');
     }
+  });
+
+  it('under the default policy: the asked call, its approval (who) and the denied call are in the story', async () => {
+    const id = newSessionId('cli-trace-default');
+    const script = {
+      steps: [
+        { tool_calls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'a\n' } }] },
+        { tool_calls: [{ name: 'read_file', arguments: { path: '../outside.txt' } }] },
+        { content: 'Done. HARNESS_OK' },
+      ],
+    };
+    const done = await h.finishApproving(id, scriptedConfig(script, {}, DEFAULT_POLICY), 'write a.txt');
+    expect(done.asked).toHaveLength(1);
+    const r = await cli([done.turnId]);
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(r.stdout).toMatch(/approval approved by \S+ at /);
+    expect(r.stdout).toContain('PERMISSION_DENIED');
+    const spans = (await cli([done.turnId, '--json'])).stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; output: Record<string, unknown> | null });
+    expect(spans.find((s) => s.type === 'approval')?.output).toMatchObject({ approved: true, by: expect.stringMatching(/^harness-cli |@/) });
   });
 });
