@@ -10,7 +10,8 @@ import { isBlobArg, type PendingMessage } from '../common/conversation';
 import type { ForkSpec, ForkWrite, ModelSpec, SessionConfig, TurnInput } from '../common/session';
 import { UserError } from './errors';
 import { loadTrace } from './trace';
-import { fetchRuns } from './trace/runs';
+import { fetchRuns, type Run } from './trace/runs';
+import type { BuiltSpan } from './trace/types';
 import { callsBefore } from './trace/before-step';
 
 /** What a fork changes of the recorded turn. */
@@ -30,6 +31,8 @@ export interface ForkPlan {
   kept: { steps: number; modelCalls: number; toolCalls: number };
   /** Calls before the step whose effects the fork's workspace does not have, in words. */
   notRestored: string[];
+  /** What the plan was read from (the turn's runs and trace), for callers that need more of it. */
+  record: { runs: Run[]; spans: BuiltSpan[] };
 }
 
 /** Calls with effects outside the files the record holds: the fork cannot redo them. */
@@ -44,22 +47,23 @@ export async function planFork(client: Client, turnId: string, step: number, edi
   const input = (started?.kind === 'started' ? started.input : undefined) as TurnInput | undefined;
   if (!input?.config) throw new UserError(`the history of ${turnId} holds no turn input`, 'is it a turn of this harness?');
 
-  // The model call of the step: what it carried is the conversation before the step.
-  const calls: { step: number; input: ModelCallRecord }[] = [];
+  // The model call of the step (its first attempt's schedule): what it carried is the
+  // conversation before the step.
+  let at: ModelCallRecord | undefined;
+  let last = 0;
   for (const run of runs) {
     for (const e of run.events) {
-      if (e.kind === 'scheduled' && e.activityType === 'callModel') {
-        const i = e.input as ModelCallRecord;
-        if (typeof i?.step === 'number' && !calls.some((c) => c.step === i.step)) calls.push({ step: i.step, input: i });
-      }
+      if (e.kind !== 'scheduled' || e.activityType !== 'callModel') continue;
+      const i = e.input as ModelCallRecord;
+      if (typeof i?.step !== 'number') continue;
+      last = Math.max(last, i.step);
+      if (i.step === step) at ??= i;
     }
   }
-  const at = calls.find((c) => c.step === step);
   if (!at) {
-    const last = Math.max(0, ...calls.map((c) => c.step));
     throw new UserError(`turn ${turnId} has no step ${step}`, last ? `it made model calls at steps 1–${last}: fork at one of them` : 'it made no model call');
   }
-  if (!at.input.conversation) {
+  if (!at.conversation) {
     throw new UserError(`turn ${turnId} was recorded before the message store and cannot be forked`, 'fork a turn recorded by this version');
   }
 
@@ -97,17 +101,23 @@ export async function planFork(client: Client, turnId: string, step: number, edi
   const script = config.model.provider === 'scripted' ? config.model.script : undefined;
   const spec: ForkSpec = {
     from: { sessionId: input.sessionId, turnId, step },
-    conversation: { head: at.input.conversation.head, pending: at.input.conversation.pending },
+    conversation: { head: at.conversation.head, pending: at.conversation.pending },
     ...(edits.message !== undefined ? { editMessage: edits.message } : {}),
     writes,
     userMessage: edits.message ?? input.userMessage,
     memory,
     sessionRules: input.sessionRules ?? [],
-    modelCallBase: at.input.callIndex ?? 0,
+    modelCallBase: at.callIndex ?? 0,
     // A recorded script kept in the source's store is copied with the conversation.
     ...(isBlobArg(script) ? { copyBlobs: [script.$blob] } : {}),
   };
-  return { config, spec, kept: { steps: step - 1, modelCalls, toolCalls: before.filter((c) => c.span.type === 'tool_call').length }, notRestored };
+  return {
+    config,
+    spec,
+    kept: { steps: step - 1, modelCalls, toolCalls: before.filter((c) => c.span.type === 'tool_call').length },
+    notRestored,
+    record: { runs, spans: trace.spans },
+  };
 }
 
 /** What the input of a recorded model call holds that a fork reads. */

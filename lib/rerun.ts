@@ -12,14 +12,13 @@ import { callDigest } from '../common/digest';
 import type { RecordedDecision, RerunReport, TurnResult } from '../common/session';
 import { UsageError, UserError } from './errors';
 import { planFork, type ForkPlan } from './fork';
-import { loadTrace } from './trace';
-import { fetchRuns } from './trace/runs';
+import type { BuiltSpan } from './trace/types';
 
 /** Plans a rerun of `turnId`; the workspace seed is `workspace` (a folder) or the source session's workspace as it is now. */
 export async function planRerun(client: Client, turnId: string, opts: { workspace?: string } = {}): Promise<ForkPlan> {
+  // The fork's plan read the turn's runs and trace once: the result and decisions come from them.
   const plan = await planFork(client, turnId, 1);
-  const runs = await fetchRuns(client, turnId);
-  const closed = runs.at(-1)?.events.find((e) => e.kind === 'closed');
+  const closed = plan.record.runs.at(-1)?.events.find((e) => e.kind === 'closed');
   if (!closed) throw new UserError(`turn ${turnId} is still running`, 'rerun it once it has ended');
   const result = (closed.kind === 'closed' ? closed.result : undefined) as TurnResult | undefined;
   if (!result?.conversation) {
@@ -28,14 +27,13 @@ export async function planRerun(client: Client, turnId: string, opts: { workspac
   const seed = opts.workspace ? { dir: folder(opts.workspace) } : { session: plan.spec.from.sessionId };
   return {
     ...plan,
-    spec: { ...plan.spec, modelCallBase: 0, writes: [], replay: { conversation: result.conversation, decisions: await recordedDecisions(client, turnId) }, seed },
+    spec: { ...plan.spec, modelCallBase: 0, writes: [], replay: { conversation: result.conversation, decisions: recordedDecisions(plan.record.spans, turnId) }, seed },
     notRestored: [],
   };
 }
 
 /** The human decisions of a recorded turn, by the digest of the call decided. */
-async function recordedDecisions(client: Client, turnId: string): Promise<RecordedDecision[]> {
-  const { spans } = await loadTrace(client, turnId);
+function recordedDecisions(spans: BuiltSpan[], turnId: string): RecordedDecision[] {
   const calls = new Map(spans.map((s) => [s.span.span_id, s]));
   const out: RecordedDecision[] = [];
   for (const { span } of spans) {

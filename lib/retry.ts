@@ -12,7 +12,8 @@ import { UserError } from './errors';
 import { decodePayload, failureText, type HistoryEvent } from './trace/events';
 import { loadTrace, TURN_ID } from './trace';
 import { callsBefore } from './trace/before-step';
-import { describeWorkflow } from './workflow-runs';
+import { describeWorkflow, workflowRuns } from './workflow-runs';
+import { decodeRuns, type Run } from './trace/runs';
 
 /** Where a retry resets the turn and what it keeps. */
 export interface RetryPlan {
@@ -37,17 +38,18 @@ export interface RetryPlan {
 export async function planRetry(client: Client, turnId: string): Promise<RetryPlan> {
   const m = TURN_ID.exec(turnId);
   if (!m) throw new UserError(`${turnId} is not a turn id`, 'a turn id is <session>/turn-N (see `harness status <session>`)', 2);
-  const handle = client.workflow.getHandle(turnId);
   const desc = await describeWorkflow(client, turnId);
   if (!desc) throw new UserError(`no turn ${turnId} in Temporal`, '`harness status <session>` names its turns; Temporal keeps histories for its retention period');
   const status = desc.status.name;
   if (status === 'RUNNING') throw new UserError(`turn ${turnId} is still running`, `follow it with \`harness status ${m[1]}\`; retry is for a turn that failed`);
   if (status === 'CANCELLED') throw new UserError(`turn ${turnId} was cancelled`, `send a new message with \`harness run --session ${m[1]} "<task>"\``);
-  const history = await handle.fetchHistory();
-  const events = (history.events ?? []) as HistoryEvent[];
+  // Every run of the turn, fetched once: the last one's raw events place the reset, all of them
+  // (decoded) tell what the steps before it did.
+  const raw = await workflowRuns(client, turnId);
+  const events = (raw.find((r) => r.runId === desc.runId)?.history.events ?? []) as HistoryEvent[];
   let point: { eventId: number; step: number; why: string };
   if (status === 'COMPLETED') {
-    const result = (await handle.result()) as TurnResult;
+    const result = decodePayload(events.at(-1)?.workflowExecutionCompletedEventAttributes?.result?.payloads?.[0]) as TurnResult;
     if (result.terminated_by !== 'failed') {
       throw new UserError(
         `turn ${turnId} ended with ${result.terminated_by}, not a failure: there is nothing to retry`,
@@ -58,7 +60,7 @@ export async function planRetry(client: Client, turnId: string): Promise<RetryPl
   } else {
     point = lastWorkflowTask(events, status.toLowerCase().replace('_', ' '));
   }
-  const kept = await keptBefore(client, turnId, point.step);
+  const kept = await keptBefore(client, turnId, decodeRuns(turnId, raw), point.step);
   return {
     turnId,
     sessionId: m[1]!,
@@ -147,8 +149,8 @@ function firstWorkflowTask(events: HistoryEvent[]): number {
 }
 
 /** What the steps before `step` did, from the trace of the turn (every run of it). */
-async function keptBefore(client: Client, turnId: string, step: number): Promise<RetryPlan['kept']> {
-  const before = callsBefore((await loadTrace(client, turnId)).spans, step);
+async function keptBefore(client: Client, turnId: string, runs: Run[], step: number): Promise<RetryPlan['kept']> {
+  const before = callsBefore((await loadTrace(client, turnId, { runs })).spans, step);
   return {
     steps: step - 1,
     modelCalls: before.filter((c) => c.span.type === 'llm_call' && c.span.status === 'ok').length,

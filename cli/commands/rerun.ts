@@ -60,7 +60,7 @@ export function registerRerun(program: Command, ctx: CliContext): void {
       if (o.json) printJson({ session_id: sessionId, turn_id: turn, ...(result ? { terminated_by: result.terminated_by, steps: result.steps } : {}), rerun: report ?? null });
       else if (report) process.stdout.write(`${rerunLines(turnId, report).map((l) => escapeForTerminal(l)).join('\n')}\n`);
       else say(`the comparison did not arrive within ${COMPARE_WAIT_MS / 1000} s; see it later with \`harness status ${sessionId} --json\``);
-      process.exitCode = report?.diverged ? EXIT.error : report ? EXIT.ok : EXIT.error;
+      process.exitCode = report && !report.diverged ? EXIT.ok : EXIT.error;
       if (!o.liveAfter || !report?.diverged) return;
 
       // Live from the step after the divergence: the rerun's results so far, then the recorded model.

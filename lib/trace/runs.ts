@@ -1,5 +1,6 @@
 /** Every run of a workflow id, oldest first, with its events decoded for the trace. */
 import type { Client } from '@temporalio/client';
+import type { History } from '@temporalio/common/lib/proto-utils';
 import { workflowRuns } from '../workflow-runs';
 import { decodeEvents, type HistoryEvent, type TraceEvent } from './events';
 
@@ -20,7 +21,12 @@ export interface Run {
  * reset is left out: the run made by the reset holds its history up to the reset point again.
  */
 export async function fetchRuns(client: Client, workflowId: string): Promise<Run[]> {
-  const all = (await workflowRuns(client, workflowId)).map(({ runId, history }) => ({ runId, history, resetFrom: resetBase(history.events as HistoryEvent[]) }));
+  return decodeRuns(workflowId, await workflowRuns(client, workflowId));
+}
+
+/** The runs of fetched histories (as fetchRuns gives them), for a caller that also reads the raw events. */
+export function decodeRuns(workflowId: string, raw: { runId: string; history: History }[]): Run[] {
+  const all = raw.map(({ runId, history }) => ({ runId, history, resetFrom: resetBase(history.events as HistoryEvent[]) }));
   const reset = new Set(all.map((r) => r.resetFrom).filter(Boolean));
   return all.filter((r) => !reset.has(r.runId)).map(({ runId, history, resetFrom }) => {
     const events = decodeEvents((history.events ?? []) as HistoryEvent[]);
