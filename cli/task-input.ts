@@ -22,12 +22,19 @@ export async function readTask(arg: string | undefined, file: string | undefined
   return text;
 }
 
+/**
+ * A text file of at most MAX_MESSAGE_BYTES; `what` names it in the error. A large file is refused
+ * without reading it: its UTF-8 text is at least as long as its bytes. Read errors are thrown as is.
+ */
+export function readBoundedText(file: string, what: string): string {
+  const size = statSync(file).size;
+  if (size > MAX_MESSAGE_BYTES) tooLarge(what, size);
+  return readFileSync(file, 'utf8');
+}
+
 function readTaskFile(file: string): string {
   try {
-    // Refuse a large file without reading it: its UTF-8 text is at least as long as its bytes.
-    const size = statSync(file).size;
-    if (size > MAX_MESSAGE_BYTES) tooLarge(`the task in ${file}`, size);
-    return readFileSync(file, 'utf8');
+    return readBoundedText(file, `the task in ${file}`);
   } catch (err) {
     if (err instanceof UsageError) throw err;
     throw new UsageError(`cannot read --file ${file}: ${(err as Error).message.split('\n')[0]}`, 'check the path (relative paths start at the working directory)');

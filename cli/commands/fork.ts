@@ -1,12 +1,11 @@
 /** `harness fork <turn-id> --at-step N`: a new session that goes on with a recorded turn from step N. */
-import { readFileSync, statSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { modelSpec } from '../../lib/config';
 import { UsageError } from '../../lib/errors';
 import { planFork, type ForkEdits } from '../../lib/fork';
 import { checkMessage, requireWorker } from '../../lib/session-client';
 import { startForked } from '../../lib/fork-start';
-import { MAX_MESSAGE_BYTES } from '../../workflows/definitions';
+import { readBoundedText } from '../task-input';
 import type { CliContext } from '../context';
 import { escapeForTerminal } from '../escape';
 import { say } from '../output';
@@ -80,15 +79,14 @@ function parseStep(value: string): number {
 }
 
 function readSystem(file: string): string {
-  let size: number;
+  let text: string;
   try {
-    size = statSync(file).size;
-  } catch {
+    text = readBoundedText(file, `the system prompt in ${file}`);
+  } catch (err) {
+    if (err instanceof UsageError) throw err;
     throw new UsageError(`cannot read ${file}`, '--edit-system takes a file holding the new system prompt');
   }
-  if (size > MAX_MESSAGE_BYTES) throw new UsageError(`${file} is ${size} bytes; a system prompt is at most ${MAX_MESSAGE_BYTES / 1024} KiB`);
-  const text = readFileSync(file, 'utf8');
-  if (text.trim() === '') throw new UsageError(`${file} is empty`, 'write the new system prompt in it');
+  checkMessage(text, `the system prompt in ${file}`, 'write the new system prompt in it');
   return text;
 }
 
