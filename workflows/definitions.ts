@@ -5,6 +5,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SessionState, TurnState, SessionStatus, Pending } from '../common/session';
 import type { McpServerStatus } from '../common/mcp';
+import type { EvalProgress } from '../common/eval';
 
 /** A user message for the session. */
 export interface SendMessageInput {
@@ -102,6 +103,9 @@ export interface ApprovalDecisionInput {
  * ids before anything is written, so a stale `approve` changes nothing.
  */
 export const decideApprovalsUpdate = defineUpdate<{ decided: string[] }, [ApprovalDecisionInput]>('decideApprovals');
+
+/** An eval's progress: trials done, passed, failed, running, and its concurrency now. */
+export const evalProgressQuery = defineQuery<EvalProgress>('evalProgress');
 
 /** The turn's own view: running, waiting, or done; the pending question. */
 export const turnStateQuery = defineQuery<TurnState>('turnState');

@@ -6,19 +6,17 @@
  * are the case's scripted answers and approvals, then the checks. Both are durable: a killed
  * CLI or worker loses nothing, and every trial is counted once.
  */
-import { condition, defineQuery, executeChild, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { CaseReport, EvalCase, EvalProgress, EvalReport, TrialReport } from '../common/eval';
+import { condition, executeChild, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { CaseReport, EvalCase, EvalReport, TrialReport } from '../common/eval';
 import { rootCauseMessage } from '../common/errors';
 import type { SessionConfig, TurnInput } from '../common/session';
 import { caseReport, summarize } from '../common/eval-report';
 import { DEFAULT_COMPRESSION } from '../common/context/plan';
 import { turnWorkflow } from './turn';
-import { turnStatusSignal } from './definitions';
+import { evalProgressQuery, turnStatusSignal } from './definitions';
 import { forkResume } from './fork';
 import { discoverActivity, type Activities } from './tool-activities';
 
-/** The eval's progress: cases done, passed, failed, running, the concurrency now. */
-export const evalProgressQuery = defineQuery<EvalProgress>('evalProgress');
 
 export interface EvalInput {
   evalId: string;
@@ -97,8 +95,8 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
   let next = 0;
   while (trials.length < jobs.length) {
     while (next < jobs.length && running < limit) void run(jobs[next++]!);
-    await condition(() => running < limit || trials.length === jobs.length);
-    if (next >= jobs.length) await condition(() => trials.length === jobs.length);
+    // Until a slot frees for the next job, or (all started) the last trial is in.
+    await condition(() => (next < jobs.length && running < limit) || trials.length === jobs.length);
   }
   const cases: CaseReport[] = input.cases.map((c) => caseReport(c, trials.filter((t) => t.case_id === c.id)));
   return {

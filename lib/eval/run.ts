@@ -9,6 +9,7 @@ import type { Client } from '@temporalio/client';
 import type { EvalProgress, EvalReport } from '../../common/eval';
 import type { SessionConfig } from '../../common/session';
 import type { EvalInput } from '../../workflows/eval';
+import { evalProgressQuery } from '../../workflows/definitions';
 import { UsageError, UserError } from '../errors';
 import type { Suite } from './suite';
 import { describeWorkflow } from '../workflow-runs';
@@ -71,7 +72,7 @@ export async function followEval(client: Client, evalId: string, onProgress: (p:
   result.catch(() => undefined);
   while (!done) {
     try {
-      onProgress((await handle.query('evalProgress')) as EvalProgress);
+      onProgress(await handle.query(evalProgressQuery));
     } catch {
       // A query that found no worker or raced the close: the next poll (or the result) tells.
     }
