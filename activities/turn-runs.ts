@@ -4,7 +4,8 @@
  * its result through the worker's own client instead, heartbeating while the run goes on.
  */
 import { Context } from '@temporalio/activity';
-import type { TurnResult } from '../common/session';
+import type { TurnResult, TurnState } from '../common/session';
+import { turnStateQuery, turnStatusSignal } from '../workflows/definitions';
 import { rootCauseMessage } from '../common/errors';
 
 export interface AwaitTurnRunInput {
@@ -43,6 +44,7 @@ export async function awaitTurnRun(input: AwaitTurnRunInput): Promise<AwaitTurnR
     ctx.heartbeat();
     await ctx.sleep(POLL_MS);
   }
+  await tellWaiting(input.workflowId, runId);
   const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
   try {
     // result() follows the run's continue-as-new chain to the turn's end.
@@ -51,5 +53,25 @@ export async function awaitTurnRun(input: AwaitTurnRunInput): Promise<AwaitTurnR
     return { runId, problem: rootCauseMessage(err) };
   } finally {
     clearInterval(beat);
+  }
+}
+
+/**
+ * A reset run that replays up to a wait (an approval, a question) waits again without telling
+ * its session: it told it before the reset. The session (this activity's workflow) is told now,
+ * from the turn's own state, so `harness status` shows the wait.
+ */
+async function tellWaiting(workflowId: string, runId: string): Promise<void> {
+  const ctx = Context.current();
+  const session = ctx.info.workflowExecution?.workflowId;
+  if (!session) return;
+  try {
+    const ts = (await ctx.client.workflow.getHandle(workflowId, runId).query(turnStateQuery)) as TurnState;
+    if (ts.status !== 'waiting_for_approval' && ts.status !== 'waiting_for_user') return;
+    await ctx.client.workflow
+      .getHandle(session)
+      .signal(turnStatusSignal, { turnId: workflowId, status: ts.status, ...(ts.pending ? { pending: ts.pending } : {}) });
+  } catch {
+    // The run is not answering queries yet or already ended: its next status change tells.
   }
 }

@@ -6,8 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { TurnResult, TurnState } from '../common/session';
-import { turnStateQuery, turnStatusSignal } from '../workflows/definitions';
+import type { TurnResult } from '../common/session';
 import { UserError } from './errors';
 import { decodePayload, failureText, type HistoryEvent } from './trace/events';
 import { loadTrace, TURN_ID } from './trace';
@@ -87,17 +86,6 @@ export async function resetTurn(client: Client, plan: RetryPlan): Promise<string
     requestId: randomUUID(),
   });
   return res.runId ?? '';
-}
-
-/**
- * A reset run that replays up to a wait (an approval, a question) waits again without telling
- * its session: it told it before the reset. The session's view is set from the turn's own state.
- */
-export async function syncSessionView(client: Client, plan: RetryPlan): Promise<void> {
-  if (!plan.parent) return;
-  const ts = (await client.workflow.getHandle(plan.turnId).query(turnStateQuery)) as TurnState;
-  if (ts.status !== 'waiting_for_approval' && ts.status !== 'waiting_for_user') return;
-  await client.workflow.getHandle(plan.parent).signal(turnStatusSignal, { turnId: plan.turnId, status: ts.status, ...(ts.pending ? { pending: ts.pending } : {}) });
 }
 
 /** The plan in words: from which step, why, and what is not done again. */

@@ -18,7 +18,7 @@ import { freezePolicy } from '../common/policy';
 import { findTemporalCli } from '../lib/temporal-cli';
 import { resolveMcpServers } from '../lib/mcp-config';
 import { DEFAULT_COMPRESSION } from '../common/context/plan';
-import { planRetry, resetTurn, syncSessionView } from '../lib/retry';
+import { planRetry, resetTurn } from '../lib/retry';
 import { retryTurnUpdate } from '../workflows/definitions';
 import { planFork } from '../lib/fork';
 import { planRerun } from '../lib/rerun';
@@ -146,7 +146,6 @@ async function main(): Promise<void> {
     const plan = await planRetry(client, r1.turnId);
     await client.workflow.getHandle(retrySession).executeUpdate(retryTurnUpdate, { args: [{ turn: plan.turn, runId: plan.runId }] });
     await resetTurn(client, plan);
-    await syncSessionView(client, plan);
     const retried = await waitForTurn(client, r1.turnId);
     if (retried.kind !== 'done' || retried.result.terminated_by !== 'final_answer') throw new Error(`the retried turn did not finish: ${JSON.stringify(retried)}`);
     await waitForState(client, retrySession, (s) => s.status === 'idle', 30_000);

@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { UserError } from '../../lib/errors';
-import { planRetry, resetTurn, retryWords, syncSessionView } from '../../lib/retry';
+import { planRetry, resetTurn, retryWords } from '../../lib/retry';
 import { requireWorker } from '../../lib/session-client';
 import { retryTurnUpdate } from '../../workflows/definitions';
 import type { CliContext } from '../context';
@@ -39,7 +39,6 @@ export function registerRetry(program: Command, ctx: CliContext): void {
         }
       }
       const runId = await resetTurn(client, plan);
-      await syncSessionView(client, plan);
       // Words on stderr; with --json, stdout holds one object: the plan (--no-wait) or the turn's result.
       say(escapeForTerminal(retryWords(plan)));
       if (!o.wait) {
