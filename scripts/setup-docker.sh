@@ -98,3 +98,7 @@ else
   # debootstrap and chroot need root.
   as_root env "HARNESS_SANDBOX_IMAGE=$IMAGE" bash sandbox/build-rootfs.sh
 fi
+
+# Test only: the sandbox image plus strace, which the policy's differential test traces
+# commands in (quick when the image is up to date with the sandbox image).
+bash sandbox/build-trace-image.sh
