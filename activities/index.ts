@@ -27,6 +27,7 @@ import { isBlobArg, type BlobArg } from '../common/conversation';
 import { ScriptedHost } from './scripted-host';
 import { createToolExecutor } from './tools/executor';
 import { workerServices } from './tools/net-guard';
+import { ownPortLookup } from './tools/own-ports';
 import path from 'node:path';
 import { rm } from 'node:fs/promises';
 import { appliedWritesDir } from './tools/applied-writes';
@@ -85,6 +86,7 @@ export function createActivities(deps: ActivityDeps) {
     sandboxes: (sessionId) => sandboxes.get(sessionId),
     skills: (sessionId) => skills.catalog(sessionId),
     workerServices: workerServices(deps.env),
+    ownPorts: ownPortLookup({ home: deps.home }),
   });
   const clients = new Map<string, ModelClient>();
   const failpoint = failpoints(deps.env, deps.home);

@@ -7,9 +7,12 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseScript } from '../scripted/script';
 import { startScriptedModel, type ScriptedModelServer } from '../scripted/server';
+import { registerOwnPort } from './tools/own-ports';
 
 export class ScriptedHost {
   private server: Promise<ScriptedModelServer> | undefined;
+  /** Removes the server's port from the worker's own ports once it is closed. */
+  private forget: (() => void) | undefined;
   private readonly known = new Set<string>();
 
   constructor(private readonly home: string) {}
@@ -39,11 +42,18 @@ export class ScriptedHost {
   }
 
   async close(): Promise<void> {
-    if (this.server) await (await this.server).close();
+    if (!this.server) return;
+    const server = await this.server;
+    await server.close();
+    this.forget?.();
   }
 
   private start(): Promise<ScriptedModelServer> {
-    this.server ??= startScriptedModel({ host: '127.0.0.1', port: 0 });
+    // Registered as the worker's own, so http_request never reaches it (its scripts drive tool calls).
+    this.server ??= startScriptedModel({ host: '127.0.0.1', port: 0 }).then((server) => {
+      this.forget = registerOwnPort(server.port, 'scripted model server');
+      return server;
+    });
     return this.server;
   }
 

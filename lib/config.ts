@@ -8,6 +8,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { DEFAULT_LIMITS, type Limits, type ModelSpec, type SessionConfig } from '../common/session';
 import { loadScript, ScriptError } from '../scripted/script';
+import { allowPrivateHostSchema } from '../common/allow-hosts';
 import { parsePolicy, policySchema, POLICY_MODES, type Policy } from '../common/policy/schema';
 import type { McpServerSpec } from '../common/mcp';
 import { freezePolicy } from '../common/policy';
@@ -61,8 +62,8 @@ export const FileConfigSchema = z
       .optional(),
     /** Extra skill folders (relative to the config file), beside the project's skills/. */
     skills: z.object({ folders: z.array(z.string().min(1)) }).strict().optional(),
-    /** What http_request may reach beyond the public internet: `host` or `host:port` entries whose private or loopback addresses are allowed. */
-    network: z.object({ allowPrivateHosts: z.array(z.string().min(1).max(255)).max(100) }).strict().optional(),
+    /** What http_request may reach beyond the public internet: `host:port` entries, each opening one port of a private or loopback host. */
+    network: z.object({ allowPrivateHosts: z.array(allowPrivateHostSchema).max(100) }).strict().optional(),
     /** MCP servers whose tools join the session's (see README "MCP servers"). */
     mcpServers: mcpServersSchema.optional(),
   })
@@ -102,7 +103,9 @@ export function loadFileConfig(explicit: string | undefined, env: NodeJS.Process
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = issue.path.length ? issue.path.join('.') : '(root)';
-    throw new UsageError(`${file}: ${field}: ${issue.message}`, 'fix the field or remove it; see README "Configuration"');
+    // A refinement may say how to fix its field (see common/allow-hosts.ts).
+    const hint = issue.code === 'custom' && typeof issue.params?.hint === 'string' ? issue.params.hint : 'fix the field or remove it; see README "Configuration"';
+    throw new UsageError(`${file}: ${field}: ${issue.message}`, hint);
   }
   if (!named) {
     const sensitive = sensitiveSettings(parsed.data);

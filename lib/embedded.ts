@@ -64,9 +64,12 @@ export function devServerArgs(s: TemporalSettings, home: string, opts: { headles
     '--log-level',
     'warn',
     ...DEV_SERVER_TUNING,
-    // Pinned rather than random, so the worker knows to keep http_request away from it.
+    // Pinned rather than random, so the worker knows to keep http_request away from them even
+    // where it cannot list the server's ports (no /proc; see activities/tools/own-ports.ts).
     '--http-port',
     String(s.httpPort),
+    '--metrics-port',
+    String(s.metricsPort),
     ...(opts.headless ? ['--headless'] : ['--ui-port', String(s.uiPort)]),
   ];
 }

@@ -2,7 +2,7 @@
  * Where Temporal is and how to connect: TEMPORAL_ADDRESS (a cluster) or the embedded dev
  * server on 127.0.0.1. Namespace, TLS and API key come from the environment.
  */
-import { defaultHttpPort, defaultUiPort } from '../common/ports';
+import { defaultHttpPort, defaultMetricsPort, defaultUiPort } from '../common/ports';
 import { readFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,14 +21,17 @@ export interface TemporalSettings {
   uiPort: number;
   /** The embedded server's HTTP API (kept out of reach of http_request like the others). */
   httpPort: number;
+  /** The embedded server's /metrics (pinned for the same reason). */
+  metricsPort: number;
   tls?: { clientCertPair?: { crt: Buffer; key: Buffer }; serverNameOverride?: string } | true;
   apiKey?: string;
 }
 
 /**
  * Reads the settings from the environment (TEMPORAL_*, HARNESS_TASK_QUEUE, HARNESS_EMBEDDED_PORT,
- * HARNESS_UI_PORT). A bad value is a UsageError naming the variable; callers read the settings
- * only when a command needs them, so `--help` works whatever the environment says.
+ * HARNESS_UI_PORT, HARNESS_HTTP_PORT, HARNESS_METRICS_PORT). A bad value is a UsageError naming
+ * the variable; callers read the settings only when a command needs them, so `--help` works
+ * whatever the environment says.
  */
 export function temporalSettings(env: NodeJS.ProcessEnv = process.env): TemporalSettings {
   const embeddedPort = portVariable(env, 'HARNESS_EMBEDDED_PORT') ?? 7233;
@@ -37,6 +40,7 @@ export function temporalSettings(env: NodeJS.ProcessEnv = process.env): Temporal
     throw new UsageError(`HARNESS_EMBEDDED_PORT=${embeddedPort} leaves no room for the Web UI on port + 1000`, 'set HARNESS_UI_PORT to a free port as well');
   }
   const httpPort = portVariable(env, 'HARNESS_HTTP_PORT') ?? defaultHttpPort(uiPort);
+  const metricsPort = portVariable(env, 'HARNESS_METRICS_PORT') ?? defaultMetricsPort(uiPort, httpPort);
   const apiKey = env.TEMPORAL_API_KEY || undefined;
   let tls: TemporalSettings['tls'];
   const cert = env.TEMPORAL_TLS_CERT || undefined;
@@ -61,6 +65,7 @@ export function temporalSettings(env: NodeJS.ProcessEnv = process.env): Temporal
     embeddedPort,
     uiPort,
     httpPort,
+    metricsPort,
     ...(tls ? { tls } : {}),
     ...(apiKey ? { apiKey } : {}),
   };

@@ -8,6 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { PGlite, type Extension } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { lockDataDir, type LockMethod } from './lock';
+import { registerOwnPort } from '../tools/own-ports';
 
 // A subpath export: moduleResolution node10 cannot type it, Node's require resolves it.
 const { pg_trgm } = require('@electric-sql/pglite/contrib/pg_trgm') as { pg_trgm: Extension };
@@ -52,6 +53,8 @@ export async function startEmbeddedPostgres(opts: {
     throw err;
   }
   const port = Number(server.getServerConn().split(':').pop());
+  // The worker's own: http_request never reaches it, whatever a session allows.
+  const forget = registerOwnPort(port, 'memory database (embedded PGlite)');
   let closed = false;
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
@@ -61,6 +64,7 @@ export async function startEmbeddedPostgres(opts: {
       closed = true;
       try {
         await server.stop();
+        forget();
         await db.close();
       } finally {
         // Only once the database is flushed and closed may another process open the folder.

@@ -27,6 +27,7 @@ import { appliedRef } from './applied-writes';
 import { listFiles, readFile, writeFile } from './files';
 import { httpRequest } from './http';
 import type { ServiceAddress } from './net-guard';
+import type { OwnPortLookup } from './own-ports';
 import { runShell } from './shell';
 import { getCurrentTime } from './time';
 import { ensureWorkspace, sessionWorkspace, WorkspaceError } from './workspace';
@@ -40,6 +41,8 @@ export interface ToolExecutorDeps {
   workspaceMaxBytes?: number;
   /** The worker's own services (Temporal, its UI, the memory database): http_request never reaches them. */
   workerServices?: ServiceAddress[];
+  /** The worker's own listening ports (default: this process's tree, see own-ports.ts): never reached either. */
+  ownPorts?: OwnPortLookup;
   /** The sandbox of a session (run_shell); absent means run_shell reports SANDBOX_UNAVAILABLE. */
   sandboxes?: (sessionId: string) => Sandbox;
   /** The skills a session can use (use_skill); absent means none. */
@@ -58,7 +61,7 @@ export interface ToolExecutionRequest {
   /** The turn and the harness-assigned call id: together they name this call for idempotency. */
   turnId?: string;
   callId?: string;
-  /** Hosts (`host` or `host:port`) whose private or loopback addresses http_request may reach. */
+  /** `host:port` entries whose private or loopback addresses http_request may reach on that port. */
   allowPrivateHosts?: string[];
 }
 
@@ -117,7 +120,12 @@ export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
         return runShell(sandbox, args, { callKey: ctx.callKey, workspace: await ctx.workspace(), workspaceMaxBytes: deps.workspaceMaxBytes });
       }),
       handler(httpRequestTool, (args, ctx) =>
-        httpRequest(args, { maxBytes: deps.httpMaxBytes, allowPrivateHosts: ctx.allowPrivateHosts, workerServices: deps.workerServices ?? [] }),
+        httpRequest(args, {
+          maxBytes: deps.httpMaxBytes,
+          allowPrivateHosts: ctx.allowPrivateHosts,
+          workerServices: deps.workerServices ?? [],
+          ...(deps.ownPorts ? { ownPorts: deps.ownPorts } : {}),
+        }),
       ),
       handler(useSkillTool, (args, ctx) => useSkill(ctx.skills(), args)),
       handler(rememberLongtermTool, async (args, ctx) => {

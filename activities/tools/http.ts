@@ -17,6 +17,7 @@ import { toolError, toolOk } from '../../common/errors';
 import type { ToolResult } from '../../common/types';
 import { utf8Prefix } from './files';
 import { AddressDeniedError, checkAddress, guardedLookup, systemResolver, type NetPolicy, type Resolver, type ServiceAddress } from './net-guard';
+import { ownPortLookup, type OwnPortLookup } from './own-ports';
 
 /** Validated arguments of http_request. */
 export type HttpRequestArgs = z.infer<typeof httpRequestTool.parameters>;
@@ -25,13 +26,18 @@ export type HttpRequestArgs = z.infer<typeof httpRequestTool.parameters>;
 export interface HttpOptions {
   maxBytes?: number;
   defaultTimeoutMs?: number;
-  /** Hosts (`host` or `host:port`) whose private or loopback addresses may be reached. */
+  /** `host:port` entries whose private or loopback addresses may be reached on that port. */
   allowPrivateHosts?: readonly string[];
   /** The worker's own services: refused even for allowed hosts. */
   workerServices?: readonly ServiceAddress[];
+  /** The ports this process (and what it started) listens on: refused even when allowed (default: read from /proc). */
+  ownPorts?: OwnPortLookup;
   /** Name resolution (default: the system resolver). */
   resolver?: Resolver;
 }
+
+// The process tree of this process; the worker passes one that also knows its embedded server.
+const processOwnPorts = ownPortLookup();
 
 /** Default body cap in bytes. */
 export const DEFAULT_HTTP_MAX_BYTES = 100_000;
@@ -89,6 +95,7 @@ export async function httpRequest(args: HttpRequestArgs, opts: HttpOptions = {})
   const policy: NetPolicy = {
     allowPrivateHosts: opts.allowPrivateHosts ?? [],
     services: opts.workerServices ?? [],
+    ownPorts: opts.ownPorts ?? processOwnPorts,
     resolver: opts.resolver ?? systemResolver,
   };
   const timeoutMs = args.timeout_ms ?? opts.defaultTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
@@ -264,9 +271,10 @@ function pickHeaders(headers: http.IncomingHttpHeaders): Record<string, string> 
 function denied(url: URL, err: AddressDeniedError): ToolResult {
   const message = `http_request to ${url.host} refused: ${err.message}`;
   if (!err.allowable) return toolError('PERMISSION_DENIED', message, { suggestion: 'this address is never reachable from http_request; do without it' });
-  const entry = url.port ? `"${url.hostname}" (or "${url.host}" for this port only)` : `"${url.hostname}"`;
+  // An allowance names one port: the URL's, written out even where the URL leaves it implicit.
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
   return toolError('PERMISSION_DENIED', message, {
-    suggestion: `private, loopback and link-local addresses are blocked; if the user trusts this host they can add ${entry} to network.allowPrivateHosts in harness.config.json`,
+    suggestion: `private, loopback and link-local addresses are blocked; if the user trusts this service they can add "${url.hostname}:${port}" (host and port) to network.allowPrivateHosts in harness.config.json`,
   });
 }
 

@@ -3,15 +3,18 @@
  * it), and the worker sits next to things a page must not reach: the Temporal server (whose HTTP
  * API lists every session), cloud metadata endpoints, the memory database, the LAN. So private,
  * loopback, link-local and other special-purpose addresses are refused unless the session's
- * config names the host in `network.allowPrivateHosts`, and the worker's own services are refused
- * always. The check runs on the address the socket actually connects to (see guardedLookup), so
- * a DNS answer cannot change between the check and the connect.
+ * config names the host and its port in `network.allowPrivateHosts` (one port, never a whole
+ * host), and the worker's own services and listening ports are refused always. The check runs
+ * on the address the socket actually connects to (see guardedLookup), so a DNS answer cannot
+ * change between the check and the connect.
  */
-import { defaultHttpPort, defaultUiPort } from '../../common/ports';
+import { parseHostEntry, urlHostname } from '../../common/allow-hosts';
+import { defaultHttpPort, defaultMetricsPort, defaultUiPort } from '../../common/ports';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import type { OwnPortLookup } from './own-ports';
 
 /** A service of the worker itself (Temporal, its UI, the memory database): never reachable from http_request. */
 export interface ServiceAddress {
@@ -29,10 +32,12 @@ export const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all:
 
 /** What the guard needs for one request. */
 export interface NetPolicy {
-  /** Hosts (`host` or `host:port`) whose private or loopback addresses may be reached. */
+  /** `host:port` entries whose private or loopback addresses may be reached on that port (portless entries open nothing). */
   allowPrivateHosts: readonly string[];
   /** The worker's own services, refused whatever is allowed. */
   services: readonly ServiceAddress[];
+  /** The ports this machine's worker listens on itself (own-ports.ts), refused on every local address whatever is allowed. */
+  ownPorts: OwnPortLookup;
   resolver: Resolver;
 }
 
@@ -184,32 +189,15 @@ function isThisMachine(address: string): boolean {
   return Object.values(networkInterfaces()).some((list) => (list ?? []).some((i) => normaliseAddress(i.address) === a));
 }
 
-/** The URL-normalised form of a host (lower case, IPv4 forms made dotted, IPv6 in brackets), or undefined. */
-function urlHostname(host: string): string | undefined {
-  const bracketed = isIP(host) === 6 ? `[${host}]` : host;
-  try {
-    return new URL(`http://${bracketed}/`).hostname;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Parses an allowPrivateHosts entry: `host`, `host:port`, `[v6]`, `[v6]:port` or a bare IPv6 address. */
-function parseHostEntry(entry: string): { host: string; port?: number } | undefined {
-  const text = entry.trim();
-  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
-  const hostPort = /^([^:]+):(\d+)$/.exec(text);
-  const [rawHost, rawPort] = bracketed ? [bracketed[1], bracketed[2]] : hostPort ? [hostPort[1], hostPort[2]] : [text, undefined];
-  const host = urlHostname(rawHost);
-  if (!host) return undefined;
-  return rawPort === undefined ? { host } : { host, port: Number(rawPort) };
-}
-
-/** True when `hostname` (as the URL parser gives it) and port match an entry of allowPrivateHosts. */
+/**
+ * True when `hostname` (as the URL parser gives it) and port match a `host:port` entry of
+ * allowPrivateHosts. An entry without a port matches nothing: the config refuses those, and a
+ * session started before that rule must not keep every port of a host open.
+ */
 export function hostAllowed(entries: readonly string[], hostname: string, port: number): boolean {
   return entries.some((entry) => {
     const e = parseHostEntry(entry);
-    return e !== undefined && e.host === hostname && (e.port === undefined || e.port === port);
+    return e !== undefined && e.port !== undefined && e.host === hostname && e.port === port;
   });
 }
 
@@ -240,6 +228,9 @@ export async function checkAddress(policy: NetPolicy, hostname: string, address:
   if (service) {
     throw new AddressDeniedError(address, `the worker's own ${service.name} on port ${port}`, false);
   }
+  // A listener bound to 0.0.0.0 answers on every local address, so the port is refused on all of them.
+  const own = isThisMachine(address) ? await policy.ownPorts(port) : undefined;
+  if (own) throw new AddressDeniedError(address, `the worker's own ${own} on port ${port}`, false);
   if (hostAllowed(policy.allowPrivateHosts, hostname, port)) return;
   const why = classifyAddress(address);
   if (why) throw new AddressDeniedError(address, why, true);
@@ -279,24 +270,43 @@ export function guardedLookup(policy: NetPolicy, hostname: string, port: number)
 }
 
 /**
- * The worker's own services from its environment: TEMPORAL_ADDRESS, the embedded dev server and
- * its Web UI (HARNESS_EMBEDDED_PORT / HARNESS_UI_PORT, defaults as in lib/temporal.ts) and the
- * host:port of DATABASE_URL.
+ * The worker's own services from its environment: TEMPORAL_ADDRESS, the embedded dev server,
+ * its Web UI, HTTP API and metrics (HARNESS_EMBEDDED_PORT, HARNESS_UI_PORT, HARNESS_HTTP_PORT,
+ * HARNESS_METRICS_PORT, defaults as in lib/temporal.ts), the host:port of DATABASE_URL and the
+ * OTLP receiver turns are exported to (it holds every exported trace). Listed by address, so
+ * remote ones count too; local ports are also found by own-ports.ts.
  */
 export function workerServices(env: Record<string, string | undefined>): ServiceAddress[] {
   const embeddedPort = Number(env.HARNESS_EMBEDDED_PORT || 7233);
   const uiPort = Number(env.HARNESS_UI_PORT || defaultUiPort(embeddedPort));
   const httpPort = Number(env.HARNESS_HTTP_PORT || defaultHttpPort(uiPort));
+  const metricsPort = Number(env.HARNESS_METRICS_PORT || defaultMetricsPort(uiPort, httpPort));
   const services: ServiceAddress[] = [
     { host: '127.0.0.1', port: embeddedPort, name: 'Temporal server' },
     { host: '127.0.0.1', port: uiPort, name: 'Temporal Web UI' },
     { host: '127.0.0.1', port: httpPort, name: 'Temporal HTTP API' },
+    { host: '127.0.0.1', port: metricsPort, name: 'Temporal metrics' },
   ];
   const temporal = env.TEMPORAL_ADDRESS ? parseHostEntry(env.TEMPORAL_ADDRESS) : undefined;
   if (temporal) services.push({ host: temporal.host, port: temporal.port ?? 7233, name: 'Temporal server' });
   const db = env.DATABASE_URL ? databaseHost(env.DATABASE_URL) : undefined;
   if (db) services.push({ host: db.host, port: db.port ?? 5432, name: 'memory database' });
+  for (const name of ['OTEL_EXPORTER_OTLP_ENDPOINT', 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']) {
+    const receiver = env[name]?.trim() ? httpHost(env[name]!.trim()) : undefined;
+    if (receiver) services.push({ ...receiver, name: 'trace receiver (OTLP)' });
+  }
   return services;
+}
+
+/** host and port (scheme default when absent) of an http(s) URL, or undefined when it is not one. */
+function httpHost(text: string): { host: string; port: number } | undefined {
+  try {
+    const url = new URL(text);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+    return { host: url.hostname, port: url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80 };
+  } catch {
+    return undefined;
+  }
 }
 
 /** host and port of a postgres:// URL (postgres: is not a special scheme, so its host is normalised here). */

@@ -76,7 +76,7 @@ describe('config files found in the working directory', () => {
     ['allow rules', { policy: { rules: [{ tool: 'run_shell', decision: 'allow' }] } }, /allow rule/],
     ['no default rules', { policy: { defaults: false } }, /policy\.defaults false/],
     ['skill folders', { skills: { folders: ['/root/.ssh'] } }, /skills\.folders/],
-    ['private hosts', { network: { allowPrivateHosts: ['169.254.169.254'] } }, /allowPrivateHosts/],
+    ['private hosts', { network: { allowPrivateHosts: ['169.254.169.254:80'] } }, /allowPrivateHosts/],
     ['a memory namespace', { memory: { namespace: 'other-project' } }, /memory\.namespace/],
   ])('refuses one that sets %s unless trusted, naming the setting and how to trust it', (_what, config, named) => {
     const dir = dirWith(config);
@@ -125,5 +125,46 @@ describe('config files found in the working directory', () => {
     expect(err).toBeInstanceOf(UsageError);
     expect((err as Error).message).toMatch(/invalid JSON/);
     expect((err as UsageError).hint).toMatch(/JSON syntax/);
+  });
+});
+
+describe('network.allowPrivateHosts', () => {
+  const named = (dir: string) => ({ model: 'm', config: path.join(dir, 'harness.config.json') });
+  const failure = (config: unknown): UsageError => {
+    const dir = dirWith(config);
+    try {
+      resolveSessionConfig(named(dir), {}, dir);
+    } catch (e) {
+      return e as UsageError;
+    }
+    throw new Error('expected a usage error');
+  };
+
+  it.each([
+    ['a loopback address', '127.0.0.1', '"127.0.0.1:8080"'],
+    ['localhost', 'localhost', '"localhost:8080"'],
+    ['the metadata address', '169.254.169.254', '"169.254.169.254:8080"'],
+    ['a LAN address', '192.168.1.10', '"192.168.1.10:8080"'],
+    ['a name that may resolve to a private address later', 'nas.lan', '"nas.lan:8080"'],
+    ['a bracketed IPv6 loopback', '[::1]', '"[::1]:8080"'],
+    ['a bare IPv6 loopback', '::1', '"[::1]:8080"'],
+  ])('refuses %s without a port, naming the field, with a hint that names its port', (_what, entry, example) => {
+    const err = failure({ network: { allowPrivateHosts: ['10.0.0.1:80', entry] } });
+    expect(err).toBeInstanceOf(UsageError);
+    expect(err.message).toContain(`network.allowPrivateHosts.1: ${JSON.stringify(entry)} names no port`);
+    expect(err.message).not.toContain('\n');
+    expect(err.hint).toBe(`name its port: ${example} (public hosts need no entry)`);
+  });
+
+  it('refuses an entry that is not a host:port, and a port out of range', () => {
+    expect(failure({ network: { allowPrivateHosts: ['http://nas.lan/'] } }).message).toMatch(/allowPrivateHosts\.0: is not a host:port entry/);
+    expect(failure({ network: { allowPrivateHosts: ['nas.lan:0'] } }).message).toMatch(/port 0 is not a TCP port/);
+    expect(failure({ network: { allowPrivateHosts: ['nas.lan:70000'] } }).message).toMatch(/port 70000 is not a TCP port/);
+  });
+
+  it('takes host:port entries as they are written', () => {
+    const entries = ['127.0.0.1:8080', 'localhost:3000', '[::1]:8080', 'nas.lan:443'];
+    const dir = dirWith({ network: { allowPrivateHosts: entries } });
+    expect(resolveSessionConfig(named(dir), {}, dir).network).toEqual({ allowPrivateHosts: entries });
   });
 });

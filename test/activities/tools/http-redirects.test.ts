@@ -1,15 +1,18 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { httpRequest, MAX_HTTP_REDIRECTS } from '../../../activities/tools/http';
+import { httpRequest, MAX_HTTP_REDIRECTS, type HttpOptions } from '../../../activities/tools/http';
 import type { Resolver } from '../../../activities/tools/net-guard';
 
 // A loopback server standing for an allowed host; paths describe the redirect each one sends.
+// It runs in this process, which here plays that host rather than the worker (the worker's own
+// ports are tested in http-guard.test.ts).
 let server: http.Server;
 let port: number;
 let base: string;
 let seen: string[] = [];
-const LOCAL = { allowPrivateHosts: ['127.0.0.1'] };
+const notTheWorkers: HttpOptions['ownPorts'] = () => Promise.resolve(undefined);
+const LOCAL: HttpOptions = { allowPrivateHosts: [], ownPorts: notTheWorkers };
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
@@ -57,6 +60,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
   base = `http://127.0.0.1:${port}`;
+  LOCAL.allowPrivateHosts = [`127.0.0.1:${port}`];
 });
 
 afterAll(async () => {
@@ -94,7 +98,7 @@ describe('httpRequest redirects', () => {
     ['another port', '/other-port', () => `http://127.0.0.1:${port + 1}/final`],
     ['another scheme', '/other-scheme', () => `https://127.0.0.1:${port}/final`],
   ])('returns a redirect to %s unfollowed, telling the model to request the new URL itself', async (_what, path, target) => {
-    const r = await httpRequest({ url: `${base}${path}` }, { allowPrivateHosts: ['127.0.0.1', 'localhost'] });
+    const r = await httpRequest({ url: `${base}${path}` }, { ...LOCAL, allowPrivateHosts: [`127.0.0.1:${port}`, `localhost:${port}`] });
     expect(r).toMatchObject({ ok: false, error_type: 'HTTP_ERROR', recoverable: true, result: { status: 302, headers: { location: target() } } });
     expect(r.message).toBe(`HTTP 302 Found: redirect to ${target()} not followed: it is on another origin than ${base}`);
     expect(r.suggestion).toBe(`call http_request again with url ${target()} to follow it`);
@@ -115,7 +119,7 @@ describe('httpRequest redirects', () => {
       hostname === 'app.test' ? Promise.resolve([{ address: answers.shift() ?? '10.1.2.3', family: 4 }]) : Promise.reject(new Error(`unknown ${hostname}`));
     const r = await httpRequest(
       { url: `http://app.test:${port}/relative` },
-      { resolver, allowPrivateHosts: ['app.test'], workerServices: [{ host: '10.1.2.3', port, name: 'Temporal server' }] },
+      { ...LOCAL, resolver, allowPrivateHosts: [`app.test:${port}`], workerServices: [{ host: '10.1.2.3', port, name: 'Temporal server' }] },
     );
     expect(r).toMatchObject({ ok: false, error_type: 'PERMISSION_DENIED' });
     expect(r.message).toBe(`http_request to app.test:${port} refused: app.test resolves to 10.1.2.3, the worker's own Temporal server on port ${port}`);

@@ -2,13 +2,16 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as zlib from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { httpRequest } from '../../../activities/tools/http';
+import { httpRequest, type HttpOptions } from '../../../activities/tools/http';
 
 // Every request in this file goes to this loopback server (or to a closed loopback port), which
-// the address guard refuses unless allowed: these tests allow it and test the rest of the tool.
+// the address guard refuses unless allowed: these tests allow its port and test the rest of the
+// tool. The server runs in this process, which here plays a foreign host rather than the worker
+// (the worker's own ports are tested in http-guard.test.ts).
 let server: http.Server;
 let base: string;
-const LOCAL = { allowPrivateHosts: ['127.0.0.1'] };
+const notTheWorkers: HttpOptions['ownPorts'] = () => Promise.resolve(undefined);
+const LOCAL: HttpOptions = { allowPrivateHosts: [], ownPorts: notTheWorkers };
 
 beforeAll(async () => {
   server = http.createServer((req, res) => {
@@ -57,7 +60,9 @@ beforeAll(async () => {
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const { port } = server.address() as AddressInfo;
+  base = `http://127.0.0.1:${port}`;
+  LOCAL.allowPrivateHosts = [`127.0.0.1:${port}`];
 });
 
 afterAll(async () => {
@@ -114,7 +119,8 @@ describe('httpRequest', () => {
   });
 
   it('reports a refused connection as recoverable HTTP_ERROR with the cause', async () => {
-    const r = await httpRequest({ url: `http://127.0.0.1:${await closedPort()}/` }, LOCAL);
+    const closed = await closedPort();
+    const r = await httpRequest({ url: `http://127.0.0.1:${closed}/` }, { ...LOCAL, allowPrivateHosts: [`127.0.0.1:${closed}`] });
     expect(r).toMatchObject({ ok: false, error_type: 'HTTP_ERROR', recoverable: true });
     expect(r.message).toContain('ECONNREFUSED');
   });
