@@ -27,7 +27,7 @@ import { renderTrace } from '../lib/trace/render';
 import { workflowRuns } from '../lib/workflow-runs';
 import { planFork } from '../lib/fork';
 import { startForked } from '../lib/fork-start';
-import { escapeForTerminal } from '../cli/escape';
+import { escapeForTerminal } from '../lib/terminal/escape';
 import { fmt, median, percentile } from './stats';
 
 const STEPS = Number(process.env.BENCH_STEPS ?? 1000);

@@ -20,7 +20,8 @@ import { registerSkills } from './commands/skills';
 import { registerMcp } from './commands/mcp';
 import { registerTrust } from './commands/trust';
 import { registerTrace } from './commands/trace';
-import { EXIT } from './output';
+import { escapeForTerminal } from '../lib/terminal/escape';
+import { EXIT, say } from './output';
 
 /** Builds the command tree. */
 export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
@@ -69,13 +70,16 @@ function report(err: unknown): number {
   if (err instanceof CommanderError) {
     // --help and --version end with a "clean" CommanderError.
     if (err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.help') return EXIT.ok;
-    process.stderr.write(`error: ${err.message.replace(/^error: /, '')}\nhint: see \`harness --help\` or \`harness <command> --help\`\n`);
+    say(`error: ${err.message.replace(/^error: /, '')}`);
+    say('hint: see `harness --help` or `harness <command> --help`');
     return EXIT.usage;
   }
   if (err instanceof UserError) {
-    process.stderr.write(`error: ${err.message}\n${err.hint ? `hint: ${err.hint}\n` : ''}`);
+    // One line, whatever the message carries (a model's or a tool's text, a file's name).
+    say(`error: ${escapeForTerminal(err.message)}`);
+    if (err.hint) say(`hint: ${err.hint}`);
     return err.exitCode;
   }
-  process.stderr.write(`unexpected error (a bug; please report it):\n${(err as Error)?.stack ?? String(err)}\n`);
+  say(`unexpected error (a bug; please report it):\n${(err as Error)?.stack ?? String(err)}`);
   return EXIT.error;
 }

@@ -1,19 +1,45 @@
-/** How the CLI speaks: results on stdout (JSON with --json), progress and notes on stderr. */
+/**
+ * How the CLI speaks: results on stdout (JSON with --json), progress and notes on stderr. Every
+ * writer here escapes what it is given (lib/terminal): commands pass text from models, tools,
+ * servers and files straight in, and nothing they print can drive the terminal.
+ */
 import type { Usage } from '../common/types';
 import type { Pending, PendingApproval, TurnResult, TurnState } from '../common/session';
-import { escapeForTerminal } from './escape';
+import { escapeForTerminal } from '../lib/terminal/escape';
+import { Control, type Text } from '../lib/terminal/text';
+import { writeErr, writeErrLine, writeJson, writeJsonLines, writeOut } from '../lib/terminal/write';
 
 /** Exit codes of the CLI contract. */
 export const EXIT = { ok: 0, error: 1, usage: 2, waiting: 3 } as const;
 
 /** A line for a person, on stderr so stdout stays machine-readable. */
-export function say(line: string): void {
-  process.stderr.write(`${line}\n`);
+export function say(line: Text): void {
+  writeErrLine(line);
 }
 
-/** One JSON document on stdout. */
+/** A prompt on stderr, without a line end: the person types after it. */
+export function prompt(text: Text): void {
+  writeErr(text);
+}
+
+/** A progress line on stderr redrawn in place (a terminal only): back to the line's start, no line end. */
+export function sayInPlace(line: Text): void {
+  writeErr([Control.carriageReturn, line]);
+}
+
+/** A result for a person on stdout (one line or several), with a line end. */
+export function print(text: Text): void {
+  writeOut([text, '\n']);
+}
+
+/** One JSON document on stdout (safe on a terminal: see escapeJsonForTerminal). */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  writeJson(value);
+}
+
+/** One JSON document per line on stdout (`--json` streams of spans). */
+export function printJsonLines(values: readonly unknown[]): void {
+  writeJsonLines(values);
 }
 
 /** The `run --json` shape of a finished turn. */
@@ -41,7 +67,7 @@ export function usageLine(u: Usage): string {
 
 /** Prints a finished turn for a person (answer on stdout, details on stderr). */
 export function printTurn(r: TurnResult): void {
-  process.stdout.write(`${r.answer}\n`);
+  print(r.answer);
   say(`[${r.turnId}] ${r.terminated_by} after ${r.steps} step${r.steps === 1 ? '' : 's'}, ${usageLine(r.usage)}`);
   if (r.error) say(`error: ${r.error}`);
 }
@@ -59,6 +85,11 @@ export function approvalLine(c: PendingApproval): string {
   const args = c.args as Record<string, unknown>;
   const what = typeof args?.command === 'string' ? args.command : JSON.stringify(c.args);
   return escapeForTerminal(`${c.callId}: ${c.tool} ${what}  [risk ${c.risk}; ${c.rule ? `rule ${c.rule}: ` : ''}${c.reason}]`);
+}
+
+/** What an `--always` granted, as the turn recorded it (the command in it is model text: escaped). */
+export function grantLine(grant: string): string {
+  return escapeForTerminal(`granted for this session: ${grant}`);
 }
 
 /** Lines describing what a turn waits for. */

@@ -15,8 +15,9 @@ import { UserError } from '../lib/errors';
 import { answerQuestion, decideApprovals, waitForTurn } from '../lib/session-client';
 import { seconds, type ModelProgress, type Trouble } from '../lib/wait-progress';
 import type { CliContext } from './context';
-import { escapeForTerminal } from './escape';
-import { approvalLine, EXIT, printJson, printTurn, say, turnExitCode, turnJson, waitingJson } from './output';
+import { escapeForTerminal } from '../lib/terminal/escape';
+import { terminalString } from '../lib/terminal/text';
+import { approvalLine, EXIT, grantLine, print, printJson, printTurn, say, turnExitCode, turnJson, waitingJson } from './output';
 
 /** A person's verdict on one call. */
 export type Verdict = 'yes' | 'no' | 'always';
@@ -104,7 +105,7 @@ export async function driveTurn(client: Client, sessionId: string, turnId: strin
     if (!o.prompter) {
       if (o.json) printJson(waitingJson(sessionId, out.state));
       if (pending.kind === 'question') {
-        if (!o.json) process.stdout.write(`${escapeForTerminal(pending.question, { keepNewlines: true })}\n`);
+        if (!o.json) print(pending.question);
         say(`[${turnId}] waiting for an answer; the session keeps waiting.`);
         say(`answer with: harness answer ${sessionId} "<your answer>"`);
       } else {
@@ -124,12 +125,13 @@ export async function driveTurn(client: Client, sessionId: string, turnId: strin
       for (const call of pending.calls) {
         const verdict = await o.prompter.approve(call);
         // Exactly the call shown: its digest makes the turn refuse anything else.
-        await decideApprovals(client, sessionId, {
+        const { granted } = await decideApprovals(client, sessionId, {
           calls: [{ callId: call.callId, digest: call.digest ?? '' }],
           approve: verdict !== 'no',
           ...(verdict === 'always' ? { always: true } : {}),
           ...(verdict === 'no' ? { reason: 'denied at the terminal' } : {}),
         });
+        for (const g of granted) say(grantLine(g));
       }
     } catch (err) {
       if (err instanceof InputEndedError) throw stillPending(sessionId, pending);
@@ -248,11 +250,12 @@ export function terminalPrompter(json: boolean): Prompter | undefined {
   return linePrompter(async (prompt) => {
     const rl = createInterface({ input: process.stdin, output: process.stderr });
     try {
-      return await rl.question(prompt);
+      // readline writes the prompt itself: escaped here like everything the writers print.
+      return await rl.question(terminalString(prompt));
     } catch (err) {
       // Ctrl-D (end of input) and Ctrl-C at the prompt abort the question: nothing was decided.
       if ((err as { code?: string }).code === 'ABORT_ERR') {
-        process.stderr.write('\n'); // the cursor is still on the prompt line
+        say(''); // the cursor is still on the prompt line
         return undefined;
       }
       throw err;

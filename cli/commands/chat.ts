@@ -7,7 +7,7 @@ import type { CliContext } from '../context';
 import { configFor, configForNew } from '../session-config';
 import { driveTurn, linePrompter, noWorkerHint, workerStarting } from '../wait';
 import { newSessionId, parseSessionId } from '../args';
-import { say } from '../output';
+import { prompt, say } from '../output';
 
 export function registerChat(program: Command, ctx: CliContext): void {
   program
@@ -26,8 +26,8 @@ export function registerChat(program: Command, ctx: CliContext): void {
       let config = await configFor(ctx, client, sessionId, o, early);
       const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: Boolean(process.stdin.isTTY) });
       const lines = rl[Symbol.asyncIterator]();
-      const next = async (prompt: string): Promise<string | undefined> => {
-        if (process.stdin.isTTY) process.stderr.write(prompt);
+      const next = async (text: string): Promise<string | undefined> => {
+        if (process.stdin.isTTY) prompt(text);
         const { value, done } = await lines.next();
         return done ? undefined : String(value).trim();
       };

@@ -19,8 +19,8 @@ import { loadSuite, type Suite } from '../../lib/eval/suite';
 import { UsageError } from '../../lib/errors';
 import { requireWorker } from '../../lib/session-client';
 import type { CliContext } from '../context';
-import { escapeForTerminal } from '../escape';
-import { EXIT, printJson, say } from '../output';
+import { escapeForTerminal } from '../../lib/terminal/escape';
+import { EXIT, print, printJson, say, sayInPlace } from '../output';
 import { noWorkerHint, workerStarting } from '../wait';
 
 interface EvalFlags {
@@ -106,7 +106,7 @@ async function follow(client: Awaited<ReturnType<CliContext['client']>>, evalId:
   let saidAt = 0;
   const report = await followEval(client, evalId, (p) => {
     const line = progressLine(p, Date.now() - t0);
-    if (tty) process.stderr.write(`\r${line}`);
+    if (tty) sayInPlace(line);
     // Elsewhere (CI logs): a line when the count changes, at most every 5 seconds.
     else if (`${p.done}` !== said && Date.now() - saidAt > 5_000) {
       say(line);
@@ -114,7 +114,7 @@ async function follow(client: Awaited<ReturnType<CliContext['client']>>, evalId:
       saidAt = Date.now();
     }
   });
-  if (tty) process.stderr.write('\n');
+  if (tty) say('');
   return report;
 }
 
@@ -126,7 +126,7 @@ function finish(ctx: CliContext, report: EvalReport, o: EvalFlags, base?: EvalRe
   writeFileSync(`${stem}.md`, reportMarkdown(report));
   writeFileSync(`${stem}.html`, reportHtml(report));
   if (o.json) printJson(report);
-  else process.stdout.write(escapeForTerminal(reportMarkdown(report), { keepNewlines: true }));
+  else print(reportMarkdown(report).trimEnd());
   say(`report: ${out} (and .md, .html)`);
   const missed = report.cases.filter((c) => c.expect && (c.expect === 'pass') !== c.passed);
   for (const c of missed) say(`unexpected: ${c.id} was designed to ${c.expect} but ${c.passed ? 'passed' : 'failed'}`);

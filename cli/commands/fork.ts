@@ -7,7 +7,7 @@ import { checkMessage, requireWorker } from '../../lib/session-client';
 import { startForked } from '../../lib/fork-start';
 import { readBoundedText } from '../task-input';
 import type { CliContext } from '../context';
-import { escapeForTerminal } from '../escape';
+import { escapeForTerminal } from '../../lib/terminal/escape';
 import { say } from '../output';
 import { driveTurn, noWorkerHint, terminalPrompter, waitTimeoutOption, workerStarting } from '../wait';
 import { newSessionId, parseMaxSteps, parseSessionId, parseTurnId } from '../args';

@@ -4,10 +4,10 @@ import { answerQuestion, checkMessage, endSession, sessionState } from '../../li
 import { endAndPurge, findPrunable, parseAge, purgeSessions, type Prunable, type PurgeReport } from '../../lib/retention';
 import { UserError } from '../../lib/errors';
 import type { CliContext } from '../context';
-import { pendingLines, printJson, say, usageLine } from '../output';
+import { pendingLines, print, printJson, say, usageLine } from '../output';
 import { followTurn, waitTimeoutOption } from '../wait';
 import { parseLimit, parseSessionId } from '../args';
-import { escapeForTerminal } from '../escape';
+import { escapeForTerminal } from '../../lib/terminal/escape';
 
 export function registerInspect(program: Command, ctx: CliContext): void {
   program
@@ -25,10 +25,11 @@ export function registerInspect(program: Command, ctx: CliContext): void {
       if (s.currentTurnId) lines.push(`current turn: ${s.currentTurnId}`);
       if (s.pending) lines.push(...pendingLines(s.pending).map((l) => `pending ${l}`));
       const mem = Object.keys(s.memory);
-      if (mem.length) lines.push(`working memory: ${mem.join(', ')}`);
-      for (const m of s.mcp ?? []) lines.push(`mcp ${m.server}: ${m.status === 'connected' ? `connected, ${m.tools} tool(s)` : `failed: ${escapeForTerminal(m.error ?? '')}`}`);
+      // Keys the model chose and server names stay on their line (the writer escapes the rest).
+      if (mem.length) lines.push(`working memory: ${escapeForTerminal(mem.join(', '))}`);
+      for (const m of s.mcp ?? []) lines.push(`mcp ${escapeForTerminal(m.server)}: ${m.status === 'connected' ? `connected, ${m.tools} tool(s)` : `failed: ${escapeForTerminal(m.error ?? '')}`}`);
       if (s.lastTurn) lines.push(`last turn ${s.lastTurn.turnId}: ${s.lastTurn.terminated_by} in ${s.lastTurn.steps} step(s) — ${oneLine(s.lastTurn.answer)}`);
-      process.stdout.write(`${lines.join('\n')}\n`);
+      print(lines.join('\n'));
     });
 
   // `sessions prune --json`: without positional options the parent `sessions` would take the
@@ -49,7 +50,7 @@ export function registerInspect(program: Command, ctx: CliContext): void {
       }
       if (o.json) return printJson(rows);
       if (!rows.length) return say('no sessions yet; start one with `harness run "<task>"`');
-      for (const r of rows) process.stdout.write(`${r.session_id}\t${r.status.toLowerCase()}\t${r.started}\n`);
+      for (const r of rows) print(`${r.session_id}\t${r.status.toLowerCase()}\t${r.started}`);
     });
 
   sessions
@@ -88,14 +89,14 @@ export function registerInspect(program: Command, ctx: CliContext): void {
       } else if (found.length === 0) {
         say(`nothing to prune: no session of task queue ${taskQueue} ended before ${before.toISOString()}`);
       } else if (!outcome) {
-        for (const p of found) process.stdout.write(`would purge ${p.sessionId} (${endedLine(p)})\n`);
-        process.stdout.write(`${found.length} session(s) would be purged (dry run: nothing was deleted)\n`);
+        for (const p of found) print(`would purge ${p.sessionId} (${endedLine(p)})`);
+        print(`${found.length} session(s) would be purged (dry run: nothing was deleted)`);
       } else {
         for (const p of found) {
           const report = reportOf.get(p.sessionId);
-          process.stdout.write(`${report ? purgeLines(report).join('\n') : `failed ${p.sessionId}: ${failedOf.get(p.sessionId) ?? 'no report'}`}\n`);
+          print(report ? purgeLines(report).join('\n') : `failed ${p.sessionId}: ${failedOf.get(p.sessionId) ?? 'no report'}`);
         }
-        process.stdout.write(`purged ${outcome.purged.length} of ${found.length} session(s)\n`);
+        print(`purged ${outcome.purged.length} of ${found.length} session(s)`);
       }
       if (outcome?.failed.length) process.exitCode = 1;
     });

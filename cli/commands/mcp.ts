@@ -16,8 +16,8 @@ import { sessionState } from '../../lib/session-client';
 import { refreshMcpToolsUpdate } from '../../workflows/definitions';
 import { parseSessionId } from '../args';
 import type { CliContext } from '../context';
-import { escapeForTerminal } from '../escape';
-import { EXIT, printJson, say } from '../output';
+import { escapeForTerminal } from '../../lib/terminal/escape';
+import { EXIT, print, printJson, say } from '../output';
 
 /** One server as `harness mcp` shows it. */
 interface ServerReport extends McpServerStatus {
@@ -42,7 +42,7 @@ export function registerMcp(program: Command, ctx: CliContext): void {
       if (o.refresh && !o.session) throw new UsageError('--refresh needs --session <id>', 'the config itself is read fresh every time');
       const servers = o.session ? await sessionServers(ctx, o.session, o.refresh === true) : await configServers(ctx, o);
       if (o.json) printJson({ servers });
-      else print(servers);
+      else printServers(servers);
       if (servers.some((s) => s.status === 'failed')) process.exitCode = EXIT.error;
     });
 }
@@ -102,14 +102,14 @@ function toolRow(info: McpToolInfo, spec: McpServerSpec, policy: Policy) {
   return { name: def.name, risk: def.risk, decision: d.decision, ...(hints.length ? { hints } : {}), description: info.description };
 }
 
-function print(servers: Array<McpServerStatus & Partial<ServerReport>>): void {
+function printServers(servers: Array<McpServerStatus & Partial<ServerReport>>): void {
   const clean = (s: string) => escapeForTerminal(s);
   for (const s of servers) {
     const head = s.status === 'connected' ? `connected, ${s.tools} tool${s.tools === 1 ? '' : 's'}` : `failed: ${s.error ?? 'unknown'}`;
-    process.stdout.write(`${clean(s.server)}${s.transport ? ` (${s.transport} ${clean(s.target ?? '')})` : ''}: ${clean(head)}\n`);
+    print(`${clean(s.server)}${s.transport ? ` (${s.transport} ${clean(s.target ?? '')})` : ''}: ${clean(head)}`);
     for (const t of s.toolList ?? []) {
       const hints = t.hints?.length ? ` [${t.hints.join(', ')}]` : '';
-      process.stdout.write(`  ${clean(t.name)}\trisk ${t.risk}\t${t.decision}${hints}\t${clean(t.description.split('\n')[0]!.slice(0, 100))}\n`);
+      print(`  ${clean(t.name)}\trisk ${t.risk}\t${t.decision}${hints}\t${clean(t.description.split('\n')[0]!.slice(0, 100))}`);
     }
     for (const k of s.skipped ?? []) say(`  skipped: ${clean(k)}`);
   }

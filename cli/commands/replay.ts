@@ -5,8 +5,7 @@ import { quietReplayRuntime } from '../../lib/replay';
 import { REPLAY_HINT, replayWorkflows, reportLines } from '../../lib/replay-report';
 import { workflowBundlePath } from '../../workers/worker';
 import type { CliContext } from '../context';
-import { escapeForTerminal } from '../escape';
-import { printJson } from '../output';
+import { print, printJson } from '../output';
 import { parseSessionOrTurnId } from '../args';
 
 export function registerReplay(program: Command, ctx: CliContext): void {
@@ -23,7 +22,7 @@ export function registerReplay(program: Command, ctx: CliContext): void {
       quietReplayRuntime();
       const report = await replayWorkflows(client, id, workflowBundlePath());
       if (o.json) printJson(report);
-      else process.stdout.write(`${reportLines(report).map((l) => escapeForTerminal(l, { keepNewlines: true })).join('\n')}\n`);
+      else print(reportLines(report).join('\n'));
       const bad = report.runs.filter((r) => !r.ok);
       if (!bad.length) return;
       const hint = bad.some((r) => r.divergence) ? REPLAY_HINT : 'the replay itself failed (see above); is the workflow bundle built (`npm run build`)?';

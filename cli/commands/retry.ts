@@ -6,7 +6,7 @@ import { planRetry, resetTurn, retryWords } from '../../lib/retry';
 import { requireWorker } from '../../lib/session-client';
 import { retryTurnUpdate } from '../../workflows/definitions';
 import type { CliContext } from '../context';
-import { escapeForTerminal } from '../escape';
+import { escapeForTerminal } from '../../lib/terminal/escape';
 import { printJson, say } from '../output';
 import { driveTurn, noWorkerHint, terminalPrompter, waitTimeoutOption, workerStarting } from '../wait';
 import { parseTurnId } from '../args';

@@ -9,7 +9,7 @@ import { followTurns } from '../../lib/trace/otlp-follow';
 import { runWorker } from '../../workers/main';
 import type { CliContext } from '../context';
 import { parsePort } from '../args';
-import { say } from '../output';
+import { print, say } from '../output';
 
 export function registerServe(program: Command, ctx: CliContext): void {
   program
@@ -64,7 +64,7 @@ export function registerServe(program: Command, ctx: CliContext): void {
         throw err;
       }
       const server = await startScriptedModel({ script, port: o.port, host: o.host });
-      process.stdout.write(`${server.url}\n`);
+      print(server.url);
       say(`scripted model serving ${o.script} (${script.steps.length} steps) at ${server.url}; point OPENAI_BASE_URL there. Ctrl-C stops it.`);
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);

@@ -2,7 +2,8 @@
 import type { Command } from 'commander';
 import { defaultSkills } from '../../activities';
 import type { CliContext } from '../context';
-import { printJson, say } from '../output';
+import { escapeForTerminal } from '../../lib/terminal/escape';
+import { print, printJson, say } from '../output';
 
 export function registerSkills(program: Command, ctx: CliContext): void {
   program
@@ -12,7 +13,8 @@ export function registerSkills(program: Command, ctx: CliContext): void {
     .action((o: { json?: boolean }) => {
       const { skills, problems } = defaultSkills(ctx.env).catalog();
       if (o.json) return printJson({ skills: skills.map(({ name, description, folder, source }) => ({ name, description, folder, source })), problems });
-      for (const s of skills) process.stdout.write(`${s.name}\t${s.source}\t${s.description}\n`);
+      // One row per skill: what SKILL.md says may not break the columns or the lines.
+      for (const s of skills) print([s.name, s.source, s.description].map((f) => escapeForTerminal(f)).join('\t'));
       if (!skills.length) say('no skills found (add folders with a SKILL.md under skills/ or HARNESS_SKILLS_DIRS)');
       for (const p of problems) say(`skipped: ${p}`);
     });

@@ -3,10 +3,10 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { loadTrace } from '../../lib/trace';
 import { EndpointError, exportedLine, exportSpans, otlpTracesUrl } from '../../lib/trace/otlp';
 import { openMessageStore, type OpenedStore } from '../../lib/trace/payloads';
-import { renderTrace } from '../../lib/trace/render';
+import { traceLines } from '../../lib/trace/render';
 import type { CliContext } from '../context';
-import { escapeForTerminal } from '../escape';
-import { say } from '../output';
+import { escapeForTerminal } from '../../lib/terminal/escape';
+import { print, printJsonLines, say } from '../output';
 import { parseSessionOrTurnId } from '../args';
 
 /** An OTLP/HTTP base URL (http or https), as the traces URL to send to. */
@@ -40,11 +40,12 @@ export function registerTrace(program: Command, ctx: CliContext): void {
           if (!o.json) return;
         }
         if (o.json) {
-          process.stdout.write(trace.spans.map((s) => `${JSON.stringify(s.span)}\n`).join(''));
+          printJsonLines(trace.spans.map((s) => s.span));
           return;
         }
         const color = Boolean(process.stdout.isTTY) && !ctx.env.NO_COLOR && ctx.env.TERM !== 'dumb';
-        process.stdout.write(renderTrace(trace, { full: Boolean(o.full), color, escape: escapeForTerminal }));
+        const lines = traceLines(trace, { full: Boolean(o.full), color, escape: escapeForTerminal });
+        print(lines.flatMap((line, i) => (i ? ['\n', line] : [line]))); // one write, however long the trace
       } finally {
         if (store && 'close' in store) await store.close();
       }

@@ -3,11 +3,12 @@
  * then the model call (attempts, tokens, the calls it asked for or its answer), the compression,
  * and each tool call with the policy's decision, the approval (who, when) and its outcome.
  * `full` adds the payloads under each line. Everything the model, the tools or a person wrote goes
- * through the caller's terminal escaper (the CLI's, cli/escape.ts: lib does not reach up into
- * cli); colours only when asked for (a TTY).
+ * through the caller's escaper first (one line unless the payload has lines), and the result is
+ * Text (lib/terminal/text): colours are our own Controls, only when asked for (a TTY).
  */
 import type { Trace } from './index';
 import type { Span } from './types';
+import { plainString, styled, type Style, type Text } from '../terminal/text';
 
 /** Shows control and invisible characters as visible escapes (`\e`, `\r`, `\u202e` …). */
 export type Escaper = (text: string, opts?: { keepNewlines?: boolean }) => string;
@@ -18,32 +19,33 @@ export interface RenderOptions {
   escape: Escaper;
 }
 
-const CODES = { red: 31, green: 32, yellow: 33, blue: 34, magenta: 35, cyan: 36, dim: 2, bold: 1 } as const;
-type Colour = keyof typeof CODES;
-
-/** The trace as text, ending with a newline. */
-export function renderTrace(trace: Trace, opts: RenderOptions): string {
-  const paint = (c: Colour, s: string) => (opts.color ? `\u001b[${CODES[c]}m${s}\u001b[0m` : s);
+/** The trace as lines of Text for the terminal's writers, colours included when asked for. */
+export function traceLines(trace: Trace, opts: RenderOptions): Text[] {
+  const paint: Paint = (c, s) => (opts.color && s !== '' ? styled(c, s) : s);
   const pen: Pen = { paint, escape: opts.escape };
-  const lines: string[] = [];
+  const lines: Text[] = [];
   if (trace.session) {
     const s = trace.session;
-    lines.push(paint('bold', `session ${opts.escape(trace.sessionId)}`) + `  ${s.status} · ${s.turns} turn${s.turns === 1 ? '' : 's'}${s.runs > 1 ? ` · ${s.runs} runs` : ''}`);
+    lines.push([paint('bold', `session ${opts.escape(trace.sessionId)}`), `  ${s.status} · ${s.turns} turn${s.turns === 1 ? '' : 's'}${s.runs > 1 ? ` · ${s.runs} runs` : ''}`]);
   }
   const depth = new Map<string, number>();
   for (const { span } of trace.spans) {
     const d = span.parent_id === null ? 0 : (depth.get(span.parent_id) ?? 0) + 1;
     depth.set(span.span_id, d);
     const pad = '  '.repeat(d);
-    const line = describe(span, pen);
-    if (line) lines.push(...line.split('\n').map((l) => (pad + l).trimEnd()));
-    for (const l of details(span, opts.full, pen)) lines.push(`${pad}    ${paint('dim', '│')} ${l}`);
+    for (const l of describe(span, pen)) lines.push([pad, l]);
+    for (const l of details(span, opts.full, pen)) lines.push([`${pad}    `, paint('dim', '│'), ' ', l]);
   }
   if (!trace.spans.length) lines.push('no turns yet');
-  return `${lines.join('\n')}\n`;
+  return lines;
 }
 
-type Paint = (c: Colour, s: string) => string;
+/** The trace as plain text (no colours, lines trimmed), ending with a newline. */
+export function renderTrace(trace: Trace, opts: RenderOptions): string {
+  return `${traceLines(trace, { ...opts, color: false }).map((l) => plainString(l).trimEnd()).join('\n')}\n`;
+}
+
+type Paint = (c: Style, s: Text) => Text;
 
 /** How text reaches the terminal: colours, and the escaper for everything from outside. */
 interface Pen {
@@ -67,12 +69,17 @@ function time(iso: unknown): string {
   return typeof iso === 'string' ? iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '';
 }
 
-function statusMark(s: Span, paint: Paint): string {
+function statusMark(s: Span, paint: Paint): Text {
   return s.status === 'ok' ? paint('green', 'ok') : s.status === 'running' ? paint('yellow', 'running') : paint('red', 'error');
 }
 
-/** The line of a span. */
-function describe(s: Span, pen: Pen): string {
+/** Pieces with `sep` between them. */
+function joined(parts: readonly Text[], sep: string): Text[] {
+  return parts.flatMap((p, i) => (i ? [sep, p] : [p]));
+}
+
+/** The lines of a span. */
+function describe(s: Span, pen: Pen): Text[] {
   const { paint } = pen;
   const esc = (t: string) => pen.escape(t);
   const out = (s.output ?? {}) as Record<string, unknown>;
@@ -85,62 +92,62 @@ function describe(s: Span, pen: Pen): string {
       const how = out.terminated_by ? String(out.terminated_by) : String(out.status ?? '');
       const bits = [how, out.steps !== undefined ? `${out.steps} step${out.steps === 1 ? '' : 's'}` : '', usage ? `${usage.total_tokens} tokens` : '', Number(out.runs) > 1 ? `${out.runs} runs` : ''].filter(Boolean);
       const state = s.status === 'running' ? paint('yellow', esc(bits.shift() ?? 'running')) : statusMark(s, paint);
-      const head = `${paint('bold', `turn ${esc(s.name)}`)}  ${[state, ...bits.map(esc)].join(' · ')}  ${dur}`;
-      const rest = [`  ${paint('dim', 'user:')} ${clip(pen, input.user_message)}${input.sent_by ? paint('dim', `  (from ${esc(String(input.sent_by))})`) : ''}`];
-      if (out.pending) rest.push(`  ${paint('yellow', 'waiting:')} ${clip(pen, pendingText(out.pending))}`);
-      if (out.answer !== undefined) rest.push(`  ${paint('dim', 'answer:')} ${clip(pen, out.answer, 200)}`);
-      if (s.error) rest.push(`  ${paint('red', 'error:')} ${clip(pen, s.error, 200)}`);
-      return [head, ...rest].join('\n');
+      const head: Text = [paint('bold', `turn ${esc(s.name)}`), '  ', joined([state, ...bits.map(esc)], ' · '), '  ', dur];
+      const rest: Text[] = [['  ', paint('dim', 'user:'), ' ', clip(pen, input.user_message), input.sent_by ? paint('dim', `  (from ${esc(String(input.sent_by))})`) : '']];
+      if (out.pending) rest.push(['  ', paint('yellow', 'waiting:'), ' ', clip(pen, pendingText(out.pending))]);
+      if (out.answer !== undefined) rest.push(['  ', paint('dim', 'answer:'), ' ', clip(pen, out.answer, 200)]);
+      if (s.error) rest.push(['  ', paint('red', 'error:'), ' ', clip(pen, s.error, 200)]);
+      return [head, ...rest];
     }
     case 'step':
-      return `${paint('cyan', esc(s.name))}  ${s.status === 'running' ? running : dur}${s.status === 'error' ? `  ${paint('red', esc(s.error ?? 'error'))}` : ''}`;
+      return [[paint('cyan', esc(s.name)), '  ', s.status === 'running' ? running : dur, s.status === 'error' ? ['  ', paint('red', esc(s.error ?? 'error'))] : '']];
     case 'llm_call': {
       const attempts = out.attempts as number | null | undefined;
       const usage = out.usage as { total_tokens?: number; prompt_tokens?: number; completion_tokens?: number } | undefined;
       const calls = (out.tool_calls as { name: string }[] | undefined) ?? [];
-      const parts = [`model ${esc(s.name)}`];
+      const parts: Text[] = [`model ${esc(s.name)}`];
       if (attempts) parts.push(attempts > 1 ? paint('yellow', `${attempts} attempts`) : '1 attempt');
       if (out.last_failure) parts.push(paint('yellow', `(before: ${clip(pen, out.last_failure, 80)})`));
       if (usage) parts.push(`${usage.total_tokens} tokens (${usage.prompt_tokens}+${usage.completion_tokens})`);
       if (s.status === 'ok') parts.push(calls.length ? `→ ${calls.map((c) => esc(c.name)).join(', ')}` : `→ answer: ${clip(pen, out.content)}`);
       if (s.status === 'error') parts.push(paint('red', `failed: ${clip(pen, s.error, 160)}`));
       if (s.status === 'running') parts.push(running);
-      return `${parts.join('  ')}  ${dur}`;
+      return [[joined(parts, '  '), '  ', dur]];
     }
     case 'compress': {
-      if (s.status !== 'ok') return `compress  ${s.status === 'running' ? running : paint('red', `failed: ${clip(pen, s.error)}`)}`;
+      if (s.status !== 'ok') return [['compress  ', s.status === 'running' ? running : paint('red', `failed: ${clip(pen, s.error)}`)]];
       const what = [`${out.summarized_messages} message(s) summarised`, `${out.compacted_tool_results} result(s) compacted`, Number(out.truncated_messages) ? `${out.truncated_messages} cut` : ''].filter(Boolean);
-      return `compress  ${out.before_tokens} → ${out.after_tokens} tokens (limit ${out.limit_tokens}; ${what.join(', ')})  ${dur}`;
+      return [[`compress  ${out.before_tokens} → ${out.after_tokens} tokens (limit ${out.limit_tokens}; ${what.join(', ')})  `, dur]];
     }
     case 'tool_call': {
       const policy = input.policy as { decision?: string; rule?: string } | undefined;
-      const parts = [`tool ${paint('bold', esc(s.name))} ${clip(pen, input.args, 80)}`];
+      const parts: Text[] = [['tool ', paint('bold', esc(s.name)), ` ${clip(pen, input.args, 80)}`]];
       if (s.source?.startsWith('mcp:')) parts.push(paint('magenta', `[${esc(s.source)}]`));
-      if (policy?.decision) parts.push(`${policy.decision === 'deny' ? paint('red', 'deny') : policy.decision === 'ask' ? paint('yellow', 'ask') : 'allow'}${policy.rule ? ` (${esc(policy.rule)})` : ''}`);
+      if (policy?.decision) parts.push([policy.decision === 'deny' ? paint('red', 'deny') : policy.decision === 'ask' ? paint('yellow', 'ask') : 'allow', policy.rule ? ` (${esc(policy.rule)})` : '']);
       const exec = out.execution as { kind?: string; attempts?: number } | undefined;
       if (exec?.attempts && exec.attempts > 1) parts.push(paint('yellow', `${exec.attempts} attempts`));
       // No outcome in history yet: running, or waiting its turn (approvals, earlier calls).
       if (s.status === 'running') parts.push(paint('yellow', 'pending'));
       else if (s.status === 'ok') parts.push(paint('green', 'ok'));
       else parts.push(paint('red', clip(pen, s.error, 140)));
-      return `${parts.join('  ')}  ${dur}`;
+      return [[joined(parts, '  '), '  ', dur]];
     }
     case 'approval': {
-      if (s.status === 'running') return `${paint('yellow', 'approval pending')}${input.reason ? `: ${clip(pen, input.reason)}` : ''}`;
-      if (out.timed_out) return `approval ${paint('red', 'timed out')}: nobody decided in time`;
+      if (s.status === 'running') return [[paint('yellow', 'approval pending'), input.reason ? `: ${clip(pen, input.reason)}` : '']];
+      if (out.timed_out) return [['approval ', paint('red', 'timed out'), ': nobody decided in time']];
       const who = out.by ? ` by ${esc(String(out.by))}${out.claimed ? ' (claimed)' : ''}` : '';
       const when = out.at ? ` at ${esc(time(out.at))}` : '';
       const verdict = out.approved ? paint('green', `approved${out.always ? ' (always)' : ''}`) : paint('red', 'denied');
-      return `approval ${verdict}${who}${when}${out.reason ? `: ${clip(pen, out.reason)}` : ''}  ${dur}`;
+      return [['approval ', verdict, `${who}${when}${out.reason ? `: ${clip(pen, out.reason)}` : ''}  `, dur]];
     }
     case 'ask_user': {
       const q = `question${s.source ? ` from ${esc(s.source)}` : ''} ${clip(pen, input.question, 80)}`;
-      if (s.status === 'running') return `${q} → ${paint('yellow', 'waiting for an answer')}`;
-      if (out.timed_out) return `${q} → ${paint('red', 'nobody answered in time')}`;
-      if (out.answer === undefined) return `${q} → ${paint('red', clip(pen, s.error ?? 'no answer'))}`;
+      if (s.status === 'running') return [[q, ' → ', paint('yellow', 'waiting for an answer')]];
+      if (out.timed_out) return [[q, ' → ', paint('red', 'nobody answered in time')]];
+      if (out.answer === undefined) return [[q, ' → ', paint('red', clip(pen, s.error ?? 'no answer'))]];
       const who = out.by ? ` by ${esc(String(out.by))}` : '';
       const when = out.at ? ` at ${esc(time(out.at))}` : '';
-      return `${q} → ${clip(pen, out.answer, 80)}${who}${when}  ${dur}`;
+      return [[`${q} → ${clip(pen, out.answer, 80)}${who}${when}  `, dur]];
     }
   }
 }

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { escapeForTerminal } from '../../cli/escape';
+import { escapeForTerminal, escapeJsonForTerminal } from '../../lib/terminal/escape';
+import { Control, plainString, styled, terminalString } from '../../lib/terminal/text';
+
+/** Every C1 control, U+0080–U+009F (U+009B is CSI, U+009D OSC to a terminal that reads 8-bit controls). */
+const C1 = Array.from({ length: 32 }, (_, i) => String.fromCharCode(0x80 + i)).join('');
+/** Characters a terminal must never receive from text we did not write. */
+// eslint-disable-next-line no-control-regex
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/u;
 
 describe('escapeForTerminal', () => {
   it('shows ANSI escape sequences instead of letting them recolour or move the cursor', () => {
@@ -14,11 +21,55 @@ describe('escapeForTerminal', () => {
     expect(escapeForTerminal('a\u0007b\u0008c\u007fd\u009be')).toBe('a\\x07b\\x08c\\x7fd\\x9be');
     expect(escapeForTerminal('echo \u202eexe.txt')).toBe('echo \\u202eexe.txt');
     expect(escapeForTerminal('x\u200by\ufeffz\u2066w')).toBe('x\\u200by\\ufeffz\\u2066w');
+    expect(escapeForTerminal(C1)).not.toMatch(RAW_CONTROL);
   });
 
-  it('keeps newlines only when asked, and leaves ordinary text (including CJK and emoji) alone', () => {
+  it('defuses OSC sequences: window title, clipboard (52) and links (8)', () => {
+    const osc = '\u001b]0;title\u0007\u001b]52;c;cHduZWQ=\u0007\u001b]8;;https://evil.example\u001b\\link\u001b]8;;\u001b\\\u009d0;t\u009c';
+    expect(escapeForTerminal(osc)).toBe('\\e]0;title\\x07\\e]52;c;cHduZWQ=\\x07\\e]8;;https://evil.example\\e\\link\\e]8;;\\e\\\\x9d0;t\\x9c');
+  });
+
+  it('keeps newlines and tabs only when asked, and leaves ordinary text (including CJK and emoji) alone', () => {
     expect(escapeForTerminal('one\ntwo')).toBe('one\\ntwo');
     expect(escapeForTerminal('one\ntwo', { keepNewlines: true })).toBe('one\ntwo');
+    expect(escapeForTerminal('a\tb')).toBe('a\\tb');
+    expect(escapeForTerminal('a\tb\r\n', { keepNewlines: true, keepTabs: true })).toBe('a\tb\\r\n');
     expect(escapeForTerminal('写一首诗 🎉 café')).toBe('写一首诗 🎉 café');
+  });
+
+  it('is idempotent: escaping escaped text changes nothing (a line escaped early is safe to write)', () => {
+    const once = escapeForTerminal(`\u001b[2J${C1}\u202e`);
+    expect(escapeForTerminal(once)).toBe(once);
+  });
+});
+
+describe('escapeJsonForTerminal', () => {
+  it('escapes what JSON.stringify leaves raw (C1, DEL, bidi, zero-width, separators) and parses back to the same value', () => {
+    const value = { answer: `A${C1}\u007f\u202e\u2066\u200b\u2028\ufeff\u001b[2J\u0007Z`, list: ['\u009b31m', 'ok'], n: 1 };
+    const json = escapeJsonForTerminal(JSON.stringify(value, null, 2));
+    expect(json).not.toMatch(RAW_CONTROL);
+    expect(json).toContain('\\u009b');
+    expect(JSON.parse(json)).toEqual(value);
+  });
+
+  it('leaves ordinary JSON as JSON.stringify wrote it', () => {
+    const json = JSON.stringify({ a: 'café 写 🎉', b: [1, 2] }, null, 2);
+    expect(escapeJsonForTerminal(json)).toBe(json);
+  });
+});
+
+describe('terminal Text', () => {
+  it('escapes every string piece (keeping newlines and tabs) and writes only our own Controls raw', () => {
+    const text = [styled('red', 'error:'), ' ', `bad\u001b]0;x\u0007\tcol\nnext\u009b`, Control.carriageReturn];
+    expect(terminalString(text)).toBe('\u001b[31merror:\u001b[0m bad\\e]0;x\\x07\tcol\nnext\\x9b\r');
+    expect(plainString(text)).toBe('error: bad\\e]0;x\\x07\tcol\nnext\\x9b');
+  });
+
+  it('a string that looks like a Control is still escaped: only Control values pass raw', () => {
+    expect(terminalString(['\u001b[31m', '\r'])).toBe('\\e[31m\\r');
+  });
+
+  it('refuses to be pasted into a template literal, which would lose the difference', () => {
+    expect(() => `${Control.bold as unknown as string}`).toThrow(/not interpolated/);
   });
 });

@@ -21,7 +21,7 @@ import { renderTrace } from '../../lib/trace/render';
 import { readTimeline } from '../../lib/trace/timeline';
 import { buildTurnSpans } from '../../lib/trace/turn-spans';
 import { traceId, type Span } from '../../lib/trace/types';
-import { escapeForTerminal } from '../../cli/escape';
+import { escapeForTerminal } from '../../lib/terminal/escape';
 import { startScriptedModel } from '../../scripted/server';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, scriptedConfig, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
 import { everythingStdio } from '../support/mcp-servers';
