@@ -25,6 +25,26 @@ export default tseslint.config(
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly', __dirname: 'readonly' } },
   },
   {
+    // Terminal safety: what people read goes through the escaping writers (cli/output.ts on
+    // lib/terminal/write.ts), so text from a model, a tool, a server or a file cannot reach the
+    // terminal as escape sequences. Only lib/terminal/write.ts touches the streams itself.
+    files: ['cli/**/*.ts', 'lib/**/*.ts', 'workers/**/*.ts'],
+    ignores: ['lib/terminal/write.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[object.type='MemberExpression'][object.object.name='process'][object.property.name=/^(stdout|stderr)$/][property.name=/^(write|end)$/]",
+          message: 'Print with say/print/printJson (cli/output.ts) or lib/terminal/write.ts: they escape what models, tools and files wrote.',
+        },
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'console', message: 'Print with say/print/printJson (cli/output.ts) or lib/terminal/write.ts: they escape what models, tools and files wrote.' },
+      ],
+    },
+  },
+  {
     files: ['workflows/**/*.ts', 'common/**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {

@@ -13,6 +13,7 @@ import { createHarnessWorker } from '../workers/worker';
 import { McpPool } from '../activities/mcp/pool';
 import { embeddedFiles, spawnDevServer, waitForServer } from './embedded';
 import { temporalSettings } from './temporal';
+import { writeErrLine } from './terminal/write';
 
 /** A TCP port nobody listens on right now. */
 export function freePort(): Promise<number> {
@@ -70,7 +71,7 @@ export function runScript(main: () => Promise<void>): void {
   main().then(
     () => process.exit(0),
     (err) => {
-      console.error(err);
+      writeErrLine(String((err as Error)?.stack ?? err));
       process.exit(1);
     },
   );

@@ -12,9 +12,10 @@ import { serverNotesDir, sweepOrphanServers } from '../activities/mcp/orphans';
 import { createHarnessWorker } from './worker';
 import type { Worker } from '@temporalio/worker';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { writeErrLine } from '../lib/terminal/write';
 
 /** Runs until SIGINT/SIGTERM; writes pid/ready files when asked to (background workers). */
-export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line: string) => void = console.error): Promise<void> {
+export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line: string) => void = writeErrLine): Promise<void> {
   const s = temporalSettings(env);
   const home = harnessHome(env);
   const connection = await connectWorker(s);
