@@ -240,6 +240,8 @@ export interface ApprovalRecord {
   updateId?: string;
   reason?: string;
   always?: boolean;
+  /** The command words an `--always` granted instead of exactly the command shown. */
+  pattern?: string;
   timedOut?: boolean;
   /** Decided by the record a rerun reproduces (the turn id), not by a human now. */
   fromRecord?: string;

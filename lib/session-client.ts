@@ -184,14 +184,21 @@ export interface DecisionRequest {
   approve: boolean;
   reason?: string;
   always?: boolean;
+  /** With `always`: grant commands starting with these words instead of exactly the one shown. */
+  pattern?: string;
 }
 
 /**
  * Decides pending approvals of the session's current turn. Each call goes with the digest of
  * the tool and arguments the caller read, so a call that changed in between is refused.
- * Returns the turn to wait on and the calls decided (for showing what was decided).
+ * Returns the turn to wait on, the calls decided (for showing what was decided) and what an
+ * `--always` granted for the rest of the session, as the turn recorded it.
  */
-export async function decideApprovals(client: Client, sessionId: string, request: DecisionRequest): Promise<{ turnId: string; calls: PendingApproval[] }> {
+export async function decideApprovals(
+  client: Client,
+  sessionId: string,
+  request: DecisionRequest,
+): Promise<{ turnId: string; calls: PendingApproval[]; granted: string[] }> {
   const state = await sessionState(client, sessionId);
   const turnId = state.currentTurnId;
   const notWaiting = (status: string) =>
@@ -216,13 +223,15 @@ export async function decideApprovals(client: Client, sessionId: string, request
     approve: request.approve,
     ...(request.reason ? { reason: request.reason } : {}),
     ...(request.always ? { always: true } : {}),
+    ...(request.always && request.pattern !== undefined ? { pattern: request.pattern } : {}),
   };
+  let granted: string[] = [];
   try {
-    await turn.executeUpdate(decideApprovalsUpdate, { args: [decision] });
+    granted = (await turn.executeUpdate(decideApprovalsUpdate, { args: [decision] })).granted ?? [];
   } catch (err) {
     throw rejected(err, `turn ${turnId}`, `see the pending calls with \`harness status ${sessionId}\``);
   }
-  return { turnId, calls: shown };
+  return { turnId, calls: shown, granted };
 }
 
 /**

@@ -89,8 +89,11 @@ export interface ApprovalDecisionInput {
   calls?: DecidedCall[];
   approve: boolean;
   reason?: string;
-  /** Approve this tool (and command prefix, or host) for the rest of the session. */
+  /** Approve this call for the rest of the session: exactly this command (or host, or tool). */
   always?: boolean;
+  /** With `always`, for a run_shell call: grant programs whose command line starts with these
+   * words (`git commit`) instead of exactly the command shown. */
+  pattern?: string;
   /** Ids without digests, as clients from before approval binding sent them: refused by newer turns. */
   callIds?: string[];
   /** Sent by clients from before approval binding; ignored by newer turns. */
@@ -102,7 +105,14 @@ export interface ApprovalDecisionInput {
  * Approvals are an Update on the turn: the validator rejects unknown or already decided call
  * ids before anything is written, so a stale `approve` changes nothing.
  */
-export const decideApprovalsUpdate = defineUpdate<{ decided: string[] }, [ApprovalDecisionInput]>('decideApprovals');
+export const decideApprovalsUpdate = defineUpdate<ApprovalDecisionResult, [ApprovalDecisionInput]>('decideApprovals');
+
+/** What an approval update did: the calls it decided and, for `--always`, what it granted. */
+export interface ApprovalDecisionResult {
+  decided: string[];
+  /** One line per rule an `--always` added to the session (`run_shell exactly \`…\``). */
+  granted?: string[];
+}
 
 /** An eval's progress: trials done, passed, failed, running, and its concurrency now. */
 export const evalProgressQuery = defineQuery<EvalProgress>('evalProgress');

@@ -134,5 +134,5 @@ export function applyApproval(j: JudgedCall, outcome: ApprovalRecord, policy?: P
     });
     return undefined;
   }
-  return outcome.always ? alwaysRuleFor({ tool: j.def!.name, risk: j.def!.risk, args: j.args as Record<string, unknown> }, policy) : undefined;
+  return outcome.always ? alwaysRuleFor({ tool: j.def!.name, risk: j.def!.risk, args: j.args as Record<string, unknown> }, policy, outcome.pattern) : undefined;
 }

@@ -15,6 +15,8 @@ import {
 import type { ExecuteToolInput, ToolOutcome } from '../common/activity-types';
 import { rootCauseMessage, toolError } from '../common/errors';
 import { parsePolicy } from '../common/policy/schema';
+import { exactPolicy } from '../common/policy/decide';
+import { grantsOf } from './grants';
 import { DEFAULT_LIMITS, type ApprovalRecord, type TurnInput, type TurnResult, type TurnState } from '../common/session';
 import {
   answerUpdate,
@@ -31,6 +33,8 @@ import { RunEvents } from './run-events';
 import { evalDecision } from './eval-humans';
 import { discoverActivity, executeTool, executeToolLocally, mcpActivity, mcpLocalActivity, prepareTurn, storeValue, toolActivity, type Activities } from './tool-activities';
 import { mcpRules } from '../common/mcp-tools';
+import { alwaysPatternProblem } from '../common/policy/always';
+import type { Policy } from '../common/policy/schema';
 import { mcpAnswerQuery, mcpQuestionSignal, questionText, turnRegistry, validateMcpAnswer, type McpQuestion } from './mcp';
 
 /** Runs one turn of a session and returns its result; failures of the model end it as `failed`. */
@@ -42,7 +46,10 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
     retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: limits.modelMaxAttempts },
   });
   // Sessions recorded before the permission policy existed replay without it.
-  const policy = patched('permission-policy') ? (input.config.policy ?? parsePolicy(undefined)) : undefined;
+  const recordedPolicy = patched('permission-policy') ? (input.config.policy ?? parsePolicy(undefined)) : undefined;
+  // Turns recorded before the exact analysis judged with their policy's own version (which let
+  // dash read what the policy parsed as bash); every turn since judges with version 3.
+  const policy = recordedPolicy && patched('policy-exact') ? exactPolicy(recordedPolicy) : recordedPolicy;
   // Turns recorded before local activities ran every tool as a regular activity.
   const localTools = patched('local-fast-tools');
   const { compressContext } = proxyActivities<Activities>({
@@ -122,6 +129,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
           ...(updateId ? { updateId } : {}),
           ...(d.reason ? { reason: d.reason } : {}),
           ...(d.always ? { always: true } : {}),
+          ...(d.always && d.pattern !== undefined ? { pattern: d.pattern } : {}),
         });
       }
       const left = pending.filter((c) => !decisions.has(c.callId));
@@ -129,10 +137,12 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       if (!left.length) state.status = 'running';
       // Keep the session's view in step when only part of the step was decided.
       else if (patched('approvals-partial-notify')) await notifyParent({ turnId: input.turnId, status: 'waiting_for_approval', pending: state.pending! });
-      return { decided: ids };
+      // What each `--always` adds to the session, said back to the person who gave it.
+      const granted = d.always ? grantsOf(pending.filter((c) => ids.includes(c.callId)), policy, d.pattern) : [];
+      return granted.length ? { decided: ids, granted } : { decided: ids };
     },
     {
-      validator: (d) => validateDecision(state.pending, d),
+      validator: (d) => validateDecision(state.pending, d, policy),
     },
   );
 
@@ -315,7 +325,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
 
 
 /** Refuses a decision that does not match what is pending, before anything is written to history. */
-function validateDecision(p: TurnState['pending'], d: ApprovalDecisionInput): void {
+function validateDecision(p: TurnState['pending'], d: ApprovalDecisionInput, policy: Policy | undefined): void {
   if (!p || p.kind !== 'approvals') throw new Error('no approval is pending in this turn');
   if (typeof d?.approve !== 'boolean') throw new Error('approve must be true or false');
   const pendingList = p.calls.map((c) => c.callId).join(', ');
@@ -337,6 +347,15 @@ function validateDecision(p: TurnState['pending'], d: ApprovalDecisionInput): vo
 
 /** Tells the parent session about a wait; a turn started on its own has no parent to tell. */
 async function notifyParent(status: TurnStatusSignal): Promise<void> {
+  if (d.pattern !== undefined) {
+    if (!d.always) throw new Error('a pattern only goes with --always');
+    if (policy?.version !== 3) throw new Error('this turn cannot grant a pattern; approve with --always alone');
+    for (const c of d.calls) {
+      const open = p.calls.find((x) => x.callId === c.callId)!;
+      const problem = typeof d.pattern === 'string' ? alwaysPatternProblem({ tool: open.tool, risk: open.risk, args: open.args as Record<string, unknown> }, d.pattern) : 'the pattern must be text';
+      if (problem) throw new Error(`call ${c.callId}: ${problem}`);
+    }
+  }
   const parent = workflowInfo().parent;
   if (!parent) return;
   await getExternalWorkflowHandle(parent.workflowId).signal(turnStatusSignal, status);

@@ -4,6 +4,9 @@ import Docker from 'dockerode';
 import { BUILD_HINT, DEFAULT_SANDBOX_IMAGE, statusOf, toSandboxError } from './docker-errors';
 
 /** Labels every harness container carries; orphan removal selects on them. */
+/** The whole environment of the sandbox container: nothing from the worker's (API keys) reaches it. */
+export const SANDBOX_ENV: readonly string[] = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/tmp', 'LANG=C.UTF-8'];
+
 export const LABELS = { managed: 'harness.managed', session: 'harness.session', home: 'harness.home' } as const;
 
 /** Resource limits of a sandbox container. */
@@ -58,7 +61,7 @@ export function containerSpec(o: {
     User: o.user,
     WorkingDir: '/workspace',
     // Only these: nothing from the worker's environment (API keys) reaches the sandbox.
-    Env: ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/tmp', 'LANG=C.UTF-8'],
+    Env: [...SANDBOX_ENV],
     Labels: { [LABELS.managed]: 'true', [LABELS.session]: o.sessionId, [LABELS.home]: path.resolve(o.home) },
     NetworkDisabled: true,
     HostConfig: {

@@ -137,7 +137,7 @@ export class DockerSandbox implements Sandbox {
   }
 
   /**
-   * Runs `/bin/sh -c cmd` in /workspace; kills it at timeoutMs. With a key, at most once per
+   * Runs `bash --noprofile --norc -c cmd` (COMMAND_SHELL) in /workspace; kills it at timeoutMs. With a key, at most once per
    * key: a call already claimed is followed (its stored result, or the running command waited
    * for), never started again. Throws SandboxError only; `started` says whether it may have run.
    */

@@ -6,6 +6,25 @@ import Docker from 'dockerode';
 import { EXEC_MOUNT } from './containers';
 
 /**
+ * How every run_shell command runs: exactly the shell and options the policy models
+ * (common/policy/shell.ts parses bash), never a second grammar such as dash's `/bin/sh`. No
+ * profile or rc file, and the variables through which bash reads code or options from the
+ * environment are unset by the wrapper before it starts (the container's environment is fixed,
+ * but an exec must not depend on that).
+ */
+export const COMMAND_SHELL = ['/bin/bash', '--noprofile', '--norc', '-c'] as const;
+
+/** Variables unset before the command's shell starts: code (BASH_ENV, ENV), options (SHELLOPTS,
+ * BASHOPTS, POSIXLY_CORRECT), and what changes how words are read (IFS, CDPATH, GLOBIGNORE). */
+export const SHELL_ENV_UNSET = ['BASH_ENV', 'ENV', 'SHELLOPTS', 'BASHOPTS', 'POSIXLY_CORRECT', 'IFS', 'CDPATH', 'GLOBIGNORE'] as const;
+
+/**
+ * Set for every command: git's read-only commands (`git status` refreshes the index otherwise)
+ * write nothing, as the policy's `readOnly` assumes.
+ */
+export const SHELL_ENV_SET = ['GIT_OPTIONAL_LOCKS=0'] as const;
+
+/**
  * The in-container wrapper: `$1` record id, `$2` timeout in seconds, `$3` the command (a
  * positional argument, never spliced into the script). The wrapper itself carries
  * HARNESS_WRAP=<id>; the command and everything it starts carry HARNESS_EXEC=<id>, so the
@@ -14,10 +33,10 @@ import { EXEC_MOUNT } from './containers';
  * and removed right after, and nothing would watch the disk they kept writing to.
  */
 export const WRAPPER = `d=${EXEC_MOUNT}/$1
-unset HARNESS_WRAP
+unset HARNESS_WRAP ${SHELL_ENV_UNSET.join(' ')}
 HARNESS_EXEC=$1
-export HARNESS_EXEC
-timeout -s KILL "$2" /bin/sh -c "$3" </dev/null >"$d/out" 2>"$d/err"
+export HARNESS_EXEC ${SHELL_ENV_SET.join(' ')}
+timeout -s KILL "$2" ${COMMAND_SHELL.join(' ')} "$3" </dev/null >"$d/out" 2>"$d/err"
 s=$?
 unset HARNESS_EXEC
 n=0

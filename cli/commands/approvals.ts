@@ -5,12 +5,13 @@ import { UsageError } from '../../lib/errors';
 import type { CliContext } from '../context';
 import { followTurn, waitTimeoutOption } from '../wait';
 import { parseSessionId } from '../args';
-import { approvalLine, say } from '../output';
+import { approvalLine, grantLine, say } from '../output';
 
 interface DecideFlags {
   json?: boolean;
   wait: boolean;
-  always?: boolean;
+  /** `true`, or the words the person typed after `--always`. */
+  always?: boolean | string;
   reason?: string;
   waitTimeout: number;
 }
@@ -18,15 +19,18 @@ interface DecideFlags {
 export function registerApprovals(program: Command, ctx: CliContext): void {
   const decide = async (sessionId: string, callId: string | undefined, approve: boolean, o: DecideFlags) => {
     const client = await ctx.client();
-    const { turnId, calls } = await decideApprovals(client, sessionId, {
+    const { turnId, calls, granted } = await decideApprovals(client, sessionId, {
       ...(callId ? { callIds: [callId] } : {}),
       approve,
       ...(o.reason ? { reason: o.reason } : {}),
       ...(o.always ? { always: true } : {}),
+      ...(typeof o.always === 'string' ? { pattern: o.always } : {}),
     });
     const status = approve ? 'approved' : 'denied';
-    // Say exactly what was decided: the person sees what their decision applied to.
+    // Say exactly what was decided: the person sees what their decision applied to, and what
+    // an --always now allows without asking.
     if (!o.json) for (const c of calls) say(`${status} ${approvalLine(c)}`);
+    if (!o.json) for (const g of granted) say(grantLine(g));
     process.exitCode = await followTurn(client, sessionId, turnId, o, status);
   };
 
@@ -35,7 +39,11 @@ export function registerApprovals(program: Command, ctx: CliContext): void {
     .description("Approve a session's pending tool call (default: all pending calls of the step); waits for the turn like `run`")
     .argument('<session>', 'session id', parseSessionId)
     .argument('[callId]', 'the call to approve (see `harness status`)')
-    .option('--always', 'also allow this tool (and command prefix) for the rest of this session')
+    .option(
+      '--always [words]',
+      'also allow it for the rest of this session: exactly this command (or host, or tool); with words, ' +
+        'commands whose program and first arguments are those words (e.g. --always "git commit")',
+    )
     .option('--json', 'print the turn result as JSON')
     .option('--no-wait', 'return as soon as the decision is delivered')
     .addOption(waitTimeoutOption())

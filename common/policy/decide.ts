@@ -3,30 +3,32 @@
  * then config allow rules (a shell command is allowed only when every program in it is), then
  * ask rules, then the mode. Pure and deterministic: it runs inside the turn workflow.
  *
- * Two semantics, chosen by the policy's `version`. Without one (sessions recorded before
+ * Three semantics, chosen by the policy's `version`. Without one (sessions recorded before
  * versions), the legacy default rules, JavaScript patterns and the coverage of that time, so
  * recorded decisions replay unchanged. Version 2: RE2 patterns (linear time), the current
  * default rules, and allow rules that never cover a program whose command assigns variables
  * (or defines functions, or runs arithmetic) or whose words are only known at run time; the
  * read-only skills mount is readable; redirections to /dev/null-like sinks are not shown to rules.
+ * Version 3, the exact analysis: as version 2, and nothing is allowed that the analysis does not
+ * fully understand (a construct it does not model, a word it does not read, an option missing
+ * from the program's table); `--always` grants exactly the command that was shown.
  */
-import { DEFAULT_RULES, SHELL_TOOL } from './defaults';
+import { DEFAULT_RULES } from './defaults';
 import { LEGACY_RULES } from './legacy';
 import {
   commandMatches,
-  escapeRegex,
   hasCommandConditions,
   LEGACY,
   outsideArgPaths,
   outsidePaths,
+  shellCommand,
   SINKS,
   toolApplies,
-  urlHost,
   V2,
+  V3,
   type PolicyCall,
   type Semantics,
 } from './match';
-import { hasInspector, notReadOnly } from './options';
 import type { Policy, Rule, RuleDecision } from './schema';
 import { analyzeCommand } from './shell';
 import type { CommandAnalysis, SimpleCommand } from './types';
@@ -53,24 +55,35 @@ interface Missing {
 }
 
 function semantics(policy: Policy): Semantics {
-  return policy.version === 2 ? V2 : LEGACY;
+  return policy.version === 3 ? V3 : policy.version === 2 ? V2 : LEGACY;
 }
 
 /** The rules a policy applies, in order: its own, then the defaults of its version unless turned off. */
 export function effectiveRules(policy: Policy): readonly Rule[] {
   if (!policy.defaults) return policy.rules;
-  return [...policy.rules, ...(policy.version === 2 ? DEFAULT_RULES : LEGACY_RULES)];
+  return [...policy.rules, ...(policy.version === undefined ? LEGACY_RULES : DEFAULT_RULES)];
 }
 
 /**
- * The policy a session keeps for its whole life: version 2, its own rules followed by the current
+ * The policy a session keeps for its whole life: version 3, its own rules followed by the current
  * default rules written out, `defaults: false`. A later release that changes the defaults does
  * not change what a session started today allows.
  */
 export function freezePolicy(policy: Policy): Policy {
+  if (policy.version !== undefined && !policy.defaults) return { ...policy, version: 3 };
   const rules = policy.defaults ? [...policy.rules, ...DEFAULT_RULES] : policy.rules;
   // A deep copy: plain JSON that travels in history, sharing nothing with the module's constants.
-  return { version: 2, mode: policy.mode, rules: JSON.parse(JSON.stringify(rules)) as Rule[], defaults: false };
+  return { version: 3, mode: policy.mode, rules: JSON.parse(JSON.stringify(rules)) as Rule[], defaults: false };
+}
+
+/**
+ * The policy a turn judges with once it runs the exact analysis (the `policy-exact` patch):
+ * version 3 semantics over the rules the session froze. An unversioned policy of a session
+ * recorded before versions is frozen now; its own rules still come first.
+ */
+export function exactPolicy(policy: Policy): Policy {
+  if (policy.version === 3) return policy;
+  return policy.version === 2 ? { ...policy, version: 3 } : freezePolicy(policy);
 }
 
 /** Decides one call under the policy and the session's `--always` rules. */
@@ -80,7 +93,7 @@ export function decide(policy: Policy, call: PolicyCall, sessionRules: readonly 
   const session = sessionRules.map((rule) => ({ rule, label: rule.id ?? `session rule for ${rule.tool}` }));
   const command = shellCommand(call);
   const found = command === undefined ? undefined : analyzeCommand(command);
-  const analysis = found && sem.version === 2 ? withoutSinks(found) : found;
+  const analysis = found && sem.version >= 2 ? withoutSinks(found) : found;
   const programs = analysis && [...new Set(analysis.commands.map((c) => c.program).filter(Boolean))];
   const done = (d: Decision): Decision => (programs ? { ...d, programs } : d);
   const of = (decision: RuleDecision, list: Labelled[]) => list.filter((r) => r.rule.decision === decision);
@@ -89,6 +102,10 @@ export function decide(policy: Policy, call: PolicyCall, sessionRules: readonly 
     const hit = matchAny(r.rule, call, analysis, sem);
     if (hit) return done({ decision: 'deny', rule: r.label, reason: denial(r, hit, call, sem) });
   }
+
+  // An `--always` of version 3 granted exactly this command: what the person read is what runs.
+  const exact = [...of('allow', session), ...of('allow', config)].find((r) => r.rule.when?.commandIs !== undefined && toolApplies(r.rule, call, sem));
+  if (exact) return done({ decision: 'allow', rule: exact.label, reason: `exactly this command is allowed by rule ${exact.label}${why(exact)}` });
 
   if (!analysis || analysis.ok) {
     const allowed = coverage([...of('allow', session), ...of('allow', config)], call, analysis, sem);
@@ -110,38 +127,6 @@ export function decide(policy: Policy, call: PolicyCall, sessionRules: readonly 
   return done(policy.mode === 'strict' ? { decision: 'deny', rule: 'mode strict', reason } : { decision: 'ask', rule: 'unparsable', reason });
 }
 
-/**
- * The session-scoped allow rule an `--always` approval adds. Shell commands: the first program
- * with its first non-flag argument (`git commit -m x` → `git commit`). Calls with a `url`
- * (http_request): that host only. Other tools: the tool. Pass the session's policy: a policy
- * without a version gets the rules of that time (the whole tool for http_request), so recorded
- * sessions replay unchanged.
- */
-export function alwaysRuleFor(call: PolicyCall, policy?: Policy): Rule {
-  const base = { tool: call.tool, decision: 'allow' as const, reason: 'approved with --always for this session' };
-  const command = shellCommand(call);
-  if (command === undefined) {
-    const legacy = policy !== undefined && policy.version !== 2;
-    if (legacy || typeof call.args.url !== 'string') return { ...base, id: `always:${call.tool}` };
-    const host = urlHost(call.args.url);
-    // A URL the policy cannot read a plain host from: allow exactly that URL again.
-    if (host === undefined) return { ...base, id: `always:${call.tool}:exact`, when: { args: { url: `^${escapeRegex(call.args.url)}$` } } };
-    return { ...base, id: `always:${call.tool}:${host}`, when: { host: [host] } };
-  }
-  const analysis = analyzeCommand(command);
-  const first = analysis.commands.find((c) => c.program);
-  if (!analysis.ok || !first) {
-    // Nothing to generalise from: allow exactly this command again.
-    return { ...base, id: `always:${call.tool}:exact`, when: { args: { command: `^${escapeRegex(command)}$` } } };
-  }
-  const arg = first.args.find((a) => !a.startsWith('-'));
-  const prefix = arg === undefined ? first.program : `${first.program} ${arg}`;
-  return { ...base, id: `always:${call.tool}:${prefix}`, when: { commandPrefix: prefix } };
-}
-
-function shellCommand(call: PolicyCall): string | undefined {
-  return call.tool === SHELL_TOOL && typeof call.args.command === 'string' ? call.args.command : undefined;
-}
 
 /** Version 2 does not show rules redirections that write no file (`2>/dev/null`, `>&2` as a path). */
 function withoutSinks(analysis: CommandAnalysis): CommandAnalysis {
@@ -191,22 +176,25 @@ function coverage(
   const missing: Missing[] = [];
   // Version 2: an assignment (or function, or arithmetic) anywhere changes what every later
   // program does (`PATH=/workspace; ls`), so no allow rule covers any program of the command.
-  const setting = sem.version === 2 ? analysis.settings[0] : undefined;
+  // Version 3: nor does a construct the analysis does not model.
+  const setting = sem.version >= 2 ? analysis.settings[0] : undefined;
+  const unmodelled = sem.version === 3 ? analysis.unmodelled[0] : undefined;
   for (const command of analysis.commands) {
     const name = command.program || command.text;
-    const unknown = sem.version === 2 ? command.unknown?.[0] : undefined;
-    if (setting !== undefined) {
-      missing.push({ name, why: `${setting}, which changes what programs do` });
-      continue;
+    const unknown = sem.version >= 2 ? command.unknown?.[0] : undefined;
+    const unclear = sem.version === 3 ? command.unclear?.[0] : undefined;
+    if (setting !== undefined) missing.push({ name, why: `${setting}, which changes what programs do` });
+    else if (unmodelled !== undefined) missing.push({ name, why: unmodelled });
+    else if (unknown !== undefined) missing.push({ name, why: `${unknown} is only known at run time` });
+    else if (unclear !== undefined) missing.push({ name, why: `${unclear} is not understood by the policy` });
+    else {
+      const r = rules.find((x) => covers(x.rule, call, command, sem));
+      if (r) labels.push(r.label);
+      else missing.push(sem.version >= 2 ? { name, ...inspected(command, sem) } : { name });
     }
-    if (unknown !== undefined) {
-      missing.push({ name, why: `${unknown} is only known at run time` });
-      continue;
-    }
-    const r = rules.find((x) => covers(x.rule, call, command, sem));
-    if (r) labels.push(r.label);
-    else missing.push(sem.version === 2 ? { name, ...inspected(command) } : { name });
   }
+  // A construct the analysis does not model asks even when there is no program to name.
+  if (unmodelled !== undefined && !analysis.commands.length) missing.push({ name: call.tool, why: unmodelled });
   if (missing.length) return { ok: false, missing: unique(missing) };
   const distinct = [...new Set(labels)];
   if (!distinct.length) return { ok: true, labels: ['nothing-to-run'], reason: 'the command runs no program' };
@@ -214,9 +202,9 @@ function coverage(
 }
 
 /** Why a program the read-only rules know is not covered: its writing option, when it has one. */
-function inspected(command: SimpleCommand): { why?: string } {
-  if (!hasInspector(command.program)) return {};
-  const problem = notReadOnly(command.program, command.args, command.globs);
+function inspected(command: SimpleCommand, sem: Semantics): { why?: string } {
+  if (!sem.programs.knows(command.program)) return {};
+  const problem = sem.programs.notReadOnly(command.program, command.args, command.globs);
   return problem ? { why: problem } : {};
 }
 

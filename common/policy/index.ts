@@ -1,9 +1,10 @@
 /** The permission policy: schema, default rules, shell analysis and the decision function. */
-export { alwaysRuleFor, decide, effectiveRules, freezePolicy, type Decision } from './decide';
+export { alwaysPatternProblem, alwaysRuleFor, describeGrant, MAX_ALWAYS_PATTERN } from './always';
+export { decide, effectiveRules, exactPolicy, freezePolicy, type Decision } from './decide';
 export { DEFAULT_RULES, READ_ONLY_PROGRAMS, SHELL_TOOL } from './defaults';
 export { LEGACY_RULES } from './legacy';
 export { isOutsideWorkspace, urlHost, SKILLS, WORKSPACE, type PolicyCall } from './match';
-export { notReadOnly } from './options';
+export { notReadOnlyExact as notReadOnly } from './programs';
 export {
   parsePolicy,
   PolicyConfigError,

@@ -4,8 +4,10 @@
  * paths are resolved against that, without touching any file system.
  */
 import type { Risk } from '../types';
-import { codeArgs, notReadOnly } from './options';
+import { SHELL_TOOL } from './defaults';
+import { codeArgsExact, knowsProgram, notReadOnlyExact } from './programs';
 import { JS_PATTERNS, RE2_PATTERNS, type Patterns } from './patterns';
+import { codeArgs, hasInspector, notReadOnly } from './v2/options';
 import type { Rule, RuleCondition } from './schema';
 import type { SimpleCommand } from './types';
 
@@ -18,16 +20,39 @@ export interface PolicyCall {
   args: Record<string, unknown>;
 }
 
-/** How a policy version reads its rules: the pattern engine and the version's checks. */
-export interface Semantics {
-  version: 1 | 2;
-  patterns: Patterns;
+/** What a semantics knows of programs' command lines (the `readOnly` condition). */
+export interface ProgramKnowledge {
+  /** Whether the program has a table (only such programs can be read-only). */
+  knows(program: string): boolean;
+  /** Why the invocation is not read-only, or undefined when it only reads. */
+  notReadOnly(program: string, args: readonly string[], globs?: readonly string[]): string | undefined;
+  /** The arguments that are patterns or code, never paths (`sed`'s script), by index. */
+  codeArgs(program: string, args: readonly string[]): Set<number>;
 }
 
+/** How a policy version reads its rules: the pattern engine and the version's checks. */
+export interface Semantics {
+  version: 1 | 2 | 3;
+  patterns: Patterns;
+  programs: ProgramKnowledge;
+}
+
+// The knowledge version 2 and older decisions were taken with (frozen in ./v2).
+const V2_PROGRAMS: ProgramKnowledge = { knows: hasInspector, notReadOnly: (p, a, g) => notReadOnly(p, [...a], g), codeArgs: (p, a) => codeArgs(p, [...a]) };
+const EXACT_PROGRAMS: ProgramKnowledge = { knows: knowsProgram, notReadOnly: notReadOnlyExact, codeArgs: codeArgsExact };
+
 /** Policies without a version: the rules and semantics sessions were recorded with. */
-export const LEGACY: Semantics = { version: 1, patterns: JS_PATTERNS };
+export const LEGACY: Semantics = { version: 1, patterns: JS_PATTERNS, programs: V2_PROGRAMS };
 /** Version 2: RE2 patterns, stricter coverage, readable skills. */
-export const V2: Semantics = { version: 2, patterns: RE2_PATTERNS };
+export const V2: Semantics = { version: 2, patterns: RE2_PATTERNS, programs: V2_PROGRAMS };
+/** Version 3, the exact analysis: allow only what is fully understood (every word literal, every
+ * construct modelled, every option in the program's table); anything else asks with the reason. */
+export const V3: Semantics = { version: 3, patterns: RE2_PATTERNS, programs: EXACT_PROGRAMS };
+
+/** The command of a run_shell call, when it has one. */
+export function shellCommand(call: PolicyCall): string | undefined {
+  return call.tool === SHELL_TOOL && typeof call.args.command === 'string' ? call.args.command : undefined;
+}
 
 /** The workspace as mounted in the sandbox; relative paths resolve against it. */
 export const WORKSPACE = '/workspace';
@@ -61,26 +86,38 @@ export function isOutsideWorkspace(path: string, reading = false): boolean {
   return !inside.some((root) => resolved === root || resolved.startsWith(`${root}/`));
 }
 
+// `..` as a whole path segment.
+const PARENT = /(^|\/)\.\.(\/|$)/;
+
 function pathLike(value: string): boolean {
-  return value.startsWith('/') || HOME.test(value) || value.split('/').includes('..');
+  return value.startsWith('/') || HOME.test(value) || PARENT.test(value);
 }
 
 /** The paths of a program (arguments, `--opt=path` / `of=path` values, redirections) outside the
  * workspace. Version 2 also checks values attached to short options (`-f/etc/x`), skips
  * arguments that are code (a sed script such as `/a/,/b/p`), and lets arguments and input
- * redirections read the skills mount; writes there stay outside. */
+ * redirections read the skills mount; writes there stay outside. One pass without copies: a
+ * wrapper chain hands each of its programs nearly the whole command line. */
 export function outsidePaths(command: SimpleCommand, sem: Semantics = LEGACY): string[] {
-  const v2 = sem.version === 2;
-  const code = v2 ? codeArgs(command.program, command.args) : new Set<number>();
-  const candidates = command.args.flatMap((arg, i) => {
-    if (code.has(i)) return [];
+  const v2 = sem.version >= 2;
+  const code = v2 ? sem.programs.codeArgs(command.program, command.args) : undefined;
+  const found = new Set<string>();
+  const check = (p: string, reading: boolean) => {
+    if (!found.has(p) && pathLike(p) && isOutsideWorkspace(p, reading && v2)) found.add(p);
+  };
+  command.args.forEach((arg, i) => {
+    if (code?.has(i)) return;
+    check(arg, true);
     const eq = arg.indexOf('=');
-    const attached = v2 ? ATTACHED.exec(arg)?.[1] : undefined;
-    return [arg, ...(eq > 0 ? [arg.slice(eq + 1)] : []), ...(attached !== undefined ? [attached] : [])];
+    if (eq > 0) check(arg.slice(eq + 1), true);
+    if (v2 && arg.startsWith('-')) {
+      const attached = ATTACHED.exec(arg)?.[1];
+      if (attached !== undefined) check(attached, true);
+    }
   });
-  const outside = (reading: boolean) => (p: string) => pathLike(p) && isOutsideWorkspace(p, reading && v2);
-  const all = [...candidates.filter(outside(true)), ...command.redirects.filter(outside(false)), ...command.reads.filter(outside(true))];
-  return [...new Set(all)];
+  for (const t of command.redirects) check(t, false);
+  for (const t of command.reads) check(t, true);
+  return [...found];
 }
 
 /** The file-naming arguments of a non-shell tool call that lie outside the workspace. */
@@ -113,6 +150,7 @@ export function toolApplies(rule: Rule, call: PolicyCall, sem: Semantics = LEGAC
   if (!sem.patterns.glob(rule.tool, call.tool)) return false;
   const when = rule.when;
   if (when?.risk && !when.risk.includes(call.risk)) return false;
+  if (when?.commandIs !== undefined && call.args.command !== when.commandIs) return false;
   for (const [name, pattern] of Object.entries(when?.args ?? {})) {
     const value = call.args[name];
     if (value === undefined) return false;
@@ -151,7 +189,7 @@ export function commandMatches(when: RuleCondition, command: SimpleCommand, cove
   } else if (when.redirect && !command.redirects.some((t) => patterns.test(when.redirect as string, t))) {
     return false;
   }
-  if (when.readOnly !== undefined && (notReadOnly(command.program, command.args, command.globs) === undefined) !== when.readOnly) return false;
+  if (when.readOnly !== undefined && (sem.programs.notReadOnly(command.program, command.args, command.globs) === undefined) !== when.readOnly) return false;
   if (when.outsideWorkspace !== undefined && outsidePaths(command, sem).length > 0 !== when.outsideWorkspace) return false;
   return true;
 }

@@ -13,8 +13,8 @@ export const DECISIONS = ['allow', 'deny', 'ask'] as const;
 
 const RISKS = ['read_only', 'write', 'network', 'dangerous'] as const;
 
-/** The policy versions: none (the rules and semantics sessions were recorded with) or 2. */
-export const POLICY_VERSIONS = [2] as const;
+/** The policy versions: none (the rules and semantics sessions were recorded with), 2 or 3 (the exact analysis). */
+export const POLICY_VERSIONS = [2, 3] as const;
 
 // Patterns are compiled by RE2 (linear time) whatever the policy version, so a rule accepted
 // today keeps working once it is frozen into a version 2 policy.
@@ -31,6 +31,8 @@ export const ruleConditionSchema = z.strictObject({
   command: z.array(z.string().min(1)).min(1).optional(),
   /** Program and leading arguments, e.g. `git status`. */
   commandPrefix: z.string().trim().min(1).optional(),
+  /** The whole `command` argument is exactly this text (what `--always` grants under version 3). */
+  commandIs: z.string().min(1).optional(),
   /** A regular expression per tool argument, e.g. `{ "path": "^/etc" }`. */
   args: z.record(z.string(), regex).optional(),
   /** Some argument of the program matches this regular expression. */
@@ -64,8 +66,9 @@ export const ruleSchema = z.strictObject({
 
 /** The policy section: mode (default `ask`), your rules, and whether the built-in rules apply after them. */
 export const policySchema = z.strictObject({
-  /** 2: RE2 patterns, and allow rules never cover programs with assignments or words only known
-   * at run time. Without it: the rules and semantics of sessions recorded before versions. */
+  /** 3: the exact analysis (allow only what is fully understood). 2: RE2 patterns, and allow rules
+   * never cover programs with assignments or words only known at run time. Without it: the rules
+   * and semantics of sessions recorded before versions. */
   version: z.literal(POLICY_VERSIONS).optional(),
   mode: z.enum(POLICY_MODES).default('ask'),
   rules: z.array(ruleSchema).default([]),

@@ -14,6 +14,9 @@ export interface Arg {
   unknown?: string;
   /** The word is a glob: it expands to the names of existing files, whatever they are. */
   glob?: boolean;
+  /** What the exact analysis does not read in the word although it has no expansion: an ANSI-C
+   * string with escapes, a locale string, tilde expansion. */
+  unclear?: string;
   pos: number;
   end: number;
 }
@@ -38,11 +41,17 @@ export interface SimpleCommand {
   /** Arguments that are globs (`*.txt`), absent when there are none: they may expand to names
    * that look like options (`-i`) or to more operands than written. */
   globs?: string[];
+  /** Words the exact analysis does not read (see Arg.unclear), each with the reason; absent when
+   * there are none. The exact analysis allows no such program. */
+  unclear?: string[];
 }
 
 /** Every program of a command, or why that cannot be known before it runs (with what was found).
  * `settings` lists what changes how later programs run: assignments (`X=1 cmd`, a standalone
- * `X=1`, `env X=1 cmd`, `for X in …`), arithmetic commands and function definitions. */
+ * `X=1`, `env X=1 cmd`, `for X in …`), arithmetic commands and function definitions.
+ * `unmodelled` lists the constructs the exact analysis does not model (`[[ … ]]`, `coproc`,
+ * expansions in here-documents, builtins that change the shell's state …): under it no program
+ * of the command is allowed. Older semantics ignore it, so their decisions replay unchanged. */
 export type CommandAnalysis =
-  | { ok: true; commands: SimpleCommand[]; settings: string[] }
-  | { ok: false; reason: string; commands: SimpleCommand[]; settings: string[] };
+  | { ok: true; commands: SimpleCommand[]; settings: string[]; unmodelled: string[] }
+  | { ok: false; reason: string; commands: SimpleCommand[]; settings: string[]; unmodelled: string[] };

@@ -3,14 +3,25 @@
  * files or run programs: `w`/`W` (write), `r`/`R` (read any file, the workspace check cannot see
  * it), `e` (run a command) and the `w`/`e` flags of `s`. When the scanner is not sure what a
  * script does, it says so: the caller treats that as "not read-only".
+ *
+ * Two readings of labels (`:x`, `b x`, `t x`, `T x`) and of `v`'s argument. `exact`: as GNU sed
+ * reads them, up to whitespace or `;`, after which the next command starts (`:x w out` writes a
+ * file), and only plain label characters are understood. `v2`: up to `;` or a newline, which
+ * hides such a command; kept only so turns judged with it replay unchanged.
  */
+
+/** How labels are read: as GNU sed does (`exact`), or as version 2 policies did. */
+export type LabelReading = 'exact' | 'v2';
 
 /** Why a sed script is not read-only (a command that writes, reads or runs, or a script the
  * scanner cannot follow), or undefined when it only edits the stream. */
-export function sedScriptProblem(script: string): string | undefined {
-  const s = new Scanner(script);
+export function sedScriptProblem(script: string, labels: LabelReading = 'exact'): string | undefined {
+  const s = new Scanner(script, labels);
   return s.run();
 }
+
+// Characters of a label the exact reading understands; anything else (quotes, `#`, `}`) asks.
+const LABEL = /^[A-Za-z0-9_.-]+$/;
 
 const SIMPLE = new Set(['=', 'd', 'D', 'g', 'G', 'h', 'H', 'n', 'N', 'p', 'P', 'x', 'z', 'F']);
 const WITH_NUMBER = new Set(['l', 'L', 'q', 'Q']);
@@ -26,7 +37,10 @@ const FILES: Record<string, string> = {
 class Scanner {
   private i = 0;
 
-  constructor(private readonly src: string) {}
+  constructor(
+    private readonly src: string,
+    private readonly labels: LabelReading,
+  ) {}
 
   run(): string | undefined {
     let depth = 0;
@@ -70,21 +84,13 @@ class Scanner {
       while (/[0-9]/.test(this.src[this.i] ?? '')) this.i++;
       return this.endOfCommand() ? undefined : `unexpected text after the sed command \`${cmd}\``;
     }
-    if (WITH_LABEL.has(cmd) || cmd === ':') {
-      // GNU sed ends a label at a newline or `;`.
-      while (this.i < this.src.length && this.src[this.i] !== '\n' && this.src[this.i] !== ';') this.i++;
-      return undefined;
-    }
+    if (WITH_LABEL.has(cmd) || cmd === ':' || cmd === 'v') return this.label(cmd);
     if (WITH_TEXT.has(cmd)) {
       this.text();
       return undefined;
     }
     if (cmd in FILES) return FILES[cmd];
     if (cmd === 'e') return 'the sed command `e` runs a command';
-    if (cmd === 'v') {
-      this.toEndOfCommand();
-      return undefined;
-    }
     if (cmd === 's') return this.substitute();
     if (cmd === 'y') {
       const delim = this.src[this.i++];
@@ -92,6 +98,22 @@ class Scanner {
       return this.endOfCommand() ? undefined : 'unexpected text after the sed command `y`';
     }
     return `the sed command \`${cmd}\` is not known to the policy`;
+  }
+
+  /** A label (or `v`'s version). GNU sed skips blanks, then reads up to whitespace or `;`. */
+  private label(cmd: string): string | undefined {
+    if (this.labels === 'v2') {
+      if (cmd === 'v') this.toEndOfCommand();
+      else while (this.i < this.src.length && this.src[this.i] !== '\n' && this.src[this.i] !== ';') this.i++;
+      return undefined;
+    }
+    this.skip(' \t');
+    const start = this.i;
+    while (this.i < this.src.length && !/[\s;]/.test(this.src[this.i]!)) this.i++;
+    const label = this.src.slice(start, this.i);
+    if (label === '' && (cmd === ':' || cmd === 'v')) return cmd === ':' ? 'a sed `:` without a label' : undefined;
+    if (label !== '' && !LABEL.test(label)) return `the sed label \`${label.slice(0, 40)}\` is not understood by the policy`;
+    return undefined;
   }
 
   private substitute(): string | undefined {

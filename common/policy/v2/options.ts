@@ -1,4 +1,8 @@
 /**
+ * FROZEN for replay: the `readOnly` knowledge of policies judged before the exact analysis
+ * (version 2 and unversioned policies in turns recorded without the `policy-exact` patch). Do not
+ * change what it accepts; new knowledge goes to ../programs/.
+ *
  * Which invocations of the read-only programs really only read: a table of per-program
  * inspectors that know the options that write files or run code (`sort -o`, `uniq in out`,
  * `sed -i` and sed's `w`/`e` commands, `git diff --output` ...). Knowledge of command lines lives
@@ -6,7 +10,7 @@
  * Changing what an inspector accepts changes decisions: policies of version 2 rely on it, so a
  * looser inspector needs a new policy version.
  */
-import { sedScriptProblem } from './sed';
+import { sedScriptProblem } from '../programs/sed-script';
 
 /** How a long option takes a value: never, always (`--opt v` or `--opt=v`), or only with `=`. */
 type LongKind = 'flag' | 'value' | 'optional';
@@ -151,7 +155,7 @@ function sed(args: string[]): string | undefined {
   }
   const scripts = sedScripts(parsed);
   if (!scripts.length) return 'sed without a script';
-  return sedScriptProblem(scripts.map((s) => s.value).join('\n'));
+  return sedScriptProblem(scripts.map((s) => s.value).join('\n'), 'v2');
 }
 
 function sedScripts(parsed: { options: Option[]; operands: string[]; operandAt: number[] }): { value: string; at: number }[] {

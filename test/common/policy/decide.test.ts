@@ -2,7 +2,8 @@
 // with. Version 2 (what a session started today keeps) is in default-policy.test.ts and
 // version2.test.ts.
 import { describe, expect, it } from 'vitest';
-import { alwaysRuleFor, decide } from '../../../common/policy/decide';
+import { alwaysRuleFor } from '../../../common/policy/always';
+import { decide } from '../../../common/policy/decide';
 import { isOutsideWorkspace } from '../../../common/policy/match';
 import { parsePolicy, type PolicyInput, type Rule } from '../../../common/policy/schema';
 import type { Risk } from '../../../common/types';

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { alwaysRuleFor, decide, effectiveRules, type Decision } from '../../../common/policy/decide';
+import { alwaysRuleFor } from '../../../common/policy/always';
+import { decide, effectiveRules, type Decision } from '../../../common/policy/decide';
 import { DEFAULT_RULES } from '../../../common/policy/defaults';
 import { LEGACY_RULES } from '../../../common/policy/legacy';
 import type { PolicyCall } from '../../../common/policy/match';

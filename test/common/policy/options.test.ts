@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { codeArgs, hasInspector, notReadOnly } from '../../../common/policy/options';
+// The frozen knowledge of version 2 decisions (common/policy/v2), and the sed script scanner.
+import { codeArgs, hasInspector, notReadOnly } from '../../../common/policy/v2/options';
 import { READ_ONLY_PROGRAMS } from '../../../common/policy/defaults';
-import { sedScriptProblem } from '../../../common/policy/sed';
+import { sedScriptProblem } from '../../../common/policy/programs/sed-script';
 
 const words = (line: string) => line.split(' ').filter(Boolean);
 const check = (line: string) => {
@@ -9,7 +10,7 @@ const check = (line: string) => {
   return notReadOnly(program!, args);
 };
 
-describe('notReadOnly', () => {
+describe('notReadOnly of version 2 (frozen for replay)', () => {
   it('knows every program of the read-only list, and no interpreter', () => {
     for (const program of READ_ONLY_PROGRAMS) expect(hasInspector(program), program).toBe(true);
     for (const program of ['python3', 'node', 'perl', 'ruby', 'sh', 'bash', 'awk', 'env', 'xargs', 'tee']) {
@@ -118,6 +119,28 @@ describe('sedScriptProblem', () => {
     ['p x', /unexpected text/],
   ])('finds what %j does', (script, problem) => {
     expect(sedScriptProblem(script)).toMatch(problem);
+    expect(sedScriptProblem(script, 'v2')).toMatch(problem);
+  });
+
+  it.each([
+    // GNU sed ends a label (and v's argument) at whitespace; the next command starts there.
+    [':x w out.txt', /`w` writes/],
+    ['v 4.2 e touch p', /`e` runs/],
+    ['b x w out', /`w` writes/],
+    ['t x;e', /`e` runs/],
+    [':x	w out', /`w` writes/],
+    // Only plain label characters are understood.
+    [":'x' p", /label .* not understood/],
+    [':x#y', /label .* not understood/],
+    ['bx}', /label .* not understood/],
+    [':', /without a label/],
+  ])('reads %j as GNU sed does, where version 2 read the label to the end of the line', (script, problem) => {
+    expect(sedScriptProblem(script)).toMatch(problem);
+  });
+
+  it('kept the version 2 reading of labels for turns judged with it', () => {
+    expect(sedScriptProblem(':x w out.txt', 'v2')).toBeUndefined();
+    expect(sedScriptProblem('v 4.2 e touch p', 'v2')).toBeUndefined();
   });
 
   it.each([
@@ -126,5 +149,6 @@ describe('sedScriptProblem', () => {
     '/a/I,/b/M{p;d}', 'l 20', 'q 5', '=', 'n;N;D;P;x;z;F', 's/w/e/', 'v 4.2', '/w/p', 's/x/\\n/;s/e/w/gp',
   ])('finds that %j only edits the stream', (script) => {
     expect(sedScriptProblem(script)).toBeUndefined();
+    expect(sedScriptProblem(script, 'v2')).toBeUndefined();
   });
 });

@@ -40,7 +40,7 @@ describe('parsePolicy', () => {
     [{ rules: [{ tool: 'x', decision: 'deny', when: { redirect: '(a)\\1' } }] }, /^policy\.rules\.0\.when\.redirect: not valid RE2 syntax/],
     [{ rules: [{ tool: 'x', decision: 'allow', when: { host: [] } }] }, /^policy\.rules\.0\.when\.host: /],
     [{ rules: [{ tool: 'x', decision: 'allow', when: { readOnly: 'yes' } }] }, /^policy\.rules\.0\.when\.readOnly: /],
-    [{ version: 3 }, /^policy\.version: /],
+    [{ version: 4 }, /^policy\.version: /],
     [{ rules: [{ tool: 'x', decision: 'allow', when: { risk: ['harmless'] } }] }, /^policy\.rules\.0\.when\.risk\.0: /],
     [{ rules: [{ tool: 'x', decision: 'allow', when: { programs: ['ls'] } }] }, /^policy\.rules\.0\.when: .*"programs"/],
     [{ rules: [{ tool: 'x', decision: 'deny', because: 'no' }] }, /^policy\.rules\.0: .*"because"/],

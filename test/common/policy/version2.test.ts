@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { alwaysRuleFor, decide, freezePolicy } from '../../../common/policy/decide';
+import { alwaysRuleFor } from '../../../common/policy/always';
+import { decide, freezePolicy } from '../../../common/policy/decide';
 import { DEFAULT_RULES, READ_ONLY_PROGRAMS } from '../../../common/policy/defaults';
 import { isOutsideWorkspace, urlHost, type PolicyCall } from '../../../common/policy/match';
 import { isRe2 } from '../../../common/policy/patterns';
@@ -11,10 +12,10 @@ const http = (url: string): PolicyCall => ({ tool: 'http_request', risk: 'networ
 const shell = (command: string, session: Rule[] = [], policy = frozen) => decide(policy, shellCall(command), session);
 
 describe('freezePolicy', () => {
-  it('writes out the current default rules after the policy own rules, as version 2 without defaults', () => {
+  it('writes out the current default rules after the policy own rules, as version 3 without defaults', () => {
     const own: Rule = { id: 'allow-make', tool: 'run_shell', decision: 'allow', when: { command: ['make'] } };
     const policy = freezePolicy(parsePolicy({ mode: 'strict', rules: [own] }));
-    expect(policy).toEqual({ version: 2, mode: 'strict', rules: [own, ...DEFAULT_RULES], defaults: false });
+    expect(policy).toEqual({ version: 3, mode: 'strict', rules: [own, ...DEFAULT_RULES], defaults: false });
     expect(policy.rules[1]).not.toBe(DEFAULT_RULES[0]);
     expect(JSON.parse(JSON.stringify(policy))).toEqual(policy);
     expect(parsePolicy(policy)).toEqual(policy);
@@ -22,7 +23,7 @@ describe('freezePolicy', () => {
 
   it('leaves out the defaults of a policy that turned them off, and changes nothing when frozen again', () => {
     const policy = freezePolicy(parsePolicy({ defaults: false, rules: [{ tool: 'x', decision: 'deny' }] }));
-    expect(policy).toEqual({ version: 2, mode: 'ask', rules: [{ tool: 'x', decision: 'deny' }], defaults: false });
+    expect(policy).toEqual({ version: 3, mode: 'ask', rules: [{ tool: 'x', decision: 'deny' }], defaults: false });
     expect(freezePolicy(frozen)).toEqual(frozen);
   });
 
