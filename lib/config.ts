@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { DEFAULT_LIMITS, type Limits, type ModelSpec, type SessionConfig } from '../common/session';
 import { loadScript, ScriptError } from '../scripted/script';
 import { allowPrivateHostSchema } from '../common/allow-hosts';
+import { JsonSyntaxError, parseJsonText } from '../common/json-text';
 import { parsePolicy, policySchema, POLICY_MODES, type Policy } from '../common/policy/schema';
 import type { McpServerSpec } from '../common/mcp';
 import { freezePolicy } from '../common/policy';
@@ -93,11 +94,30 @@ export function loadFileConfig(explicit: string | undefined, env: NodeJS.Process
     if (named) throw new UsageError(`config file ${file} does not exist`, 'check --config / HARNESS_CONFIG');
     return { config: {} };
   }
+  const config = parseConfigFile(file);
+  if (!named) {
+    const sensitive = sensitiveSettings(config);
+    if (sensitive.length && !isTrusted(file, env)) {
+      throw new UsageError(
+        `${file} was found in the working directory and sets ${sensitive.join('; ')}: a config file nobody named is not trusted to do that`,
+        `if you trust it, run \`harness trust ${path.relative(cwd, file) || file}\` (it is trusted until it changes), or name it with --config`,
+      );
+    }
+  }
+  return { config, file };
+}
+
+/**
+ * Reads and validates a config file. Errors name the file and the field (or the line and
+ * column of a syntax error) and never quote the file's text.
+ */
+export function parseConfigFile(file: string): FileConfig {
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
+    raw = parseJsonText(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new UsageError(`${file}: invalid JSON: ${(err as Error).message.split('\n')[0]}`, 'fix the JSON syntax (a missing comma or quote?), or move the file away');
+    if (err instanceof JsonSyntaxError) throw new UsageError(`${file}: ${err.message}`, 'fix the JSON syntax (a missing comma or quote?), or move the file away');
+    throw new UsageError(`${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? 'unknown error'})`, 'check its permissions, or move the file away');
   }
   const parsed = FileConfigSchema.safeParse(raw);
   if (!parsed.success) {
@@ -107,16 +127,7 @@ export function loadFileConfig(explicit: string | undefined, env: NodeJS.Process
     const hint = issue.code === 'custom' && typeof issue.params?.hint === 'string' ? issue.params.hint : 'fix the field or remove it; see README "Configuration"';
     throw new UsageError(`${file}: ${field}: ${issue.message}`, hint);
   }
-  if (!named) {
-    const sensitive = sensitiveSettings(parsed.data);
-    if (sensitive.length && !isTrusted(file, env)) {
-      throw new UsageError(
-        `${file} was found in the working directory and sets ${sensitive.join('; ')}: a config file nobody named is not trusted to do that`,
-        `if you trust it, run \`harness trust ${path.relative(cwd, file) || file}\` (it is trusted until it changes), or name it with --config`,
-      );
-    }
-  }
-  return { config: parsed.data, file };
+  return parsed.data;
 }
 
 /** Flags that shape a session. */

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { JsonSyntaxError, parseJsonText } from '../common/json-text';
 
 /** One tool call the scripted assistant makes; object arguments are JSON-stringified, strings are sent raw. */
 export const ScriptToolCallSchema = z.strictObject({
@@ -76,7 +77,7 @@ export function parseScript(value: unknown, source: string): Script {
   throw new ScriptError(`${source}: ${path}: ${message}${more}`);
 }
 
-/** Reads and validates a script file. */
+/** Reads and validates a script file; errors name the place, never quote the file (it may be any file). */
 export function loadScript(path: string): Script {
   let text: string;
   try {
@@ -88,10 +89,10 @@ export function loadScript(path: string): Script {
   }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = parseJsonText(text);
   } catch (err) {
-    const detail = err instanceof Error ? err.message.split('\n')[0] : String(err);
-    throw new ScriptError(`${path}: invalid JSON: ${detail}`);
+    if (err instanceof JsonSyntaxError) throw new ScriptError(`${path}: ${err.message}`);
+    throw err;
   }
   return parseScript(value, path);
 }

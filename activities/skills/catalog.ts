@@ -92,9 +92,10 @@ export function parseSkill(text: string): { name: string; description: string; b
   if (!match) return { problem: 'no YAML front matter (the file must start with a "---" line and close it with another "---" line)' };
   let meta: unknown;
   try {
-    meta = parseYaml(match[1]!);
+    // logLevel error: the parser's warnings (an unknown tag) would print the offending line to the log.
+    meta = parseYaml(match[1]!, { logLevel: 'error' });
   } catch (err) {
-    return { problem: `front matter is not valid YAML (${firstLine(err)})` };
+    return { problem: `front matter is not valid YAML (${yamlProblem(err)})` };
   }
   if (!meta || typeof meta !== 'object' || Array.isArray(meta)) return { problem: 'front matter must be a YAML mapping with name and description' };
   const { name, description } = meta as Record<string, unknown>;
@@ -153,6 +154,18 @@ function isDirectory(p: string): boolean {
 
 function errorCode(err: unknown): string {
   return (err as { code?: string }).code ?? firstLine(err);
+}
+
+/**
+ * What is wrong with the front matter and where, in SKILL.md's lines, without any of its text:
+ * the parser's message quotes the offending line (and an alias error names the alias).
+ */
+function yamlProblem(err: unknown): string {
+  const { code, linePos } = err as { code?: unknown; linePos?: { line: number; col: number }[] };
+  const what = typeof code === 'string' ? code.toLowerCase().replace(/_/g, ' ') : 'unreadable';
+  const at = linePos?.[0];
+  // The front matter starts on the file's second line, after "---".
+  return at ? `${what} at line ${at.line + 1}, column ${at.col}` : what;
 }
 
 function firstLine(err: unknown): string {

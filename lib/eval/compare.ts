@@ -1,6 +1,7 @@
 /** `harness eval --compare base.json`: per-case flips and metric deltas; a pass that became a failure is a regression. */
 import { readFileSync } from 'node:fs';
 import type { EvalReport } from '../../common/eval';
+import { JsonSyntaxError, parseJsonText } from '../../common/json-text';
 import { UsageError } from '../errors';
 
 export interface Comparison {
@@ -14,9 +15,11 @@ export interface Comparison {
 export function loadReport(file: string): EvalReport {
   let value: unknown;
   try {
-    value = JSON.parse(readFileSync(file, 'utf8'));
+    value = parseJsonText(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new UsageError(`cannot read the base report ${file}: ${(err as Error).message.split('\n')[0]}`, '--compare takes a report written by `harness eval --out`');
+    // Never V8's JSON message: it quotes the file, which may be any file.
+    const why = err instanceof JsonSyntaxError ? err.message : ((err as NodeJS.ErrnoException).code ?? 'unreadable');
+    throw new UsageError(`cannot read the base report ${file}: ${why}`, '--compare takes a report written by `harness eval --out`');
   }
   const r = value as Partial<EvalReport>;
   if (!r || !Array.isArray(r.cases) || !r.totals) throw new UsageError(`${file} is not an eval report`, '--compare takes a report written by `harness eval --out`');

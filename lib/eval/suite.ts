@@ -8,6 +8,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { FAILURE_REASONS, type EvalCase, type EvalCheck } from '../../common/eval';
 import { ERROR_TYPES } from '../../common/errors';
+import { JsonSyntaxError, parseJsonText } from '../../common/json-text';
 import { ScriptSchema } from '../../scripted/script';
 import { isRe2 } from '../../common/policy/patterns';
 import { UsageError } from '../errors';
@@ -107,9 +108,12 @@ export function parseSuite(source: string, file: string): Suite {
     const line = i + 1;
     let value: unknown;
     try {
-      value = JSON.parse(raw);
+      value = parseJsonText(raw);
     } catch (err) {
-      throw new UsageError(`${file}:${line}: invalid JSON: ${(err as Error).message.split('\n')[0]}`, 'each line of a suite is one JSON object (a case)');
+      if (!(err instanceof JsonSyntaxError)) throw err;
+      // The column counts from the line's first non-blank character; the text itself is never quoted.
+      const column = err.column + (lines[i]!.length - lines[i]!.trimStart().length);
+      throw new UsageError(`${file}:${line}: invalid JSON at column ${column} (${err.what})`, 'each line of a suite is one JSON object (a case)');
     }
     const r = CaseSchema.safeParse(value);
     if (!r.success) {
