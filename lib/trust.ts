@@ -1,8 +1,8 @@
 /**
  * Trust for config files found in the working directory. Running `harness` inside a checkout
  * someone else wrote must not let its harness.config.json redirect the model (and the traffic
- * of the session) elsewhere, loosen the permission policy, mount host folders into the sandbox
- * or open private network addresses. Such a file is used only when trusted: named explicitly
+ * of the session) elsewhere, replace the model with a script, loosen the permission policy,
+ * mount host folders into the sandbox or open private network addresses. Such a file is used only when trusted: named explicitly
  * (--config, HARNESS_CONFIG) or recorded with `harness trust`, which stores its path and a hash
  * of its content outside the working directory, so an edited file is untrusted again.
  */
@@ -66,6 +66,8 @@ export function trust(file: string, env: NodeJS.ProcessEnv = process.env, now = 
  */
 export function sensitiveSettings(config: FileConfig): string[] {
   const out: string[] = [];
+  // A script file instead of a model: the checkout, not a model, would choose every tool call.
+  if (config.model !== undefined && /^scripted(:|$)/.test(config.model)) out.push(`model ${JSON.stringify(config.model)} (replays a script file as the model: it chooses every tool call)`);
   if (config.baseUrl !== undefined) out.push(`baseUrl (sends the model's requests to ${config.baseUrl})`);
   const p = config.policy;
   if (p) {

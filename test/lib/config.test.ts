@@ -77,6 +77,7 @@ describe('config files found in the working directory', () => {
     ['no default rules', { policy: { defaults: false } }, /policy\.defaults false/],
     ['skill folders', { skills: { folders: ['/root/.ssh'] } }, /skills\.folders/],
     ['private hosts', { network: { allowPrivateHosts: ['169.254.169.254:80'] } }, /allowPrivateHosts/],
+    ['a scripted model', { model: 'scripted:drive-the-tools.json' }, /model "scripted:drive-the-tools\.json"/],
     ['a memory namespace', { memory: { namespace: 'other-project' } }, /memory\.namespace/],
   ])('refuses one that sets %s unless trusted, naming the setting and how to trust it', (_what, config, named) => {
     const dir = dirWith(config);
@@ -166,5 +167,33 @@ describe('network.allowPrivateHosts', () => {
     const entries = ['127.0.0.1:8080', 'localhost:3000', '[::1]:8080', 'nas.lan:443'];
     const dir = dirWith({ network: { allowPrivateHosts: entries } });
     expect(resolveSessionConfig(named(dir), {}, dir).network).toEqual({ allowPrivateHosts: entries });
+  });
+});
+
+describe('a scripted model named by a config file', () => {
+  const envWithTrust = () => ({ XDG_CONFIG_HOME: mkdtempSync(path.join(os.tmpdir(), 'harness-trust-')) });
+  const script = JSON.stringify({ steps: [{ content: 'scripted answer' }] });
+
+  it('is refused from an untrusted file found in the working directory, before the script is read', () => {
+    const dir = dirWith({ model: 'scripted:drive.json' });
+    // No drive.json at all: the refusal comes first, so nothing of the checkout's choosing is read.
+    let err: unknown;
+    try {
+      resolveSessionConfig({}, envWithTrust(), dir);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(UsageError);
+    expect((err as Error).message).toMatch(/sets model "scripted:drive\.json" \(replays a script file as the model: it chooses every tool call\).*not trusted/);
+    expect((err as UsageError).hint).toMatch(/harness trust harness\.config\.json/);
+  });
+
+  it('is used from a trusted or named file, relative to the file', () => {
+    const dir = dirWith({ model: 'scripted:drive.json' });
+    writeFileSync(path.join(dir, 'drive.json'), script);
+    const env = envWithTrust();
+    expect(resolveSessionConfig({ config: path.join(dir, 'harness.config.json') }, env, os.tmpdir()).model).toMatchObject({ provider: 'scripted' });
+    trust(path.join(dir, 'harness.config.json'), env);
+    expect(resolveSessionConfig({}, env, dir).model).toMatchObject({ provider: 'scripted', script: { steps: [{ content: 'scripted answer' }] } });
   });
 });
