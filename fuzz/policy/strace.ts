@@ -71,8 +71,12 @@ export function parseStrace(text: string): ParsedTrace {
     const pid = Number(m[1]);
     let rest = m[2]!;
     if (rest.startsWith('+++') || rest.startsWith('---')) continue;
-    if (rest.endsWith(' <unfinished ...>')) {
-      pending.set(pid, rest.slice(0, -' <unfinished ...>'.length));
+    // A call cut short: resumed later, or never (`<detached ...>` when its process was killed,
+    // e.g. a coproc the driver ends; `???(` when strace did not even know which call it was).
+    const cut = / <(unfinished|detached) \.\.\.>$/.exec(rest);
+    if (cut) {
+      const head = rest.slice(0, cut.index);
+      if (!head.startsWith('???(')) pending.set(pid, head);
       continue;
     }
     // `???` when strace lost track of which call it was (the process was killed mid-call).
