@@ -54,11 +54,11 @@ export interface TestHarness {
 /** The Postgres the tests use (trust auth; the `test` database). */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-/** Starts a worker with the given activity overrides. */
-export async function startHarness(overrides: Partial<ActivityDeps> = {}): Promise<TestHarness> {
+/** Starts a worker with the given activity overrides (and task queue: a second worker on a first one's queue). */
+export async function startHarness(overrides: Partial<ActivityDeps> & { taskQueue?: string } = {}): Promise<TestHarness> {
   quietRuntime();
   const address = inject('temporalAddress');
-  const taskQueue = `test-${randomUUID()}`;
+  const taskQueue = overrides.taskQueue ?? `test-${randomUUID()}`;
   const home = overrides.home ?? mkdtempSync(path.join(os.tmpdir(), 'harness-home-'));
   const nativeConnection = await NativeConnection.connect({ address });
   // The message store on the real Postgres (unless the test brings its own): the worker writes
