@@ -5,7 +5,9 @@
  * pathological commands of the longest accepted length (MAX_SHELL_COMMAND): backtracking bait
  * for regular expressions, deep nesting, thousands of pipes, lists, arguments, here-documents.
  * Each is also timed at half the length: a ratio near 2 says the cost grows linearly (4 would
- * be quadratic).
+ * be quadratic). The adversarial cases of the security review come too: chains of every wrapper
+ * (`nice nice … ls` once overflowed the stack of every worker), long `env -u` lists, `flock` and
+ * `timeout` chains, wrappers mixed, sed scripts of labels.
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -16,6 +18,12 @@ import { fmt, median } from './stats';
 import { runScript } from '../lib/scratch';
 
 const POLICY = freezePolicy(parsePolicy(undefined));
+// One link of a chain of each wrapper the analysis follows (with the options it reads).
+const WRAPPER_CHAINS = [
+  'nice ', 'nohup ', 'env ', 'env -u X ', 'exec ', 'command ', 'builtin ', 'time ', 'timeout 1 ', 'xargs ', 'stdbuf -oL ',
+  'ionice -c 3 ', 'setsid ', 'flock f ', 'taskset 1 ', 'chroot . ', 'sudo ', 'doas ', 'strace ', 'ltrace ', 'unbuffer ', 'busybox ',
+  'watch ', 'sh -c ', 'find . -exec ', 'eval ',
+];
 const SHORT = 'cat README.md | grep foo | wc -l';
 const SHORT_RUNS = Number(process.env.BENCH_RUNS ?? 2_000);
 const LONG_RUNS = Math.max(5, Math.round(SHORT_RUNS / 100));
@@ -45,6 +53,12 @@ const CASES: [string, (length: number) => string][] = [
   ['ls a a a … (16,000 arguments)', (n) => fill(n, 'ls', ' a')],
   ['cat <<EOF <<EOF … here-documents', (n) => fill(n, 'cat', ' <<EOF')],
   ['echo {{{… braces', (n) => fill(n, 'echo ', '{')],
+  ...WRAPPER_CHAINS.map((unit): [string, (n: number) => string] => [`${unit.trim()} … chain`, (n) => fill(n, '', unit, 'ls')]),
+  ['env -u X -u X … (one long env)', (n) => fill(n, 'env', ' -u X', ' ls')],
+  ['sudo nice env timeout … mixed', (n) => fill(n, '', 'sudo -u x nice -n 1 env A=1 timeout 5 flock f ', 'ls')],
+  ["sed ':a;ba;:a;…' labels", (n) => fill(n, "sed -n '", ':a;ba;', "p' f")],
+  ['ls -l -l -l … (options)', (n) => fill(n, 'ls', ' -l')],
+  ['find . ( ( ( … ) ) )', (n) => nested(n, ' \\( ', ' \\)', 'find . ')],
 ];
 
 /** Per-call times in ms; the first runs warm the JIT and the pattern caches. */

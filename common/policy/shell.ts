@@ -30,6 +30,12 @@ const MAX_DEPTH = 8;
 // Substitutions inside substitutions (`$($($(…)))`): far above anything written by hand. unbash
 // itself stops at 256 levels of syntax.
 const MAX_NESTING = 32;
+// Here-documents pending on one line cost the parser more than linear time each; no command
+// written by hand has this many.
+const MAX_HEREDOCS = 64;
+// Code handed on (`sh -c`, `eval`, `watch`) is parsed again: all of it together may be at most
+// this many times the command's own length, so a chain of them stays linear.
+const NESTED_CODE_FACTOR = 2;
 
 /** One unit of work of the walk: a syntax node, a program's argument vector, or shell code. */
 export type Frame = { kind: 'node'; node: SyntaxNode; scope: Scope } | ArgvFrame | { kind: 'code'; code: string; scope: Scope };
@@ -38,6 +44,7 @@ export type Frame = { kind: 'node'; node: SyntaxNode; scope: Scope } | ArgvFrame
 export function analyzeCommand(command: string): CommandAnalysis {
   const found: Found = { out: [], problems: [], settings: [], unmodelled: [] };
   try {
+    budget = NESTED_CODE_FACTOR * command.length + 256;
     walk({ kind: 'code', code: command, scope: { src: command, depth: 0, nesting: 0, io: { writes: [], reads: [] } } }, found);
   } catch (err) {
     // Not expected; but a throw here would fail the workflow task on every worker and replay.
@@ -48,6 +55,10 @@ export function analyzeCommand(command: string): CommandAnalysis {
   return reason === undefined ? { ok: true, commands, settings, unmodelled } : { ok: false, reason, commands, settings, unmodelled };
 }
 
+// What nested code may still be parsed in the current analysis (set by analyzeCommand; the
+// analysis is synchronous, so one module variable serves every call in turn).
+let budget = 0;
+
 /** Pre-order walk with an explicit stack: children are pushed in reverse so they run in order. */
 function walk(first: Frame, found: Found): void {
   const stack: Frame[] = [first];
@@ -57,6 +68,14 @@ function walk(first: Frame, found: Found): void {
     if (frame.kind === 'code') {
       if (frame.scope.depth > MAX_DEPTH) {
         found.problems.push('shell code is nested too deeply to analyse');
+        continue;
+      }
+      if (frame.scope.depth > 0 && (budget -= frame.code.length) < 0) {
+        found.problems.push('there is too much nested shell code to analyse');
+        continue;
+      }
+      if (heredocs(frame.code) > MAX_HEREDOCS) {
+        found.problems.push(`more than ${MAX_HEREDOCS} here-documents in one command`);
         continue;
       }
       next = [{ kind: 'node', node: parse(frame.code), scope: frame.scope }];
@@ -103,6 +122,13 @@ function enter(node: SyntaxNode, scope: Scope, found: Found): Frame[] {
     default:
       return visitNode(node, scope, found);
   }
+}
+
+/** How many `<<` the code holds (an upper bound of its here-documents), counting stops past the cap. */
+function heredocs(code: string): number {
+  let n = 0;
+  for (let i = code.indexOf('<<'); i >= 0 && n <= MAX_HEREDOCS; i = code.indexOf('<<', i + 2)) n++;
+  return n;
 }
 
 function merge(a: Io, b: Io): Io {

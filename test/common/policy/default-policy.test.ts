@@ -15,6 +15,30 @@ type Expected = 'allow' | 'ask' | `deny ${string}`;
 
 // Every command with its decision under the default policy (mode ask, default rules).
 const DEFAULT_POLICY_TABLE: [string, Expected][] = [
+  // Holes closed by version 3 (the security review): each was allowed without asking.
+  [`echo $'\\' ; python3 -c "print(1)" ; #\\''`, 'ask'],
+  ['[[ x > victim.txt ]]', 'ask'],
+  ["sed -n ':x w out.txt' f", 'ask'],
+  ["sed -n 'v 4.2 e touch p' f", 'ask'],
+  ['ls --hyperlink=always --bogus', 'ask'],
+  ['diff -l a b', 'ask'],
+  ['test -v "a[$(touch x)]"', 'ask'],
+  ["test -v 'a[x]'", 'ask'],
+  ['cat <<EOF\n$(touch x)\nEOF', 'ask'],
+  ['cat <<< "$(touch x)"', 'ask'],
+  ['ls {fd}>/dev/null', 'ask'],
+  ['coproc ls', 'ask'],
+  ['cd sub && ls', 'ask'],
+  ['shopt -s expand_aliases; ls', 'ask'],
+  [`echo $'\\x41'`, 'ask'],
+  ['case $x in a) ls ;; esac', 'ask'],
+  [`${'nice '.repeat(6_550)}ls`, 'ask'],
+  [`${'env -u X '.repeat(3_600)}ls`, 'ask'],
+  // …and what version 3 still allows.
+  ["cat <<'EOF'\n$(not run)\nEOF", 'allow'],
+  ['case a in a) ls ;; esac', 'allow'],
+  ["echo $'plain'", 'allow'],
+  ['ls -la | sort -k5 -n | head -3', 'allow'],
   // Holes closed by version 2: each was allowed without asking.
   [`python3 -c "import shutil; shutil.rmtree('.')"`, 'ask'],
   [`printf 'x' | python3`, 'ask'],
