@@ -16,7 +16,7 @@ function dirWith(config?: unknown): string {
 describe('resolveSessionConfig', () => {
   it('defaults to the ask policy with the default rules written out, so a later release cannot change them for this session', () => {
     const c = resolveSessionConfig({ model: 'gpt-4o-mini' }, {}, dirWith());
-    expect(c.policy).toMatchObject({ version: 2, mode: 'ask', defaults: false });
+    expect(c.policy).toMatchObject({ version: 3, mode: 'ask', defaults: false });
     expect(c.policy!.rules.map((r) => r.id)).toEqual(DEFAULT_RULES.map((r) => r.id));
     expect(c.policy!.rules).toEqual(DEFAULT_RULES);
     expect(c.policy!.rules).not.toBe(DEFAULT_RULES);
