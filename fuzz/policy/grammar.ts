@@ -91,27 +91,28 @@ function command(rng: Rng, ctx: Ctx): string {
     case 'group':
       return `{ ${list(rng, inner)}; }${redirection(rng, ctx, 0.2)}`;
     case 'if':
-      return `if ${list(rng, inner)}; then ${list(rng, inner)};${rng.chance(0.4) ? ` else ${list(rng, inner)};` : ''} fi`;
+      return `if ${list(rng, inner)}; then ${list(rng, inner)};${rng.chance(0.4) ? ` else ${list(rng, inner)};` : ''} fi${redirection(rng, ctx, 0.15)}`;
     case 'loop':
-      return rng.pick([
+      return `${rng.pick([
         () => `for f in ${fileWord(rng)} ${fileWord(rng)}; do ${list(rng, inner)}; done`,
         () => `for f in ${fileWord(rng)}; do cat "$f"; done`,
         () => `while read -r l; do echo "$l"; done < ${fileWord(rng)}`,
         () => `while false; do ${list(rng, inner)}; done`,
         () => `until true; do ${list(rng, inner)}; done`,
         () => `for ((i = 0; i < 2; i++)); do ${list(rng, inner)}; done`,
-      ])();
+      ])()}${redirection(rng, ctx, 0.15)}`;
     case 'case':
-      return `case ${textWord(rng)} in ${rng.pick(['a', 'x|y', '*', 'foo'])}) ${list(rng, inner)};; *) ${list(rng, inner)};; esac`;
+      return `case ${textWord(rng)} in ${rng.pick(['a', 'x|y', '*', 'foo'])}) ${list(rng, inner)};; *) ${list(rng, inner)};; esac${redirection(rng, ctx, 0.15)}`;
+    // Compound commands run no program: a redirection on one writes all the same.
     case 'test':
       return rng.pick([
         `[[ -f ${fileWord(rng)} ]]`, `[[ ${textWord(rng)} == ${textWord(rng)} ]]`, '[[ a == b || touch x ]]', '[[ x > victim.txt ]]',
         `[[ -n ${textWord(rng)} && -d sub ]]`, '[[ $(touch x) ]]', "[[ -v 'a[$(touch x)]' ]]", '[[ a =~ ^a ]]', '[[ x < y ]]',
-        `[[ ${fileWord(rng)} -nt ${fileWord(rng)} ]]`, '[[ 1 -eq a[$(touch x)] ]]',
-      ]);
+        `[[ ${fileWord(rng)} -nt ${fileWord(rng)} ]]`, '[[ 1 -eq a[$(touch x)] ]]', "[[ 'a[$(touch x)]' -eq 1 ]]",
+      ]) + redirection(rng, ctx, 0.25);
     case 'arith':
       return rng.pick(['(( 1 + 1 ))', '(( i++ ))', '(( a[$(touch x)] ))', 'echo $(( 1 + 2 ))', 'echo $((a[$(touch x)]))',
-        'echo $[1+1]', '(( x = 2 ))', 'let i=1', 'echo $(( $(cat in | head -n 1) * 2 ))']);
+        'echo $[1+1]', '(( x = 2 ))', 'let i=1', 'echo $(( $(cat in | head -n 1) * 2 ))', '(( 1 ))']) + redirection(rng, ctx, 0.25);
     case 'function':
       return rng.pick([
         () => `f() { ${list(rng, inner)}; }; f`,
