@@ -40,7 +40,7 @@ export const SPECS: Record<string, Spec> = {
   wc: { read: ['-l', '-w', '-c', '-m', '-L', '--files0-from={file}'], operands: FILE1 },
   sort: {
     read: ['-r', '-n', '-u', '-k 2', '-t ,', '-f', '-b', '-h', '-V', '-s', '-c', '-m', '-z', '--debug', '-k1,1', '-rn', '-nr',
-      '--reverse', '--key=2', '-S 1M', '--parallel=1'],
+      '--reverse', '--key=2', '-S 1M', '--parallel=1', '-S 1k'],
     write: ['-o {target}', '--output={target}', '-T {dir}', '--temporary-directory=/tmp', '--compress-program=gzip', '-uo {target}', '--out={target}', '-o{target}'],
     operands: FILE1,
   },
@@ -54,7 +54,8 @@ export const SPECS: Record<string, Spec> = {
   file: { read: ['-b', '-i', '-L', '-z', '--mime-type', '-k'], write: ['-C', '-C -m {target}', '--compile'], operands: ['{file}', '{file} {file}'] },
   du: { read: ['-s', '-h', '-a', '-c', '-k', '--max-depth=1', '-b', '-sh', '-d 1'], operands: ['', '{dir}', '{file}'] },
   tree: { read: ['-a', '-L 2', '-d', '-f', '-i', '--noreport', '-C'], write: ['-o {target}', '-R -H .', '-fo {target}', '-ao {target}'], operands: ['', '{dir}'] },
-  diff: { read: ['-u', '-q', '-y', '-r', '-N', '-i', '-w', '-B', '--brief', '-c', '--color=never', '-U 1'], operands: ['{file} {file}', '{dir} {dir}'] },
+  // `-l`/`--paginate` pipe the output through pr.
+  diff: { read: ['-u', '-q', '-y', '-r', '-N', '-i', '-w', '-B', '--brief', '-c', '--color=never', '-U 1', '-l', '--paginate'], operands: ['{file} {file}', '{dir} {dir}'] },
   cmp: { read: ['-s', '-l', '-b', '-n 10', '-i 2'], operands: ['{file} {file}'] },
   comm: { read: ['-1', '-2', '-3', '-12', '--check-order', '--nocheck-order', '-23'], operands: ['{file} {file}'] },
   basename: { read: ['-a', '-s .txt'], operands: ['{file}', '{file} {file}'] },
@@ -69,7 +70,8 @@ export const SPECS: Record<string, Spec> = {
   tac: { read: ['-s ,', '-r', '-b', '--separator=x'], operands: FILE1 },
   rev: { read: [], operands: FILE1 },
   paste: { read: ['-d ,', '-s', "-d '\\t'", '--serial'], operands: ['{file} {file}', '{file}', '- {file}'] },
-  seq: { read: ['-s ,', '-w', '-f %g', "-s ' '"], operands: ['{n}', '1 {n}', '1 2 {n}'] },
+  // A long sequence makes sort spill to temporary files.
+  seq: { read: ['-s ,', '-w', '-f %g', "-s ' '"], operands: ['{n}', '1 {n}', '1 2 {n}', '1 30000'] },
   md5sum: SUMS,
   sha256sum: SUMS,
   find: {
