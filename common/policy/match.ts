@@ -163,6 +163,20 @@ export function toolApplies(rule: Rule, call: PolicyCall, sem: Semantics = LEGAC
   return true;
 }
 
+// A rule's `command` list split once into exact names and `*` patterns: a command of thousands
+// of programs is matched against every rule's list.
+const NAME_LISTS = new WeakMap<readonly string[], { names: Set<string>; globs: string[] }>();
+
+/** Whether one of the names (`*` wildcards allowed) is the program. */
+function namesProgram(list: readonly string[], program: string, patterns: Patterns): boolean {
+  let split = NAME_LISTS.get(list);
+  if (!split) {
+    split = { names: new Set(list.filter((p) => !p.includes('*'))), globs: list.filter((p) => p.includes('*')) };
+    NAME_LISTS.set(list, split);
+  }
+  return split.names.has(program) || split.globs.some((p) => patterns.glob(p, program));
+}
+
 /** Whether the rule has conditions checked per program (so it says nothing about other tools). */
 export function hasCommandConditions(when: RuleCondition | undefined): boolean {
   if (!when) return false;
@@ -176,10 +190,10 @@ export function hasCommandConditions(when: RuleCondition | undefined): boolean {
  */
 export function commandMatches(when: RuleCondition, command: SimpleCommand, covering: boolean, sem: Semantics = LEGACY): boolean {
   const { patterns } = sem;
-  if (when.command && !when.command.some((p) => patterns.glob(p, command.program))) return false;
+  if (when.command && !namesProgram(when.command, command.program, patterns)) return false;
   if (when.commandPrefix) {
-    const argv = [command.program, ...command.args];
-    if (!when.commandPrefix.split(/\s+/).every((word, i) => argv[i] === word)) return false;
+    const words = when.commandPrefix.split(/\s+/);
+    if (!words.every((word, i) => (i === 0 ? command.program : command.args[i - 1]) === word)) return false;
   }
   if (when.anyArg && !command.args.some((a) => patterns.test(when.anyArg as string, a))) return false;
   if (when.noArg && command.args.some((a) => patterns.test(when.noArg as string, a))) return false;

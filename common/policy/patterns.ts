@@ -17,6 +17,8 @@ export interface Patterns {
 
 const jsCache = new Map<string, RegExp>();
 const re2Cache = new Map<string, RE2JS>();
+// Compiled `*` globs by pattern, so a rule's glob is built once, not on every program matched.
+const re2GlobCache = new Map<string, RE2JS>();
 
 /** A compiled JavaScript pattern (cached: rules are matched on every call). */
 export function jsRegex(source: string): RegExp {
@@ -68,6 +70,11 @@ export const RE2_PATTERNS: Patterns = {
   glob: (pattern, name) => {
     if (pattern === '*') return true;
     if (!pattern.includes('*')) return pattern === name;
-    return re2Regex(`(?s)^${pattern.split('*').map(escapeRegex).join('.*')}$`).test(name);
+    let compiled = re2GlobCache.get(pattern);
+    if (!compiled) {
+      compiled = re2Regex(`(?s)^${pattern.split('*').map(escapeRegex).join('.*')}$`);
+      re2GlobCache.set(pattern, compiled);
+    }
+    return compiled.test(name);
   },
 };

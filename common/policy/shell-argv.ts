@@ -33,18 +33,29 @@ export interface ArgvFrame {
 /** Records the program and returns the frames of what it runs. */
 export function programCommand(frame: ArgvFrame, found: Found): Frame[] {
   const argv = frame.argv ?? (frame.words ?? []).map(toArg);
-  const [head, ...args] = argv;
+  const head = argv[0];
   if (!head) return [];
   const { scope, io, via } = frame;
   const program = head.literal ? head.value.slice(head.value.lastIndexOf('/') + 1) : head.value;
-  const unknown = argv.filter((a) => a.unknown).map((a) => `\`${cut(a.value)}\` (${a.unknown})`);
+  // One pass over the words (a wrapper chain hands each program nearly the whole line).
+  const args: Arg[] = [];
+  const values: string[] = [];
+  const unknown: string[] = [];
+  const unclear: string[] = [];
+  const globs: string[] = [];
+  argv.forEach((a, i) => {
+    if (a.unknown) unknown.push(`\`${cut(a.value)}\` (${a.unknown})`);
+    if (a.unclear) unclear.push(`\`${cut(a.value)}\` (${a.unclear})`);
+    if (i === 0) return;
+    args.push(a);
+    values.push(a.value);
+    if (a.glob) globs.push(a.value);
+  });
   if (head.literal && head.value.includes('/') && !SYSTEM_PROGRAM.test(head.value)) {
     unknown.unshift(`\`${cut(head.value)}\` (a program file outside /bin and /usr/bin)`);
   }
-  const unclear = argv.filter((a) => a.unclear).map((a) => `\`${cut(a.value)}\` (${a.unclear})`);
-  const globs = args.filter((a) => a.glob).map((a) => a.value);
   found.out.push({
-    program, args: args.map((a) => a.value), text: scope.src.slice(head.pos, frame.end), redirects: io.writes, reads: io.reads,
+    program, args: values, text: scope.src.slice(head.pos, frame.end), redirects: io.writes, reads: io.reads,
     ...(via ? { via } : {}),
     ...(unknown.length ? { unknown } : {}),
     ...(unclear.length ? { unclear } : {}),

@@ -87,9 +87,15 @@ export function visitNode(node: SyntaxNode, scope: Scope, found: Found): Frame[]
       break;
   }
   const children: Frame[] = [];
-  forEachChild(node, (child) => children.push({ kind: 'node', node: child, scope }));
+  forEachChild(node, (child) => {
+    if (!LEAVES.has(child.type) && !(child.type === 'Glob' && !child.parts)) children.push({ kind: 'node', node: child, scope });
+  });
   return children;
 }
+
+// Nodes with nothing below them and nothing to record: not worth a frame each (a command of
+// thousands of words would make thousands of frames for its quoted and literal text).
+const LEAVES = new Set(['Literal', 'SingleQuoted', 'AnsiCQuoted', 'SimpleExpansion', 'HereDocDelimiter', 'FileDescriptor', 'Negation', 'Time', 'Names', 'Unknown']);
 
 function fdVariable(name: string): string {
   return `\`{${cut(name)}}\` in a redirection assigns a variable`;

@@ -19,6 +19,17 @@ export interface Option {
 export type Parsed = { options: Option[]; operands: string[]; operandAt: number[] } | { unsure: string };
 
 const NUMERIC = /^-[0-9]+$/;
+// The long names of each spec, listed once: a command of thousands of programs parses each.
+const LONG_NAMES = new WeakMap<ProgramSpec, readonly string[]>();
+
+function longNames(spec: ProgramSpec): readonly string[] {
+  let names = LONG_NAMES.get(spec);
+  if (!names) {
+    names = Object.keys(spec.long ?? {});
+    LONG_NAMES.set(spec, names);
+  }
+  return names;
+}
 
 /** Parses `args` by `spec`; linear in the arguments' total length. */
 export function parseOptions(program: string, args: readonly string[], spec: ProgramSpec): Parsed {
@@ -28,7 +39,6 @@ export function parseOptions(program: string, args: readonly string[], spec: Pro
   const valued = spec.valued ?? '';
   const flags = spec.flags ?? '';
   const long = spec.long ?? {};
-  const names = Object.keys(long);
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
     if (a === '--') {
@@ -41,7 +51,7 @@ export function parseOptions(program: string, args: readonly string[], spec: Pro
     if (a.startsWith('--')) {
       const eq = a.indexOf('=');
       const given = eq < 0 ? a.slice(2) : a.slice(2, eq);
-      const name = Object.hasOwn(long, given) ? given : uniquePrefix(names, given);
+      const name = Object.hasOwn(long, given) ? given : uniquePrefix(longNames(spec), given);
       if (name === undefined) return { unsure: `the option \`--${given}\` of \`${program}\` is not known to the policy` };
       const kind = long[name]!;
       if (eq >= 0) {
