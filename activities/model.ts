@@ -9,6 +9,7 @@ import { messageTokens, type Conversations, type Draft } from './store/conversat
 import { callsView, contentView } from './store/views';
 import { requestContext } from './store/request';
 import type { ModelClient } from './model-client';
+import { boundedAnswer } from './model-reply';
 import { attemptBudgetMs, endpointLabel, modelTimeout, toModelFailure } from './model-errors';
 
 /** Resolves the client and endpoint description for a model reference. */
@@ -76,7 +77,8 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
         },
         signal: AbortSignal.any([ctx.cancellationSignal, deadline.signal]),
       });
-      reply = { ...answer, attempt: ctx.info.attempt, latencyMs: Date.now() - started };
+      // Whatever the provider sent, the workflow reads text and a bounded number of calls.
+      reply = { ...boundedAnswer(answer), attempt: ctx.info.attempt, latencyMs: Date.now() - started };
     } catch (err) {
       if (deadline.signal.aborted && !ctx.cancellationSignal.aborted) {
         progress.timeouts += 1;

@@ -42,6 +42,8 @@ export interface ModelReply {
   latencyMs: number;
   /** With a conversation: the conversation with this reply appended. */
   conversation?: ConversationRef;
+  /** Calls of the reply past the number the activity keeps (MAX_CALLS_PER_REPLY): neither stored nor run. */
+  droppedCalls?: number;
 }
 
 /** Input of prepareTurn: makes the session's model reachable and lists its tools. */
