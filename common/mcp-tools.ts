@@ -5,10 +5,11 @@
  * call and a bad one is an INVALID_ARGUMENTS naming the field.
  */
 import { z } from 'zod';
-import type { McpServerSpec, McpToolInfo, McpToolSet } from './mcp';
+import type { McpServerSpec, McpToolInfo, McpToolSet, McpToolSettings } from './mcp';
 import type { ToolDefinition } from './tools';
 import type { Risk } from './types';
 import type { Rule } from './policy/schema';
+import { preparedSchema } from './mcp-schema';
 
 /**
  * Risk of a server's tools when its entry says nothing: `write`, which no default rule allows, so
@@ -17,9 +18,14 @@ import type { Rule } from './policy/schema';
  */
 export const DEFAULT_MCP_RISK: Risk = 'write';
 
+/** How schemas become zod: `bounded` (every turn but those recorded before it) applies mcp-schema.ts. */
+export interface McpSchemaOptions {
+  bounded?: boolean;
+}
+
 /** The definitions of a session's MCP tools (servers that failed discovery have none). */
-export function mcpToolDefinitions(set: McpToolSet | undefined, servers: readonly McpServerSpec[]): ToolDefinition[] {
-  return withSpecs(set, servers).map(([info, spec]) => mcpToolDefinition(info, spec));
+export function mcpToolDefinitions(set: McpToolSet | undefined, servers: readonly McpServerSpec[], opts: McpSchemaOptions = {}): ToolDefinition[] {
+  return withSpecs(set, servers).map(([info, spec]) => mcpToolDefinition(info, spec, opts));
 }
 
 /** Each discovered tool with its server's entry (a server no longer configured has none: cannot happen within one session). */
@@ -32,12 +38,12 @@ function withSpecs(set: McpToolSet | undefined, servers: readonly McpServerSpec[
 }
 
 /** One MCP tool as a definition: risk and timeout from the server entry (per tool first). */
-export function mcpToolDefinition(info: McpToolInfo, spec: McpServerSpec): ToolDefinition {
-  const settings = spec.tools?.[info.tool];
+export function mcpToolDefinition(info: McpToolInfo, spec: McpServerSpec, opts: McpSchemaOptions = {}): ToolDefinition {
+  const settings = toolSettings(spec, info.tool);
   return {
     name: info.name,
     description: describeMcpTool(info),
-    parameters: inputSchema(info.inputSchema),
+    ...inputSchema(info.inputSchema, opts.bounded === true),
     risk: settings?.risk ?? spec.risk ?? DEFAULT_MCP_RISK,
     source: `mcp:${info.server}`,
     timeoutMs: settings?.timeoutMs ?? spec.callTimeoutMs,
@@ -56,7 +62,7 @@ export function mcpToolDefinition(info: McpToolInfo, spec: McpServerSpec): ToolD
 export function mcpRules(set: McpToolSet | undefined, servers: readonly McpServerSpec[]): Rule[] {
   const rules: Rule[] = [];
   for (const [info, spec] of withSpecs(set, servers)) {
-    const own = spec.tools?.[info.tool]?.decision;
+    const own = toolSettings(spec, info.tool)?.decision;
     const decision = own ?? spec.decision;
     if (!decision) continue;
     const where = own ? `mcpServers.${info.server}.tools.${info.tool}.decision` : `mcpServers.${info.server}.decision`;
@@ -76,16 +82,25 @@ export function describeMcpTool(info: McpToolInfo): string {
   return text.length >= 10 ? text : `${text} (MCP server ${info.server})`;
 }
 
+/** A tool's own settings in its server entry (a tool named `constructor` or `__proto__` has none unless written). */
+function toolSettings(spec: McpServerSpec, tool: string): McpToolSettings | undefined {
+  return spec.tools && Object.prototype.hasOwnProperty.call(spec.tools, tool) ? spec.tools[tool] : undefined;
+}
+
 /**
  * The zod form of a tool's JSON input schema. A schema zod cannot convert (a `$ref` it cannot
  * resolve, an unknown keyword) is checked only as "an object": the server validates it again.
+ * Bounded, so is one that is recursive or too costly, and patterns are left to the server
+ * (mcp-schema.ts); `checkCost` bounds the work per argument character.
  */
-function inputSchema(schema: Record<string, unknown>): z.ZodObject {
+function inputSchema(schema: Record<string, unknown>, bounded: boolean): Pick<ToolDefinition, 'parameters' | 'checkCost'> {
+  const prepared = bounded ? preparedSchema(schema) : { schema, cost: undefined };
+  if (!prepared) return { parameters: z.looseObject({}) };
   try {
-    const converted = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
-    if (converted instanceof z.ZodObject) return converted;
+    const converted = z.fromJSONSchema(prepared.schema as Parameters<typeof z.fromJSONSchema>[0]);
+    if (converted instanceof z.ZodObject) return { parameters: converted, ...(prepared.cost !== undefined ? { checkCost: prepared.cost } : {}) };
   } catch {
     // fall through to the permissive form
   }
-  return z.looseObject({});
+  return { parameters: z.looseObject({}) };
 }

@@ -25,9 +25,9 @@ export const mcpQuestionSignal = defineSignal<[McpQuestion]>('mcpQuestion');
 /** The answer given to a question, by key (undefined while none). */
 export const mcpAnswerQuery = defineQuery<string | undefined, [string]>('mcpAnswer');
 
-/** The registry of a turn: the built-in tools and the session's MCP tools. */
-export function turnRegistry(tools: McpToolSet | undefined, servers: readonly McpServerSpec[]): ToolRegistry {
-  return new ToolRegistry([...BUILTIN_TOOLS, ...mcpToolDefinitions(tools, servers)], unavailableServers(tools));
+/** The registry of a turn: the built-in tools and the session's MCP tools (`bounded`: see mcp-schema.ts). */
+export function turnRegistry(tools: McpToolSet | undefined, servers: readonly McpServerSpec[], bounded = false): ToolRegistry {
+  return new ToolRegistry([...BUILTIN_TOOLS, ...mcpToolDefinitions(tools, servers, { bounded })], unavailableServers(tools));
 }
 
 /** The question as the human sees it: the server's message and what fields it wants. */

@@ -2,7 +2,7 @@
  * Detects the model repeating the same action: the same tool calls with the same arguments
  * `limit` times in a row earn one warning; one more repetition after that stops the turn.
  */
-import { canonicalJson } from '../common/digest';
+import { canonicalJson, sha256Hex } from '../common/digest';
 import type { ToolCall } from '../common/types';
 
 /** Verdict for a step's tool calls. */
@@ -20,9 +20,11 @@ export class RepeatGuard {
   private count = 0;
   private warned = false;
 
+  /** `bounded`: a long fingerprint is kept as its hash, so the state carried across continue-as-new stays small. */
   constructor(
     private readonly limit: number,
     from?: RepeatState,
+    private readonly bounded = false,
   ) {
     if (from) ({ last: this.last, count: this.count, warned: this.warned } = from);
   }
@@ -34,7 +36,17 @@ export class RepeatGuard {
 
   /** Records a step's calls and says whether it is a repetition worth warning about or stopping. */
   observe(calls: ToolCall[]): RepeatVerdict {
-    const key = calls.map((c) => `${c.name}:${canonical(c.arguments)}`).join('|');
+    // Bounded, normalising stops once a step's arguments pass MAX_CANONICAL_CHARS (see below).
+    let left = this.bounded ? MAX_CANONICAL_CHARS : Infinity;
+    const text = calls
+      .map((c) => {
+        const size = typeof c.arguments === 'string' ? c.arguments.length : 0;
+        const normalise = size <= left;
+        if (normalise) left -= size;
+        return `${c.name}:${normalise ? canonical(c.arguments) : c.arguments.trim()}`;
+      })
+      .join('|');
+    const key = this.bounded && text.length > MAX_KEY_CHARS ? `sha256:${sha256Hex(text)}` : text;
     this.count = key === this.last ? this.count + 1 : 1;
     this.last = key;
     if (this.count < this.limit) return 'ok';
@@ -53,8 +65,19 @@ export class RepeatGuard {
   }
 }
 
-/** Argument text normalised so that key order and spacing do not hide a repetition. */
+// Fingerprints longer than this are kept as their hash (a reply's arguments may be megabytes).
+const MAX_KEY_CHARS = 256;
+// Sorting the keys of megabytes of arguments costs seconds of a workflow task; past this much
+// argument text in a step, calls are compared as written (a verbatim repetition is still seen).
+const MAX_CANONICAL_CHARS = 64 * 1024;
+
+/**
+ * Argument text normalised so that key order and spacing do not hide a repetition. Text nested
+ * too deep to normalise (the walk overflows the stack) is compared as written.
+ */
 function canonical(args: string): string {
+  // Only a provider breaking the protocol sends anything but text; it must not fail the step.
+  if (typeof args !== 'string') return String(args);
   try {
     return canonicalJson(JSON.parse(args));
   } catch {

@@ -9,7 +9,9 @@ export { assignCallIds } from '../common/call-ids';
 import { toolError } from '../common/errors';
 import { alwaysRuleFor, decide, type Policy, type Rule } from '../common/policy';
 import type { ApprovalRecord, PendingApproval, PolicyRecord } from '../common/session';
-import { describeIssues, type ToolDefinition, type ToolRegistry } from '../common/tools';
+import type { ToolDefinition, ToolRegistry } from '../common/tools';
+import { checkArguments, readArguments, shownName, type StepBudget } from './call-args';
+import { MAX_STEP_VALUES } from '../common/json-bounds';
 import type { ToolCall, ToolResult } from '../common/types';
 
 /** A call after judgement: either already answered (`result`) or ready to run. */
@@ -22,8 +24,16 @@ export interface JudgedCall {
   result?: ToolResult;
 }
 
+/** How calls are judged: `bounded` (every turn but those recorded before it) caps what model text may cost (see call-args.ts). */
+export interface JudgeOptions {
+  bounded?: boolean;
+  /** What the step's calls judged so far left of its argument values. */
+  budget?: StepBudget;
+}
+
 /** Parses, validates and (when a policy is given) decides one call. */
-export function judgeCall(call: ToolCall, registry: ToolRegistry, policy: Policy | undefined, sessionRules: readonly Rule[]): JudgedCall {
+export function judgeCall(call: ToolCall, registry: ToolRegistry, policy: Policy | undefined, sessionRules: readonly Rule[], opts: JudgeOptions = {}): JudgedCall {
+  const bounded = opts.bounded === true;
   const def = registry.get(call.name);
   const down = def ? undefined : registry.unavailableReason(call.name);
   if (down) {
@@ -39,37 +49,18 @@ export function judgeCall(call: ToolCall, registry: ToolRegistry, policy: Policy
     return {
       call,
       args: call.arguments,
-      result: toolError('UNKNOWN_TOOL', `There is no tool named "${call.name}".`, { suggestion: `Use one of: ${registry.names().join(', ')}.` }),
+      result: toolError('UNKNOWN_TOOL', `There is no tool named "${shownName(call.name, bounded)}".`, { suggestion: `Use one of: ${registry.names().join(', ')}.` }),
     };
   }
-  let raw: unknown;
-  try {
-    raw = call.arguments.trim() === '' ? {} : JSON.parse(call.arguments);
-  } catch (err) {
-    return {
-      call,
-      def,
-      args: call.arguments,
-      result: toolError('INVALID_ARGUMENTS', `Arguments of ${call.name} are not valid JSON: ${(err as Error).message}`, {
-        suggestion: 'Send the arguments as one JSON object matching the tool schema.',
-      }),
-    };
-  }
+  const read = readArguments(call, bounded, opts.budget);
+  if (!read.ok) return { call, def, args: call.arguments, result: read.result };
+  const raw = read.value;
   // Payloads the model activity stored are validated by a stand-in (their preview) and run as
   // the reference (the tool reads the value back); the policy sees the preview.
   const stored = storedArgs(call, raw);
-  const parsed = def.parameters.safeParse(stored ? { ...(raw as object), ...stored.previews } : raw);
-  if (!parsed.success) {
-    return {
-      call,
-      def,
-      args: raw,
-      result: toolError('INVALID_ARGUMENTS', `Invalid arguments for ${call.name}: ${describeIssues(parsed.error)}`, {
-        suggestion: 'Fix the named fields and call the tool again.',
-      }),
-    };
-  }
-  const view = parsed.data as Record<string, unknown>;
+  const checked = checkArguments(def, call.name, stored ? { ...(raw as object), ...stored.previews } : raw, bounded, call.arguments.length);
+  if (!checked.ok) return { call, def, args: raw, result: checked.result };
+  const view = checked.value;
   const args = stored ? { ...view, ...stored.refs } : view;
   if (!policy) return { call, def, args };
   const d = decide(policy, { tool: def.name, risk: def.risk, args: view }, sessionRules);
@@ -135,4 +126,29 @@ export function applyApproval(j: JudgedCall, outcome: ApprovalRecord, policy?: P
     return undefined;
   }
   return outcome.always ? alwaysRuleFor({ tool: j.def!.name, risk: j.def!.risk, args: j.args as Record<string, unknown> }, policy, outcome.pattern) : undefined;
+}
+
+/**
+ * judgeCall that never throws: whatever still goes wrong judging model-written input is an
+ * INVALID_TOOL_CALL the model reads, not a failed workflow task retried forever on every worker.
+ */
+export function judgeSafely(call: ToolCall, registry: ToolRegistry, policy: Policy | undefined, sessionRules: readonly Rule[], opts: JudgeOptions = {}): JudgedCall {
+  try {
+    return judgeCall(call, registry, policy, sessionRules, opts);
+  } catch (err) {
+    const why = shownName((err as Error)?.message ?? err, true);
+    return {
+      call,
+      args: call.arguments,
+      result: toolError('INVALID_TOOL_CALL', `The call of ${shownName(call.name, true)} could not be judged: ${why}`, {
+        suggestion: 'Try another way (other arguments or another tool).',
+      }),
+    };
+  }
+}
+
+/** A step's calls judged in order, none throwing; bounded, their arguments share MAX_STEP_VALUES. */
+export function judgeStep(calls: readonly ToolCall[], registry: ToolRegistry, policy: Policy | undefined, sessionRules: readonly Rule[], bounded = false): JudgedCall[] {
+  const budget: StepBudget = { values: MAX_STEP_VALUES };
+  return calls.map((c) => judgeSafely(c, registry, policy, sessionRules, { bounded, budget }));
 }

@@ -28,7 +28,9 @@ import type { ChatMessage, ToolCall } from '../common/types';
 import { InlineConversation, StoredConversation, type TurnConversation } from './conversation';
 import { buildSystemMessage, type TurnContext } from './system-message';
 import { RepeatGuard } from './repeat-guard';
-import { applyApproval, approvalRequest, assignCallIds, judgeCall, type JudgedCall } from './tool-calls';
+import { applyApproval, approvalRequest, assignCallIds, judgeStep, type JudgedCall } from './tool-calls';
+import { droppedCallsNote } from './call-args';
+import { rememberFact } from './working-memory';
 
 /** What the loop needs from the outside world. */
 export interface TurnOps {
@@ -85,6 +87,8 @@ export interface TurnOptions {
   messageStore?: boolean;
   /** The session's MCP tools (already part of `registry`), and how to build the registry again when they change. */
   mcp?: { tools: McpToolSet; registry(tools: McpToolSet): ToolRegistry; rules(tools: McpToolSet): Rule[] };
+  /** Bound what model text may cost the workflow (argument depth, echoed text, fingerprints); off only for turns recorded before. */
+  boundedInput?: boolean;
 }
 
 /** A run that stopped between steps to continue as new, with where it stopped. */
@@ -107,7 +111,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
   const compressions = [...(r?.compressions ?? [])];
   const toolCalls: ToolCallRecord[] = [...(r?.toolCalls ?? [])];
   const storedToolCalls: string[] = [...(r?.storedToolCalls ?? [])];
-  const repeat = new RepeatGuard(limits.repeatLimit, r?.repeat);
+  const repeat = new RepeatGuard(limits.repeatLimit, r?.repeat, opts.boundedInput);
   let usage = r?.usage ?? NO_USAGE;
   let modelCalls = r?.modelCalls ?? 0;
   // Attempts beyond the first of the turn's model calls (a rate-limited endpoint shows here).
@@ -216,7 +220,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
 
       const mcpDecisions = mcpTools && opts.mcp ? opts.mcp.rules(mcpTools) : [];
       const rules = opts.turnRules?.length || mcpDecisions.length ? [...sessionRules, ...(opts.turnRules ?? []), ...mcpDecisions] : sessionRules;
-      const judged = calls.map((c) => judgeCall(c, registry, opts.policy, rules));
+      const judged = judgeStep(calls, registry, opts.policy, rules, opts.boundedInput);
       const asked = judged.filter((j) => !j.result && j.policy?.decision === 'ask');
       if (asked.length) {
         const outcomes = await ops.awaitApprovals(asked.map(approvalRequest));
@@ -250,6 +254,8 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
       if (conversation instanceof StoredConversation && ops.storeValue && toolCalls.length >= 2 * RECORDS_CHUNK) {
         storedToolCalls.push(await ops.storeValue(toolCalls.splice(0, RECORDS_CHUNK)));
       }
+      // The model activity keeps a bounded number of a reply's calls; the model hears of the rest.
+      if (reply.droppedCalls) conversation.add({ role: 'user', content: droppedCallsNote(calls.length, reply.droppedCalls) });
       if (verdict === 'warn') conversation.add({ role: 'user', content: repeat.warning(calls) });
       failedSteps = anyFailed && !anyOk ? failedSteps + 1 : 0;
       if (failedSteps >= limits.errorLimit) {
@@ -298,9 +304,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
         return toolOk({ finished: true });
       case 'remember': {
         const { key, value } = args as { key: string; value: string };
-        if (value === '') delete memory[key];
-        else memory[key] = value;
-        return toolOk({ remembered: key });
+        return rememberFact(memory, key, value, opts.boundedInput === true);
       }
       case 'ask_user': {
         const answer = await ops.askUser(j.call.id, (args as { question: string }).question);

@@ -226,6 +226,9 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   };
 
   const mcpTools = input.resume?.mcpTools ?? input.mcpTools;
+  // Turns recorded before model input was bounded (argument depth, MCP schema cost and patterns,
+  // echoed text, fingerprint size) judged calls without those bounds (issue 17).
+  const boundedInput = patched('bounded-model-input');
   const result = await runTurn(
     input,
     {
@@ -299,7 +302,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
     },
     {
       ...(policy ? { policy } : {}),
-      ...(mcpTools ? { registry: turnRegistry(mcpTools, mcpServers), mcp: { tools: mcpTools, registry: (t: typeof mcpTools) => turnRegistry(t, mcpServers), rules: (t: typeof mcpTools) => mcpRules(t, mcpServers) } } : {}),
+      ...(mcpTools ? { registry: turnRegistry(mcpTools, mcpServers, boundedInput), mcp: { tools: mcpTools, registry: (t: typeof mcpTools) => turnRegistry(t, mcpServers, boundedInput), rules: (t: typeof mcpTools) => mcpRules(t, mcpServers) } } : {}),
       context: {
         ...(prepared?.skillsIndex ? { skillsIndex: prepared.skillsIndex } : {}),
         ...(prepared?.memories?.length ? { memories: prepared.memories } : {}),
@@ -308,6 +311,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       harnessCallIds,
       scriptAwareEstimate,
       messageStore,
+      boundedInput,
     },
   );
   state.pending = undefined;
