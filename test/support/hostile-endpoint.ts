@@ -1,0 +1,54 @@
+/**
+ * An OpenAI-compatible endpoint that answers with whatever the test hands it, shapes no honest
+ * provider sends included (arguments as an object, a number as a name, content as an array): what
+ * a compromised or buggy provider can put in front of the harness.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+
+/** One reply: the assistant `message` object as raw JSON text (so 1e309 or a lone surrogate stays as written), or a value. */
+export type HostileReply = string | Record<string, unknown>;
+
+/** A running endpoint. */
+export interface HostileEndpoint {
+  /** Base URL for an OpenAI-compatible client. */
+  url: string;
+  /** Queues the replies of a session, answered in order (the session id comes in x-harness-session). */
+  script(sessionId: string, replies: HostileReply[]): void;
+  /** The request bodies a session sent, in order. */
+  requests(sessionId: string): Array<{ messages: Array<{ role: string; content: unknown }> }>;
+  close(): Promise<void>;
+}
+
+/** Starts the endpoint on a free port of 127.0.0.1. */
+export async function startHostileEndpoint(): Promise<HostileEndpoint> {
+  const queues = new Map<string, HostileReply[]>();
+  const seen = new Map<string, Array<{ messages: Array<{ role: string; content: unknown }> }>>();
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      const session = String(req.headers['x-harness-session'] ?? '');
+      seen.set(session, [...(seen.get(session) ?? []), JSON.parse(body)]);
+      const next = queues.get(session)?.shift();
+      if (next === undefined) {
+        res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no reply left for ${session}` } }));
+        return;
+      }
+      const message = typeof next === 'string' ? next : JSON.stringify(next);
+      const usage = '{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}';
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(`{"id":"x","object":"chat.completion","created":0,"model":"hostile","choices":[{"index":0,"finish_reason":"stop","message":${message}}],"usage":${usage}}`);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    script: (sessionId, replies) => queues.set(sessionId, [...replies]),
+    requests: (sessionId) => seen.get(sessionId) ?? [],
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
