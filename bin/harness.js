@@ -18,11 +18,15 @@ try {
   }
   throw err;
 }
+// An error thrown outside main's promise (a library callback) is printed like any bug, escaped,
+// rather than by Node's own printer, which writes its message raw.
+const crash = (err) => {
+  cli.reportBug(err);
+  process.exit(1);
+};
+process.on('uncaughtException', crash);
 cli.main().then(
   // Clients keep gRPC channels open; exit once the command is done.
   () => process.exit(process.exitCode ?? 0),
-  (err) => {
-    process.stderr.write(`${(err && err.stack) || err}\n`);
-    process.exit(1);
-  },
+  crash,
 );

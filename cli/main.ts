@@ -80,6 +80,11 @@ function report(err: unknown): number {
     if (err.hint) say(`hint: ${err.hint}`);
     return err.exitCode;
   }
-  say(`unexpected error (a bug; please report it):\n${(err as Error)?.stack ?? String(err)}`);
+  reportBug(err);
   return EXIT.error;
+}
+
+/** A bug's stack for a person, escaped like all output (its message may quote a model or a tool). */
+export function reportBug(err: unknown): void {
+  say(`unexpected error (a bug; please report it):\n${(err as Error)?.stack ?? String(err)}`);
 }

@@ -3,9 +3,10 @@
  * change is still compatible with every history already stored or running.
  */
 import { existsSync } from 'node:fs';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { Runtime, Worker } from '@temporalio/worker';
 import type { History } from '@temporalio/common/lib/proto-utils';
 import { workflowBundlePath } from '../workers/worker';
+import { escapingLogger } from './terminal/temporal-log';
 
 /** Outcome of replaying one history. */
 export type ReplayOutcome = { ok: true } | { ok: false; nondeterministic: boolean; message: string };
@@ -56,7 +57,7 @@ export async function firstDivergentEvent(history: History, workflowId: string, 
  */
 export function quietReplayRuntime(): void {
   try {
-    Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
+    Runtime.install({ logger: escapingLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } } });
   } catch {
     // A runtime is already installed (a worker or a test fixture made one).
   }

@@ -8,11 +8,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { NativeConnection, Runtime } from '@temporalio/worker';
 import { createHarnessWorker } from '../workers/worker';
 import { McpPool } from '../activities/mcp/pool';
 import { embeddedFiles, spawnDevServer, waitForServer } from './embedded';
 import { temporalSettings } from './temporal';
+import { escapingLogger } from './terminal/temporal-log';
 import { writeErrLine } from './terminal/write';
 
 /** A TCP port nobody listens on right now. */
@@ -37,7 +38,7 @@ export interface Scratch {
 
 /** Runs `fn` against a fresh dev server and worker, then tears both down. */
 export async function withScratchHarness<T>(name: string, fn: (s: Scratch) => Promise<T>): Promise<T> {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install({ logger: escapingLogger('WARN') });
   const home = mkdtempSync(path.join(os.tmpdir(), `harness-${name}-`));
   const settings = temporalSettings({
     HARNESS_EMBEDDED_PORT: String(await freePort()),

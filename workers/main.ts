@@ -12,10 +12,13 @@ import { serverNotesDir, sweepOrphanServers } from '../activities/mcp/orphans';
 import { createHarnessWorker } from './worker';
 import type { Worker } from '@temporalio/worker';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { installEscapingRuntime } from '../lib/terminal/temporal-log';
 import { writeErrLine } from '../lib/terminal/write';
 
 /** Runs until SIGINT/SIGTERM; writes pid/ready files when asked to (background workers). */
 export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line: string) => void = writeErrLine): Promise<void> {
+  // Before the first connection: the SDK's log lines quote activity errors (model and tool text).
+  installEscapingRuntime();
   const s = temporalSettings(env);
   const home = harnessHome(env);
   const connection = await connectWorker(s);

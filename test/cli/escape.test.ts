@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { escapeForTerminal, escapeJsonForTerminal } from '../../lib/terminal/escape';
+import { escapingLogger } from '../../lib/terminal/temporal-log';
 import { Control, plainString, styled, terminalString } from '../../lib/terminal/text';
 
 /** Every C1 control, U+0080–U+009F (U+009B is CSI, U+009D OSC to a terminal that reads 8-bit controls). */
@@ -71,5 +72,22 @@ describe('terminal Text', () => {
 
   it('refuses to be pasted into a template literal, which would lose the difference', () => {
     expect(() => `${Control.bold as unknown as string}`).toThrow(/not interpolated/);
+  });
+});
+
+describe('escapingLogger', () => {
+  it("writes Temporal's log lines (an activity failure quoting a model's reply) escaped, stack lines kept", () => {
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => (written.push(String(chunk)), true));
+    try {
+      escapingLogger('WARN').warn('Activity failed', { error: new Error(`HTTP 400: \u001b]0;title\u0007${C1}`) });
+      escapingLogger('WARN').info('not at this level');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(written).toHaveLength(1);
+    expect(written[0]).toMatch(/\[WARN\] Activity failed [\s\S]*HTTP 400: \\e\]0;title\\x07\\x80/);
+    expect(written[0]).toMatch(/\n\s+at /);
+    expect(written[0]).not.toMatch(RAW_CONTROL);
   });
 });

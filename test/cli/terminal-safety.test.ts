@@ -10,7 +10,8 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSessionId, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
-import { cliEnv, removeTempDirs, tempDir, writeScript } from '../support/cli';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { cliEnv, removeTempDirs, spawnCli, stopChild, tempDir, writeScript } from '../support/cli';
 import { haveScript, rawControls, runPiped, runTty, type Reply, type TerminalOptions, type TerminalResult } from '../support/terminal';
 
 /** Every C1 control: a terminal that reads 8-bit controls takes U+009B as CSI and U+009D as OSC. */
@@ -220,6 +221,31 @@ describe('through pipes', () => {
     expectSafe('sandbox doctor', doctor, { shown: false });
     expectSafe('trust (invalid JSON)', trust, { code: 2, shown: false });
     expectSafe('usage error', usage, { code: 2, shown: false });
+  }, 120_000);
+});
+
+describe('the worker\'s log', () => {
+  it('`harness worker` logs an activity failure that quotes the model endpoint\'s reply escaped', async () => {
+    // Its own task queue, so that the turn runs on this worker (whose stderr is the terminal of `harness worker`).
+    const queue = `terminal-worker-${Date.now()}`;
+    const workerEnv = { ...env, HARNESS_TASK_QUEUE: queue };
+    const worker = spawnCli(['worker'], { env: workerEnv, cwd: dir });
+    const err: Buffer[] = [];
+    worker.stdout!.on('data', () => undefined);
+    worker.stderr!.on('data', (d: Buffer) => err.push(d));
+    const logged = (re: RegExp) => re.test(Buffer.concat(err).toString('utf8'));
+    try {
+      for (let i = 0; i < 300 && !logged(/worker ready/); i++) await sleep(200);
+      expect(logged(/worker ready/), Buffer.concat(err).toString('utf8')).toBe(true);
+      const run = await piped(['run', '--model', `scripted:${failScript}`, 'fail'], { env: workerEnv });
+      expectSafe('run on `harness worker`', run, { code: 1, shown: false });
+      for (let i = 0; i < 100 && !logged(/Activity failed/); i++) await sleep(200);
+    } finally {
+      await stopChild(worker);
+    }
+    const log = Buffer.concat(err);
+    expect(log.toString('utf8'), 'the failure was logged').toMatch(/Activity failed[\s\S]*pwned-c1/);
+    expect(rawControls(log), log.toString('utf8')).toEqual([]);
   }, 120_000);
 });
 
