@@ -26,6 +26,8 @@ export function rememberFact(memory: Record<string, string>, key: string, value:
       });
     }
   }
-  memory[key] = value;
+  // Defined, not assigned: assigning to a key named `__proto__` would silently store nothing.
+  if (bounded) Object.defineProperty(memory, key, { value, enumerable: true, writable: true, configurable: true });
+  else memory[key] = value;
   return toolOk({ remembered: key });
 }

@@ -74,6 +74,7 @@ describe('hostile tool calls from the scripted model', () => {
       'remembered',
     );
     expect(outcomes(r)).toEqual(['FILE_NOT_FOUND', 'ok', 'ok', 'ok']);
+    expect(r.memory).toEqual({ ['__proto__']: 'v-__proto__', constructor: 'v-constructor', toString: 'v-toString' });
   });
 
   it('lone surrogates and NUL remembered: the system message carrying them is found again by its hash', async () => {
