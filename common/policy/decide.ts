@@ -193,8 +193,10 @@ function coverage(
       else missing.push(sem.version >= 2 ? { name, ...inspected(command, sem) } : { name });
     }
   }
-  // A construct the analysis does not model asks even when there is no program to name.
-  if (unmodelled !== undefined && !analysis.commands.length) missing.push({ name: call.tool, why: unmodelled });
+  // Version 3: a setting or a construct the analysis does not model asks even when there is no
+  // program to name (`(( 1 )) > x` runs no program, yet writes x).
+  const blocker = sem.version === 3 ? (setting ?? unmodelled) : undefined;
+  if (blocker !== undefined && !analysis.commands.length) missing.push({ name: call.tool, why: blocker });
   if (missing.length) return { ok: false, missing: unique(missing) };
   const distinct = [...new Set(labels)];
   if (!distinct.length) return { ok: true, labels: ['nothing-to-run'], reason: 'the command runs no program' };

@@ -3,22 +3,17 @@
  * applies here too) on the trace image, with the tracer's own mounts and environment.
  */
 import type Docker from 'dockerode';
-import { containerSpec, DEFAULT_LIMITS } from '../../activities/sandbox/containers';
+import { containerSpec, DEFAULT_LIMITS, SANDBOX_ENV as CONTAINER_ENV } from '../../activities/sandbox/containers';
+import { SHELL_ENV_SET } from '../../activities/sandbox/exec-wrapper';
 
 /** The sandbox image plus strace (sandbox/build-trace-image.sh, run by `npm run setup`). */
 export const TRACE_IMAGE = process.env.HARNESS_TRACE_IMAGE ?? 'harness-sandbox-trace:latest';
 
 /**
- * The whole environment of a command in the sandbox. One constant, to be pointed at the
- * sandbox's own when it exports one: the sandbox runs `bash --noprofile --norc -c` with only
- * these (BASH_ENV, ENV, SHELLOPTS, BASHOPTS, POSIXLY_CORRECT unset).
+ * The whole environment of a command in the sandbox: the container's (SANDBOX_ENV) plus what
+ * the exec wrapper sets (SHELL_ENV_SET); the wrapper unsets the rest (SHELL_ENV_UNSET).
  */
-export const SANDBOX_ENV: readonly string[] = [
-  'PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-  'HOME=/workspace',
-  'LANG=C.UTF-8',
-  'GIT_OPTIONAL_LOCKS=0',
-];
+export const SANDBOX_ENV: readonly string[] = [...CONTAINER_ENV, ...SHELL_ENV_SET];
 
 /** In the environment of the container's own processes (keep-alive, driver), never of a
  * command's: the driver kills every process without it once a command ends. */

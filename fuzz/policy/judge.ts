@@ -51,10 +51,30 @@ export function compare(decision: Decision, result: TraceResult): Disagreement |
     if (!seen.has(name) && !implied) unseen.push(e);
     if (e.ok) image.set(e.pid, name);
   }
-  const writes = result.writes.filter((w) => !w.paths.every((p) => SINK.test(p)));
+  const scratch = scratchFiles(result);
+  const writes = result.writes.filter((w) => !w.paths.every((p) => SINK.test(p) || scratch.has(p)));
   const lost = result.lost === true;
-  if (!unseen.length && !writes.length && !result.changes.length && !lost && !result.unparsed.length) return undefined;
-  return { command: result.command, decision, unseen, writes, changes: result.changes, lost, unparsed: result.unparsed };
+  // Creating and removing a scratch file leaves only /tmp's own modification time changed.
+  const changes = result.changes.filter((c) => !(scratch.size && c.kind === 'changed' && c.path === '/tmp' && c.what === 'mtime'));
+  if (!unseen.length && !writes.length && !changes.length && !lost && !result.unparsed.length) return undefined;
+  return { command: result.command, decision, unseen, writes, changes, lost, unparsed: result.unparsed };
+}
+
+/**
+ * A program's private temporary files: created in /tmp by the command and removed by it before
+ * it ended, so that nothing is left (the snapshot of /tmp is unchanged). `sort` spills to them
+ * when its input outgrows its buffer, `tac` copies a pipe into one, bash puts a large
+ * here-document in one. They are scratch memory, not a change to any file; a file that existed
+ * before, or one left behind, still counts.
+ */
+function scratchFiles(result: TraceResult): Set<string> {
+  const inTmp = (p: string) => /^\/tmp\/[^/]+$/.test(p);
+  const changed = new Set(result.changes.map((c) => c.path));
+  const removed = new Set(
+    result.writes.filter((w) => w.ok && (w.syscall === 'unlink' || w.syscall === 'unlinkat')).flatMap((w) => w.paths).filter(inTmp),
+  );
+  const created = result.writes.filter((w) => w.ok && /^(open|openat|openat2|creat)$/.test(w.syscall)).flatMap((w) => w.paths);
+  return new Set(created.filter((p) => inTmp(p) && removed.has(p) && !changed.has(p)));
 }
 
 function basename(p: string): string {
