@@ -21,7 +21,20 @@ interface Args {
   json?: string;
 }
 
-function parseArgs(argv: string[]): Args {
+const HELP = `npm run fuzz:policy -- [options]
+
+Generates commands, runs every one the default policy allows in the sandbox image under strace,
+and reports any that ran a program the policy did not see or wrote a file. Exits 1 on any.
+
+  --count N      commands to generate (default 5000)
+  --seed N       generator seed (default: from the clock; printed, so a run can be repeated)
+  --timeout S    seconds a traced command may run (default 5)
+  --examples N   examples shown per class of disagreement (default 2)
+  --minimize     shrink each example to a shortest command that still disagrees
+  --json FILE    also write the counts and every disagreement as JSON
+  --help         this text`;
+
+function parseArgs(argv: string[]): Args | 'help' {
   const args: Args = { count: 5_000, seed: Date.now() % 1_000_000, timeout: 5, examples: 2, minimize: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
@@ -30,13 +43,14 @@ function parseArgs(argv: string[]): Args {
       if (v === undefined) throw new Error(`${a} needs a value`);
       return v;
     };
+    if (a === '--help' || a === '-h') return 'help';
     if (a === '--count') args.count = Number(value());
     else if (a === '--seed') args.seed = Number(value());
     else if (a === '--timeout') args.timeout = Number(value());
     else if (a === '--examples') args.examples = Number(value());
     else if (a === '--json') args.json = value();
     else if (a === '--minimize') args.minimize = true;
-    else throw new Error(`unknown argument ${a} (see fuzz/policy/cli.ts)`);
+    else throw new Error(`unknown argument ${a} (see npm run fuzz:policy -- --help)`);
   }
   for (const k of ['count', 'seed', 'timeout', 'examples'] as const) {
     if (!Number.isFinite(args[k]) || args[k] < 0) throw new Error(`--${k} must be a number`);
@@ -54,6 +68,10 @@ function groups(list: Disagreement[]): [string, Disagreement[]][] {
 
 async function main(): Promise<number> {
   const args = parseArgs(process.argv.slice(2));
+  if (args === 'help') {
+    console.log(HELP);
+    return 0;
+  }
   console.log(`fuzz:policy — seed ${args.seed}, ${args.count} commands, ${args.timeout} s per command`);
   const tracer = await Tracer.start({ timeoutSeconds: args.timeout });
   try {
@@ -92,7 +110,8 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    console.error((err as Error)?.stack ?? err);
+    // A bad argument or a missing image is a one-line error, not a stack trace.
+    console.error(`fuzz:policy: ${(err as Error)?.message ?? String(err)}`);
     process.exit(2);
   },
 );
