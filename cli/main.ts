@@ -2,7 +2,10 @@
  * `harness`: the command-line interface. main() sets process.exitCode rather than exiting,
  * so tests can call it; user mistakes print one line and a hint, bugs print their stack.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Command, CommanderError } from 'commander';
+import { projectRoot } from '../lib/paths';
 import { UserError } from '../lib/errors';
 import { createContext } from './context';
 import { registerApprovals } from './commands/approvals';
@@ -28,6 +31,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   const ctx = createContext(env);
   const program = new Command('harness')
     .description('A durable agent harness: every session is a Temporal workflow, every turn a child workflow.')
+    .version(packageVersion(), '-V, --version', 'print the harness version and exit')
     .showSuggestionAfterError(true)
     .exitOverride()
     .configureOutput({ outputError: () => {} })
@@ -54,6 +58,16 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   for (const cmd of program.commands) cmd.exitOverride().configureOutput({ outputError: () => {} });
   for (const cmd of program.commands.flatMap((c) => c.commands)) cmd.exitOverride().configureOutput({ outputError: () => {} });
   return program;
+}
+
+/** The version in the package's own package.json (read, not copied, so it cannot drift from a release). */
+export function packageVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version?: unknown };
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown';
+  } catch {
+    return 'unknown';
+  }
 }
 
 /** Runs the CLI with argv (without node and script). */
