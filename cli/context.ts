@@ -12,8 +12,12 @@ export interface CliContext {
   readonly settings: TemporalSettings;
   home: string;
   env: NodeJS.ProcessEnv;
-  /** A connected client; `autostart` brings up the embedded server and worker when needed. */
-  client(opts?: { autostart?: boolean }): Promise<Client>;
+  /**
+   * A connected client; `autostart` brings up the embedded server and worker when needed;
+   * `waits`: the command rides out an unreachable server itself, so no connection is tried first
+   * (lib/temporal.ts, `lazy`).
+   */
+  client(opts?: { autostart?: boolean; waits?: boolean }): Promise<Client>;
   /** Who is acting (user@host): the client identity Temporal records with answers and approvals. */
   readonly who: string;
 }
@@ -36,7 +40,7 @@ export function createContext(env: NodeJS.ProcessEnv = process.env): CliContext 
       client ??= (async () => {
         const s = ctx.settings;
         if (opts.autostart) await ensureEmbedded(s, ctx.home, say);
-        return connectClient(s, 5_000, `harness-cli ${ctx.who}`, { say });
+        return connectClient(s, 5_000, `harness-cli ${ctx.who}`, { say, ...(opts.waits ? { lazy: true } : {}) });
       })();
       return client;
     },

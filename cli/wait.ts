@@ -12,12 +12,14 @@ import type { Pending, PendingApproval } from '../common/session';
 import { embeddedFiles } from '../lib/embedded';
 import { processAlive, readPidFile } from '../lib/pids';
 import { UserError } from '../lib/errors';
-import { answerQuestion, decideApprovals, waitForTurn } from '../lib/session-client';
-import { seconds, type ModelProgress, type Trouble } from '../lib/wait-progress';
+import { RideOut } from '../lib/ride-out';
+import { answerQuestion, decideApprovals, TEMPORAL_HINT, waitForTurn } from '../lib/session-client';
+import { seconds, type Trouble } from '../lib/wait-progress';
 import type { CliContext } from './context';
 import { escapeForTerminal } from '../lib/terminal/escape';
 import { terminalString } from '../lib/terminal/text';
 import { approvalLine, EXIT, grantLine, print, printJson, printTurn, say, turnExitCode, turnJson, waitingJson } from './output';
+import { WaitNotes } from './wait-notes';
 
 /** A person's verdict on one call. */
 export type Verdict = 'yes' | 'no' | 'always';
@@ -42,6 +44,10 @@ export interface DriveOptions {
   prompter?: Prompter;
   /** Stop waiting after this long (the turn goes on); default DEFAULT_WAIT_TIMEOUT_SEC. */
   waitTimeoutMs?: number;
+  /** Where the wait's lines go (a command that already waited passes its own, so a problem is not said twice). */
+  notes?: WaitNotes;
+  /** The command's context: with it, inline answers and decisions ride out trouble too (and hints name the right worker). */
+  ctx?: Pick<CliContext, 'settings' | 'home'>;
 }
 
 /**
@@ -58,8 +64,8 @@ export function parseWaitTimeout(value: string): number {
 }
 
 /** The `--wait-timeout <seconds>` option of commands that wait for a turn. */
-export function waitTimeoutOption(): Option {
-  return new Option('--wait-timeout <seconds>', 'stop waiting for the turn after this long (the session keeps going)')
+export function waitTimeoutOption(description = 'stop waiting for the turn after this long (the session keeps going)'): Option {
+  return new Option('--wait-timeout <seconds>', description)
     .argParser(parseWaitTimeout)
     .default(DEFAULT_WAIT_TIMEOUT_SEC);
 }
@@ -82,12 +88,40 @@ export function workerStarting(ctx: Pick<CliContext, 'settings' | 'home'>): bool
   return pid !== undefined && processAlive(pid) && !existsSync(files.workerReady);
 }
 
+/**
+ * Riding out trouble for a command that waits (see lib/ride-out.ts): lines through `notes`, and
+ * past the deadline one error saying what was waited for (`what`, e.g. `for session s-1`), what
+ * it means (`after`) and, as hint, how to cure what held it up.
+ */
+export function waitRide(
+  ctx: Pick<CliContext, 'settings' | 'home'>,
+  notes: WaitNotes,
+  timeoutMs: number,
+  what: string,
+  after: string,
+  hint: string,
+): RideOut {
+  return new RideOut({
+    deadline: Date.now() + timeoutMs,
+    onTrouble: (t) => notes.trouble(t),
+    giveUp: (t: Trouble | undefined, waited: number) =>
+      new UserError(
+        `stopped waiting ${what} after ${seconds(Math.round(waited / 1000) * 1000)}${t ? ` (${t.text})` : ''}${after ? `; ${after}` : ''}`,
+        t?.kind === 'worker' ? noWorkerHint(ctx) : t?.kind === 'temporal' ? TEMPORAL_HINT : hint,
+      ),
+  });
+}
+
 /** Waits for the turn; returns the process exit code. */
 export async function driveTurn(client: Client, sessionId: string, turnId: string, o: DriveOptions): Promise<number> {
-  const notes = new WaitNotes();
+  const notes = o.notes ?? new WaitNotes();
+  // Each wait between human decisions gets the whole timeout: a person's thinking time is not waiting.
+  const timeoutMs = o.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_SEC * 1000;
+  // Answers and decisions made inline ride out trouble like the turn's wait does.
+  const ride = (): RideOut | undefined => o.ctx && waitRide(o.ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see \`harness status ${sessionId}\``);
   for (;;) {
     const out = await waitForTurn(client, turnId, {
-      timeoutMs: o.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_SEC * 1000,
+      timeoutMs,
       onStep: (step) => {
         if (o.prompter && !o.json) say(`… step ${step}`);
       },
@@ -119,18 +153,23 @@ export async function driveTurn(client: Client, sessionId: string, turnId: strin
     }
     try {
       if (pending.kind === 'question') {
-        await answerQuestion(client, sessionId, await o.prompter.ask(pending.question));
+        await answerQuestion(client, sessionId, await o.prompter.ask(pending.question), ride());
         continue;
       }
       for (const call of pending.calls) {
         const verdict = await o.prompter.approve(call);
         // Exactly the call shown: its digest makes the turn refuse anything else.
-        const { granted } = await decideApprovals(client, sessionId, {
-          calls: [{ callId: call.callId, digest: call.digest ?? '' }],
-          approve: verdict !== 'no',
-          ...(verdict === 'always' ? { always: true } : {}),
-          ...(verdict === 'no' ? { reason: 'denied at the terminal' } : {}),
-        });
+        const { granted } = await decideApprovals(
+          client,
+          sessionId,
+          {
+            calls: [{ callId: call.callId, digest: call.digest ?? '' }],
+            approve: verdict !== 'no',
+            ...(verdict === 'always' ? { always: true } : {}),
+            ...(verdict === 'no' ? { reason: 'denied at the terminal' } : {}),
+          },
+          ride(),
+        );
         for (const g of granted) say(grantLine(g));
       }
     } catch (err) {
@@ -158,63 +197,21 @@ export async function followTurn(
   turnId: string,
   o: { json?: boolean; wait: boolean; waitTimeout?: number },
   status: string,
+  waited: { deadline?: number; notes?: WaitNotes; ctx?: Pick<CliContext, 'settings' | 'home'> } = {},
 ): Promise<number> {
-  if (o.wait) return driveTurn(client, sessionId, turnId, { json: Boolean(o.json), ...(o.waitTimeout ? { waitTimeoutMs: o.waitTimeout * 1000 } : {}) });
+  if (o.wait) {
+    // What was spent delivering the decision counts against --wait-timeout.
+    const timeoutMs = waited.deadline !== undefined ? Math.max(1, waited.deadline - Date.now()) : o.waitTimeout ? o.waitTimeout * 1000 : undefined;
+    return driveTurn(client, sessionId, turnId, {
+      json: Boolean(o.json),
+      ...(timeoutMs ? { waitTimeoutMs: timeoutMs } : {}),
+      ...(waited.notes ? { notes: waited.notes } : {}),
+      ...(waited.ctx ? { ctx: waited.ctx } : {}),
+    });
+  }
   if (o.json) printJson({ session_id: sessionId, workflow_id: turnId, status });
   else say(`${status}; the turn ${turnId} goes on`);
   return EXIT.ok;
-}
-
-/** A model call is worth a line once it has waited this long (most answer well before). */
-const SLOW_MODEL_MS = 5_000;
-/** Progress lines at most this often. */
-const MODEL_LINE_EVERY_MS = 3_000;
-/** An ongoing problem is said again this often, with how long it has lasted. */
-const TROUBLE_REMINDER_MS = 60_000;
-
-/**
- * Turns what a wait observes into lines on stderr: one when a problem starts (and a reminder
- * each minute while it lasts), one when it clears, and one when the model call's attempt,
- * endpoint or last failure changes — never more often than every few seconds.
- */
-class WaitNotes {
-  private current?: Trouble;
-  private since = 0;
-  private saidAt = 0;
-  private modelSaid = '';
-  private modelSaidAt = 0;
-
-  trouble(t: Trouble | undefined): void {
-    const now = Date.now();
-    if (!t) {
-      if (this.current) say(`… ${this.current.kind === 'temporal' ? 'Temporal answers again' : 'a worker answers again'}`);
-      this.current = undefined;
-      return;
-    }
-    if (this.current?.kind !== t.kind) {
-      this.since = now;
-      this.saidAt = 0;
-    }
-    this.current = t;
-    if (now - this.saidAt < TROUBLE_REMINDER_MS) return;
-    const lasting = now - this.since >= TROUBLE_REMINDER_MS ? ` for ${seconds(Math.round((now - this.since) / 1000) * 1000)}` : '';
-    say(escapeForTerminal(`waiting: ${t.text}${lasting}; retrying`));
-    this.saidAt = now;
-  }
-
-  model(p: ModelProgress): void {
-    const now = Date.now();
-    const waited = p.since ? now - p.since.getTime() : 0;
-    // A first attempt is a normal call until it is slow; say nothing about those.
-    if (p.attempt <= 1 && !p.lastFailure && waited < SLOW_MODEL_MS) return;
-    const line =
-      `… waiting for the model at ${p.endpoint ?? 'its endpoint'} (attempt ${p.attempt}${p.maxAttempts ? ` of ${p.maxAttempts}` : ''}` +
-      `${p.lastFailure ? `; last failure: ${p.lastFailure}` : ''})`;
-    if (line === this.modelSaid || now - this.modelSaidAt < MODEL_LINE_EVERY_MS) return;
-    say(escapeForTerminal(line));
-    this.modelSaid = line;
-    this.modelSaidAt = now;
-  }
 }
 
 /** Reads answers from a line source (the terminal, or chat's own reader); `onEnd` runs when it ends. */

@@ -3,7 +3,7 @@
  * send a message (starting the session if needed), answer, decide approvals, inspect;
  * waiting for a turn is in turn-wait.ts (re-exported here).
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { randomUUID } from 'node:crypto';
 import {
   Client,
   WithStartWorkflowOperation,
@@ -28,9 +28,12 @@ import {
 } from '../workflows/definitions';
 import { rootCauseMessage } from '../common/errors';
 import { UsageError, UserError } from './errors';
-import { addressOf, callTrouble, look, noWorker, workerPresence } from './wait-progress';
+import { NO_WORKER_HINT } from './require-worker';
+import { deliverUpdate, lookUntil, type RideOut } from './ride-out';
+import { callTrouble, look } from './wait-progress';
 
 export { waitForTurn, type TurnOutcome, type WaitOptions } from './turn-wait';
+export { NO_WORKER_HINT, requireWorker } from './require-worker';
 
 /**
  * Refuses text the session would refuse — empty, or over MAX_MESSAGE_BYTES of UTF-8 — as a
@@ -54,32 +57,37 @@ export function checkMessage(text: string, what = 'the message', emptyHint = 'sa
  */
 export async function sendMessage(
   client: Client,
-  opts: { taskQueue: string; sessionId: string; config?: SessionConfig; text: string; maxSteps?: number },
+  opts: { taskQueue: string; sessionId: string; config?: SessionConfig; text: string; maxSteps?: number; ride?: RideOut },
 ): Promise<SendMessageResult> {
   checkMessage(opts.text);
   const message = { text: opts.text, ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}) };
   if (!opts.config) {
-    await sessionState(client, opts.sessionId);
+    await sessionState(client, opts.sessionId, opts.ride);
     try {
-      return await client.workflow.getHandle(opts.sessionId).executeUpdate(sendMessageUpdate, { args: [message] });
+      return await update(client, opts.sessionId, opts.ride, (updateId) =>
+        client.workflow.getHandle(opts.sessionId).executeUpdate(sendMessageUpdate, { args: [message], updateId }),
+      );
     } catch (err) {
       throw rejected(err, `session ${opts.sessionId}`, `see \`harness status ${opts.sessionId}\``);
     }
   }
-  const start = new WithStartWorkflowOperation('sessionWorkflow', {
-    workflowId: opts.sessionId,
-    taskQueue: opts.taskQueue,
-    args: [{ sessionId: opts.sessionId, config: opts.config }],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    // An ended session stays ended (its id, turns and workspace belong to it); only a
-    // failed or terminated one may be started afresh under the same id.
-    workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-  });
-  try {
-    return await client.workflow.executeUpdateWithStart(sendMessageUpdate, {
-      args: [message],
-      startWorkflowOperation: start,
+  const config = opts.config;
+  // A fresh operation per attempt (one can be used once); the same update id makes a second
+  // attempt join the first one's update instead of sending the message twice.
+  const start = () =>
+    new WithStartWorkflowOperation('sessionWorkflow', {
+      workflowId: opts.sessionId,
+      taskQueue: opts.taskQueue,
+      args: [{ sessionId: opts.sessionId, config }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      // An ended session stays ended (its id, turns and workspace belong to it); only a
+      // failed or terminated one may be started afresh under the same id.
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
     });
+  try {
+    return await update(client, opts.sessionId, opts.ride, (updateId) =>
+      client.workflow.executeUpdateWithStart(sendMessageUpdate, { args: [message], updateId, startWorkflowOperation: start() }),
+    );
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) {
       throw new UserError(`session ${opts.sessionId} has ended`, 'start a new session (omit --session or pick a new id)');
@@ -89,45 +97,26 @@ export async function sendMessage(
 }
 
 /**
- * Fails with a one-line error when no worker polls `taskQueue`: a message sent then would sit
- * in an update that only a worker accepts (so the send would hang), and a new session would be
- * started with nobody to run it. A worker that was just started gets `graceMs` to poll first.
+ * Sends an update: with `ride`, through trouble until it is delivered (see deliverUpdate);
+ * without, once. `send` gets the update id to use.
  */
-export async function requireWorker(
-  client: Client,
-  taskQueue: string,
-  opts: { graceMs?: number; hint?: string; starting?: () => boolean } = {},
-): Promise<void> {
-  // Long enough for a worker that has just started (its first poll) on a loaded machine; a
-  // worker known to be still starting (`starting`) gets up to a few minutes more.
-  const until = Date.now() + (opts.graceMs ?? 10_000);
-  const cap = Date.now() + STARTING_WORKER_MS;
-  for (;;) {
-    if ((await workerPresence(client, taskQueue)) !== 'absent') return;
-    if (Date.now() >= until && !(Date.now() < cap && opts.starting?.())) {
-      throw new UserError(`${noWorker(taskQueue, addressOf(client)).text}, so nothing was sent`, opts.hint ?? NO_WORKER_HINT);
-    }
-    await sleep(500);
-  }
+function update<R>(client: Client, workflowId: string, ride: RideOut | undefined, send: (updateId: string) => Promise<R>): Promise<R> {
+  if (!ride) return send(randomUUID());
+  return deliverUpdate(client, workflowId, (updateId, signal) => client.withAbortSignal(signal, () => send(updateId)), ride);
 }
-
-/** The longest a worker that is still starting (opening its stores, bundling) is waited for. */
-const STARTING_WORKER_MS = 3 * 60_000;
-
-/** Hint for a workflow that no worker serves. */
-export const NO_WORKER_HINT =
-  'start a worker with `harness worker` (or `harness dev`); with TEMPORAL_ADDRESS set, check it and HARNESS_TASK_QUEUE, or unset it to use the embedded server';
 
 /** How long `status` and the commands that read a session's state wait for its query (the server gives up at 30 s). */
 const STATE_QUERY_MS = 30_000;
 
 /**
- * Runs a query on a workflow, turning the ways it can fail without a bug into one-line
- * errors: no worker polls its task queue (found out after a few seconds instead of the
- * server's 30 s query timeout), the worker does not answer, or Temporal is unreachable.
+ * Runs a query on a workflow. With `ride`, trouble is waited out (see lookUntil). Without,
+ * the ways it can fail without a bug become one-line errors: no worker polls its task queue
+ * (found out after a few seconds instead of the server's 30 s query timeout), the worker does
+ * not answer, or Temporal is unreachable.
  */
-async function queryOrExplain<T>(client: Client, workflowId: string, query: QueryDefinition<T>, what: string): Promise<T> {
+async function queryOrExplain<T>(client: Client, workflowId: string, query: QueryDefinition<T>, what: string, ride?: RideOut): Promise<T> {
   const handle = client.workflow.getHandle(workflowId);
+  if (ride) return lookUntil(client, workflowId, 'query', () => handle.query(query), STATE_QUERY_MS, ride);
   const out = await look(client, workflowId, 'query', () => handle.query(query), STATE_QUERY_MS);
   if (out.ok) return out.value;
   if (out.trouble.kind === 'temporal') throw new UserError(out.trouble.text, TEMPORAL_HINT);
@@ -139,12 +128,12 @@ async function queryOrExplain<T>(client: Client, workflowId: string, query: Quer
 }
 
 /** Hint when Temporal does not answer. */
-const TEMPORAL_HINT = 'check that the Temporal server runs (`harness dev` starts the embedded one) and that TEMPORAL_ADDRESS points at it; then try again';
+export const TEMPORAL_HINT = 'check that the Temporal server runs (`harness dev` starts the embedded one) and that TEMPORAL_ADDRESS points at it; then try again';
 
-/** The session's `state`, or a one-line error when there is no such session. */
-export async function sessionState(client: Client, sessionId: string): Promise<SessionState> {
+/** The session's `state`, or a one-line error when there is no such session; with `ride`, trouble is waited out. */
+export async function sessionState(client: Client, sessionId: string, ride?: RideOut): Promise<SessionState> {
   try {
-    return (await queryOrExplain(client, sessionId, stateQuery, `session ${sessionId}`)) as SessionState;
+    return (await queryOrExplain(client, sessionId, stateQuery, `session ${sessionId}`, ride)) as SessionState;
   } catch (err) {
     if (err instanceof UserError) throw err;
     if (err instanceof WorkflowNotFoundError || /not found/i.test((err as Error).message)) {
@@ -154,21 +143,25 @@ export async function sessionState(client: Client, sessionId: string): Promise<S
   }
 }
 
+/** The turn's own state (what it waits for), waiting out trouble with `ride`. */
+async function turnState(client: Client, turnId: string, ride?: RideOut): Promise<TurnState> {
+  return (await queryOrExplain(client, turnId, turnStateQuery, `turn ${turnId}`, ride)) as TurnState;
+}
+
 /**
  * Answers the session's pending question; returns the turn id to wait on. Who answered is
  * the client's identity, which Temporal records with the update.
  */
-export async function answerQuestion(client: Client, sessionId: string, text: string): Promise<string> {
-  const state = await sessionState(client, sessionId);
+export async function answerQuestion(client: Client, sessionId: string, text: string, ride?: RideOut): Promise<string> {
+  const state = await sessionState(client, sessionId, ride);
   const turnId = state.currentTurnId;
   if (!turnId) throw new UserError(`session ${sessionId} is not waiting for an answer (status: ${state.status})`, `see \`harness status ${sessionId}\``);
-  const turn = client.workflow.getHandle(turnId);
-  const ts = (await turn.query(turnStateQuery)) as TurnState;
+  const ts = await turnState(client, turnId, ride);
   if (ts.status !== 'waiting_for_user') {
     throw new UserError(`session ${sessionId} is not waiting for an answer (status: ${ts.status})`, `see \`harness status ${sessionId}\``);
   }
   try {
-    await turn.executeUpdate(answerUpdate, { args: [{ text }] });
+    await update(client, turnId, ride, (updateId) => client.workflow.getHandle(turnId).executeUpdate(answerUpdate, { args: [{ text }], updateId }));
   } catch (err) {
     throw rejected(err, `turn ${turnId}`, `see the pending question with \`harness status ${sessionId}\``);
   }
@@ -198,14 +191,14 @@ export async function decideApprovals(
   client: Client,
   sessionId: string,
   request: DecisionRequest,
+  ride?: RideOut,
 ): Promise<{ turnId: string; calls: PendingApproval[]; granted: string[] }> {
-  const state = await sessionState(client, sessionId);
+  const state = await sessionState(client, sessionId, ride);
   const turnId = state.currentTurnId;
   const notWaiting = (status: string) =>
     new UserError(`session ${sessionId} has no pending approval (status: ${status})`, `see \`harness status ${sessionId}\``);
   if (!turnId) throw notWaiting(state.status);
-  const turn = client.workflow.getHandle(turnId);
-  const ts = (await turn.query(turnStateQuery)) as TurnState;
+  const ts = await turnState(client, turnId, ride);
   if (ts.status !== 'waiting_for_approval' || ts.pending?.kind !== 'approvals') throw notWaiting(ts.status);
   const pending = ts.pending.calls;
   const wanted = request.calls?.map((c) => c.callId) ?? request.callIds ?? pending.map((c) => c.callId);
@@ -227,7 +220,8 @@ export async function decideApprovals(
   };
   let granted: string[] = [];
   try {
-    granted = (await turn.executeUpdate(decideApprovalsUpdate, { args: [decision] })).granted ?? [];
+    const out = await update(client, turnId, ride, (updateId) => client.workflow.getHandle(turnId).executeUpdate(decideApprovalsUpdate, { args: [decision], updateId }));
+    granted = out.granted ?? [];
   } catch (err) {
     throw rejected(err, `turn ${turnId}`, `see the pending calls with \`harness status ${sessionId}\``);
   }

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection, Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { UsageError, UserError } from './errors';
+import { observingInterceptors } from './grpc-status';
 
 /** Resolved connection settings. */
 export interface TemporalSettings {
@@ -105,6 +106,12 @@ export interface ConnectOptions {
   retryForMs?: number;
   /** Told once, when trying has taken more than a couple of seconds. */
   say?: (line: string) => void;
+  /**
+   * The caller rides out an unreachable or failing server itself (a command that waits, see
+   * lib/ride-out.ts): a client is returned without a round trip, unless nothing listens at the
+   * embedded server's port, which nobody will start by waiting.
+   */
+  lazy?: boolean;
 }
 
 /**
@@ -122,16 +129,31 @@ export async function connectClient(s: TemporalSettings, timeoutMs = 5_000, iden
   let backoff = 250;
   let said = false;
   let reason = '';
+  // The SDK's retries plus a record of what they hid, for waits to name (lib/grpc-status.ts).
+  const client = (connection: Connection, bind: (c: Connection) => void) => {
+    bind(connection);
+    return new Client({ connection, namespace: s.namespace, ...(identity ? { identity } : {}) });
+  };
   for (;;) {
     // A plain TCP connect tells "nothing listens" at once, where a gRPC connect waits out its deadline.
     const tcp = await tcpProbe(s.address, Math.min(timeoutMs, Math.max(deadline - Date.now(), 1_000)));
     if (tcp === 'refused' || tcp === 'unresolved') {
       reason = tcp === 'refused' ? 'connection refused' : 'host not found';
       if (s.embedded) break;
-    } else {
+    }
+    if (opts.lazy) {
+      const observing = observingInterceptors();
+      return client(Connection.lazy({ ...connectOptions(s), interceptors: observing.interceptors }), observing.bind);
+    }
+    if (tcp !== 'refused' && tcp !== 'unresolved') {
       try {
-        const connection = await Connection.connect({ ...connectOptions(s), connectTimeout: Math.min(timeoutMs, Math.max(deadline - Date.now(), 1_000)) });
-        return new Client({ connection, namespace: s.namespace, ...(identity ? { identity } : {}) });
+        const observing = observingInterceptors();
+        const connection = await Connection.connect({
+          ...connectOptions(s),
+          connectTimeout: Math.min(timeoutMs, Math.max(deadline - Date.now(), 1_000)),
+          interceptors: observing.interceptors,
+        });
+        return client(connection, observing.bind);
       } catch (err) {
         reason = (err as Error).message.split('\n')[0] ?? String(err);
       }
@@ -139,7 +161,8 @@ export async function connectClient(s: TemporalSettings, timeoutMs = 5_000, iden
     if (Date.now() + backoff >= deadline) break;
     if (!said && Date.now() + backoff - started >= 2_000) {
       said = true;
-      opts.say?.(`waiting for Temporal at ${s.address} (${reason}); trying for up to ${Math.round((deadline - started) / 1000)}s …`);
+      const patience = Math.round((deadline - started) / 1000);
+      opts.say?.(`waiting for Temporal at ${s.address} (${reason}); trying for up to ${patience >= 120 ? `${Math.round(patience / 60)} min` : `${patience} s`} …`);
     }
     await sleep(backoff);
     backoff = Math.min(backoff * 2, 2_000);

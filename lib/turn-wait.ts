@@ -8,7 +8,7 @@ import type { SessionState, TurnResult, TurnState } from '../common/session';
 import { rootCauseMessage } from '../common/errors';
 import { stateQuery, turnStateQuery } from '../workflows/definitions';
 import { UserError } from './errors';
-import { addressOf, callTrouble, diagnose, look, modelProgress, seconds, type ModelProgress, type Trouble } from './wait-progress';
+import { diagnose, isNoPoller, look, modelProgress, seconds, troubleOf, type ModelProgress, type Trouble } from './wait-progress';
 
 /** How a wait for a turn ended: with its result, or with the turn waiting on a human. */
 export type TurnOutcome = { kind: 'done'; result: TurnResult } | { kind: 'waiting'; state: TurnState };
@@ -67,9 +67,9 @@ export async function waitForTurn(client: Client, turnId: string, opts: WaitOpti
       return { kind: 'done', result: poll.result };
     }
     if (poll.failed) {
-      now = callTrouble(poll.failure, 'server', addressOf(client));
+      now = troubleOf(client, poll.failure, 'server');
       if (!now) throw new UserError(`turn ${turnId} failed: ${rootCauseMessage(poll.failure)}`, `inspect it with \`harness status ${sessionOf(turnId)}\``);
-      now = (await diagnose(client, turnId, 'server')) ?? now;
+      now = (await diagnose(client, turnId, 'server', { noPoller: isNoPoller(poll.failure) })) ?? now;
       poll = undefined;
     }
     if (!now) {

@@ -1,12 +1,15 @@
 /**
- * What a client waiting on a turn can tell a person: whether Temporal answers, whether a
- * worker polls the task queue, and how the turn's model call is doing (attempt, endpoint,
- * last failure). Everything here reads server state; nothing changes a workflow.
+ * What a client waiting on a workflow can tell a person: whether Temporal answers, and whether
+ * a worker polls the task queue. Everything here reads server state; nothing changes a workflow.
+ * How the turn's model call is doing is in model-progress.ts (re-exported here).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { isGrpcServiceError, ServiceError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
+import { isGrpcServiceError, ServiceError, type Client } from '@temporalio/client';
+import { recentTransient, type SeenStatus } from './grpc-status';
 import { tcpProbe } from './temporal';
+import { GONE_POLLER_MS, lastPoll, type LastPoll } from './worker-presence';
+
+export { modelProgress, type ModelProgress } from './model-progress';
 
 /** Something that stops a wait from making progress, in words for a person. */
 export interface Trouble {
@@ -21,6 +24,7 @@ const CANCELLED = 1;
 const UNKNOWN = 2;
 const DEADLINE_EXCEEDED = 4;
 const RESOURCE_EXHAUSTED = 8;
+const FAILED_PRECONDITION = 9;
 const ABORTED = 10;
 const INTERNAL = 13;
 const UNAVAILABLE = 14;
@@ -38,22 +42,41 @@ function grpcStatus(err: unknown): { code: number; details: string } | undefined
   return { code: inner.code, details: connectError(firstLine(inner.details || inner.message)) };
 }
 
-/** `connect ECONNREFUSED 127.0.0.1:7233` out of grpc-js's longer account, when it is there. */
+/**
+ * The cause out of grpc-js's longer account of a failed connection, in the words the TCP probe
+ * uses (`connection refused`, `host not found`), so the same outage reads the same either way.
+ */
 function connectError(details: string): string {
-  const m = /\b(connect E[A-Z]+[^.]*)/.exec(details) ?? /\b(getaddrinfo E[A-Z]+ \S+)/.exec(details);
+  if (/\bconnect ECONNREFUSED\b/.test(details)) return 'connection refused';
+  if (/\bgetaddrinfo (ENOTFOUND|EAI_AGAIN)\b/.test(details)) return 'host not found';
+  const m = /\b(connect E[A-Z]+(?: [^\s,;]+)?)/.exec(details);
   return m ? m[1]!.trim() : details.replace(/\s*Resolution note:.*$/, '');
+}
+
+/**
+ * Whether the error is Temporal saying no worker polled the task queue while a query waited
+ * for one (FAILED_PRECONDITION `no poller seen for task queue recently, worker may be down`,
+ * sent a second before the query's deadline): the worker is gone, or has not come back yet.
+ */
+export function isNoPoller(err: unknown): boolean {
+  const s = grpcStatus(err);
+  return s?.code === FAILED_PRECONDITION && /poller|worker may be down/i.test(s.details);
 }
 
 /**
  * Why a call to Temporal failed in a way that waiting may cure, or undefined for any other
  * error (not found, rejected, a bug), which callers rethrow. `call` says what was asked: a
- * query that times out means no worker answered, anything else that the server did not.
+ * query that times out means no worker answered, anything else that the server did not —
+ * unless `seen` (what the SDK retried silently meanwhile, lib/grpc-status.ts) says the server
+ * was unavailable or overloaded, which is then the reason.
  */
-export function callTrouble(err: unknown, call: 'server' | 'query', address: string, timeoutMs?: number): Trouble | undefined {
-  const s = grpcStatus(err);
-  if (!s || !TRANSIENT.has(s.code)) return undefined;
+export function callTrouble(err: unknown, call: 'server' | 'query', address: string, timeoutMs?: number, seen?: SeenStatus): Trouble | undefined {
+  if (isNoPoller(err)) return { kind: 'worker', text: 'no worker polls the task queue: Temporal saw none poll while the query waited (the worker may be down)' };
+  const got = grpcStatus(err);
+  if (!got || !TRANSIENT.has(got.code)) return undefined;
+  const s = got.code === DEADLINE_EXCEEDED && seen ? { code: seen.code, details: connectError(firstLine(seen.details)) } : got;
   if (call === 'query' && (s.code === DEADLINE_EXCEEDED || /query timed out/i.test(s.details))) {
-    return { kind: 'worker', text: `no worker answered a query within ${timeoutMs ? seconds(timeoutMs) : 'the query timeout'} (busy or stuck?)` };
+    return { kind: 'worker', text: `no worker answered a query within ${timeoutMs ? seconds(timeoutMs) : 'the query timeout'} (busy, stuck or just stopped?)` };
   }
   if (s.code === UNAVAILABLE) return { kind: 'temporal', text: `Temporal at ${address} is unreachable (${s.details})` };
   if (s.code === DEADLINE_EXCEEDED) return { kind: 'temporal', text: `Temporal at ${address} did not answer${timeoutMs ? ` within ${seconds(timeoutMs)}` : ''}` };
@@ -61,44 +84,15 @@ export function callTrouble(err: unknown, call: 'server' | 'query', address: str
   return { kind: 'temporal', text: `Temporal at ${address} failed a call (${s.details})` };
 }
 
-/**
- * A poller counts as live when it polled within this window. An idle worker re-polls about
- * once a minute (long polls), and Temporal forgets pollers after five minutes; three minutes
- * also tolerates some clock skew between this machine and the server.
- */
-const LIVE_POLLER_MS = 3 * 60_000;
-
-// temporal.api.enums.v1 values (the proto package is not a direct dependency).
-const TASK_QUEUE_KIND_NORMAL = 1;
-const TASK_QUEUE_TYPE_WORKFLOW = 1;
-
-/** Whether a worker polls the workflow task queue: `unknown` when the server would not say. */
-export type WorkerPresence = 'present' | 'absent' | 'unknown';
-
-/** Asks the server whether any worker polled the workflow task queue recently. */
-export async function workerPresence(client: Client, taskQueue: string, timeoutMs = 5_000): Promise<WorkerPresence> {
-  try {
-    const res = await client.withDeadline(Date.now() + timeoutMs, () =>
-      client.workflowService.describeTaskQueue({
-        namespace: client.options.namespace,
-        taskQueue: { name: taskQueue, kind: TASK_QUEUE_KIND_NORMAL },
-        taskQueueType: TASK_QUEUE_TYPE_WORKFLOW,
-      }),
-    );
-    const now = Date.now();
-    const live = (res.pollers ?? []).some((p) => {
-      const at = p.lastAccessTime?.seconds;
-      return at !== undefined && at !== null && now - Number(at) * 1000 < LIVE_POLLER_MS;
-    });
-    return live ? 'present' : 'absent';
-  } catch {
-    return 'unknown'; // no permission, server trouble: say nothing rather than guess
-  }
+/** callTrouble for a call made by `client`, taking into account what its connection retried silently. */
+export function troubleOf(client: Client, err: unknown, call: 'server' | 'query', timeoutMs?: number): Trouble | undefined {
+  return callTrouble(err, call, addressOf(client), timeoutMs, recentTransient(client, (timeoutMs ?? 30_000) + 1_000));
 }
 
-/** The trouble to report when no worker polls `taskQueue`. */
-export function noWorker(taskQueue: string, address: string): Trouble {
-  return { kind: 'worker', text: `no worker polls task queue ${taskQueue} on Temporal at ${address}` };
+/** The trouble to report when no worker polls `taskQueue`; with when the last one polled, when known. */
+export function noWorker(taskQueue: string, address: string, last?: LastPoll): Trouble {
+  const ago = last?.polled ? ` (its last poll began ${seconds(Math.round(last.agoMs / 1000) * 1000)} ago)` : '';
+  return { kind: 'worker', text: `no worker polls task queue ${taskQueue} on Temporal at ${address}${ago}` };
 }
 
 /** The outcome of a look at a workflow: its value, or what keeps it from coming. */
@@ -134,13 +128,13 @@ export async function look<T>(client: Client, workflowId: string, call: 'query' 
     outcome = await settled;
   }
   if ('value' in outcome) return { ok: true, value: outcome.value };
-  const trouble = callTrouble(outcome.error, call, addressOf(client), patienceMs);
+  const trouble = troubleOf(client, outcome.error, call, patienceMs);
   if (!trouble) throw outcome.error;
-  return { ok: false, trouble: (await diagnose(client, workflowId, call)) ?? trouble };
+  return { ok: false, trouble: (await diagnose(client, workflowId, call, { noPoller: isNoPoller(outcome.error) })) ?? trouble };
 }
 
 /** `p`'s outcome, or undefined when it takes longer than `ms`; leaves no timer behind. */
-async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+export async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
   const timer = new AbortController();
   try {
     return await Promise.race([
@@ -157,9 +151,11 @@ async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
 
 /**
  * What is wrong, if anything we can name: the server's port refuses connections, the server
- * does not answer a describe, or (for queries) no worker polls the workflow's task queue.
+ * does not answer a describe, or (for queries) no worker polls the workflow's task queue — none
+ * has polled for longer than a live worker's long poll lasts, or (`noPoller`) Temporal just said
+ * none came while a query waited; the line then names the task queue and the last poll.
  */
-export async function diagnose(client: Client, workflowId: string, call: 'query' | 'server'): Promise<Trouble | undefined> {
+export async function diagnose(client: Client, workflowId: string, call: 'query' | 'server', opts: { noPoller?: boolean } = {}): Promise<Trouble | undefined> {
   const address = addressOf(client);
   const refused = await tcpProblem(address);
   if (refused) return { kind: 'temporal', text: `Temporal at ${address} is unreachable (${refused})` };
@@ -167,9 +163,11 @@ export async function diagnose(client: Client, workflowId: string, call: 'query'
   try {
     taskQueue = (await client.withDeadline(Date.now() + PROBE_MS, () => client.workflow.getHandle(workflowId).describe())).taskQueue;
   } catch (err) {
-    return callTrouble(err, 'server', address, PROBE_MS);
+    return troubleOf(client, err, 'server', PROBE_MS);
   }
-  if (call === 'query' && (await workerPresence(client, taskQueue)) === 'absent') return noWorker(taskQueue, address);
+  if (call !== 'query' && !opts.noPoller) return undefined;
+  const last = await lastPoll(client, taskQueue);
+  if (opts.noPoller || (last && (!last.polled || last.agoMs > GONE_POLLER_MS))) return noWorker(taskQueue, address, last);
   return undefined;
 }
 
@@ -184,58 +182,6 @@ async function tcpProblem(address: string, timeoutMs = 2_000): Promise<string | 
   if (found === 'unresolved') return 'host not found';
   if (found === 'timeout') return `no TCP connection within ${seconds(timeoutMs)}`;
   return undefined;
-}
-
-/** How the turn's pending model call is doing, from the turn workflow's description. */
-export interface ModelProgress {
-  /** The attempt running or about to run (1-based). */
-  attempt: number;
-  /** Attempts allowed (0: unlimited). */
-  maxAttempts: number;
-  /** The endpoint the worker calls (from the activity's heartbeat), when known yet. */
-  endpoint?: string;
-  /** Why the previous attempt failed, when one did. */
-  lastFailure?: string;
-  /** When the current attempt started (or was scheduled), for how long it has waited. */
-  since?: Date;
-}
-
-/** The pending callModel activity of a turn, or undefined when the turn is not calling the model. */
-export function modelProgress(d: WorkflowExecutionDescription): ModelProgress | undefined {
-  const pending = d.raw.pendingActivities?.find((a) => a.activityType?.name === 'callModel');
-  if (!pending) return undefined;
-  const details = pending.heartbeatDetails?.payloads?.[0];
-  let endpoint: string | undefined;
-  if (details) {
-    try {
-      endpoint = (defaultPayloadConverter.fromPayload(details) as { endpoint?: unknown })?.endpoint as string | undefined;
-    } catch {
-      endpoint = undefined; // details from an older worker: go without
-    }
-  }
-  const since = timestamp(pending.lastStartedTime) ?? timestamp(pending.scheduledTime);
-  return {
-    attempt: pending.attempt || 1,
-    maxAttempts: pending.maximumAttempts || 0,
-    ...(typeof endpoint === 'string' && endpoint ? { endpoint } : {}),
-    ...(pending.lastFailure?.message ? { lastFailure: failureLine(pending.lastFailure) } : {}),
-    ...(since ? { since } : {}),
-  };
-}
-
-/**
- * The last failure of an attempt in one line. A STORE_UNAVAILABLE failure (the worker could not
- * read or write the conversation in the message store, not a model problem) says so.
- */
-function failureLine(f: { message?: string | null; applicationFailureInfo?: { type?: string | null } | null }): string {
-  const line = firstLine(f.message ?? '');
-  if (f.applicationFailureInfo?.type === 'STORE_UNAVAILABLE' && !/message store/.test(line)) return firstLine(`message store unavailable: ${line}`);
-  return line;
-}
-
-function timestamp(t: { seconds?: unknown; nanos?: number | null } | null | undefined): Date | undefined {
-  if (!t || t.seconds === undefined || t.seconds === null) return undefined;
-  return new Date(Number(t.seconds) * 1000 + Math.floor((t.nanos ?? 0) / 1e6));
 }
 
 /** `12 s`, `2.5 s`, `3 min`: a duration for a message. */

@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import { decideApprovals } from '../../lib/session-client';
 import { UsageError } from '../../lib/errors';
 import type { CliContext } from '../context';
-import { followTurn, waitTimeoutOption } from '../wait';
+import { followTurn, waitRide, waitTimeoutOption } from '../wait';
+import { WaitNotes } from '../wait-notes';
 import { parseSessionId } from '../args';
 import { approvalLine, grantLine, say } from '../output';
 
@@ -18,20 +19,30 @@ interface DecideFlags {
 
 export function registerApprovals(program: Command, ctx: CliContext): void {
   const decide = async (sessionId: string, callId: string | undefined, approve: boolean, o: DecideFlags) => {
-    const client = await ctx.client();
-    const { turnId, calls, granted } = await decideApprovals(client, sessionId, {
-      ...(callId ? { callIds: [callId] } : {}),
-      approve,
-      ...(o.reason ? { reason: o.reason } : {}),
-      ...(o.always ? { always: true } : {}),
-      ...(typeof o.always === 'string' ? { pattern: o.always } : {}),
-    });
+    // Delivering the decision and waiting for the turn share --wait-timeout and ride out trouble alike.
+    const timeoutMs = o.waitTimeout * 1000;
+    const deadline = Date.now() + timeoutMs;
+    const client = await ctx.client({ waits: true });
+    const notes = new WaitNotes();
+    const ride = waitRide(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
+    const { turnId, calls, granted } = await decideApprovals(
+      client,
+      sessionId,
+      {
+        ...(callId ? { callIds: [callId] } : {}),
+        approve,
+        ...(o.reason ? { reason: o.reason } : {}),
+        ...(o.always ? { always: true } : {}),
+        ...(typeof o.always === 'string' ? { pattern: o.always } : {}),
+      },
+      ride,
+    );
     const status = approve ? 'approved' : 'denied';
     // Say exactly what was decided: the person sees what their decision applied to, and what
     // an --always now allows without asking.
     if (!o.json) for (const c of calls) say(`${status} ${approvalLine(c)}`);
     if (!o.json) for (const g of granted) say(grantLine(g));
-    process.exitCode = await followTurn(client, sessionId, turnId, o, status);
+    process.exitCode = await followTurn(client, sessionId, turnId, o, status, { deadline, notes, ctx });
   };
 
   program

@@ -5,7 +5,8 @@ import { checkMessage, requireWorker, sendMessage } from '../../lib/session-clie
 import { UserError } from '../../lib/errors';
 import type { CliContext } from '../context';
 import { configFor, configForNew } from '../session-config';
-import { driveTurn, linePrompter, noWorkerHint, workerStarting } from '../wait';
+import { DEFAULT_WAIT_TIMEOUT_SEC, driveTurn, linePrompter, noWorkerHint, waitRide, workerStarting } from '../wait';
+import { WaitNotes } from '../wait-notes';
 import { newSessionId, parseSessionId } from '../args';
 import { prompt, say } from '../output';
 
@@ -46,9 +47,12 @@ export function registerChat(program: Command, ctx: CliContext): void {
             say(`error: ${err.message}; type a message, or /exit to leave`);
             continue;
           }
-          const { turnId } = await sendMessage(client, { taskQueue: ctx.settings.taskQueue, sessionId, ...(config ? { config } : {}), text: line });
+          const notes = new WaitNotes();
+          const timeoutMs = DEFAULT_WAIT_TIMEOUT_SEC * 1000;
+          const ride = waitRide(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
+          const { turnId } = await sendMessage(client, { taskQueue: ctx.settings.taskQueue, sessionId, ...(config ? { config } : {}), text: line, ride });
           config = undefined; // started now: later messages go to the existing session
-          process.exitCode = await driveTurn(client, sessionId, turnId, { json: false, prompter });
+          process.exitCode = await driveTurn(client, sessionId, turnId, { json: false, prompter, notes, ctx, waitTimeoutMs: timeoutMs });
         }
       } finally {
         rl.close();

@@ -66,7 +66,7 @@ export function registerFork(program: Command, ctx: CliContext): void {
       const turn = `${sessionId}/turn-1`;
       const json = Boolean(o.json);
       const prompter = terminalPrompter(json);
-      process.exitCode = await driveTurn(client, sessionId, turn, { json, waitTimeoutMs: o.waitTimeout * 1000, ...(prompter ? { prompter } : {}) });
+      process.exitCode = await driveTurn(client, sessionId, turn, { json, waitTimeoutMs: o.waitTimeout * 1000, ctx, ...(prompter ? { prompter } : {}) });
     });
 }
 

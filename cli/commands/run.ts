@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import { requireWorker, sendMessage } from '../../lib/session-client';
 import type { CliContext } from '../context';
 import { configFor, configForNew } from '../session-config';
-import { driveTurn, noWorkerHint, terminalPrompter, waitTimeoutOption, workerStarting } from '../wait';
+import { driveTurn, noWorkerHint, terminalPrompter, waitRide, waitTimeoutOption, workerStarting } from '../wait';
+import { WaitNotes } from '../wait-notes';
 import { readTask } from '../task-input';
 import { parseMaxSteps, parseSessionId, newSessionId } from '../args';
 import { say } from '../output';
@@ -50,16 +51,28 @@ export function registerRun(program: Command, ctx: CliContext): void {
       await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
       const sessionId = o.session ?? newSessionId();
       const config = await configFor(ctx, client, sessionId, o, early);
+      // Sending and waiting share --wait-timeout: a worker that stopped after the check above
+      // holds the message up, and the wait says so instead of hanging silently.
+      const deadline = Date.now() + o.waitTimeout * 1000;
+      const notes = new WaitNotes();
+      const ride = waitRide(ctx, notes, o.waitTimeout * 1000, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
       const { turnId } = await sendMessage(client, {
         taskQueue: ctx.settings.taskQueue,
         sessionId,
         ...(config ? { config } : {}),
         text: task,
         ...(o.maxSteps ? { maxSteps: o.maxSteps } : {}),
+        ride,
       });
       if (!o.json) say(`session ${sessionId} · ${turnId}`);
       const json = Boolean(o.json);
       const prompter = terminalPrompter(json);
-      process.exitCode = await driveTurn(client, sessionId, turnId, { json, waitTimeoutMs: o.waitTimeout * 1000, ...(prompter ? { prompter } : {}) });
+      process.exitCode = await driveTurn(client, sessionId, turnId, {
+        json,
+        waitTimeoutMs: Math.max(1, deadline - Date.now()),
+        notes,
+        ctx,
+        ...(prompter ? { prompter } : {}),
+      });
     });
 }
