@@ -11,6 +11,7 @@
  * looser inspector needs a new policy version.
  */
 import { sedScriptProblem } from '../programs/sed-script';
+import { sedScripts } from '../programs/sed';
 
 /** How a long option takes a value: never, always (`--opt v` or `--opt=v`), or only with `=`. */
 type LongKind = 'flag' | 'value' | 'optional';
@@ -156,15 +157,6 @@ function sed(args: string[]): string | undefined {
   const scripts = sedScripts(parsed);
   if (!scripts.length) return 'sed without a script';
   return sedScriptProblem(scripts.map((s) => s.value).join('\n'), 'v2');
-}
-
-function sedScripts(parsed: { options: Option[]; operands: string[]; operandAt: number[] }): { value: string; at: number }[] {
-  const given = parsed.options
-    .filter((o) => o.name === 'e' || o.name === 'expression')
-    .map((o) => ({ value: o.value ?? '', at: o.at ?? -1 }));
-  if (given.length) return given;
-  const [value] = parsed.operands;
-  return value === undefined ? [] : [{ value, at: parsed.operandAt[0]! }];
 }
 
 /**
