@@ -18,6 +18,14 @@ import { callTrouble } from './wait-progress';
 export type { PurgeOutcome, PurgeReport } from '../workflows/purge';
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/**
+ * Workflows whose id names data a worker stores as a session's: sessions, and eval trials (each
+ * trial is a fresh session of its own: workspace, message-store rows, sandbox). Prune purges both;
+ * `end` only ends sessions.
+ */
+const PURGEABLE = ['sessionWorkflow', 'evalCaseWorkflow'];
+
 // A century: anything older than that is everything, and the cutoff stays a valid date.
 const MAX_AGE_MS = 100 * 365 * UNITS.d!;
 
@@ -117,7 +125,7 @@ export async function findPrunable(client: Client, opts: { taskQueue: string; be
   // A queue name that cannot be quoted safely is filtered here instead of in the query.
   const queueFilter = /^[\w.:/@-]+$/.test(opts.taskQueue) ? ` AND TaskQueue = '${opts.taskQueue}'` : '';
   const query =
-    `WorkflowType = 'sessionWorkflow'${queueFilter} AND ExecutionStatus != 'Running' ` +
+    `WorkflowType IN (${PURGEABLE.map((t) => `'${t}'`).join(', ')})${queueFilter} AND ExecutionStatus != 'Running' ` +
     `AND ExecutionStatus != 'ContinuedAsNew' AND CloseTime < '${cutoff}'`;
   const listed = new Set<string>();
   try {
@@ -142,10 +150,12 @@ export async function findPrunable(client: Client, opts: { taskQueue: string; be
     if (seen.has(sessionId)) continue;
     seen.add(sessionId);
     // The latest run decides: a failed session started again, or one continued as new, may run.
-    const d = await describeSession(client, sessionId).catch((err: unknown) => {
+    const d = await describeSession(client, sessionId, 'any').catch((err: unknown) => {
       if (err instanceof UserError && /^no session named/.test(err.message)) return undefined;
       throw err;
     });
+    // Another kind of workflow under an id the store knows is not ours to purge: left alone.
+    if (d && !PURGEABLE.includes(d.type)) continue;
     if (!d) {
       // Only the store knows it: Temporal's retention dropped its closed runs.
       if (!listed.has(sessionId)) found.set(sessionId, { sessionId, status: 'UNKNOWN' });
@@ -158,11 +168,14 @@ export async function findPrunable(client: Client, opts: { taskQueue: string; be
   return [...found.values()].sort((a, b) => (a.closedAt?.getTime() ?? 0) - (b.closedAt?.getTime() ?? 0) || a.sessionId.localeCompare(b.sessionId));
 }
 
-/** The latest run of a session, or a one-line error when there is none. */
-async function describeSession(client: Client, sessionId: string): Promise<WorkflowExecutionDescription> {
+/** The latest run of a session (of any workflow type with 'any'), or a one-line error when there is none. */
+async function describeSession(client: Client, sessionId: string, types: 'session' | 'any' = 'session'): Promise<WorkflowExecutionDescription> {
   try {
     const d = await client.workflow.getHandle(sessionId).describe();
-    if (d.type !== 'sessionWorkflow') throw new UserError(`${sessionId} is a ${d.type}, not a session`, 'list sessions with `harness sessions`');
+    if (types === 'session' && d.type !== 'sessionWorkflow') {
+      const what = d.type === 'evalCaseWorkflow' ? 'an eval trial' : `a ${d.type} workflow`;
+      throw new UserError(`${sessionId} is ${what}, not a session`, 'list sessions with `harness sessions`; `harness sessions prune` purges eval trials once they are over');
+    }
     return d;
   } catch (err) {
     if (err instanceof UserError) throw err;

@@ -261,4 +261,20 @@ describe('harness sessions prune', () => {
     expect(lines).toContain(`purged ${closed}: 0 message-store row(s); no files to remove`);
     expect(lines.at(-1)).toBe(`purged ${lines.length - 1} of ${lines.length - 1} session(s)`);
   });
+
+  it('works after an eval ran: its trials (sessions of their own) are purged like sessions', async () => {
+    const suite = path.join(tempDir('harness-retention-eval-'), 'suite.jsonl');
+    writeFileSync(suite, JSON.stringify({ id: 'hello', input: 'Say hello.', model_script: { steps: [{ content: 'hello' }] }, checks: [{ type: 'contains', value: 'hello' }] }));
+    const ev = await cli(['eval', suite, '--json', '--out', path.join(path.dirname(suite), 'report.json')]);
+    expect(ev.code, describeResult(ev)).toBe(0);
+    const trial = `${parseJson<{ eval_id: string }>(ev).eval_id}-hello-t1`;
+    const rows = await storedRows(trial);
+    expect(rows).toBeGreaterThan(0);
+
+    const r = await cli(['sessions', 'prune', '--older-than', '0s']);
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(r.stdout.split('\n')).toContainEqual(expect.stringMatching(new RegExp(`^purged ${trial}: ${rows} message-store row\\(s\\)`)));
+    expect(await storedRows(trial)).toBe(0);
+    expect(stackLines(r.stderr)).toEqual([]);
+  }, 180_000);
 });
