@@ -2,8 +2,9 @@
  * prepareFork: what a forked session needs before its first step, made on the worker (which
  * holds the message store): the recorded conversation copied into the fork's own store (a fork
  * is purged on its own, so it must not share the source's values), with the last user message
- * edited when asked, and the files the recorded turn wrote before the step put back in the
- * fork's workspace. Idempotent: a retried attempt stores the same chain and writes the same files.
+ * edited when asked, and the fork's workspace: the recorded turn's starting snapshot (or another
+ * seed), then the files the turn wrote before the step over it. Idempotent: a retried attempt
+ * stores the same chain and writes the same files.
  */
 import type { ForkPrepared, ForkSpec } from '../common/session';
 import type { ChatMessage } from '../common/types';
@@ -14,10 +15,14 @@ import { writeFile } from './tools/files';
 import { ensureWorkspace, sessionWorkspace } from './tools/workspace';
 import { resolveArgs } from './store/views';
 import { cp, lstat } from 'node:fs/promises';
+import type { MessageStore } from './store/message-store';
+import { restoreSnapshot } from './workspace-snapshot';
 
 export interface ForkDeps {
   home: string;
   conversations: Conversations;
+  /** The message store itself: a snapshot's files are read in batches. */
+  store: () => Promise<MessageStore>;
   workspaceMaxBytes?: number;
 }
 
@@ -40,7 +45,15 @@ export function createPrepareFork(deps: ForkDeps) {
     const tokens = messages.reduce((n, m) => n + messageTokens(m), 0);
 
     // The seed first: the turn's own writes go over it.
-    const seeded = fork.seed ? await seedWorkspace(input.sessionId, fork.seed) : undefined;
+    let seeded: number | undefined;
+    if (fork.seed && 'snapshot' in fork.seed) {
+      const { snapshot, from } = fork.seed;
+      const r = await withStore(() => restoreSnapshot(sessionWorkspace(deps.home, input.sessionId), from, snapshot, deps.store));
+      seeded = r.files;
+      problems.push(...r.problems);
+    } else if (fork.seed) {
+      seeded = await seedWorkspace(input.sessionId, fork.seed);
+    }
     // Each file's final content at the step (appends applied in order), then one overwrite each.
     const files = new Map<string, { content: string; step: number }>();
     for (const w of fork.writes) {
@@ -101,7 +114,7 @@ export function createPrepareFork(deps: ForkDeps) {
   }
 
   /** Copies a session's workspace or a folder into the fork's (regular files and folders; links are skipped). */
-  async function seedWorkspace(sessionId: string, seed: NonNullable<ForkSpec['seed']>): Promise<number> {
+  async function seedWorkspace(sessionId: string, seed: { session: string } | { dir: string }): Promise<number> {
     const from = 'session' in seed ? sessionWorkspace(deps.home, seed.session) : seed.dir;
     const to = await ensureWorkspace(deps.home, sessionId);
     let files = 0;

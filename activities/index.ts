@@ -22,6 +22,7 @@ import { failpoints } from './failpoints';
 import { Conversations } from './store/conversations';
 import type { MessageStore } from './store/message-store';
 import { withStore } from './store/errors';
+import { snapshotTurnStart } from './workspace-snapshot';
 import { resolveArgs, resultView } from './store/views';
 import { isBlobArg, type BlobArg } from '../common/conversation';
 import { ScriptedHost } from './scripted-host';
@@ -166,8 +167,11 @@ export function createActivities(deps: ActivityDeps) {
           Context.current().log.warn(memoryProblem);
         }
       }
+      // The workspace as the turn finds it, for `harness rerun` and `fork` to start from.
+      const workspace = await snapshotTurnStart(deps.home, input.sessionId, messageStore);
       return {
         tools: specs,
+        ...(workspace ? { workspace } : {}),
         ...(index ? { skillsIndex: index } : {}),
         ...(memories.length ? { memories } : {}),
         ...(memoryProblem ? { memoryProblem } : {}),
@@ -195,7 +199,7 @@ export function createActivities(deps: ActivityDeps) {
     awaitTurnRun,
 
     /** `harness fork`: the recorded conversation in the fork's store, the turn's files in its workspace. */
-    prepareFork: createPrepareFork({ home: deps.home, conversations, workspaceMaxBytes: workspaceBudget(deps.env) }),
+    prepareFork: createPrepareFork({ home: deps.home, conversations, store: messageStore, workspaceMaxBytes: workspaceBudget(deps.env) }),
 
     /** `harness rerun`: where the rerun's conversation first differs from the record's. */
     compareRerun: createCompareRerun(conversations),

@@ -4,6 +4,7 @@ import type { ModelRef, PolicyRecord } from './session';
 import type { ChatMessage, ToolCall, ToolResult, ToolSpec, Usage } from './types';
 import type { ConversationRef, SystemRef } from './conversation';
 import type { McpServerSpec, McpToolSet } from './mcp';
+import type { WorkspaceSnapshot } from './snapshot';
 
 /** One model call. `callIndex` is unique and stable per session, so a retried call is recognisable. */
 export interface ModelCallInput {
@@ -57,6 +58,8 @@ export interface PrepareTurnInput {
 /** Output of prepareTurn: the tools offered and what the system message starts the turn with. */
 export interface PrepareTurnResult {
   tools: ToolSpec[];
+  /** The workspace as the turn found it, in the session's store (turns recorded before snapshots have none). */
+  workspace?: WorkspaceSnapshot;
   /** Layer 1 of the skills: names and descriptions. */
   skillsIndex?: string;
   /** SKILL.md files that were skipped, with why. */

@@ -9,6 +9,7 @@ import type { CompressionConfig } from './context/plan';
 import type { BlobArg, ConversationRef, PendingMessage } from './conversation';
 import type { EvalApprovals } from './eval';
 import type { McpServerSpec, McpServerStatus, McpToolSet } from './mcp';
+import type { WorkspaceSnapshot } from './snapshot';
 
 /** How the model is reached. `scripted` carries its script so any worker can serve it. */
 export type ModelSpec =
@@ -146,8 +147,14 @@ export interface ForkSpec {
    * become the fork's model (a script), and the fork's turn is compared with it once done.
    */
   replay?: { conversation: { head: string | null; pending: PendingMessage[] }; decisions: RecordedDecision[] };
-  /** Seeds the fork's workspace: a copy of a session's workspace as it is now, or of a folder on the worker's host. */
-  seed?: { session: string } | { dir: string };
+  /**
+   * Seeds the fork's workspace: the recorded turn's starting snapshot (in the store of session
+   * `from`), a copy of a session's workspace as it is now (turns recorded before snapshots), or
+   * of a folder on the worker's host.
+   */
+  seed?: { session: string } | { dir: string } | { snapshot: WorkspaceSnapshot; from: string };
+  /** The fork's step limit (the recorded turn's own, or `--max-steps`); steps are numbered on from the record. Absent: the config's. */
+  maxSteps?: number;
   mcpTools?: McpToolSet;
 }
 
