@@ -197,14 +197,12 @@ export async function followTurn(
   turnId: string,
   o: { json?: boolean; wait: boolean; waitTimeout?: number },
   status: string,
-  waited: { deadline?: number; notes?: WaitNotes; ctx?: Pick<CliContext, 'settings' | 'home'> } = {},
+  waited: { notes?: WaitNotes; ctx?: Pick<CliContext, 'settings' | 'home'> } = {},
 ): Promise<number> {
   if (o.wait) {
-    // What was spent delivering the decision counts against --wait-timeout.
-    const timeoutMs = waited.deadline !== undefined ? Math.max(1, waited.deadline - Date.now()) : o.waitTimeout ? o.waitTimeout * 1000 : undefined;
     return driveTurn(client, sessionId, turnId, {
       json: Boolean(o.json),
-      ...(timeoutMs ? { waitTimeoutMs: timeoutMs } : {}),
+      ...(o.waitTimeout ? { waitTimeoutMs: o.waitTimeout * 1000 } : {}),
       ...(waited.notes ? { notes: waited.notes } : {}),
       ...(waited.ctx ? { ctx: waited.ctx } : {}),
     });

@@ -19,9 +19,8 @@ interface DecideFlags {
 
 export function registerApprovals(program: Command, ctx: CliContext): void {
   const decide = async (sessionId: string, callId: string | undefined, approve: boolean, o: DecideFlags) => {
-    // Delivering the decision and waiting for the turn share --wait-timeout and ride out trouble alike.
+    // Delivering the decision and waiting for the turn ride out trouble alike, each bounded by --wait-timeout.
     const timeoutMs = o.waitTimeout * 1000;
-    const deadline = Date.now() + timeoutMs;
     const client = await ctx.client({ waits: true });
     const notes = new WaitNotes();
     const ride = waitRide(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
@@ -42,7 +41,7 @@ export function registerApprovals(program: Command, ctx: CliContext): void {
     // an --always now allows without asking.
     if (!o.json) for (const c of calls) say(`${status} ${approvalLine(c)}`);
     if (!o.json) for (const g of granted) say(grantLine(g));
-    process.exitCode = await followTurn(client, sessionId, turnId, o, status, { deadline, notes, ctx });
+    process.exitCode = await followTurn(client, sessionId, turnId, o, status, { notes, ctx });
   };
 
   program

@@ -1,35 +1,30 @@
 /** `harness status`, `harness sessions [prune]`, `harness answer`, `harness end [--purge]`: talk to existing sessions. */
 import type { Command } from 'commander';
-import { answerQuestion, checkMessage, endSession, sessionState } from '../../lib/session-client';
+import { answerQuestion, checkMessage, endSession } from '../../lib/session-client';
+import { sessionView, type SessionView } from '../../lib/session-status';
 import { endAndPurge, findPrunable, parseAge, purgeSessions, type Prunable, type PurgeReport } from '../../lib/retention';
 import { UserError } from '../../lib/errors';
 import type { CliContext } from '../context';
 import { pendingLines, print, printJson, say, usageLine } from '../output';
-import { followTurn, waitTimeoutOption } from '../wait';
+import { followTurn, waitRide, waitTimeoutOption } from '../wait';
+import { WaitNotes } from '../wait-notes';
 import { parseLimit, parseSessionId } from '../args';
 import { escapeForTerminal } from '../../lib/terminal/escape';
 
 export function registerInspect(program: Command, ctx: CliContext): void {
   program
     .command('status')
-    .description("Show a session's state: status, pending question, turns, token usage")
+    .description("Show a session's state: status (failed and ended sessions say why), pending question, turns, token usage")
     .argument('<session>', 'session id', parseSessionId)
     .option('--json', 'print the state as JSON')
-    .action(async (sessionId: string, o: { json?: boolean }) => {
-      const s = await sessionState(await ctx.client(), sessionId);
+    .addOption(waitTimeoutOption('while Temporal or a worker does not answer, stop waiting after this long'))
+    .action(async (sessionId: string, o: { json?: boolean; waitTimeout: number }) => {
+      const timeoutMs = o.waitTimeout * 1000;
+      const client = await ctx.client({ waits: true });
+      const ride = waitRide(ctx, new WaitNotes(), timeoutMs, `for session ${sessionId}`, 'nothing was changed', `try again with \`harness status ${sessionId}\``);
+      const s = await sessionView(client, sessionId, ride);
       if (o.json) return printJson(s);
-      const lines = [
-        `session ${s.sessionId}: ${s.status}`,
-        `model ${s.model} · ${s.turnCount} turn(s) · ${s.messageCount} message(s) · ${usageLine(s.usage)}`,
-      ];
-      if (s.currentTurnId) lines.push(`current turn: ${s.currentTurnId}`);
-      if (s.pending) lines.push(...pendingLines(s.pending).map((l) => `pending ${l}`));
-      const mem = Object.keys(s.memory);
-      // Keys the model chose and server names stay on their line (the writer escapes the rest).
-      if (mem.length) lines.push(`working memory: ${escapeForTerminal(mem.join(', '))}`);
-      for (const m of s.mcp ?? []) lines.push(`mcp ${escapeForTerminal(m.server)}: ${m.status === 'connected' ? `connected, ${m.tools} tool(s)` : `failed: ${escapeForTerminal(m.error ?? '')}`}`);
-      if (s.lastTurn) lines.push(`last turn ${s.lastTurn.turnId}: ${s.lastTurn.terminated_by} in ${s.lastTurn.steps} step(s) — ${oneLine(s.lastTurn.answer)}`);
-      print(lines.join('\n'));
+      print(statusLines(s).join('\n'));
     });
 
   // `sessions prune --json`: without positional options the parent `sessions` would take the
@@ -111,9 +106,13 @@ export function registerInspect(program: Command, ctx: CliContext): void {
     .addOption(waitTimeoutOption())
     .action(async (sessionId: string, text: string, o: { json?: boolean; wait: boolean; waitTimeout: number }) => {
       checkMessage(text, 'the answer', 'give the answer as text');
-      const client = await ctx.client();
-      const turnId = await answerQuestion(client, sessionId, text);
-      process.exitCode = await followTurn(client, sessionId, turnId, o, 'answered');
+      // Delivering the answer and waiting for the turn ride out trouble alike, each bounded by --wait-timeout.
+      const timeoutMs = o.waitTimeout * 1000;
+      const client = await ctx.client({ waits: true });
+      const notes = new WaitNotes();
+      const ride = waitRide(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
+      const turnId = await answerQuestion(client, sessionId, text, ride);
+      process.exitCode = await followTurn(client, sessionId, turnId, o, 'answered', { notes, ctx });
     });
 
   program
@@ -158,6 +157,29 @@ function reportJson(r: PurgeReport) {
 /** How a prunable session ended, for a person. */
 function endedLine(p: Prunable): string {
   return p.closedAt ? `${p.status.toLowerCase()} ${p.closedAt.toISOString()}` : 'no longer known to Temporal; last stored data is older';
+}
+
+/** A session's view for a person: status (and why it closed), then what is known of its turns. */
+function statusLines(s: SessionView): string[] {
+  // The reason may quote a model endpoint or a tool; it stays on its line.
+  const lines = [`session ${s.sessionId}: ${s.status}${s.reason ? ` — ${escapeForTerminal(s.reason)}` : ''}`];
+  if (s.closedAt) lines.push(`closed ${s.closedAt}`);
+  const facts = [
+    ...(s.model !== undefined ? [`model ${s.model}`] : []),
+    ...(s.turnCount !== undefined ? [`${s.turnCount} turn(s)`] : []),
+    ...(s.messageCount !== undefined ? [`${s.messageCount} message(s)`] : []),
+    ...(s.usage ? [usageLine(s.usage)] : []),
+  ];
+  if (facts.length) lines.push(facts.join(' · '));
+  if (s.detailsMissing) lines.push(`(${escapeForTerminal(s.detailsMissing)})`);
+  if (s.currentTurnId) lines.push(`current turn: ${s.currentTurnId}`);
+  if (s.pending) lines.push(...pendingLines(s.pending).map((l) => `pending ${l}`));
+  const mem = Object.keys(s.memory ?? {});
+  // Keys the model chose and server names stay on their line (the writer escapes the rest).
+  if (mem.length) lines.push(`working memory: ${escapeForTerminal(mem.join(', '))}`);
+  for (const m of s.mcp ?? []) lines.push(`mcp ${escapeForTerminal(m.server)}: ${m.status === 'connected' ? `connected, ${m.tools} tool(s)` : `failed: ${escapeForTerminal(m.error ?? '')}`}`);
+  if (s.lastTurn) lines.push(`last turn ${s.lastTurn.turnId}: ${s.lastTurn.terminated_by} in ${s.lastTurn.steps} step(s) — ${oneLine(s.lastTurn.answer)}`);
+  return lines;
 }
 
 function oneLine(text: string, max = 120): string {

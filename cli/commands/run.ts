@@ -51,9 +51,8 @@ export function registerRun(program: Command, ctx: CliContext): void {
       await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
       const sessionId = o.session ?? newSessionId();
       const config = await configFor(ctx, client, sessionId, o, early);
-      // Sending and waiting share --wait-timeout: a worker that stopped after the check above
-      // holds the message up, and the wait says so instead of hanging silently.
-      const deadline = Date.now() + o.waitTimeout * 1000;
+      // Sending rides out trouble like the wait, each bounded by --wait-timeout: a worker that
+      // stopped after the check above holds the message up, and the wait says so instead of hanging.
       const notes = new WaitNotes();
       const ride = waitRide(ctx, notes, o.waitTimeout * 1000, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
       const { turnId } = await sendMessage(client, {
@@ -69,7 +68,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
       const prompter = terminalPrompter(json);
       process.exitCode = await driveTurn(client, sessionId, turnId, {
         json,
-        waitTimeoutMs: Math.max(1, deadline - Date.now()),
+        waitTimeoutMs: o.waitTimeout * 1000,
         notes,
         ctx,
         ...(prompter ? { prompter } : {}),
