@@ -44,7 +44,10 @@ export function createEvalActivities(deps: EvalDeps) {
 
     /** The fork a case starting from a recorded run begins with (read from that run's history). */
     async planEvalFork(input: { turnId: string; step: number }): Promise<ForkSpec> {
-      return (await planFork(Context.current().client, input.turnId, input.step)).spec;
+      // A trial's workspace is the case's fixtures (written first) plus the turn's writes before
+      // the step; the recorded turn's starting snapshot would overwrite fixtures, so it is not used.
+      const { seed: _seed, ...spec } = (await planFork(Context.current().client, input.turnId, input.step)).spec;
+      return spec;
     },
 
     /** Runs the case's checks on the trial and says why it failed. */

@@ -8,7 +8,9 @@
 import type { Client } from '@temporalio/client';
 import { isBlobArg, type PendingMessage } from '../common/conversation';
 import type { ForkSpec, ForkWrite, ModelSpec, SessionConfig, TurnInput } from '../common/session';
-import { UserError } from './errors';
+import { UsageError, UserError } from './errors';
+import type { PrepareTurnResult } from '../common/activity-types';
+import type { WorkspaceSnapshot } from '../common/snapshot';
 import { loadTrace } from './trace';
 import { fetchRuns, type Run } from './trace/runs';
 import type { BuiltSpan } from './trace/types';
@@ -20,7 +22,12 @@ export interface ForkEdits {
   system?: string;
   /** The last user message before the step, as this text. */
   message?: string;
+  /** Another model: its calls are numbered from 0 (a new script starts at its first step) unless `modelCallBase` says otherwise. */
   model?: ModelSpec;
+  /** Where the fork's model calls are numbered from (default: the record's index at the step, or 0 with another model). */
+  modelCallBase?: number;
+  /** The fork's step limit, counted like the record's steps (default: the recorded turn's limit). */
+  maxSteps?: number;
 }
 
 /** A fork ready to start: the new session's config and input, and what it could not take over. */
@@ -49,17 +56,9 @@ export async function planFork(client: Client, turnId: string, step: number, edi
 
   // The model call of the step (its first attempt's schedule): what it carried is the
   // conversation before the step.
-  let at: ModelCallRecord | undefined;
-  let last = 0;
-  for (const run of runs) {
-    for (const e of run.events) {
-      if (e.kind !== 'scheduled' || e.activityType !== 'callModel') continue;
-      const i = e.input as ModelCallRecord;
-      if (typeof i?.step !== 'number') continue;
-      last = Math.max(last, i.step);
-      if (i.step === step) at ??= i;
-    }
-  }
+  const calls = modelCallsByStep(runs);
+  const at = calls.get(step);
+  const last = Math.max(0, ...calls.keys());
   if (!at) {
     throw new UserError(`turn ${turnId} has no step ${step}`, last ? `it made model calls at steps 1–${last}: fork at one of them` : 'it made no model call');
   }
@@ -91,7 +90,21 @@ export async function planFork(client: Client, turnId: string, step: number, edi
       notRestored.push(`${c.span.name} at step ${c.step}${what ? ` (${clip(what)})` : ''}: its effects are not in the record`);
     }
   }
-  if (input.turn > 1) notRestored.unshift(`files from the ${input.turn - 1} earlier turn(s) of the session are not restored`);
+  // The workspace as the turn began is the base the turn's writes go over; turns recorded
+  // before snapshots had none, and their earlier turns' files cannot be restored.
+  const snapshot = startSnapshot(runs);
+  if (!snapshot && input.turn > 1) notRestored.unshift(`files from the ${input.turn - 1} earlier turn(s) of the session are not restored`);
+
+  // Steps are numbered on from the record, so the limit counts them as the recorded turn did
+  // (its per-turn `run --max-steps` is in its input; the config's limit otherwise).
+  const maxSteps = edits.maxSteps ?? input.maxSteps;
+  const limit = maxSteps ?? input.config.limits.maxSteps;
+  if (limit < step) {
+    throw new UsageError(
+      `--max-steps ${limit} leaves the fork no step: steps are numbered on from the record, and the fork starts at step ${step}`,
+      `give --max-steps ${step} or more (the recorded turn's limit was ${input.maxSteps ?? input.config.limits.maxSteps})`,
+    );
+  }
 
   const config: SessionConfig = {
     ...input.config,
@@ -107,7 +120,10 @@ export async function planFork(client: Client, turnId: string, step: number, edi
     userMessage: edits.message ?? input.userMessage,
     memory,
     sessionRules: input.sessionRules ?? [],
-    modelCallBase: at.callIndex ?? 0,
+    // The recorded model answers from the same point; another one (a new script) from its start.
+    modelCallBase: edits.modelCallBase ?? (edits.model ? 0 : (at.callIndex ?? 0)),
+    ...(maxSteps !== undefined ? { maxSteps } : {}),
+    ...(snapshot ? { seed: { snapshot, from: input.sessionId } } : {}),
     // A recorded script kept in the source's store is copied with the conversation.
     ...(isBlobArg(script) ? { copyBlobs: [script.$blob] } : {}),
   };
@@ -120,8 +136,31 @@ export async function planFork(client: Client, turnId: string, step: number, edi
   };
 }
 
+/** The recorded model calls of a turn by step (each step's first schedule). */
+export function modelCallsByStep(runs: Run[]): Map<number, ModelCallRecord> {
+  const out = new Map<number, ModelCallRecord>();
+  for (const run of runs) {
+    for (const e of run.events) {
+      if (e.kind !== 'scheduled' || e.activityType !== 'callModel') continue;
+      const i = e.input as ModelCallRecord;
+      if (typeof i?.step === 'number' && !out.has(i.step)) out.set(i.step, i);
+    }
+  }
+  return out;
+}
+
+/** The snapshot of the workspace the turn's first run took as it began (prepareTurn's result), if it took one. */
+export function startSnapshot(runs: Run[]): WorkspaceSnapshot | undefined {
+  const events = runs[0]?.events ?? [];
+  const scheduled = events.find((e) => e.kind === 'scheduled' && e.activityType === 'prepareTurn');
+  if (!scheduled) return undefined;
+  const done = events.find((e) => e.kind === 'activityCompleted' && e.scheduledId === scheduled.id);
+  const result = (done?.kind === 'activityCompleted' ? done.result : undefined) as PrepareTurnResult | undefined;
+  return result?.workspace;
+}
+
 /** What the input of a recorded model call holds that a fork reads. */
-interface ModelCallRecord {
+export interface ModelCallRecord {
   step?: number;
   callIndex?: number;
   conversation?: { head: string | null; pending: PendingMessage[] };

@@ -11,10 +11,14 @@ import type { Client } from '@temporalio/client';
 import { callDigest } from '../common/digest';
 import type { RecordedDecision, RerunReport, TurnResult } from '../common/session';
 import { UsageError, UserError } from './errors';
-import { planFork, type ForkPlan } from './fork';
+import { modelCallsByStep, planFork, type ForkPlan } from './fork';
 import type { BuiltSpan } from './trace/types';
 
-/** Plans a rerun of `turnId`; the workspace seed is `workspace` (a folder) or the source session's workspace as it is now. */
+/**
+ * Plans a rerun of `turnId`. The workspace seed is `workspace` (a folder), else the workspace as
+ * the turn began (the snapshot its start took), else, for turns recorded before snapshots, the
+ * source session's workspace as it is now.
+ */
 export async function planRerun(client: Client, turnId: string, opts: { workspace?: string } = {}): Promise<ForkPlan> {
   // The fork's plan read the turn's runs and trace once: the result and decisions come from them.
   const plan = await planFork(client, turnId, 1);
@@ -24,12 +28,34 @@ export async function planRerun(client: Client, turnId: string, opts: { workspac
   if (!result?.conversation) {
     throw new UserError(`turn ${turnId} has no recorded result to rerun (it ${closed.kind === 'closed' ? closed.status.replace('_', ' ') : 'ended'})`, `retry it first: harness retry ${turnId}`);
   }
-  const seed = opts.workspace ? { dir: folder(opts.workspace) } : { session: plan.spec.from.sessionId };
+  // planFork seeds from the turn's starting snapshot when the record names one.
+  const seed = opts.workspace ? { dir: folder(opts.workspace) } : (plan.spec.seed ?? { session: plan.spec.from.sessionId });
   return {
     ...plan,
     spec: { ...plan.spec, modelCallBase: 0, writes: [], replay: { conversation: result.conversation, decisions: recordedDecisions(plan.record.spans, turnId) }, seed },
     notRestored: [],
   };
+}
+
+/** Where a rerun's workspace came from, in words. */
+export function seedWords(plan: ForkPlan): string {
+  const seed = plan.spec.seed;
+  if (seed && 'dir' in seed) return seed.dir;
+  if (seed && 'snapshot' in seed) return `the workspace of ${plan.spec.from.sessionId} as it was when the turn began`;
+  return `the workspace of ${plan.spec.from.sessionId} as it is now (the turn was recorded before turns kept their starting workspace)`;
+}
+
+/**
+ * The call index a live fork of a rerun at `step` goes on with when it keeps the recorded model:
+ * the recorded turn's own index at that step (the rerun's own calls were numbered from 0), else
+ * one past its first call per step.
+ */
+export function recordedCallIndex(plan: ForkPlan, step: number): number | undefined {
+  const calls = modelCallsByStep(plan.record.runs);
+  const at = calls.get(step)?.callIndex;
+  if (at !== undefined) return at;
+  const first = calls.get(1)?.callIndex;
+  return first === undefined ? undefined : first + step - 1;
 }
 
 /** The human decisions of a recorded turn, by the digest of the call decided. */

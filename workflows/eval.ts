@@ -146,7 +146,8 @@ export async function evalCaseWorkflow(input: EvalCaseInput): Promise<TrialRepor
     const spec = await planEvalFork({ turnId: c.from.turn, step: c.from.step });
     const prepared = await prepareFork({ sessionId, fork: { ...spec, modelCallBase: 0 } });
     const start = forkResume({ ...spec, modelCallBase: 0 }, prepared);
-    turn = { ...turn, ...start.turn, userMessage: c.input || start.userMessage };
+    // The case's own step limit wins over the recorded turn's.
+    turn = { ...turn, ...start.turn, ...(c.max_steps ? { maxSteps: c.max_steps } : {}), userMessage: c.input || start.userMessage };
   }
   const result = await executeChild(turnWorkflow, { workflowId: turnId, args: [turn] });
   // The activity times the trial from the workflow's start (workflow code reads no clock).

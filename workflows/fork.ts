@@ -5,15 +5,18 @@ import { NO_USAGE, type ForkPrepared, type ForkSpec, type TurnInput } from '../c
 export interface ForkStart {
   userMessage: string;
   /** Overrides of the first turn's input: it resumes at the step with the copied conversation. */
-  turn: Pick<TurnInput, 'resume' | 'memory' | 'modelCallBase'> & Pick<Partial<TurnInput>, 'sessionRules' | 'recordedDecisions'>;
+  turn: Pick<TurnInput, 'resume' | 'memory' | 'modelCallBase'> & Pick<Partial<TurnInput>, 'sessionRules' | 'recordedDecisions' | 'maxSteps'>;
 }
 
+/** The first turn's input overrides: it resumes at the fork step with the copied conversation and the record's limit. */
 export function forkResume(f: ForkSpec, p: ForkPrepared): ForkStart {
   return {
     userMessage: f.userMessage,
     turn: {
       memory: f.memory,
       modelCallBase: f.modelCallBase,
+      // Forks planned before the spec carried a limit have none: their turns replay as recorded.
+      ...(f.maxSteps !== undefined ? { maxSteps: f.maxSteps } : {}),
       ...(f.sessionRules.length ? { sessionRules: f.sessionRules } : {}),
       ...(f.replay?.decisions.length ? { recordedDecisions: f.replay.decisions } : {}),
       resume: {

@@ -1,7 +1,9 @@
 /** `harness rerun <turn-id>`: recorded replies, fresh tools; the first step where the run goes another way. */
 import type { Command } from 'commander';
 import { planFork } from '../../lib/fork';
-import { planRerun, rerunLines } from '../../lib/rerun';
+import { planRerun, recordedCallIndex, rerunLines, seedWords } from '../../lib/rerun';
+import { modelSpec } from '../../lib/config';
+import { UsageError } from '../../lib/errors';
 import { requireWorker, waitForTurn } from '../../lib/session-client';
 import type { CliContext } from '../context';
 import { escapeForTerminal } from '../../lib/terminal/escape';
@@ -13,6 +15,7 @@ import { startForked, waitForState } from '../../lib/fork-start';
 interface RerunFlags {
   workspace?: string;
   liveAfter?: boolean;
+  model?: string;
   session?: string;
   json?: boolean;
   waitTimeout: number;
@@ -29,21 +32,24 @@ export function registerRerun(program: Command, ctx: CliContext): void {
         'recorded approvals apply to the same calls; reports the first step where the new run differs (a different tool result, a different call). Exit 1 when it diverged',
     )
     .argument('<turn-id>', 'the recorded turn: <session>/turn-N', parseTurnId)
-    .option('--workspace <dir>', 'seed the fresh workspace with this folder\'s files (default: the recorded session\'s workspace as it is now)')
+    .option('--workspace <dir>', 'seed the fresh workspace with this folder\'s files (default: the workspace as it was when the turn began)')
     .option('--live-after', 'after a divergence, go on with the recorded model from the step after it, in another new session')
+    .option('--model <model>', 'with --live-after: go on with this model instead (a scripted:<file> starts at its first step)')
     .option('--session <id>', 'the rerun session\'s id (default: a new one)', parseSessionId)
     .option('--json', 'print {session_id, turn_id, terminated_by, rerun: {compared, diverged, first?}}')
     .addOption(waitTimeoutOption())
     .addHelpText('after', '\nExample: harness rerun my-session/turn-2 --workspace ./fixtures')
     .action(async (turnId: string, o: RerunFlags) => {
+      if (o.model && !o.liveAfter) throw new UsageError('--model goes with --live-after', 'the rerun itself answers with the recorded replies; --live-after --model M goes on live with M after a divergence');
+      const liveModel = o.model ? modelSpec(o.model, process.cwd(), ctx.env.OPENAI_BASE_URL) : undefined;
       const client = await ctx.client();
       await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
       const plan = await planRerun(client, turnId, o.workspace ? { workspace: o.workspace } : {});
       const sessionId = o.session ?? newSessionId();
       const state = await startForked(client, ctx.settings.taskQueue, plan, sessionId);
-      const seededFrom = plan.spec.seed && 'dir' in plan.spec.seed ? plan.spec.seed.dir : `the workspace of ${plan.spec.from.sessionId} as it is now`;
       const files = state?.fork?.seeded !== undefined ? ` (${state.fork.seeded} file${state.fork.seeded === 1 ? '' : 's'})` : '';
-      say(escapeForTerminal(`rerunning ${turnId} in session ${sessionId} with its recorded replies; tools run again in a workspace seeded from ${seededFrom}${files}`));
+      say(escapeForTerminal(`rerunning ${turnId} in session ${sessionId} with its recorded replies; tools run again in a workspace seeded from ${seedWords(plan)}${files}`));
+      for (const p of state?.fork?.problems ?? []) say(escapeForTerminal(`not restored: ${p}`));
       const turn = `${sessionId}/turn-1`;
       const waitTimeoutMs = o.waitTimeout * 1000;
       const out = await waitForTurn(client, turn, { timeoutMs: waitTimeoutMs });
@@ -64,11 +70,14 @@ export function registerRerun(program: Command, ctx: CliContext): void {
       if (!o.liveAfter || !report?.diverged) return;
 
       // Live from the step after the divergence: the rerun's results so far, then the recorded model.
+      // The recorded model answers from where the record was at that step; another from its start.
       const step = report.first!.step + 1;
-      const live = await planFork(client, turn, step, { model: plan.config.model });
+      const model = liveModel ?? plan.config.model;
+      const base = liveModel ? 0 : recordedCallIndex(plan, step);
+      const live = await planFork(client, turn, step, { model, ...(base !== undefined ? { modelCallBase: base } : {}) });
       const liveId = newSessionId();
       await startForked(client, ctx.settings.taskQueue, live, liveId);
-      say(escapeForTerminal(`going on live from step ${step} in session ${liveId} with ${plan.config.model.provider}:${plan.config.model.model}`));
+      say(escapeForTerminal(`going on live from step ${step} in session ${liveId} with ${model.provider}:${model.model}`));
       const prompter = terminalPrompter(Boolean(o.json));
       process.exitCode = await driveTurn(client, liveId, `${liveId}/turn-1`, { json: Boolean(o.json), waitTimeoutMs, ...(prompter ? { prompter } : {}) });
     });

@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
-import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir } from '../support/cli';
+import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir, writeScript } from '../support/cli';
 
 let h: TestHarness;
 let server: ScriptedModelServer;
@@ -82,6 +82,15 @@ describe('harness fork', () => {
     expect(indexesOf(fork)).toEqual([0]);
   }, 120_000);
 
+  it('--model scripted:F answers from F\'s first step, not from the recorded call index', async () => {
+    const script = writeScript(tempDir('harness-fork-model-'), {
+      steps: [{ expect: { messages_contain: 'echo side' }, content: 'F answered from its first step. HARNESS_OK' }],
+    });
+    const r = await cli([turnId, '--at-step', '4', '--model', `scripted:${script}`, '--json']);
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(parseJson(r)).toMatchObject({ terminated_by: 'final_answer', steps: 4, answer: 'F answered from its first step. HARNESS_OK' });
+  }, 120_000);
+
   it('refuses a step the turn never reached, a bad step and a missing file in one line each', async () => {
     const far = await cli([turnId, '--at-step', '9']);
     expect(far.code).toBe(1);
@@ -94,4 +103,44 @@ describe('harness fork', () => {
     expect(missing.errLines[0]).toBe('error: cannot read /nonexistent/system.txt');
     for (const x of [far, zero, missing]) expect(stackLines(x.stderr)).toEqual([]);
   }, 60_000);
+});
+
+describe('harness fork: the recorded turn\'s step limit', () => {
+  // A turn run with `--max-steps 30` that took 24 steps (23 remember calls, then an answer).
+  let longTurn: string;
+  beforeAll(async () => {
+    const long = newSessionId('fork-long');
+    server.registerScript(long, {
+      steps: [...Array.from({ length: 23 }, (_, i) => ({ tool_calls: [{ name: 'remember', arguments: { key: `k${i + 1}`, value: `v${i + 1}` } }] })), { content: 'Remembered 23 things.' }],
+    });
+    const out = await h.turn(long, endpointConfig(server.url, {}, DEFAULT_POLICY), 'remember 23 things', 30);
+    expect(out).toMatchObject({ kind: 'done', result: { terminated_by: 'final_answer', steps: 24 } });
+    longTurn = `${long}/turn-1`;
+  }, 120_000);
+
+  it('a fork past the default 20 steps goes on under the recorded limit', async () => {
+    const fork = newSessionId('fork-limit');
+    server.registerScript(fork, { steps: [...Array.from({ length: 21 }, () => ({ content: 'never asked' })), { expect: { messages_contain: 'k21' }, content: 'Went on at step 22. HARNESS_OK' }] });
+    const r = await cli([longTurn, '--at-step', '22', '--session', fork, '--json']);
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(parseJson(r)).toMatchObject({ terminated_by: 'final_answer', steps: 22, answer: 'Went on at step 22. HARNESS_OK' });
+    expect(indexesOf(fork)).toEqual([21]);
+  }, 120_000);
+
+  it('--max-steps sets the limit, counted from the record: stopping on it is explained, one that leaves no step is refused', async () => {
+    const fork = newSessionId('fork-max');
+    server.registerScript(fork, { steps: [...Array.from({ length: 21 }, () => ({ content: 'never asked' })), { tool_calls: [{ name: 'remember', arguments: { key: 'more', value: 'yes' } }] }] });
+    const r = await cli([longTurn, '--at-step', '22', '--max-steps', '22', '--session', fork]);
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(r.errLines.at(-1)).toBe(
+      "note: the fork stopped at its step limit of 22, counted from the recorded turn's step 1 (it ran step 22 only); fork again with a higher --max-steps to go further",
+    );
+    const low = await cli([longTurn, '--at-step', '22', '--max-steps', '10']);
+    expect(low.code).toBe(2);
+    expect(low.errLines).toEqual([
+      'error: --max-steps 10 leaves the fork no step: steps are numbered on from the record, and the fork starts at step 22',
+      "hint: give --max-steps 22 or more (the recorded turn's limit was 30)",
+    ]);
+    expect(stackLines(low.stderr)).toEqual([]);
+  }, 120_000);
 });

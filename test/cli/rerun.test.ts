@@ -5,12 +5,12 @@
  * divergence; with a changed fixture it names the step, the call and both results (exit 1), and
  * `--live-after` goes on with the recorded model from the next step.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
-import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir } from '../support/cli';
+import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir, writeScript } from '../support/cli';
 
 let h: TestHarness;
 let server: ScriptedModelServer;
@@ -57,7 +57,7 @@ describe('harness rerun', () => {
     const r = await cli([turnId, '--json']);
     expect(r.code, describeResult(r)).toBe(0);
     expect(parseJson(r)).toMatchObject({ terminated_by: 'final_answer', steps: 4, rerun: { diverged: false, compared: 4 } });
-    expect(r.errLines[0]).toMatch(new RegExp(`^rerunning ${turnId} in session .* with its recorded replies; tools run again in a workspace seeded from the workspace of ${source} as it is now \\(\\d+ files?\\)$`));
+    expect(r.errLines[0]).toMatch(new RegExp(`^rerunning ${turnId} in session .* with its recorded replies; tools run again in a workspace seeded from the workspace of ${source} as it was when the turn began \\(1 file\\)$`));
     expect(server.requests.length).toBe(before);
   }, 120_000);
 
@@ -87,6 +87,53 @@ describe('harness rerun', () => {
     const bad = await cli([turnId, '--workspace', '/nonexistent/fixtures']);
     expect(bad.code).toBe(2);
     expect(bad.errLines[0]).toBe('error: /nonexistent/fixtures is not a folder');
-    expect(stackLines(bad.stderr)).toEqual([]);
+    const model = await cli([turnId, '--model', 'scripted:/nonexistent.json']);
+    expect(model.code).toBe(2);
+    expect(model.errLines[0]).toBe('error: --model goes with --live-after');
+    for (const x of [bad, model]) expect(stackLines(x.stderr)).toEqual([]);
+  }, 120_000);
+
+  it('--live-after --model scripted:F goes on live with F from its first step', async () => {
+    const fixtures = tempDir('harness-rerun-fixtures-');
+    writeFileSync(path.join(fixtures, 'data.txt'), 'delta\n');
+    const script = writeScript(tempDir('harness-rerun-model-'), { steps: [{ expect: { messages_contain: 'delta' }, content: 'F went on from its first step. HARNESS_OK' }] });
+    const r = await cli([turnId, '--workspace', fixtures, '--live-after', '--model', `scripted:${script}`]);
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(r.errLines.some((l) => /^going on live from step 2 in session .* with scripted:/.test(l))).toBe(true);
+    expect(r.stdout).toContain('F went on from its first step. HARNESS_OK');
+  }, 180_000);
+});
+
+describe('harness rerun: the workspace as the turn began', () => {
+  // A turn that lists the workspace first, then changes it: its rerun must start from the files
+  // as they were before the turn (text, binary, an empty folder), not as the turn left them.
+  let wsTurn: string;
+  let ws: string;
+  beforeAll(async () => {
+    const id = newSessionId('rerun-ws');
+    ws = path.join(h.home, 'workspaces', id);
+    mkdirSync(path.join(ws, 'empty'), { recursive: true });
+    writeFileSync(path.join(ws, 'data.txt'), 'alpha\n');
+    writeFileSync(path.join(ws, 'logo.bin'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x00, 0xff, 0xfe]));
+    server.registerScript(id, {
+      steps: [
+        { tool_calls: [{ name: 'list_files', arguments: { recursive: true } }] },
+        { tool_calls: [{ name: 'write_file', arguments: { path: 'data.txt', content: 'more\n', append: true } }] },
+        { tool_calls: [{ name: 'write_file', arguments: { path: 'empty/new.txt', content: 'new\n' } }] },
+        { tool_calls: [{ name: 'read_file', arguments: { path: 'data.txt' } }] },
+        { content: 'Listed, appended, wrote and read.' },
+      ],
+    });
+    const r = await h.finishApproving(id, endpointConfig(server.url, {}, DEFAULT_POLICY), 'list, append, write, read');
+    expect(r.terminated_by).toBe('final_answer');
+    wsTurn = r.turnId;
+  }, 120_000);
+
+  it('reruns from the snapshot its start took: no divergence, though the workspace has changed since', async () => {
+    expect(readFileSync(path.join(ws, 'data.txt'), 'utf8')).toBe('alpha\nmore\n');
+    const r = await cli([wsTurn, '--json']);
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(parseJson(r)).toMatchObject({ terminated_by: 'final_answer', steps: 5, rerun: { diverged: false, compared: 5 } });
+    expect(r.errLines[0]).toMatch(/as it was when the turn began \(2 files\)$/);
   }, 120_000);
 });
