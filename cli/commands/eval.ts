@@ -22,6 +22,7 @@ import type { CliContext } from '../context';
 import { escapeForTerminal } from '../../lib/terminal/escape';
 import { EXIT, print, printJson, say, sayInPlace } from '../output';
 import { noWorkerHint, workerStarting } from '../wait';
+import { WaitNotes } from '../wait-notes';
 
 interface EvalFlags {
   concurrency: number;
@@ -104,16 +105,24 @@ async function follow(client: Awaited<ReturnType<CliContext['client']>>, evalId:
   const t0 = Date.now();
   let said = '';
   let saidAt = 0;
-  const report = await followEval(client, evalId, (p) => {
-    const line = progressLine(p, Date.now() - t0);
-    if (tty) sayInPlace(line);
-    // Elsewhere (CI logs): a line when the count changes, at most every 5 seconds.
-    else if (`${p.done}` !== said && Date.now() - saidAt > 5_000) {
-      say(line);
-      said = `${p.done}`;
-      saidAt = Date.now();
-    }
-  });
+  const notes = new WaitNotes();
+  const report = await followEval(
+    client,
+    evalId,
+    (p) => {
+      const line = progressLine(p, Date.now() - t0);
+      if (tty) sayInPlace(line);
+      // Elsewhere (CI logs): a line when the count changes, at most every 5 seconds.
+      else if (`${p.done}` !== said && Date.now() - saidAt > 5_000) {
+        say(line);
+        said = `${p.done}`;
+        saidAt = Date.now();
+      }
+    },
+    500,
+    // Temporal or the worker not answering: one line, and the follow goes on (the eval does too).
+    (t) => notes.trouble(t),
+  );
   if (tty) say('');
   return report;
 }

@@ -13,6 +13,8 @@ import { evalProgressQuery } from '../../workflows/definitions';
 import { UsageError, UserError } from '../errors';
 import type { Suite } from './suite';
 import { describeWorkflow } from '../workflow-runs';
+import { lookUntil, RideOut } from '../ride-out';
+import { look, troubleOf, type Trouble } from '../wait-progress';
 
 /** Largest eval input (the cases with their scripts) a workflow start carries. */
 const MAX_INPUT_BYTES = 1536 * 1024;
@@ -61,30 +63,55 @@ export async function startEval(client: Client, taskQueue: string, suite: Suite,
   return evalId;
 }
 
-/** Follows an eval until it closes, calling `onProgress` as it goes; returns the report. */
-export async function followEval(client: Client, evalId: string, onProgress: (p: EvalProgress) => void, pollMs = 500): Promise<EvalReport> {
+/**
+ * Follows an eval until it closes, calling `onProgress` as it goes; returns the report. Trouble
+ * on the way (Temporal down or overloaded, no worker answering the progress query) is reported
+ * through `onTrouble` and waited out: the eval goes on without us, so only a closed eval ends this.
+ */
+export async function followEval(
+  client: Client,
+  evalId: string,
+  onProgress: (p: EvalProgress) => void,
+  pollMs = 500,
+  onTrouble?: (trouble: Trouble | undefined) => void,
+): Promise<EvalReport> {
   const handle = client.workflow.getHandle(evalId);
-  const described = await describeWorkflow(client, evalId);
+  const ride = new RideOut({ deadline: Infinity, ...(onTrouble ? { onTrouble } : {}) });
+  const described = await lookUntil(client, evalId, 'server', () => describeWorkflow(client, evalId), 10_000, ride);
   if (!described) throw new UserError(`no eval ${evalId} in Temporal`, 'the eval id is printed when it starts (eval-YYYYMMDD-HHMMSS-xxxxxx)');
   if (described.type !== 'evalWorkflow') throw new UserError(`${evalId} is not an eval`, 'the eval id is printed when it starts (eval-YYYYMMDD-HHMMSS-xxxxxx)');
-  let done = false;
-  const result = handle.result().finally(() => (done = true));
-  result.catch(() => undefined);
-  while (!done) {
-    try {
-      onProgress(await handle.query(evalProgressQuery));
-    } catch {
-      // A query that found no worker or raced the close: the next poll (or the result) tells.
+  for (;;) {
+    // The result by long poll; one broken by an outage is started again.
+    let outcome: { report: EvalReport } | { error: unknown } | undefined;
+    const result = handle.result().then(
+      (report) => void (outcome = { report: report as EvalReport }),
+      (error: unknown) => void (outcome = { error }),
+    );
+    while (!outcome) {
+      // Any other failure of the query (one that raced the close, say) is not ours to judge: the result tells.
+      const progress = await look(client, evalId, 'query', () => handle.query(evalProgressQuery), 20_000).catch(() => undefined);
+      if (progress?.ok) {
+        ride.clear();
+        onProgress(progress.value);
+      }
+      if (progress && !progress.ok && !outcome) await Promise.race([ride.troubled(progress.trouble), result]);
+      else await Promise.race([sleep(pollMs), result]);
     }
-    await Promise.race([sleep(pollMs), result.catch(() => undefined)]);
+    const got: { report: EvalReport } | { error: unknown } = outcome;
+    if ('report' in got) {
+      ride.clear();
+      const report = got.report;
+      const closed = (await lookUntil(client, evalId, 'server', () => handle.describe(), 10_000, ride)).closeTime;
+      if (closed) {
+        report.finished_at = closed.toISOString();
+        report.wall_ms = closed.getTime() - Date.parse(report.started_at);
+      }
+      return report;
+    }
+    const trouble = troubleOf(client, got.error, 'server');
+    if (!trouble) throw got.error;
+    await ride.troubled(trouble);
   }
-  const report = (await result) as EvalReport;
-  const closed = (await handle.describe()).closeTime;
-  if (closed) {
-    report.finished_at = closed.toISOString();
-    report.wall_ms = closed.getTime() - Date.parse(report.started_at);
-  }
-  return report;
 }
 
 /** A progress line: a bar on a terminal, plain text elsewhere. */
