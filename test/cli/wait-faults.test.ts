@@ -1,0 +1,116 @@
+/**
+ * Every transient answer Temporal can give a waiting command, one test each: `run` (waiting on
+ * its turn) and `status` (started meanwhile) keep waiting, print one line saying what they wait
+ * for, and finish with the answer once the fault clears. The CLI talks to the shared dev server
+ * through a gRPC proxy that produces the fault (test/support/grpc-fault-proxy.ts); the worker
+ * talks to the server directly, so the turn itself goes on. The real outages (a worker gone
+ * for minutes, a server restart) are in test/durability/wait-outage.test.ts.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ChildProcess } from 'node:child_process';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { startHarness, type TestHarness } from '../support/harness';
+import { startFaultProxy, type FaultProxy } from '../support/grpc-fault-proxy';
+import { modelCallRunning, watchCli } from '../support/watched-cli';
+import { cliEnv, removeTempDirs, tempDir, writeScript } from '../support/cli';
+
+let h: TestHarness;
+let proxy: FaultProxy;
+let dir: string;
+let env: NodeJS.ProcessEnv;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  h = await startHarness();
+  proxy = await startFaultProxy(h.address);
+  dir = tempDir('harness-wait-faults-');
+  env = cliEnv({ TEMPORAL_ADDRESS: proxy.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: path.join(dir, 'home') });
+});
+afterEach(async () => {
+  await proxy.clear();
+  for (const c of children.splice(0)) c.kill('SIGKILL');
+});
+afterAll(async () => {
+  await proxy?.close();
+  await h?.stop();
+  removeTempDirs();
+});
+
+/** A CLI process through the proxy, killed after the test if still running. */
+function watch(args: string[]) {
+  const cli = watchCli(args, { env, cwd: dir });
+  children.push(cli.child);
+  return cli;
+}
+
+/**
+ * Starts `run` on a slow model call, applies the fault once the call is in flight, starts
+ * `status` meanwhile, and expects both to say `waiting: …` (matching `line`) in one line each;
+ * then clears the fault and expects run's answer and status's state.
+ */
+async function ridesOut(apply: () => void | Promise<void>, line: RegExp, faultMs = 14_000): Promise<void> {
+  const script = writeScript(dir, { steps: [{ fault: { delay_ms: faultMs + 8_000 }, content: 'Rode it out. HARNESS_OK' }] });
+  const run = watch(['run', '--policy', 'auto', '--model', `scripted:${script}`, 'wait through a fault']);
+  const sessionId = await modelCallRunning(h.address, () => run.out.stderr);
+  const faultStart = Date.now();
+  await apply();
+  const status = watch(['status', sessionId]);
+  await run.until(line, faultMs);
+  await status.until(line, faultMs);
+  await sleep(Math.max(0, faultMs - (Date.now() - faultStart)));
+  await proxy.clear();
+
+  await run.finished(90_000);
+  expect(run.out.stdout, run.dump()).toContain('Rode it out. HARNESS_OK');
+  // One line per problem: said once, not on every retry.
+  expect(run.out.stderr.split('\n').filter((l) => l.startsWith('waiting: ')).length, run.dump()).toBeLessThanOrEqual(2);
+  expect(run.out.stderr, run.dump()).toMatch(/^… (Temporal|a worker) answers again$/m);
+  await status.finished(60_000);
+  expect(status.out.stdout, status.dump()).toMatch(new RegExp(`^session ${sessionId}: (running|idle)$`, 'm'));
+}
+
+// gRPC status codes (DEADLINE_EXCEEDED comes from the clients' own deadlines: see `hold`).
+const RESOURCE_EXHAUSTED = 8;
+const FAILED_PRECONDITION = 9;
+const UNAVAILABLE = 14;
+
+it('UNAVAILABLE: says Temporal is unreachable, keeps waiting, and prints the answer', async () => {
+  await ridesOut(() => proxy.fail(UNAVAILABLE, 'upstream connect error or disconnect/reset before headers'), /^waiting: Temporal at 127\.0\.0\.1:\d+ is unreachable \(.+\); retrying$/m);
+}, 150_000);
+
+it('RESOURCE_EXHAUSTED: says Temporal is overloaded (the SDK retries it silently; the line names it all the same)', async () => {
+  await ridesOut(() => proxy.fail(RESOURCE_EXHAUSTED, 'namespace rate limit exceeded'), /^waiting: Temporal at 127\.0\.0\.1:\d+ is overloaded \(namespace rate limit exceeded\); retrying$/m);
+}, 150_000);
+
+it('DEADLINE_EXCEEDED: a server that takes calls and answers none; the wait says Temporal did not answer', async () => {
+  await ridesOut(() => proxy.hold(), /^waiting: Temporal at 127\.0\.0\.1:\d+ did not answer within \d+ s; retrying$/m);
+}, 150_000);
+
+it('FAILED_PRECONDITION (no poller seen): says no worker polls the task queue, naming it', async () => {
+  // Temporal's own words when a query found no worker; the real thing (a worker gone) is in the durability test.
+  await ridesOut(
+    () => proxy.fail(FAILED_PRECONDITION, 'no poller seen for task queue recently, worker may be down', /QueryWorkflow$/),
+    new RegExp(`^waiting: no worker polls task queue ${h.taskQueue} on Temporal at 127\\.0\\.0\\.1:\\d+ .*; retrying$`, 'm'),
+  );
+}, 150_000);
+
+it('a restarting server (connections dropped and refused): says Temporal is unreachable, and recovers', async () => {
+  await ridesOut(() => proxy.down(), /^waiting: Temporal at 127\.0\.0\.1:\d+ is unreachable \(connection refused\); retrying$/m);
+}, 150_000);
+
+it('eval: following an eval rides out the same way (UNAVAILABLE), and prints the report', async () => {
+  const suite = path.join(dir, 'slow.jsonl');
+  const slowHello = { id: 'slow-hello', input: 'Say hello.', model_script: { steps: [{ fault: { delay_ms: 22_000 }, content: 'hello' }] }, checks: [{ type: 'contains', value: 'hello' }] };
+  writeFileSync(suite, `${JSON.stringify(slowHello)}\n`);
+  const ev = watch(['eval', suite, '--out', path.join(dir, 'slow-report.json')]);
+  await ev.until(/^eval \S+: 1 cases from /m, 60_000);
+  proxy.fail(UNAVAILABLE, 'upstream connect error or disconnect/reset before headers');
+  await ev.until(/^waiting: Temporal at 127\.0\.0\.1:\d+ is unreachable \(.+\); retrying$/m, 14_000);
+  await sleep(4_000);
+  await proxy.clear();
+  await ev.finished(90_000);
+  expect(ev.out.stdout, ev.dump()).toMatch(/^\| slow-hello \| pass \| 1\/1 \|/m);
+  expect(ev.out.stderr, ev.dump()).toMatch(/^… Temporal answers again$/m);
+}, 150_000);
