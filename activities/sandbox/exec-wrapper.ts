@@ -25,6 +25,13 @@ export const SHELL_ENV_UNSET = ['BASH_ENV', 'ENV', 'SHELLOPTS', 'BASHOPTS', 'POS
 export const SHELL_ENV_SET = ['GIT_OPTIONAL_LOCKS=0'] as const;
 
 /**
+ * Each command's own scratch folder (its TMPDIR), removed by the wrapper when the command ends,
+ * killed or not: what programs keep there (sort spilling a long input, tac copying a pipe,
+ * bash's large here-documents) never outlives the command, so a read-only command leaves no file.
+ */
+export const SCRATCH_PREFIX = '/tmp/.harness-exec-';
+
+/**
  * The in-container wrapper: `$1` record id, `$2` timeout in seconds, `$3` the command (a
  * positional argument, never spliced into the script). The wrapper itself carries
  * HARNESS_WRAP=<id>; the command and everything it starts carry HARNESS_EXEC=<id>, so the
@@ -33,9 +40,11 @@ export const SHELL_ENV_SET = ['GIT_OPTIONAL_LOCKS=0'] as const;
  * and removed right after, and nothing would watch the disk they kept writing to.
  */
 export const WRAPPER = `d=${EXEC_MOUNT}/$1
-unset HARNESS_WRAP ${SHELL_ENV_UNSET.join(' ')}
+t=${SCRATCH_PREFIX}$1
+unset HARNESS_WRAP TMPDIR ${SHELL_ENV_UNSET.join(' ')}
 HARNESS_EXEC=$1
 export HARNESS_EXEC ${SHELL_ENV_SET.join(' ')}
+mkdir -p "$t" && TMPDIR=$t && export TMPDIR
 timeout -s KILL "$2" ${COMMAND_SHELL.join(' ')} "$3" </dev/null >"$d/out" 2>"$d/err"
 s=$?
 unset HARNESS_EXEC
@@ -50,6 +59,7 @@ while [ $n -lt 3 ]; do
   [ $k = 0 ] && break
   n=$((n + 1))
 done
+rm -rf "$t"
 printf '%s\\n' "$s" >"$d/status.tmp" && mv -f "$d/status.tmp" "$d/status" || printf '%s\\n' "$s" >"$d/status"
 `;
 

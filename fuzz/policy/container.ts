@@ -4,7 +4,7 @@
  */
 import type Docker from 'dockerode';
 import { containerSpec, DEFAULT_LIMITS, SANDBOX_ENV as CONTAINER_ENV } from '../../activities/sandbox/containers';
-import { SHELL_ENV_SET } from '../../activities/sandbox/exec-wrapper';
+import { SCRATCH_PREFIX, SHELL_ENV_SET } from '../../activities/sandbox/exec-wrapper';
 
 /** The sandbox image plus strace (sandbox/build-trace-image.sh, run by `npm run setup`). */
 export const TRACE_IMAGE = process.env.HARNESS_TRACE_IMAGE ?? 'harness-sandbox-trace:latest';
@@ -14,6 +14,9 @@ export const TRACE_IMAGE = process.env.HARNESS_TRACE_IMAGE ?? 'harness-sandbox-t
  * the exec wrapper sets (SHELL_ENV_SET); the wrapper unsets the rest (SHELL_ENV_UNSET).
  */
 export const SANDBOX_ENV: readonly string[] = [...CONTAINER_ENV, ...SHELL_ENV_SET];
+
+/** The commands' scratch folder (their TMPDIR), as the sandbox's wrapper gives each command one. */
+export const TRACE_SCRATCH = `${SCRATCH_PREFIX}trace`;
 
 /** In the environment of the container's own processes (keep-alive, driver), never of a
  * command's: the driver kills every process without it once a command ends. */

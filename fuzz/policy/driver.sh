@@ -8,7 +8,9 @@
 #   out       folder for the results (a bind mount the host reads; never /workspace or /tmp)
 #   seconds   per-command time limit
 #   syscalls  strace's -e trace= list
-#   NAME=...  the command's whole environment
+#   NAME=...  the command's whole environment; its TMPDIR is the command's scratch folder, which
+#             the driver empties after each command as the sandbox's wrapper removes it (and
+#             which snapshots leave out)
 # strace runs detached in its own process group (-DD): the command is this script's child, so
 # `timeout` waits for the shell alone, as in the sandbox, and the processes it left behind are
 # killed right after it ends (a traced `tail -f x &` would otherwise hold strace open); strace then
@@ -27,12 +29,15 @@ set -u
 batch=$1 out=$2 limit=$3 calls=$4
 shift 4
 envs=("$@")
+scratch=''
+for e in "${envs[@]}"; do [[ $e == TMPDIR=* ]] && scratch=${e#TMPDIR=}; done
 fixture=/run/trace-in/fixture
 cap=/run/trace-cap
 roots=(/workspace /tmp /dev/shm)
 
 snap() {
-  find "${roots[@]}" -fprintf "$1.meta" '%y\0%m\0%s\0%T@\0%p\0%l\0' -type f -exec md5sum -z -- {} + >"$1.sum" 2>/dev/null
+  find "${roots[@]}" -path "${scratch:-/nonexistent}" -prune -o \
+    -fprintf "$1.meta" '%y\0%m\0%s\0%T@\0%p\0%l\0' -type f -exec md5sum -z -- {} + >"$1.sum" 2>/dev/null
 }
 
 # The current baseline, held as one string per file, to compare snapshots with builtins (a cmp
@@ -57,6 +62,7 @@ restore() {
   chmod -R u+rwX "${roots[@]}" 2>/dev/null
   find "${roots[@]}" -mindepth 1 -delete 2>/dev/null
   cp -a "$fixture/." /workspace/
+  [[ -n $scratch ]] && mkdir -p "$scratch"
 }
 
 # Every process the command left behind (`tail -f x &`, setsid) dies before the snapshot. The
@@ -122,6 +128,7 @@ while IFS= read -r -d '' cmd; do
   t1=${EPOCHREALTIME/./}
   kill_leftovers
   wait_for_strace
+  [[ -n $scratch ]] && find "$scratch" -mindepth 1 -delete 2>/dev/null
   snap "$out/$i"
   changed=1
   if same "$out/$i"; then

@@ -7,6 +7,7 @@
  */
 import { decide, freezePolicy, type Decision } from '../../common/policy/decide';
 import { parsePolicy } from '../../common/policy/schema';
+import { SCRATCH_PREFIX } from '../../activities/sandbox/exec-wrapper';
 import type { Change } from './snapshot';
 import type { Exec, WriteCall } from './strace';
 import type { TraceResult } from './tracer';
@@ -51,30 +52,21 @@ export function compare(decision: Decision, result: TraceResult): Disagreement |
     if (!seen.has(name) && !implied) unseen.push(e);
     if (e.ok) image.set(e.pid, name);
   }
-  const scratch = scratchFiles(result);
-  const writes = result.writes.filter((w) => !w.paths.every((p) => SINK.test(p) || scratch.has(p)));
+  const writes = result.writes.filter((w) => !w.paths.every((p) => SINK.test(p) || inScratch(p)));
   const lost = result.lost === true;
-  // Creating and removing a scratch file leaves only /tmp's own modification time changed.
-  const changes = result.changes.filter((c) => !(scratch.size && c.kind === 'changed' && c.path === '/tmp' && c.what === 'mtime'));
+  const { changes } = result;
   if (!unseen.length && !writes.length && !changes.length && !lost && !result.unparsed.length) return undefined;
   return { command: result.command, decision, unseen, writes, changes, lost, unparsed: result.unparsed };
 }
 
 /**
- * A program's private temporary files: created in /tmp by the command and removed by it before
- * it ended, so that nothing is left (the snapshot of /tmp is unchanged). `sort` spills to them
- * when its input outgrows its buffer, `tac` copies a pipe into one, bash puts a large
- * here-document in one. They are scratch memory, not a change to any file; a file that existed
- * before, or one left behind, still counts.
+ * The command's own scratch folder (its TMPDIR): programs keep temporary files there (sort
+ * spilling a long input, tac copying a pipe, bash's large here-documents) and the sandbox's
+ * wrapper removes it when the command ends, killed or not. Nothing written there outlives the
+ * command, so it is not a change to any file; a temporary file put anywhere else still is.
  */
-function scratchFiles(result: TraceResult): Set<string> {
-  const inTmp = (p: string) => /^\/tmp\/[^/]+$/.test(p);
-  const changed = new Set(result.changes.map((c) => c.path));
-  const removed = new Set(
-    result.writes.filter((w) => w.ok && (w.syscall === 'unlink' || w.syscall === 'unlinkat')).flatMap((w) => w.paths).filter(inTmp),
-  );
-  const created = result.writes.filter((w) => w.ok && /^(open|openat|openat2|creat)$/.test(w.syscall)).flatMap((w) => w.paths);
-  return new Set(created.filter((p) => inTmp(p) && removed.has(p) && !changed.has(p)));
+function inScratch(p: string): boolean {
+  return p.startsWith(SCRATCH_PREFIX);
 }
 
 function basename(p: string): string {

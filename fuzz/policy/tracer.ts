@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Docker from 'dockerode';
-import { MOUNTS, OWNER_LABEL, SANDBOX_ENV, TRACE_IMAGE, traceContainerSpec } from './container';
+import { MOUNTS, OWNER_LABEL, SANDBOX_ENV, TRACE_IMAGE, TRACE_SCRATCH, traceContainerSpec } from './container';
 import { DRIVER, FIXTURE } from './paths';
 import { diffSnapshots, parseSnapshot, type Change, type Snapshot } from './snapshot';
 import { parseStrace, TRACED_SYSCALLS, type Exec, type WriteCall } from './strace';
@@ -114,7 +114,7 @@ export class Tracer {
     const outDir = path.join(this.dirs.output, `b${n}`);
     const log = await this.exec(
       ['bash', `${MOUNTS.input}/driver.sh`, `${MOUNTS.input}/batch-${n}`, `${MOUNTS.output}/b${n}`,
-        String(this.timeoutSeconds), TRACED_SYSCALLS.join(','), ...SANDBOX_ENV],
+        String(this.timeoutSeconds), TRACED_SYSCALLS.join(','), ...SANDBOX_ENV, `TMPDIR=${TRACE_SCRATCH}`],
       batch.length * (this.timeoutSeconds + 5) * 1000 + 30_000,
     );
     try {

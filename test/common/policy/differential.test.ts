@@ -4,7 +4,7 @@
 // skips. Without Docker or the trace image this test fails (`npm run setup` builds the image).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Decision } from '../../../common/policy/decide';
-import { SANDBOX_ENV } from '../../../fuzz/policy/container';
+import { SANDBOX_ENV, TRACE_SCRATCH } from '../../../fuzz/policy/container';
 import { compare, formatDisagreement, signature } from '../../../fuzz/policy/judge';
 import { runDifferential } from '../../../fuzz/policy/run';
 import { Tracer } from '../../../fuzz/policy/tracer';
@@ -56,13 +56,20 @@ describe('the tracer (a broken one could make the differential test pass)', () =
   });
 
   it('sees write attempts that fail, temporary files, programs run by programs, and restores the workspace', async () => {
-    const [readOnly, tac, inner, removed, after] = await tracer.trace([
+    const [readOnly, tac, inner, removed, after, left] = await tracer.trace([
       'echo x > /etc/x', 'cat a.txt | tac', "sh -c 'cat a.txt' | nice wc -l", 'rm a.txt sub/c.txt', 'cat a.txt sub/c.txt',
+      'echo left > "$TMPDIR/left"',
     ]);
     expect(readOnly!.writes).toContainEqual(expect.objectContaining({ paths: ['/etc/x'], ok: false }));
     expect(readOnly!.changes).toEqual([]);
-    // tac copies a pipe to a temporary file and removes it: no change left, but the writes seen.
+    // tac copies a pipe to a temporary file in its TMPDIR and removes it: the writes are seen.
     expect(tac!.writes.map((w) => w.syscall)).toEqual(expect.arrayContaining(['openat', 'unlink']));
+    const tacFiles = tac!.writes.flatMap((w) => w.paths).filter((p) => p.startsWith('/tmp/'));
+    expect(tacFiles.length).toBeGreaterThan(0);
+    expect(tacFiles.every((p) => p.startsWith(`${TRACE_SCRATCH}/`))).toBe(true);
+    // What a command leaves in its scratch folder is removed after it, as the sandbox does.
+    expect(left!.writes.flatMap((w) => w.paths).filter((p) => p !== '/dev/tty')).toEqual([`${TRACE_SCRATCH}/left`]);
+    expect(left!.changes).toEqual([]);
     expect(inner!.execs.filter((e) => e.ok).map((e) => e.path).sort()).toEqual(['/usr/bin/cat', '/usr/bin/nice', '/usr/bin/sh', '/usr/bin/wc']);
     expect(removed!.changes.filter((c) => c.kind === 'deleted').map((c) => c.path)).toEqual(['/workspace/a.txt', '/workspace/sub/c.txt']);
     expect(after!.exitCode).toBe(0);
@@ -76,7 +83,7 @@ describe('the tracer (a broken one could make the differential test pass)', () =
     ]);
     // bash adds PWD, SHLVL and `_` itself.
     const lines = env!.stdout.trim().split('\n').filter((l) => !/^(PWD|SHLVL|_)=/.test(l));
-    expect(lines.sort()).toEqual([...SANDBOX_ENV].sort());
+    expect(lines.sort()).toEqual([...SANDBOX_ENV, `TMPDIR=${TRACE_SCRATCH}`].sort());
     expect(who!.stdout).toMatch(/^1000\nbash 5\.\d+[^\n]*\nno-aliases\nCapEff:\s+0+\n$/);
     expect(net!.stdout).toMatch(/unreachable|Network/i);
   });
