@@ -13,6 +13,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { UserError } from './errors';
 import { projectRoot } from './paths';
 import { checkPidFile, findEmbeddedServers, processAlive, removePidFileIf, writePidFile, type PidFileState } from './pids';
+import { workerHoldsDatabase } from './database-holder';
 import { acquireStartLock } from './start-lock';
 import { findTemporalCli } from './temporal-cli';
 import { isReachable, tcpProbe, type TemporalSettings } from './temporal';
@@ -196,7 +197,7 @@ export async function ensureEmbedded(s: TemporalSettings, home: string, say: (li
   const lock = await acquireStartLock(home, { onWait: () => say(WAITING_FOR_LOCK) });
   try {
     await bringUpServer(s, home, say, true);
-    if (!ours(checkPidFile(files.workerPid, 'worker', home))) {
+    if (!ours(checkPidFile(files.workerPid, 'worker', home)) && !(await workerHoldsDatabase(home, process.env))) {
       say(`Starting a background worker (log ${files.workerLog}); stop both with \`harness dev --stop\` …`);
       await spawnBackgroundWorker(home, process.env);
     }

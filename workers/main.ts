@@ -10,6 +10,7 @@ import { MemoryHost } from '../activities/memory/host';
 import { McpPool } from '../activities/mcp/pool';
 import { serverNotesDir, sweepOrphanServers } from '../activities/mcp/orphans';
 import { createHarnessWorker } from './worker';
+import { openStore } from './open-store';
 import type { Worker } from '@temporalio/worker';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { installEscapingRuntime } from '../lib/terminal/temporal-log';
@@ -26,13 +27,17 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
   for (const problem of skills.catalog().problems) log(`skills: ${problem}`);
   const sandboxes = defaultSandboxes(home, env, skills);
   await checkSandboxes(sandboxes, s, env, log);
-  // Every turn reads and writes the message store: open it (and the embedded database) before
-  // saying ready, so a problem shows at start and the first turn does not wait for it.
+  // The message store before polling; the embedded one may be waited for (workers/open-store.ts).
   const memory = new MemoryHost({ home, ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}) });
-  await memory.messages().then(
-    () => log(`message store ready (${env.DATABASE_URL ? 'DATABASE_URL' : 'embedded PGlite'})`),
-    (err: Error) => log(`${err.message.split('\n')[0]} (turns wait with STORE_UNAVAILABLE until it answers)`),
-  );
+  const giveUp = async () => {
+    await memory.close();
+    await connection.close();
+  };
+  const opened = await openStore(memory, env, log).catch(async (err: unknown) => {
+    await giveUp();
+    throw err;
+  });
+  if (opened === 'stopped') return giveUp();
   // MCP server processes and connections live as long as the worker, shared by its sessions.
   // Servers a killed worker left running are stopped first; this worker notes the ones it starts.
   const notesDir = serverNotesDir(home);

@@ -7,7 +7,7 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite, type Extension } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
-import { lockDataDir, type LockMethod } from './lock';
+import { lockDataDir, waitForDataDirLock, type LockMethod, type LockWait } from './lock';
 import { registerOwnPort } from '../tools/own-ports';
 
 // A subpath export: moduleResolution node10 cannot type it, Node's require resolves it.
@@ -27,7 +27,8 @@ export { embeddedDataDir } from '../../lib/paths';
 
 /**
  * Locks dataDir, starts PGlite on it and listens on 127.0.0.1 (a free port unless one is given).
- * Rejects with MemoryUnavailableError naming the holder when another opener has the folder.
+ * Rejects with MemoryUnavailableError naming the holder when another opener has the folder,
+ * or, given `waitForLock`, waits until the holder has let go.
  * PGlite is one single-user backend: the socket server queues queries from all
  * connections and keeps a transaction on its connection until it ends, so a small pool works.
  */
@@ -36,10 +37,11 @@ export async function startEmbeddedPostgres(opts: {
   port?: number;
   maxConnections?: number;
   lockMethod?: LockMethod;
+  waitForLock?: LockWait;
 }): Promise<EmbeddedPostgres> {
   mkdirSync(opts.dataDir, { recursive: true });
   // Before PGlite touches the folder: even opening it read-only while another instance writes is unsafe.
-  const lock = await lockDataDir(opts.dataDir, opts.lockMethod);
+  const lock = opts.waitForLock ? await waitForDataDirLock(opts.dataDir, opts.lockMethod, opts.waitForLock) : await lockDataDir(opts.dataDir, opts.lockMethod);
   const db = await PGlite.create(opts.dataDir, { extensions: { pg_trgm } }).catch(async (err: unknown) => {
     await lock.release();
     throw err;

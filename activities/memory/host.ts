@@ -3,14 +3,15 @@
  * PGlite under HARNESS_HOME/pgdata, served over the Postgres wire protocol so the same `pg`
  * code runs. Opened on first use (a worker that never remembers starts no database) and
  * migrated once. PGlite allows one process per data folder, so the folder is locked while
- * open: a second worker on the same HARNESS_HOME gets MEMORY_UNAVAILABLE naming the holder;
- * set DATABASE_URL to share memory between workers. The message store (activities/store) lives
+ * open: a second opener gets MEMORY_UNAVAILABLE naming the holder, except a worker, which opens
+ * it before polling and waits for the holder (open(waitForLock)); set DATABASE_URL to share
+ * memory between workers. The message store (activities/store) lives
  * in the same database: messages() hands it out over the same pool.
  */
 import pg from 'pg';
 import { embeddedDataDir, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded';
 import { MemoryUnavailableError, UNAVAILABLE_PREFIX } from './errors';
-import type { LockMethod } from './lock';
+import type { LockMethod, LockWait } from './lock';
 import { MemoryStore } from './store';
 import { asStoreError } from '../store/errors';
 import type { MessageStore } from '../store/message-store';
@@ -76,18 +77,26 @@ export class MemoryHost {
     }
   }
 
-  private connect(): Promise<{ memory: MemoryStore; messages: PgMessageStore }> {
-    this.opening ??= this.open().catch((err) => {
+  /**
+   * Opens the database now. With `waitForLock`, an embedded folder another process holds is
+   * waited for instead of refused: a worker opens its database so before it polls (workers/main.ts).
+   */
+  async open(waitForLock?: LockWait): Promise<void> {
+    await this.connect(waitForLock);
+  }
+
+  private connect(waitForLock?: LockWait): Promise<{ memory: MemoryStore; messages: PgMessageStore }> {
+    this.opening ??= this.openNow(waitForLock).catch((err) => {
       this.opening = undefined; // try again on the next call: the database may come back, the holder may exit
       throw err;
     });
     return this.opening;
   }
 
-  private async open(): Promise<{ memory: MemoryStore; messages: PgMessageStore }> {
+  private async openNow(waitForLock?: LockWait): Promise<{ memory: MemoryStore; messages: PgMessageStore }> {
     let url = this.opts.databaseUrl;
     if (!url) {
-      this.embedded ??= await this.startEmbedded();
+      this.embedded ??= await this.startEmbedded(waitForLock);
       url = this.embedded.url;
     }
     const pool = memoryPool(url, this.opts.timeouts);
@@ -102,12 +111,12 @@ export class MemoryHost {
     return { memory: store, messages: new PgMessageStore(pool) };
   }
 
-  private async startEmbedded(): Promise<EmbeddedPostgres> {
+  private async startEmbedded(waitForLock?: LockWait): Promise<EmbeddedPostgres> {
     const dataDir = embeddedDataDir(this.opts.home);
     try {
-      return await startEmbeddedPostgres({ dataDir, ...(this.opts.lockMethod ? { lockMethod: this.opts.lockMethod } : {}) });
+      return await startEmbeddedPostgres({ dataDir, ...(this.opts.lockMethod ? { lockMethod: this.opts.lockMethod } : {}), ...(waitForLock ? { waitForLock } : {}) });
     } catch (err) {
-      if (err instanceof MemoryUnavailableError) throw err;
+      if (err instanceof MemoryUnavailableError || waitForLock?.signal?.aborted) throw err;
       // PGlite reports a damaged folder as a bare WASM abort: say which folder.
       const detail = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
       throw new MemoryUnavailableError(`${UNAVAILABLE_PREFIX}the embedded database ${dataDir} cannot be opened (${detail.split('\n')[0]})`, { cause: err });

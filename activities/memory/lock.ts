@@ -16,6 +16,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MemoryUnavailableError, UNAVAILABLE_PREFIX } from './errors';
 import { processAlive } from '../../lib/pids';
 
@@ -41,12 +42,70 @@ export async function lockDataDir(dataDir: string, method: LockMethod = process.
   return method === 'socket' ? lockWithSocket(dir) : lockWithFile(dir);
 }
 
+/** The folder is locked by another opener (named by `holder` when it said who it is). */
+export class DataDirInUseError extends MemoryUnavailableError {
+  constructor(
+    message: string,
+    readonly holder: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
 /** The one-line refusal: who holds the folder and how to share memory instead. */
-function lockedError(dir: string, pid: number | undefined): MemoryUnavailableError {
+function lockedError(dir: string, pid: number | undefined): DataDirInUseError {
   const holder = pid === undefined ? 'another process' : pid === process.pid ? `this process (pid ${pid})` : `another process (pid ${pid})`;
-  return new MemoryUnavailableError(
+  return new DataDirInUseError(
     `${UNAVAILABLE_PREFIX}the embedded database ${dir} is in use by ${holder}; only one worker can open it: set DATABASE_URL to share memory between workers`,
+    pid,
   );
+}
+
+/** How to wait for a folder another process holds. */
+export interface LockWait {
+  /** Called once per holder with the refusal, when the wait starts and when the holder changes. */
+  onWait?(refusal: DataDirInUseError): void;
+  /** Ends the wait (rejecting with the signal's reason). */
+  signal?: AbortSignal;
+  /** How often the lock is tried again (default 500 ms: the holder's death frees it at once). */
+  pollMs?: number;
+}
+
+/**
+ * Takes the lock, waiting while another process holds it; any other failure rejects at once.
+ * A worker uses this instead of running without the database (see workers/main.ts).
+ */
+export async function waitForDataDirLock(dataDir: string, method: LockMethod | undefined, wait: LockWait): Promise<DataDirLock> {
+  let told: number | undefined | null = null;
+  for (;;) {
+    wait.signal?.throwIfAborted();
+    try {
+      return await lockDataDir(dataDir, method);
+    } catch (err) {
+      if (!(err instanceof DataDirInUseError)) throw err;
+      if (told !== err.holder) wait.onWait?.(err);
+      told = err.holder;
+    }
+    await sleep(wait.pollMs ?? 500, undefined, wait.signal ? { signal: wait.signal } : {});
+  }
+}
+
+/**
+ * The pid of the process holding an embedded data folder, or undefined when it is free, the
+ * folder does not exist, or the holder did not say. Takes nothing: a probe for the CLI.
+ */
+export async function dataDirHolder(dataDir: string, method: LockMethod = process.platform === 'linux' ? 'socket' : 'file'): Promise<number | undefined> {
+  let dir: string;
+  try {
+    dir = realpathSync(dataDir);
+  } catch {
+    return undefined;
+  }
+  if (method === 'file') {
+    const pid = parsePid(readOrEmpty(lockFilePath(dir)));
+    return pid !== undefined && processAlive(pid) ? pid : undefined;
+  }
+  return socketHolder(socketName(dir));
 }
 
 function socketName(dir: string): string {
