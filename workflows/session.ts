@@ -28,14 +28,16 @@ import {
 } from './definitions';
 import { SessionBook } from './session-book';
 import { turnWorkflow } from './turn';
-import { discoverActivity } from './tool-activities';
+import { discoverActivity, STORE_ACTIVITY } from './tool-activities';
 import { purgeAtEnd, type PurgeAtEnd } from './purge';
 import type { createActivities } from '../activities';
 
-const { closeSession, storeValue, prepareFork, compareRerun } = proxyActivities<ReturnType<typeof createActivities>>({
+const { closeSession } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '1 minute',
   retry: { maximumAttempts: 3 },
 });
+// The session's store reads and writes ride out a store outage by time, not by three attempts.
+const { storeValue, prepareFork, compareRerun } = proxyActivities<ReturnType<typeof createActivities>>(STORE_ACTIVITY);
 // Waits for a retried turn's reset run, which may wait on humans for days: alive by heartbeat.
 const { awaitTurnRun } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '30 days',
@@ -119,8 +121,14 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   // A scripted model's script is stored once: turns and later runs carry its reference only.
   const model = book.config.model;
   if (model.provider === 'scripted' && !isBlobArg(model.script) && patched('script-in-store')) {
-    const script = await storeValue({ sessionId: input.sessionId, value: model.script });
-    book.useConfig({ ...book.config, model: { ...model, script } });
+    try {
+      const script = await storeValue({ sessionId: input.sessionId, value: model.script });
+      book.useConfig({ ...book.config, model: { ...model, script } });
+    } catch (err) {
+      // A store down for the whole budget: the session goes on with its script inline, as
+      // sessions did before the store, rather than failing (histories from before this failed).
+      if (isCancellation(err) || !patched('script-store-outage')) throw err;
+    }
   }
 
   // The session's MCP tools are listed once, here (each server bounded by its startup timeout):

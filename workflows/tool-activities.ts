@@ -2,7 +2,7 @@
  * The activities a turn runs tools through, with their timeouts and retry policies: one place
  * says how long each kind of tool call may take and when it is retried.
  */
-import { proxyActivities, proxyLocalActivities, type RetryPolicy } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { LOCAL_CALL_BUDGET_MS, MCP_NEEDS_ACTIVITY } from '../common/mcp';
 
@@ -16,12 +16,23 @@ export const { executeTool } = proxyActivities<Activities>({
   retry: TOOL_RETRY,
 });
 
-// Preparing a turn reads the skills folders and a few memories: seconds, never minutes, so a
-// lost attempt (a worker or server gone) is retried quickly instead of after 11 minutes.
-export const { prepareTurn, storeValue } = proxyActivities<Activities>({
+/**
+ * Activities that are mostly a message-store read or write (a session's script, a turn's call
+ * records, a fork's conversation). A store outage (STORE_UNAVAILABLE: the database restarting
+ * or refusing) is ridden out by time, not by three attempts that a few seconds of outage use up:
+ * retried with backoff up to 15 s for ten minutes. An attempt is seconds, never minutes, so a
+ * lost one (a worker or server gone) is retried after a minute at most. Options are not part of
+ * replay (the SDK compares an activity's type and id only) and a scheduled activity keeps the
+ * ones it was given, so changing them needs no patch.
+ */
+export const STORE_ACTIVITY: ActivityOptions = {
   startToCloseTimeout: '1 minute',
-  retry: TOOL_RETRY,
-});
+  scheduleToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '15s', maximumAttempts: 100, nonRetryableErrorTypes: TOOL_RETRY.nonRetryableErrorTypes },
+};
+
+// Preparing a turn reads the skills folders, a few memories and a scripted model's stored script.
+export const { prepareTurn, storeValue } = proxyActivities<Activities>(STORE_ACTIVITY);
 
 /** Listing a server's tools again is bounded by its own startup timeout; this covers the slowest. */
 export function discoverActivity(servers: readonly { startupTimeoutMs: number }[]): Activities['discoverMcpTools'] {
