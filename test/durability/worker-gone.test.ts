@@ -1,0 +1,63 @@
+/**
+ * Crash test (issue 18, "Done means"): the only worker is SIGKILLed while `run` waits on a model
+ * call and stays gone for two minutes. `run` and a `status` started during the outage say in one
+ * line that no worker polls the task queue, keep waiting, and print the answer once a new worker
+ * is up. Before, the server's FAILED_PRECONDITION crashed both after ~20 s.
+ */
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, expect, inject, it } from 'vitest';
+import { TEST_DATABASE_URL } from '../support/harness';
+import { kill, spawnWorker } from '../support/processes';
+import { cliEnv, removeTempDirs, tempDir, writeScript } from '../support/cli';
+import { modelCallRunning, watchCli, type WatchedCli } from '../support/watched-cli';
+
+const OUTAGE_MS = 120_000;
+const processes: ChildProcess[] = [];
+
+afterAll(async () => {
+  for (const p of processes) await kill(p, 'SIGKILL');
+  removeTempDirs();
+}, 60_000);
+
+it('run and status wait through a worker gone for 2 minutes, saying no worker polls, and print the answer after', async () => {
+  const dir = tempDir('harness-worker-gone-');
+  const taskQueue = `worker-gone-${randomUUID()}`;
+  // Postgres for the message store: a worker on it is ready in seconds.
+  const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: taskQueue, HARNESS_HOME: path.join(dir, 'home'), DATABASE_URL: TEST_DATABASE_URL });
+  processes.push(await spawnWorker(env));
+  const script = writeScript(dir, { steps: [{ fault: { delay_ms: 20_000 }, content: 'A worker came back. HARNESS_OK' }] });
+  const run = watchCli(['run', '--policy', 'auto', '--model', `scripted:${script}`, 'wait for a worker'], { env, cwd: dir });
+  processes.push(run.child);
+  const sessionId = await modelCallRunning(inject('temporalAddress'), () => run.out.stderr);
+
+  await kill(processes[0], 'SIGKILL');
+  const gone = Date.now();
+  const noWorker = new RegExp(`^waiting: no worker polls task queue ${taskQueue} on Temporal at \\S+( \\(its last poll began \\d+ s ago\\))?(?: for \\d+ (s|min))?; retrying$`, 'm');
+  await run.until(noWorker, 45_000);
+  const runSaidAfter = Date.now() - gone;
+
+  await sleep(Math.max(0, 60_000 - (Date.now() - gone)));
+  const status: WatchedCli = watchCli(['status', sessionId], { env, cwd: dir });
+  processes.push(status.child);
+  await status.until(noWorker, 45_000);
+
+  await sleep(Math.max(0, OUTAGE_MS - (Date.now() - gone)));
+  const back = Date.now();
+  processes.push(await spawnWorker(env));
+
+  await run.finished(120_000);
+  const runDoneAfter = Date.now() - back;
+  expect(run.out.stdout, run.dump()).toContain('A worker came back. HARNESS_OK');
+  expect(run.out.stderr, run.dump()).toMatch(/^… a worker answers again$/m);
+  // One line when it started and a reminder a minute: not a line per retry.
+  const lines = run.out.stderr.split('\n').filter((l) => l.startsWith('waiting: '));
+  expect(lines.length, run.dump()).toBeLessThanOrEqual(4);
+
+  await status.finished(60_000);
+  expect(status.out.stdout, status.dump()).toMatch(new RegExp(`^session ${sessionId}: (running|idle)$`, 'm'));
+  // The figures for the record: when the wait said so, and how long after the worker came back it finished.
+  console.log(`worker gone: run said "no worker polls" after ${Math.round(runSaidAfter / 1000)} s; finished ${Math.round(runDoneAfter / 1000)} s after a worker was back; it said:\n${lines.join('\n')}`);
+}, 330_000);
