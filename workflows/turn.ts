@@ -347,10 +347,6 @@ function validateDecision(p: TurnState['pending'], d: ApprovalDecisionInput, pol
     }
   }
   if (d.always && !d.approve) throw new Error('--always only goes with an approval');
-}
-
-/** Tells the parent session about a wait; a turn started on its own has no parent to tell. */
-async function notifyParent(status: TurnStatusSignal): Promise<void> {
   if (d.pattern !== undefined) {
     if (!d.always) throw new Error('a pattern only goes with --always');
     if (policy?.version !== 3) throw new Error('this turn cannot grant a pattern; approve with --always alone');
@@ -360,6 +356,10 @@ async function notifyParent(status: TurnStatusSignal): Promise<void> {
       if (problem) throw new Error(`call ${c.callId}: ${problem}`);
     }
   }
+}
+
+/** Tells the parent session about a wait; a turn started on its own has no parent to tell. */
+async function notifyParent(status: TurnStatusSignal): Promise<void> {
   const parent = workflowInfo().parent;
   if (!parent) return;
   await getExternalWorkflowHandle(parent.workflowId).signal(turnStatusSignal, status);
