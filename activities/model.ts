@@ -45,8 +45,10 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
     const { client, endpoint } = await resolve(input);
     const before = ctx.info.heartbeatDetails as Partial<ModelCallProgress> | undefined;
     const progress: ModelCallProgress = { endpoint: endpointLabel(endpoint), timeouts: Number(before?.timeouts) || 0 };
-    // Heartbeats let Temporal notice a dead worker long before the call's own timeout; they
-    // start before the store is touched (opening the embedded database can take seconds).
+    // Heartbeats let Temporal notice a dead worker long before the call's own timeout (the
+    // heartbeat timeout is seconds: limits.modelHeartbeatMs); they start before the store is
+    // touched and go on until the reply is stored. No streaming yet: they beat on a timer while
+    // the call waits for the whole answer.
     ctx.heartbeat(progress);
     const beat = setInterval(() => ctx.heartbeat(progress), Math.max(100, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3));
     let context: Awaited<ReturnType<typeof requestContext>>;
@@ -80,6 +82,7 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
       // Whatever the provider sent, the workflow reads text and a bounded number of calls.
       reply = { ...boundedAnswer(answer), attempt: ctx.info.attempt, latencyMs: Date.now() - started };
     } catch (err) {
+      clearInterval(beat);
       if (deadline.signal.aborted && !ctx.cancellationSignal.aborted) {
         progress.timeouts += 1;
         ctx.heartbeat(progress); // the next attempt reads the count from here
@@ -88,10 +91,15 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
       throw toModelFailure(err, progress.endpoint);
     } finally {
       clearTimeout(timer);
+    }
+    // Outside the model's error handling: a store failure is the store's, not the model's. The
+    // beat goes on while the reply is stored: with a heartbeat timeout of seconds, a slow store
+    // write must not look like a lost worker (and cost a second model call).
+    try {
+      return context.draft ? await storeReply(input, reply, context.draft, deps) : reply;
+    } finally {
       clearInterval(beat);
     }
-    // Outside the model's error handling: a store failure is the store's, not the model's.
-    return context.draft ? storeReply(input, reply, context.draft, deps) : reply;
   };
 }
 

@@ -25,9 +25,21 @@ export interface AwaitTurnRunResult {
 
 const START_WITHIN_MS = 2 * 60_000;
 const POLL_MS = 500;
-const HEARTBEAT_MS = 10_000;
 
 export async function awaitTurnRun(input: AwaitTurnRunInput): Promise<AwaitTurnRunResult> {
+  const ctx = Context.current();
+  // Beats on a timer from the start, a third of the heartbeat timeout apart: a describe or query
+  // slowed by a loaded server must not look like a lost worker, and a worker lost meanwhile is
+  // noticed within the timeout.
+  const beat = setInterval(() => ctx.heartbeat(), Math.max(200, (ctx.info.heartbeatTimeoutMs ?? 30_000) / 3));
+  try {
+    return await awaitRun(input);
+  } finally {
+    clearInterval(beat);
+  }
+}
+
+async function awaitRun(input: AwaitTurnRunInput): Promise<AwaitTurnRunResult> {
   const ctx = Context.current();
   const { client } = ctx;
   // The CLI resets right after the session accepted the retry; a CLI that died in between
@@ -41,18 +53,19 @@ export async function awaitTurnRun(input: AwaitTurnRunInput): Promise<AwaitTurnR
       break;
     }
     if (Date.now() > deadline) return { problem: 'no reset run of the turn started (the retry was abandoned before the reset)' };
-    ctx.heartbeat();
     await ctx.sleep(POLL_MS);
   }
-  await tellWaiting(input.workflowId, runId);
-  const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
+  // Told alongside the wait, not before it: a query of a run whose worker was just lost waits on
+  // that worker's sticky queue for seconds, and a result that is there already must not.
+  let done = false;
+  void tellWaiting(input.workflowId, runId, () => done);
   try {
     // result() follows the run's continue-as-new chain to the turn's end.
     return { runId, result: (await client.workflow.getHandle(input.workflowId, runId).result()) as TurnResult };
   } catch (err) {
     return { runId, problem: rootCauseMessage(err) };
   } finally {
-    clearInterval(beat);
+    done = true;
   }
 }
 
@@ -61,13 +74,14 @@ export async function awaitTurnRun(input: AwaitTurnRunInput): Promise<AwaitTurnR
  * its session: it told it before the reset. The session (this activity's workflow) is told now,
  * from the turn's own state, so `harness status` shows the wait.
  */
-async function tellWaiting(workflowId: string, runId: string): Promise<void> {
+async function tellWaiting(workflowId: string, runId: string, over: () => boolean): Promise<void> {
   const ctx = Context.current();
   const session = ctx.info.workflowExecution?.workflowId;
   if (!session) return;
   try {
     const ts = (await ctx.client.workflow.getHandle(workflowId, runId).query(turnStateQuery)) as TurnState;
-    if (ts.status !== 'waiting_for_approval' && ts.status !== 'waiting_for_user') return;
+    // The run ended meanwhile: the session adopts its result, and a wait told now would be stale.
+    if (over() || (ts.status !== 'waiting_for_approval' && ts.status !== 'waiting_for_user')) return;
     await ctx.client.workflow
       .getHandle(session)
       .signal(turnStatusSignal, { turnId: workflowId, status: ts.status, ...(ts.pending ? { pending: ts.pending } : {}) });

@@ -37,7 +37,7 @@ export interface Limits {
   turnEventBudget?: number;
   /** Start-to-close timeout of one model call attempt. */
   modelTimeoutMs: number;
-  /** A model call that sends no heartbeat for this long is retried elsewhere (worker crash). */
+  /** A model call that sends no heartbeat for this long is retried elsewhere (worker crash); the call heartbeats every third of it. */
   modelHeartbeatMs: number;
   /** Attempts per model call (408/409/429/5xx/network are retried). */
   modelMaxAttempts: number;
@@ -53,7 +53,7 @@ export const DEFAULT_LIMITS: Limits = {
   continueAsNewAfterEvents: 2000,
   turnEventBudget: 4000,
   modelTimeoutMs: 120_000,
-  modelHeartbeatMs: 20_000,
+  modelHeartbeatMs: 5_000,
   modelMaxAttempts: 5,
 };
 

@@ -31,5 +31,9 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions): Promise<W
       ? { workflowBundle: { codePath: bundle } }
       : { workflowsPath: require.resolve('../workflows') }),
     activities: createActivities(deps),
+    // The SDK sends heartbeats at most every 0.8 × the heartbeat timeout: with a timeout of 5 s
+    // (model calls) that left a second between the last beat the server saw and a false
+    // "worker lost" under load. Activities beat every third of their timeout; this sends each.
+    maxHeartbeatThrottleInterval: '1s',
   });
 }

@@ -38,10 +38,12 @@ const { closeSession } = proxyActivities<ReturnType<typeof createActivities>>({
 });
 // The session's store reads and writes ride out a store outage by time, not by three attempts.
 const { storeValue, prepareFork, compareRerun } = proxyActivities<ReturnType<typeof createActivities>>(STORE_ACTIVITY);
-// Waits for a retried turn's reset run, which may wait on humans for days: alive by heartbeat.
+// Waits for a retried turn's reset run, which may wait on humans for days: alive by heartbeat,
+// short, so that a worker lost meanwhile is replaced within seconds, not a minute (the heartbeat
+// timeout is not part of replay: no patch).
 const { awaitTurnRun } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '30 days',
-  heartbeatTimeout: '1 minute',
+  heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1s', maximumAttempts: 20 },
 });
 
