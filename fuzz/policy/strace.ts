@@ -90,6 +90,10 @@ export function parseStrace(text: string): ParsedTrace {
       }
       rest = head + resumed[2]!;
     }
+    // A call strace could not name and that never returned (`???() = ?`: the process was gone
+    // mid-call). It is not one of the traced calls strace knows; anything it did to a file
+    // shows in the snapshot.
+    if (/^\?\?\?\(\)\s+= \?$/.test(rest)) continue;
     const call = parseCall(rest);
     if (!call) {
       unparsed.push(line);

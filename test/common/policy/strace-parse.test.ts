@@ -35,6 +35,7 @@ describe('parseStrace', () => {
       '15    execve("/usr/bin/cat", ["cat"], 0x1 /* 8 vars */ <detached ...>',
       '16    ???( <detached ...>',
       '17    <... ??? resumed>)                = ?',
+      '18    ???()                             = ?',
     );
     expect(t.execs.map((e) => [e.pid, e.path, e.ok])).toEqual([[13, '/usr/bin/ls', true], [15, '/usr/bin/cat', false]]);
     expect(t.writes).toEqual([{ pid: 14, syscall: 'openat', paths: ['/tmp/d/out, ) = 1'], ok: true, result: '3</tmp/d/out, ) = 1>' }]);
