@@ -87,7 +87,8 @@ describe('TEMPORAL_ADDRESS that does not answer yet', () => {
     // CLI has said it is waiting, so the first attempts surely find nothing there.
     child.stderr!.on('data', (d: Buffer) => {
       stderr += d.toString();
-      if (!proxy && /waiting for Temporal/i.test(stderr)) {
+      // `status` waits for Temporal like for the rest: `waiting: Temporal at … is unreachable …; retrying`.
+      if (!proxy && /waiting(:| for) Temporal/i.test(stderr)) {
         proxy = createServer((socket) => {
           const upstream = createConnection(Number(targetPort), targetHost);
           for (const s of [socket, upstream]) {
@@ -103,7 +104,7 @@ describe('TEMPORAL_ADDRESS that does not answer yet', () => {
     const code = await new Promise<number | null>((resolve) => child.once('close', (c) => resolve(c)));
     clearTimeout(timer);
     const dump = `exit ${code}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`;
-    expect(stderr, dump).toMatch(/waiting for Temporal at 127\.0\.0\.1:\d+/i);
+    expect(stderr, dump).toMatch(/waiting(:| for) Temporal at 127\.0\.0\.1:\d+/i);
     // It got through: the answer is about the session, not about reaching Temporal.
     expect(stderr, dump).not.toMatch(/cannot reach Temporal/i);
     expect(stderr, dump).toMatch(/^error: .*no-such-session-here/m);
