@@ -47,9 +47,9 @@ import { createPrepareFork } from './fork';
 import { createEvalActivities } from './eval';
 import { createCompareRerun } from './rerun-compare';
 import { createMcpActivities } from './mcp/activities';
-import { mcpToolSpec } from './mcp/specs';
-import type { McpToolInfo } from '../common/mcp';
-import type { ToolSpec } from '../common/types';
+import type { HarnessTool } from '../common/custom-tools';
+import { createCustomTools } from './custom-tools/executor';
+import { createToolSpecs } from './tool-specs';
 
 /** What the activities depend on. */
 export interface ActivityDeps {
@@ -70,6 +70,10 @@ export interface ActivityDeps {
   messageStore?: () => Promise<MessageStore>;
   /** MCP clients shared by the worker's sessions (default: a new pool; the worker closes it at shutdown). */
   mcp?: McpPool;
+  /** Tools written in TypeScript (the public defineTool); sessions this worker starts record them. */
+  tools?: readonly HarnessTool[];
+  /** Per tool name, the secrets only that tool's code gets (ctx.secrets); never in history. */
+  toolSecrets?: Readonly<Record<string, Readonly<Record<string, string>>>>;
 }
 
 /** Builds the activities; the returned object is what the worker registers. */
@@ -94,6 +98,7 @@ export function createActivities(deps: ActivityDeps) {
   const messageStore = deps.messageStore ?? (() => memory.messages());
   const conversations = new Conversations(messageStore);
   const mcp = createMcpActivities({ pool: deps.mcp ?? new McpPool({ env: deps.env }), conversations });
+  const custom = createCustomTools({ home: deps.home, tools: deps.tools ?? [], ...(deps.toolSecrets ? { secrets: deps.toolSecrets } : {}) });
 
   const clientFor = (baseURL: string | undefined, apiKey: string): ModelClient => {
     const key = `${baseURL ?? ''}|${apiKey}`;
@@ -117,20 +122,7 @@ export function createActivities(deps: ActivityDeps) {
     return { client: clientFor(baseURL, key.apiKey), endpoint: baseURL ?? 'https://api.openai.com/v1' };
   };
 
-  // MCP tool schemas come from the session's stored tool list (cached: one read per worker and list).
-  const mcpSpecs = new Map<string, Promise<ToolSpec[]>>();
-  const toolSpecs = async (input: ModelCallInput): Promise<ToolSpec[]> => {
-    const local = specs.filter((s) => input.tools.includes(s.name));
-    if (!input.mcpTools) return local;
-    const hash = input.mcpTools;
-    let remote = mcpSpecs.get(hash);
-    if (!remote) {
-      remote = withStore(() => conversations.getText(input.sessionId, hash)).then((text) => (JSON.parse(text) as McpToolInfo[]).map(mcpToolSpec));
-      remote.catch(() => mcpSpecs.delete(hash));
-      mcpSpecs.set(hash, remote);
-    }
-    return [...local, ...(await remote).filter((s) => input.tools.includes(s.name))];
-  };
+  const toolSpecs = createToolSpecs(specs, conversations);
   const callModel = createCallModel(resolveModel, toolSpecs, { conversations, registry });
   const compressContext = createCompressContextActivity(resolveModel, { signal: () => Context.current().cancellationSignal, conversations });
 
@@ -169,8 +161,11 @@ export function createActivities(deps: ActivityDeps) {
       }
       // The workspace as the turn finds it, for `harness rerun` and `fork` to start from.
       const workspace = await snapshotTurnStart(deps.home, input.sessionId, messageStore);
+      // A session's first turn: the custom tools it will offer for good.
+      const customTools = input.listCustomTools ? await custom.list((text) => withStore(() => conversations.putText(input.sessionId, text))) : undefined;
       return {
         tools: specs,
+        ...(customTools ? { customTools } : {}),
         ...(workspace ? { workspace } : {}),
         ...(index ? { skillsIndex: index } : {}),
         ...(memories.length ? { memories } : {}),
@@ -238,15 +233,17 @@ export function createActivities(deps: ActivityDeps) {
           const view = input.store ? await withStore(() => resultView(outcome, input.callId, input.sessionId, conversations)) : outcome;
           return outcome.mcpListChanged ? { ...view, mcpListChanged: true } : view;
         }
-        const result = await tools.execute({
-          sessionId: input.sessionId,
-          name: input.name,
-          args,
-          turnId: input.turnId,
-          callId: input.callId,
-          ...(input.namespace ? { namespace: input.namespace } : {}),
-          ...(input.allowPrivateHosts?.length ? { allowPrivateHosts: input.allowPrivateHosts } : {}),
-        });
+        const result = input.custom
+          ? await custom.execute(input, args)
+          : await tools.execute({
+              sessionId: input.sessionId,
+              name: input.name,
+              args,
+              turnId: input.turnId,
+              callId: input.callId,
+              ...(input.namespace ? { namespace: input.namespace } : {}),
+              ...(input.allowPrivateHosts?.length ? { allowPrivateHosts: input.allowPrivateHosts } : {}),
+            });
         // Crash tests kill the worker here: the side effect happened, its result is not recorded.
         await failpoint(`after-tool:${input.name}`);
         return input.store ? withStore(() => resultView(result, input.callId, input.sessionId, conversations)) : result;

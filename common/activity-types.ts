@@ -5,6 +5,7 @@ import type { ChatMessage, ToolCall, ToolResult, ToolSpec, Usage } from './types
 import type { ConversationRef, SystemRef } from './conversation';
 import type { McpServerSpec, McpToolSet } from './mcp';
 import type { WorkspaceSnapshot } from './snapshot';
+import type { CustomToolSet } from './custom-tools';
 
 /** One model call. `callIndex` is unique and stable per session, so a retried call is recognisable. */
 export interface ModelCallInput {
@@ -25,6 +26,8 @@ export interface ModelCallInput {
   tools: string[];
   /** The session's MCP tool list in the message store (their schemas are read from there). */
   mcpTools?: string;
+  /** The session's custom tool list in the message store (likewise). */
+  customTools?: string;
   purpose?: 'turn' | 'compress';
 }
 
@@ -53,6 +56,8 @@ export interface PrepareTurnInput {
   model: { provider: 'openai' | 'scripted'; model: string; baseUrl?: string; script?: unknown };
   memory?: { namespace: string; preload: number };
   skillFolders?: string[];
+  /** The turn has no recorded custom tools (its session's first): list the worker's. */
+  listCustomTools?: boolean;
 }
 
 /** Output of prepareTurn: the tools offered and what the system message starts the turn with. */
@@ -70,6 +75,8 @@ export interface PrepareTurnResult {
   memoryProblem?: string;
   /** Allow rules for the session's own skill scripts (`python3 /skills/<name>/<script>` …). */
   skillRules?: Rule[];
+  /** With listCustomTools: the worker's custom tools, which the session then keeps. */
+  customTools?: CustomToolSet;
 }
 
 /** One tool execution outside the workflow. */
@@ -92,6 +99,8 @@ export interface ExecuteToolInput {
   allowPrivateHosts?: string[];
   /** An MCP tool: the server to call, the tool's name there (`name` is the qualified one), how long a server question waits. */
   mcp?: { server: McpServerSpec; tool: string; askUserTimeoutMs?: number };
+  /** A custom tool (defineTool): whether the session recorded it idempotent (otherwise a claim makes it run once). */
+  custom?: { idempotent: boolean };
 }
 
 /** Input of discoverMcpTools: the session's servers (or only some of them, keeping the others' tools). */

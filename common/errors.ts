@@ -19,6 +19,9 @@ export const ERROR_TYPES = [
   'MEMORY_FULL',
   'REPEATED_ACTION',
   'WORKSPACE_FULL',
+  // Custom tools (defineTool): the worker that took the call lacks the tool; the tool passed its timeout.
+  'TOOL_UNAVAILABLE',
+  'TOOL_TIMEOUT',
 ] as const;
 
 /** One of the structured tool error types. */

@@ -43,7 +43,7 @@ export function mcpToolDefinition(info: McpToolInfo, spec: McpServerSpec, opts: 
   return {
     name: info.name,
     description: describeMcpTool(info),
-    ...inputSchema(info.inputSchema, opts.bounded === true),
+    ...zodInputSchema(info.inputSchema, opts.bounded === true),
     risk: settings?.risk ?? spec.risk ?? DEFAULT_MCP_RISK,
     source: `mcp:${info.server}`,
     timeoutMs: settings?.timeoutMs ?? spec.callTimeoutMs,
@@ -88,12 +88,12 @@ function toolSettings(spec: McpServerSpec, tool: string): McpToolSettings | unde
 }
 
 /**
- * The zod form of a tool's JSON input schema. A schema zod cannot convert (a `$ref` it cannot
+ * The zod form of a tool's JSON input schema (MCP and custom tools). A schema zod cannot convert (a `$ref` it cannot
  * resolve, an unknown keyword) is checked only as "an object": the server validates it again.
  * Bounded, so is one that is recursive or too costly, and patterns are left to the server
  * (mcp-schema.ts); `checkCost` bounds the work per argument character.
  */
-function inputSchema(schema: Record<string, unknown>, bounded: boolean): Pick<ToolDefinition, 'parameters' | 'checkCost'> {
+export function zodInputSchema(schema: Record<string, unknown>, bounded: boolean): Pick<ToolDefinition, 'parameters' | 'checkCost'> {
   const prepared = bounded ? preparedSchema(schema) : { schema, cost: undefined };
   if (!prepared) return { parameters: z.looseObject({}) };
   try {

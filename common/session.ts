@@ -10,6 +10,7 @@ import type { BlobArg, ConversationRef, PendingMessage } from './conversation';
 import type { EvalApprovals } from './eval';
 import type { McpServerSpec, McpServerStatus, McpToolSet } from './mcp';
 import type { WorkspaceSnapshot } from './snapshot';
+import type { CustomToolSet } from './custom-tools';
 
 /** How the model is reached. `scripted` carries its script so any worker can serve it. */
 export type ModelSpec =
@@ -74,6 +75,8 @@ export interface SessionConfig {
   network?: { allowPrivateHosts: string[] };
   /** MCP servers whose tools the session offers (discovered at session start). */
   mcp?: { servers: McpServerSpec[] };
+  /** Custom tools the session cannot do without: a first turn whose worker lacks one fails saying so. */
+  tools?: { required: string[] };
   /**
    * Carry the whole conversation in every model call's input, as turns did before the message
    * store. For the history benchmark's comparison only: not settable from a config file.
@@ -95,6 +98,8 @@ export interface SessionCarry {
   sessionRules?: Rule[];
   /** The MCP tools discovered for this session (once; again when a server says its list changed). */
   mcpTools?: McpToolSet;
+  /** The custom tools, as the first turn's worker listed them (fixed for the session). */
+  customTools?: CustomToolSet;
   /** The last turn's outcome and what it added to the totals: a retried turn's result replaces it. */
   lastTurn?: LastTurn;
 }
@@ -212,6 +217,8 @@ export interface TurnInput {
   sessionRules?: Rule[];
   /** The session's MCP tools (what discovery found; servers that failed are listed with why). */
   mcpTools?: McpToolSet;
+  /** The session's custom tools (absent: this turn lists them, in prepareTurn). */
+  customTools?: CustomToolSet;
   /** `harness rerun`: human decisions of the recorded turn, applied to the same calls without asking again. */
   recordedDecisions?: RecordedDecision[];
   /** An eval trial: the case's approval decisions and ask_user answers (nobody is waited for). */
@@ -287,7 +294,7 @@ export interface TurnResume {
   storedToolCalls: string[];
   conversation: ConversationRef;
   /** What prepareTurn gave the first run (the turn keeps its tools, skills and memories); a fork prepares anew. */
-  prepared?: { skillsIndex?: string; memories?: string[]; skillRules?: Rule[] };
+  prepared?: { skillsIndex?: string; memories?: string[]; skillRules?: Rule[]; customTools?: CustomToolSet };
   /** The MCP tools as the previous run last knew them. */
   mcpTools?: McpToolSet;
 }
@@ -319,6 +326,8 @@ export interface TurnResult {
   compressions?: CompressionRecord[];
   /** Set when the turn discovered the MCP tools again (a server said its list changed). */
   mcpTools?: McpToolSet;
+  /** Set when this turn listed the session's custom tools (its first): the session keeps them. */
+  customTools?: CustomToolSet;
   error?: string;
   /** Model call attempts beyond the first (retries), over every run of the turn. */
   retriedAttempts?: number;

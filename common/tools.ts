@@ -35,6 +35,8 @@ export interface ToolDefinition<P extends z.ZodObject = z.ZodObject> {
   mcpTool?: string;
   /** MCP tools: the server's hints about the tool (never a permission). */
   annotations?: McpToolAnnotations;
+  /** Custom tools: whether a call may run twice (retried after a lost worker); otherwise a claim makes it run at most once. */
+  idempotent?: boolean;
   /** MCP tools: nodes of the expanded schema; arguments costing more than MAX_CHECK_WORK to validate are checked only as an object. */
   checkCost?: number;
 }

@@ -46,7 +46,7 @@ export interface ToolResult {
 export type Risk = 'read_only' | 'write' | 'network' | 'dangerous';
 
 /** Where a tool's implementation lives. */
-export type ToolSource = 'local' | 'skill' | `mcp:${string}`;
+export type ToolSource = 'local' | 'skill' | 'custom' | `mcp:${string}`;
 
 /** The tool as the model and the trace see it: JSON schema instead of zod. */
 export interface ToolSpec {

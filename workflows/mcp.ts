@@ -10,6 +10,7 @@ import { BUILTIN_TOOLS } from '../common/builtin-tools';
 import type { McpServerSpec, McpToolSet } from '../common/mcp';
 import { mcpToolDefinitions, unavailableServers } from '../common/mcp-tools';
 import { ToolRegistry } from '../common/tools';
+import { customToolDefinitions, type CustomToolSet } from '../common/custom-tools';
 
 /** Activity → turn: a server asks the human something during call `callId`. */
 export interface McpQuestion {
@@ -25,9 +26,10 @@ export const mcpQuestionSignal = defineSignal<[McpQuestion]>('mcpQuestion');
 /** The answer given to a question, by key (undefined while none). */
 export const mcpAnswerQuery = defineQuery<string | undefined, [string]>('mcpAnswer');
 
-/** The registry of a turn: the built-in tools and the session's MCP tools (`bounded`: see mcp-schema.ts). */
-export function turnRegistry(tools: McpToolSet | undefined, servers: readonly McpServerSpec[], bounded = false): ToolRegistry {
-  return new ToolRegistry([...BUILTIN_TOOLS, ...mcpToolDefinitions(tools, servers, { bounded })], unavailableServers(tools));
+/** The registry of a turn: the built-in tools, the session's custom tools and its MCP tools (`bounded`: see mcp-schema.ts). */
+export function turnRegistry(tools: McpToolSet | undefined, servers: readonly McpServerSpec[], bounded = false, custom?: CustomToolSet): ToolRegistry {
+  const builtin = new Set(BUILTIN_TOOLS.map((t) => t.name));
+  return new ToolRegistry([...BUILTIN_TOOLS, ...customToolDefinitions(custom, builtin), ...mcpToolDefinitions(tools, servers, { bounded })], unavailableServers(tools));
 }
 
 /** The question as the human sees it: the server's message and what fields it wants. */

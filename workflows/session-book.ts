@@ -82,6 +82,7 @@ export class SessionBook {
       modelCallBase: c.modelCalls,
       ...(c.sessionRules?.length ? { sessionRules: c.sessionRules } : {}),
       ...(c.mcpTools ? { mcpTools: c.mcpTools } : {}),
+      ...(c.customTools ? { customTools: c.customTools } : {}),
     };
   }
 
@@ -105,6 +106,8 @@ export class SessionBook {
       ...(r.sessionRules?.length || c.sessionRules?.length ? { sessionRules: r.sessionRules ?? c.sessionRules ?? [] } : {}),
       // A turn that re-listed a server's tools hands the new list on to later turns.
       ...(r.mcpTools ?? c.mcpTools ? { mcpTools: r.mcpTools ?? c.mcpTools } : {}),
+      // The first turn's list of custom tools is the session's for good (later turns do not list).
+      ...(c.customTools ?? r.customTools ? { customTools: c.customTools ?? r.customTools } : {}),
       lastTurn: { turn: r.turn, terminated_by: r.terminated_by, modelCalls: r.modelCalls, usage: r.usage },
     };
     this.lastTurn = { turnId: r.turnId, terminated_by: r.terminated_by, answer: r.answer, steps: r.steps };

@@ -24,6 +24,7 @@ import {
 } from '../common/session';
 import type { ToolRegistry } from '../common/tools';
 import type { McpToolSet } from '../common/mcp';
+import type { CustomToolSet } from '../common/custom-tools';
 import type { ChatMessage, ToolCall } from '../common/types';
 import { InlineConversation, StoredConversation, type TurnConversation } from './conversation';
 import { buildSystemMessage, type TurnContext } from './system-message';
@@ -45,6 +46,8 @@ export interface TurnOps {
     policy?: PolicyRecord;
     /** An MCP tool: its server, the name the server knows it by, and whether the server calls it idempotent. */
     mcp?: { server: string; tool: string; idempotent: boolean };
+    /** A custom tool (defineTool), and whether it may run twice. */
+    custom?: { idempotent: boolean };
   }): Promise<ToolOutcome>;
   /** Waits for a human answer; resolves `undefined` on timeout. */
   askUser(callId: string, question: string): Promise<string | undefined>;
@@ -89,6 +92,10 @@ export interface TurnOptions {
   mcp?: { tools: McpToolSet; registry(tools: McpToolSet): ToolRegistry; rules(tools: McpToolSet): Rule[] };
   /** Bound what model text may cost the workflow (argument depth, echoed text, fingerprints); off only for turns recorded before. */
   boundedInput?: boolean;
+  /** The session's custom tools (already part of `registry`); `listed`: this turn listed them, and its result hands them to the session. */
+  custom?: { tools: CustomToolSet; listed: boolean };
+  /** Why the turn cannot run at all (tools the session needs are missing): it ends `failed` before any model call. */
+  refuse?: string;
 }
 
 /** A run that stopped between steps to continue as new, with where it stopped. */
@@ -138,6 +145,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
     ...(storedToolCalls.length ? { storedToolCalls } : {}),
     sessionRules,
     ...(mcpChanged && mcpTools ? { mcpTools } : {}),
+    ...(opts.custom?.listed ? { customTools: opts.custom.tools } : {}),
     ...(retriedAttempts ? { retriedAttempts } : {}),
     ...(error ? { error } : {}),
   });
@@ -148,6 +156,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
 
   const first = r?.step ?? 1;
   let step = first;
+  if (opts.refuse) return done('failed', `The turn could not start: ${opts.refuse}`, 0, opts.refuse);
   try {
     return await loop();
   } catch (err) {
@@ -194,6 +203,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
           ...call(),
           tools: registry.names(),
           ...(mcpTools?.ref ? { mcpTools: mcpTools.ref } : {}),
+          ...(opts.custom?.tools.ref ? { customTools: opts.custom.tools.ref } : {}),
           ...(conversation instanceof StoredConversation ? { callIdPrefix: `t${input.turn}-s${step}` } : {}),
         });
       } catch (err) {
@@ -286,6 +296,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
         ...(opts.context?.skillsIndex ? { skillsIndex: opts.context.skillsIndex } : {}),
         ...(opts.context?.memories?.length ? { memories: opts.context.memories } : {}),
         ...(opts.turnRules?.length ? { skillRules: [...opts.turnRules] } : {}),
+        ...(opts.custom?.listed ? { customTools: opts.custom.tools } : {}),
       },
     };
   }
@@ -297,7 +308,8 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
     if (def.runsIn !== 'workflow') {
       const local = def.runsIn === 'local_activity';
       const mcp = def.mcpTool !== undefined && def.source.startsWith('mcp:') ? { mcp: { server: def.source.slice(4), tool: def.mcpTool, idempotent: def.annotations?.idempotentHint === true || def.annotations?.readOnlyHint === true } } : {};
-      return ops.executeTool({ step, callId: j.call.id, name: def.name, args, timeoutMs: def.timeoutMs, local, ...(j.policy ? { policy: j.policy } : {}), ...mcp });
+      const custom = def.source === 'custom' ? { custom: { idempotent: def.idempotent === true } } : {};
+      return ops.executeTool({ step, callId: j.call.id, name: def.name, args, timeoutMs: def.timeoutMs, local, ...(j.policy ? { policy: j.policy } : {}), ...mcp, ...custom });
     }
     switch (def.name) {
       case 'finish':

@@ -33,6 +33,7 @@ import { RunEvents } from './run-events';
 import { evalDecision } from './eval-humans';
 import { discoverActivity, executeTool, executeToolLocally, mcpActivity, mcpLocalActivity, prepareTurn, storeValue, toolActivity, type Activities } from './tool-activities';
 import { mcpRules } from '../common/mcp-tools';
+import { missingTools, missingToolsMessage } from '../common/custom-tools';
 import { alwaysPatternProblem } from '../common/policy/always';
 import type { Policy } from '../common/policy/schema';
 import { mcpAnswerQuery, mcpQuestionSignal, questionText, turnRegistry, validateMcpAnswer, type McpQuestion } from './mcp';
@@ -155,7 +156,15 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       model: m.provider === 'scripted' ? { provider: 'scripted', model: m.model, script: m.script } : m,
       ...(input.config.memory ? { memory: input.config.memory } : {}),
       ...(input.config.skills?.folders.length ? { skillFolders: input.config.skills.folders } : {}),
+      // The session's first turn lists the worker's custom tools; later turns have them recorded.
+      ...(input.customTools ? {} : { listCustomTools: true }),
     }));
+  // The custom tools this turn offers: the session's, or the list this (first) turn got. A list
+  // that lacks a tool the session needs ends the turn before any model call, and is not kept:
+  // the next message lists again (on a worker that has them, once one runs).
+  const listed = input.customTools ? undefined : prepared?.customTools;
+  const customTools = input.customTools ?? listed;
+  const missing = input.customTools ? [] : missingTools(listed, input.config.tools?.required);
 
   const waitForHuman = async (pending: NonNullable<TurnState['pending']>, done: () => boolean, timeoutMs: number): Promise<boolean> => {
     state.status = pending.kind === 'question' ? 'waiting_for_user' : 'waiting_for_approval';
@@ -214,8 +223,9 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
     } catch (err) {
       if (!toolFailuresAsResults || isCancellation(err)) throw err;
       const type = call.name === 'run_shell' ? 'SANDBOX_UNAVAILABLE' : server ? 'MCP_SERVER_UNAVAILABLE' : 'EXECUTION_ERROR';
-      // Not retried (the server does not call it idempotent): it may have run before the loss.
-      const unsure = server && !mcp!.idempotent ? ' (it may or may not have taken effect: check before calling it again)' : '';
+      // An MCP tool not retried (the server does not call it idempotent), or a custom one that is
+      // not idempotent (its claim stops a second run): it may have run before the loss.
+      const unsure = (server && !mcp!.idempotent) || call.custom?.idempotent === false ? ' (it may or may not have taken effect: check before calling it again)' : '';
       return toolError(type, `${call.name} could not be run: ${rootCauseMessage(err)}${unsure}`, {
         suggestion: 'the tool infrastructure failed, not your call: try again later, or continue another way',
       });
@@ -302,7 +312,10 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
     },
     {
       ...(policy ? { policy } : {}),
-      ...(mcpTools ? { registry: turnRegistry(mcpTools, mcpServers, boundedInput), mcp: { tools: mcpTools, registry: (t: typeof mcpTools) => turnRegistry(t, mcpServers, boundedInput), rules: (t: typeof mcpTools) => mcpRules(t, mcpServers) } } : {}),
+      ...(mcpTools || customTools?.tools.length ? { registry: turnRegistry(mcpTools, mcpServers, boundedInput, customTools) } : {}),
+      ...(mcpTools ? { mcp: { tools: mcpTools, registry: (t: typeof mcpTools) => turnRegistry(t, mcpServers, boundedInput, customTools), rules: (t: typeof mcpTools) => mcpRules(t, mcpServers) } } : {}),
+      ...(customTools ? { custom: { tools: customTools, listed: listed !== undefined && !missing.length } } : {}),
+      ...(missing.length ? { refuse: missingToolsMessage(missing, listed) } : {}),
       context: {
         ...(prepared?.skillsIndex ? { skillsIndex: prepared.skillsIndex } : {}),
         ...(prepared?.memories?.length ? { memories: prepared.memories } : {}),

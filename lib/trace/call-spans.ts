@@ -17,7 +17,7 @@ const REGISTRY = builtinRegistry();
 /** Errors the workflow gives a call without running it. */
 const DECIDED_IN_WORKFLOW = new Set(['INVALID_ARGUMENTS', 'UNKNOWN_TOOL', 'PERMISSION_DENIED', 'APPROVAL_DENIED', 'APPROVAL_TIMEOUT', 'REPEATED_ACTION']);
 
-/** `local`, `skill`, `mcp:<server>` (tools named `mcp__<server>__<tool>`). */
+/** `local`, `skill`, `mcp:<server>` (tools named `mcp__<server>__<tool>`); custom tools are known by their execution. */
 export function toolSource(name: string): string | undefined {
   if (name.startsWith('mcp__')) return `mcp:${name.slice(5).split('__')[0]}`;
   return REGISTRY.get(name)?.source;
@@ -180,7 +180,8 @@ function oneCall(
     v.record?.policy ??
     (pendingCall ? { decision: 'ask', reason: pendingCall.reason, ...(pendingCall.rule ? { rule: pendingCall.rule } : {}) } : undefined);
   const args = parseArgs(v.call.arguments);
-  const source = toolSource(v.call.name);
+  // A custom tool (defineTool) is named by its execution's input.
+  const source = toolSource(v.call.name) ?? (act?.input.custom ? 'custom' : undefined);
   const def = REGISTRY.get(v.call.name);
   const kind = act ? 'activity' : loc ? 'local_activity' : 'workflow';
 

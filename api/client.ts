@@ -1,0 +1,219 @@
+/**
+ * The client: drive sessions from your code as the `harness` CLI does (the CLI is built on this
+ * class). `run` sends a message (starting the session when it is new) and waits until the turn
+ * ends or waits on a human; `approve`, `deny` and `answer` decide what it waits on from any
+ * process, `wait` follows the turn again, `status` and `trace` read a session back. Failures a
+ * person can act on are UserErrors: one line, and a hint.
+ */
+import os from 'node:os';
+import { randomBytes } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { PendingApproval, SessionConfig } from '../common/session';
+import { resolveSessionConfig } from '../lib/config';
+import { UsageError } from '../lib/errors';
+import { RideOut } from '../lib/ride-out';
+import {
+  answerQuestion,
+  decideApprovals,
+  endSession,
+  sendMessage,
+  sessionExists,
+  waitForTurn,
+  type DecisionRequest,
+  type TurnOutcome,
+  type WaitOptions,
+} from '../lib/session-client';
+import { sessionView, type SessionView } from '../lib/session-status';
+import { connectClient, temporalSettings } from '../lib/temporal';
+import { loadTrace, type Trace } from '../lib/trace';
+import { openMessageStore, type OpenedStore } from '../lib/trace/payloads';
+import { harnessHome } from '../lib/paths';
+
+/** Where the harness is; every field defaults from the environment as the CLI's do. */
+export interface ConnectOptions {
+  /** Settings source (default process.env): TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, HARNESS_TASK_QUEUE, HARNESS_MODEL … */
+  env?: NodeJS.ProcessEnv;
+  /** The task queue new sessions start on (default HARNESS_TASK_QUEUE, else `harness`): the one your worker polls. */
+  taskQueue?: string;
+  /** Who you are, as Temporal records it with your answers and approvals (default `harness-api <user>@<host>`). */
+  identity?: string;
+  /** Where a `harness.config.json` is looked for and `scripted:` paths start (default process.cwd()). */
+  cwd?: string;
+}
+
+/** A message for a session: which session, and for a new one how to start it. */
+export interface SendOptions {
+  /** Continue this session, or start it under this id (default: a new session). */
+  sessionId?: string;
+  /** New sessions: the model (`gpt-4o-mini`, `scripted:<file>`; default HARNESS_MODEL or the config file's). */
+  model?: string;
+  /** New sessions: the policy mode (default `ask`, or HARNESS_POLICY, or the config file's). */
+  policy?: 'strict' | 'ask' | 'auto';
+  /** New sessions: a config file (default ./harness.config.json when trusted). */
+  configFile?: string;
+  /** New sessions: the system prompt, in place of the config's. */
+  systemPrompt?: string;
+  /** New sessions: custom tools the session cannot do without; its first turn fails, naming them, on a worker that lacks one. */
+  requireTools?: readonly string[];
+  /** Step limit of this turn. */
+  maxSteps?: number;
+  /** @internal The configuration already resolved (the CLI resolves it before connecting). */
+  config?: SessionConfig;
+  /** @internal How the CLI rides out outages while sending. */
+  ride?: RideOut;
+}
+
+/** Where a message went. */
+export interface SentMessage {
+  sessionId: string;
+  turnId: string;
+  turn: number;
+}
+
+/** A turn's outcome (done, or waiting on a human) with where it is. */
+export type RunOutcome = TurnOutcome & SentMessage;
+
+/** What a decision applied to: the turn to wait on, the calls decided, what an `always` granted. */
+export interface Decided {
+  turnId: string;
+  calls: PendingApproval[];
+  granted: string[];
+}
+
+/** Options of the calls that reach a running turn. */
+export interface DeliverOptions {
+  /** @internal How the CLI rides out outages while delivering. */
+  ride?: RideOut;
+}
+
+/** What a trace includes. */
+export interface TraceOptions {
+  /** Add the payloads history names by hash (messages, whole arguments and results), read from the message store (DATABASE_URL, or the embedded one under HARNESS_HOME). */
+  full?: boolean;
+  /** @internal A message store the caller opened (the CLI's --full). */
+  store?: OpenedStore;
+}
+
+/** Connects to Temporal (retrying for a while when it is slow) and returns a client. */
+export async function connectHarness(opts: ConnectOptions = {}): Promise<HarnessClient> {
+  const env = { ...(opts.env ?? process.env), ...(opts.taskQueue ? { HARNESS_TASK_QUEUE: opts.taskQueue } : {}) };
+  const s = temporalSettings(env);
+  const client = await connectClient(s, 5_000, opts.identity ?? `harness-api ${username(env)}@${os.hostname()}`);
+  return new HarnessClient(client, { taskQueue: s.taskQueue, env, ...(opts.cwd ? { cwd: opts.cwd } : {}), owned: true });
+}
+
+/** A client of the harness over a Temporal client; see the module comment. */
+export class HarnessClient {
+  /** `owned`: close() closes the connection too (connectHarness made it). */
+  constructor(
+    readonly temporal: Client,
+    private readonly opts: { taskQueue?: string; env?: NodeJS.ProcessEnv; cwd?: string; owned?: boolean } = {},
+  ) {}
+
+  /** Sends a message (starting the session when it is new) and returns the turn it started, without waiting. */
+  async send(text: string, opts: SendOptions = {}): Promise<SentMessage> {
+    const sessionId = opts.sessionId ?? newSessionId();
+    const config = opts.config ?? (await this.configFor(sessionId, opts));
+    if (config && !this.opts.taskQueue) throw new UsageError('this client was made without a task queue and cannot start sessions');
+    const sent = await sendMessage(this.temporal, {
+      taskQueue: this.opts.taskQueue ?? '',
+      sessionId,
+      ...(config ? { config } : {}),
+      text,
+      ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+      ...(opts.ride ? { ride: opts.ride } : {}),
+    });
+    return { sessionId, ...sent };
+  }
+
+  /** Sends a message and waits until its turn ends or waits on a human (then approve, deny or answer, and wait). */
+  async run(text: string, opts: SendOptions & { wait?: WaitOptions } = {}): Promise<RunOutcome> {
+    const sent = await this.send(text, opts);
+    return { ...sent, ...(await this.wait(sent.turnId, opts.wait)) };
+  }
+
+  /** Waits until the turn ends or waits on a human, riding out outages (bounded by `timeoutMs`). */
+  wait(turnId: string, opts: WaitOptions = {}): Promise<TurnOutcome> {
+    return waitForTurn(this.temporal, turnId, opts);
+  }
+
+  /** Answers the session's pending question; returns the turn to wait on. */
+  async answer(sessionId: string, text: string, opts: DeliverOptions = {}): Promise<{ turnId: string }> {
+    return { turnId: await answerQuestion(this.temporal, sessionId, text, opts.ride) };
+  }
+
+  /** Approves pending calls (default: all of the step); `always` allows the same for the rest of the session (a string: commands starting with those words). */
+  approve(sessionId: string, opts: { callIds?: string[]; always?: boolean | string } = {}): Promise<Decided> {
+    return this.decide(sessionId, {
+      approve: true,
+      ...(opts.callIds ? { callIds: opts.callIds } : {}),
+      ...(opts.always ? { always: true } : {}),
+      ...(typeof opts.always === 'string' ? { pattern: opts.always } : {}),
+    });
+  }
+
+  /** Denies pending calls (default: all of the step); the model reads APPROVAL_DENIED with the reason. */
+  deny(sessionId: string, opts: { callIds?: string[]; reason: string }): Promise<Decided> {
+    return this.decide(sessionId, { approve: false, reason: opts.reason, ...(opts.callIds ? { callIds: opts.callIds } : {}) });
+  }
+
+  /** Decides pending calls; each named with the digest shown is refused if the call changed since. */
+  decide(sessionId: string, request: DecisionRequest, opts: DeliverOptions = {}): Promise<Decided> {
+    return decideApprovals(this.temporal, sessionId, request, opts.ride);
+  }
+
+  /** A session's state; a closed one (failed, terminated, ended) says why and when. */
+  status(sessionId: string, opts: { timeoutMs?: number } & DeliverOptions = {}): Promise<SessionView> {
+    return sessionView(this.temporal, sessionId, opts.ride ?? new RideOut({ deadline: Date.now() + (opts.timeoutMs ?? 60_000) }));
+  }
+
+  /** The spans of a session (every turn) or of one turn (`<session>/turn-N`), from its history; `full` adds payloads from the message store. */
+  async trace(id: string, opts: TraceOptions = {}): Promise<Trace> {
+    const env = this.opts.env ?? process.env;
+    const store = opts.store ?? (opts.full ? await openMessageStore(harnessHome(env), env) : undefined);
+    try {
+      return await loadTrace(this.temporal, id, store ? { store } : {});
+    } finally {
+      if (!opts.store && store && 'close' in store) await store.close();
+    }
+  }
+
+  /** Ends a session once its current turn is done. */
+  async end(sessionId: string): Promise<void> {
+    await endSession(this.temporal, sessionId);
+  }
+
+  /** Closes the connection (when connectHarness made it). */
+  async close(): Promise<void> {
+    if (this.opts.owned) await this.temporal.connection.close();
+  }
+
+  /** The configuration a new session starts with; undefined for one that exists (it keeps its own). */
+  private async configFor(sessionId: string, o: SendOptions): Promise<SessionConfig | undefined> {
+    const shaping = o.model !== undefined || o.policy !== undefined || o.configFile !== undefined || o.systemPrompt !== undefined || o.requireTools !== undefined;
+    if (o.sessionId && (await sessionExists(this.temporal, sessionId))) {
+      if (shaping) throw new UsageError(`session ${sessionId} already exists and keeps the settings it started with`, 'drop model, policy, configFile, systemPrompt and requireTools to continue it');
+      return undefined;
+    }
+    const flags = { ...(o.model ? { model: o.model } : {}), ...(o.configFile ? { config: o.configFile } : {}), ...(o.policy ? { policy: o.policy } : {}) };
+    const config = resolveSessionConfig(flags, this.opts.env ?? process.env, this.opts.cwd ?? process.cwd());
+    const required = [...(o.requireTools ?? [])];
+    if (required.some((t) => typeof t !== 'string' || t === '')) throw new UsageError('requireTools must be tool names');
+    return { ...config, ...(o.systemPrompt !== undefined ? { systemPrompt: o.systemPrompt } : {}), ...(required.length ? { tools: { required } } : {}) };
+  }
+}
+
+/** A new session id (the CLI's too): sortable by time, unique enough for one user. */
+export function newSessionId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
+  return `s-${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+/** The login name; a uid without a passwd entry (containers) has none, which is no reason to fail. */
+function username(env: NodeJS.ProcessEnv): string {
+  try {
+    return os.userInfo().username;
+  } catch {
+    return env.USER || env.LOGNAME || `uid-${process.getuid?.() ?? 'unknown'}`;
+  }
+}

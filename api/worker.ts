@@ -1,0 +1,137 @@
+/**
+ * `createHarnessWorker`: a harness worker in your own process, with your tools. It serves the
+ * same workflows and built-in tools as `harness worker`, with the same defaults from the
+ * environment (TEMPORAL_ADDRESS or the embedded server's port, HARNESS_TASK_QUEUE, HARNESS_HOME,
+ * DATABASE_URL, model keys), and the tools given here besides. Sessions started on its task
+ * queue record the tools when they start (their first turn), so every turn and replay sees the
+ * same list; keep every worker of one task queue on the same tools.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { NativeConnection, Worker } from '@temporalio/worker';
+import type { HarnessTool } from '../common/custom-tools';
+import { defaultSandboxes, defaultSkills } from '../activities';
+import { createCustomTools } from '../activities/custom-tools/executor';
+import { McpPool } from '../activities/mcp/pool';
+import { serverNotesDir } from '../activities/mcp/orphans';
+import { MemoryHost } from '../activities/memory/host';
+import { UserError } from '../lib/errors';
+import { harnessHome } from '../lib/paths';
+import { connectWorker, temporalSettings } from '../lib/temporal';
+import { writeErrLine } from '../lib/terminal/write';
+import { openStore } from '../workers/open-store';
+import { createHarnessWorker as createWorker } from '../workers/worker';
+
+/** What createHarnessWorker takes; everything but `tools` has a default from the environment. */
+export interface HarnessWorkerOptions {
+  /** Tools made with defineTool. */
+  tools?: readonly HarnessTool[];
+  /** Per tool name, the values that tool's ctx.secrets holds; no tool gets the worker's environment otherwise. */
+  secrets?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** Where settings are read from (default process.env): TEMPORAL_*, HARNESS_*, DATABASE_URL, OPENAI_API_KEY … */
+  env?: NodeJS.ProcessEnv;
+  /** The task queue to poll (default HARNESS_TASK_QUEUE, else `harness`). */
+  taskQueue?: string;
+  /** Workspaces, records and the embedded database live here (default HARNESS_HOME, else `.harness`). */
+  home?: string;
+  /** Where the worker says what it does, one line at a time (default: standard error, escaped). */
+  log?: (line: string) => void;
+  /** @internal The workflow bundle (tests bundle the sources; default dist/workflow-bundle.js). */
+  bundlePath?: string;
+}
+
+/** A worker ready to poll. */
+export interface HarnessWorker {
+  readonly taskQueue: string;
+  /** The Temporal server it polls (`host:port`). */
+  readonly address: string;
+  readonly home: string;
+  /** The names of its custom tools. */
+  readonly tools: readonly string[];
+  /** Polls until shutdown() (or SIGINT/SIGTERM), then closes what it opened. */
+  run(): Promise<void>;
+  /** Stops polling; run() resolves once calls in flight are done. */
+  shutdown(): void;
+  /** The Temporal SDK worker underneath (advanced: its state, metrics). */
+  readonly worker: Worker;
+}
+
+/** Creates a worker with your tools (not polling yet: call run()); a bad tool definition throws before anything connects. */
+export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Promise<HarnessWorker> {
+  const env: NodeJS.ProcessEnv = {
+    ...(opts.env ?? process.env),
+    ...(opts.taskQueue ? { HARNESS_TASK_QUEUE: opts.taskQueue } : {}),
+    ...(opts.home ? { HARNESS_HOME: opts.home } : {}),
+  };
+  const log = opts.log ?? writeErrLine;
+  const tools = opts.tools ?? [];
+  const s = temporalSettings(env);
+  const home = harnessHome(env);
+  // Checked now, so a mistake fails here rather than in the first session's first turn.
+  createCustomTools({ home, tools, ...(opts.secrets ? { secrets: opts.secrets } : {}) });
+  const connection = await connect(s);
+  const skills = defaultSkills(env);
+  const memory = new MemoryHost({ home, ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}) });
+  const mcp = new McpPool({ env, log: (line) => log(`mcp: ${line}`), notesDir: serverNotesDir(home) });
+  const close = async () => {
+    await mcp.closeAll();
+    await memory.close();
+    await connection.close().catch(() => undefined);
+  };
+  let worker: Worker;
+  try {
+    // The message store before polling: a worker without it would take turns it can only fail.
+    if ((await openStore(memory, env, log)) === 'stopped') throw new UserError('stopped while waiting for the message store');
+    worker = await createWorker({
+      connection,
+      namespace: s.namespace,
+      taskQueue: s.taskQueue,
+      home,
+      env,
+      skills,
+      sandboxes: defaultSandboxes(home, env, skills),
+      memory,
+      mcp,
+      tools,
+      ...(opts.secrets ? { toolSecrets: opts.secrets } : {}),
+      ...(opts.bundlePath ? { bundlePath: opts.bundlePath } : {}),
+    });
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return {
+    taskQueue: s.taskQueue,
+    address: s.address,
+    home,
+    tools: tools.map((t) => t.name),
+    worker,
+    async run() {
+      const running = worker.run();
+      try {
+        // Ready means polling (a client may look for a polling worker next).
+        let ended = false;
+        void running.finally(() => (ended = true)).catch(() => undefined);
+        while (!ended && worker.getState() !== 'RUNNING') await sleep(50);
+        if (!ended) log(`worker ready: ${s.address} namespace=${s.namespace} task queue=${s.taskQueue} home=${home} tools=${tools.map((t) => t.name).join(',') || '(none of its own)'}`);
+        await running;
+      } finally {
+        await close();
+      }
+    },
+    shutdown() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+    },
+  };
+}
+
+/** The worker's connection, or one line saying Temporal cannot be reached and how to get one. */
+async function connect(s: ReturnType<typeof temporalSettings>): Promise<NativeConnection> {
+  try {
+    return await connectWorker(s);
+  } catch (err) {
+    throw new UserError(
+      `cannot reach Temporal at ${s.address}: ${(err as Error).message.split('\n')[0]}`,
+      s.embedded ? 'start the embedded server with `npx harness dev` (or set TEMPORAL_ADDRESS)' : 'check TEMPORAL_ADDRESS and that the server runs',
+    );
+  }
+}

@@ -1,0 +1,19 @@
+/**
+ * The public entry point of the harness as a library (`import { … } from 'durable-agent-harness'`):
+ * tools in TypeScript (defineTool), a worker that runs them (createHarnessWorker), and a client
+ * that drives sessions (connectHarness; the `harness` CLI is built on it). Only what is exported
+ * here is public; everything else may change between releases.
+ */
+export { defineTool, type ToolDefinitionInput } from './api/define-tool';
+export { ToolError, type HarnessTool, type ToolContext, type ToolLogger } from './common/custom-tools';
+export { ToolDefinitionError } from './common/tools';
+export { createHarnessWorker, type HarnessWorker, type HarnessWorkerOptions } from './api/worker';
+export { connectHarness, HarnessClient, type ConnectOptions, type Decided, type RunOutcome, type SendOptions, type SentMessage, type TraceOptions } from './api/client';
+export { UserError, UsageError } from './lib/errors';
+export type { TurnOutcome, WaitOptions, DecisionRequest } from './lib/session-client';
+export type { SessionView, SessionViewStatus } from './lib/session-status';
+export type { Trace } from './lib/trace';
+export type { Span, SpanStatus, SpanType } from './lib/trace/types';
+export type { Pending, PendingApproval, SessionState, TerminatedBy, ToolCallRecord, TurnResult, TurnState } from './common/session';
+export type { Risk, ToolResult, Usage } from './common/types';
+export type { ErrorType } from './common/errors';
