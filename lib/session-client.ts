@@ -106,7 +106,7 @@ function update<R>(client: Client, workflowId: string, ride: RideOut | undefined
 }
 
 /** How long `status` and the commands that read a session's state wait for its query (the server gives up at 30 s). */
-const STATE_QUERY_MS = 30_000;
+const STATE_QUERY_MS = 20_000;
 
 /**
  * Runs a query on a workflow. With `ride`, trouble is waited out (see lookUntil). Without,
