@@ -35,5 +35,11 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions): Promise<W
     // (model calls) that left a second between the last beat the server saw and a false
     // "worker lost" under load. Activities beat every third of their timeout; this sends each.
     maxHeartbeatThrottleInterval: '1s',
+    // A workflow's next task goes to the worker that ran its last one (its sticky queue) while
+    // that worker polled within the last 10 s; a killed worker's tasks then sat there for the
+    // SDK's default 10 s before any other worker could take them. A live worker starts its
+    // sticky task at once (its poll is waiting for it); one that does not within 3 s has the
+    // task moved to the shared queue, where it is replayed from history.
+    stickyQueueScheduleToStartTimeout: '3s',
   });
 }
