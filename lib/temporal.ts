@@ -97,6 +97,12 @@ function connectOptions(s: TemporalSettings) {
   return { address: s.address, ...(s.tls ? { tls: s.tls } : {}), ...(s.apiKey ? { apiKey: s.apiKey } : {}) };
 }
 
+/**
+ * A client's channel reconnects at most 5 s apart: grpc-js backs off up to two minutes by
+ * default, so a server back after a minute's outage could go unnoticed for another minute.
+ */
+const RECONNECT = { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 5_000 };
+
 /** How long connectClient keeps trying by default: long enough for a loaded or restarting server. */
 export const CONNECT_PATIENCE_MS = 15_000;
 
@@ -143,7 +149,7 @@ export async function connectClient(s: TemporalSettings, timeoutMs = 5_000, iden
     }
     if (opts.lazy) {
       const observing = observingInterceptors();
-      return client(Connection.lazy({ ...connectOptions(s), interceptors: observing.interceptors }), observing.bind);
+      return client(Connection.lazy({ ...connectOptions(s), channelArgs: RECONNECT, interceptors: observing.interceptors }), observing.bind);
     }
     if (tcp !== 'refused' && tcp !== 'unresolved') {
       try {
@@ -151,6 +157,7 @@ export async function connectClient(s: TemporalSettings, timeoutMs = 5_000, iden
         const connection = await Connection.connect({
           ...connectOptions(s),
           connectTimeout: Math.min(timeoutMs, Math.max(deadline - Date.now(), 1_000)),
+          channelArgs: RECONNECT,
           interceptors: observing.interceptors,
         });
         return client(connection, observing.bind);
