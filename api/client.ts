@@ -57,8 +57,8 @@ export interface SendOptions {
   requireTools?: readonly string[];
   /** Step limit of this turn. */
   maxSteps?: number;
-  /** @internal The configuration already resolved (the CLI resolves it before connecting). */
-  config?: SessionConfig;
+  /** @internal The configuration already resolved (the CLI resolves it before connecting); null: the session exists, send none. */
+  config?: SessionConfig | null;
   /** @internal How the CLI rides out outages while sending. */
   ride?: RideOut;
 }
@@ -113,7 +113,7 @@ export class HarnessClient {
   /** Sends a message (starting the session when it is new) and returns the turn it started, without waiting. */
   async send(text: string, opts: SendOptions = {}): Promise<SentMessage> {
     const sessionId = opts.sessionId ?? newSessionId();
-    const config = opts.config ?? (await this.configFor(sessionId, opts));
+    const config = opts.config !== undefined ? (opts.config ?? undefined) : await this.configFor(sessionId, opts);
     if (config && !this.opts.taskQueue) throw new UsageError('this client was made without a task queue and cannot start sessions');
     const sent = await sendMessage(this.temporal, {
       taskQueue: this.opts.taskQueue ?? '',

@@ -1,6 +1,6 @@
 /** Parsers for CLI arguments: bad values are usage errors (exit 2) with the rule stated. */
-import { randomBytes } from 'node:crypto';
 import { InvalidArgumentError } from 'commander';
+export { newSessionId } from '../api/client';
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -47,10 +47,4 @@ export function parsePort(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535');
   return n;
-}
-
-/** A new session id: sortable by time, unique enough for one user. */
-export function newSessionId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-  return `s-${stamp}-${randomBytes(3).toString('hex')}`;
 }

@@ -1,6 +1,7 @@
 /** What every command needs: settings, HARNESS_HOME, a client (starting the embedded server if allowed). */
 import os from 'node:os';
 import type { Client } from '@temporalio/client';
+import { HarnessClient } from '../api/client';
 import { ensureEmbedded } from '../lib/embedded';
 import { harnessHome } from '../lib/paths';
 import { connectClient, temporalSettings, type TemporalSettings } from '../lib/temporal';
@@ -18,6 +19,8 @@ export interface CliContext {
    * (lib/temporal.ts, `lazy`).
    */
   client(opts?: { autostart?: boolean; waits?: boolean }): Promise<Client>;
+  /** The public client (api/client.ts) over client(opts): the CLI drives sessions only through it. */
+  harness(opts?: { autostart?: boolean; waits?: boolean }): Promise<HarnessClient>;
   /** Who is acting (user@host): the client identity Temporal records with answers and approvals. */
   readonly who: string;
 }
@@ -43,6 +46,9 @@ export function createContext(env: NodeJS.ProcessEnv = process.env): CliContext 
         return connectClient(s, 5_000, `harness-cli ${ctx.who}`, { say, ...(opts.waits ? { lazy: true } : {}) });
       })();
       return client;
+    },
+    async harness(opts = {}) {
+      return new HarnessClient(await ctx.client(opts), { taskQueue: ctx.settings.taskQueue, env });
     },
   };
   return ctx;

@@ -7,13 +7,13 @@
 import { createInterface } from 'node:readline/promises';
 import { existsSync } from 'node:fs';
 import { InvalidArgumentError, Option } from 'commander';
-import type { Client } from '@temporalio/client';
 import type { Pending, PendingApproval } from '../common/session';
 import { embeddedFiles } from '../lib/embedded';
 import { processAlive, readPidFile } from '../lib/pids';
 import { UserError } from '../lib/errors';
 import { RideOut } from '../lib/ride-out';
-import { answerQuestion, decideApprovals, TEMPORAL_HINT, waitForTurn } from '../lib/session-client';
+import { TEMPORAL_HINT } from '../lib/session-client';
+import type { HarnessClient } from '../api/client';
 import { seconds, type Trouble } from '../lib/wait-progress';
 import type { CliContext } from './context';
 import { escapeForTerminal } from '../lib/terminal/escape';
@@ -112,15 +112,15 @@ export function waitRide(
   });
 }
 
-/** Waits for the turn; returns the process exit code. */
-export async function driveTurn(client: Client, sessionId: string, turnId: string, o: DriveOptions): Promise<number> {
+/** Waits for the turn through the public client; returns the process exit code. */
+export async function driveTurn(harness: HarnessClient, sessionId: string, turnId: string, o: DriveOptions): Promise<number> {
   const notes = o.notes ?? new WaitNotes();
   // Each wait between human decisions gets the whole timeout: a person's thinking time is not waiting.
   const timeoutMs = o.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_SEC * 1000;
   // Answers and decisions made inline ride out trouble like the turn's wait does.
   const ride = (): RideOut | undefined => o.ctx && waitRide(o.ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see \`harness status ${sessionId}\``);
   for (;;) {
-    const out = await waitForTurn(client, turnId, {
+    const out = await harness.wait(turnId, {
       timeoutMs,
       onStep: (step) => {
         if (o.prompter && !o.json) say(`… step ${step}`);
@@ -153,14 +153,13 @@ export async function driveTurn(client: Client, sessionId: string, turnId: strin
     }
     try {
       if (pending.kind === 'question') {
-        await answerQuestion(client, sessionId, await o.prompter.ask(pending.question), ride());
+        await harness.answer(sessionId, await o.prompter.ask(pending.question), { ride: ride() });
         continue;
       }
       for (const call of pending.calls) {
         const verdict = await o.prompter.approve(call);
         // Exactly the call shown: its digest makes the turn refuse anything else.
-        const { granted } = await decideApprovals(
-          client,
+        const { granted } = await harness.decide(
           sessionId,
           {
             calls: [{ callId: call.callId, digest: call.digest ?? '' }],
@@ -168,7 +167,7 @@ export async function driveTurn(client: Client, sessionId: string, turnId: strin
             ...(verdict === 'always' ? { always: true } : {}),
             ...(verdict === 'no' ? { reason: 'denied at the terminal' } : {}),
           },
-          ride(),
+          { ride: ride() },
         );
         for (const g of granted) say(grantLine(g));
       }
@@ -192,7 +191,7 @@ function stillPending(sessionId: string, pending: Pending): UserError {
 
 /** After a human decision: return at once (`--no-wait`) or wait for the turn like `run`. */
 export async function followTurn(
-  client: Client,
+  harness: HarnessClient,
   sessionId: string,
   turnId: string,
   o: { json?: boolean; wait: boolean; waitTimeout?: number },
@@ -200,7 +199,7 @@ export async function followTurn(
   waited: { notes?: WaitNotes; ctx?: Pick<CliContext, 'settings' | 'home'> } = {},
 ): Promise<number> {
   if (o.wait) {
-    return driveTurn(client, sessionId, turnId, {
+    return driveTurn(harness, sessionId, turnId, {
       json: Boolean(o.json),
       ...(o.waitTimeout ? { waitTimeoutMs: o.waitTimeout * 1000 } : {}),
       ...(waited.notes ? { notes: waited.notes } : {}),

@@ -1,6 +1,5 @@
 /** `harness approve` / `harness deny`: decide pending tool calls from any process. */
 import type { Command } from 'commander';
-import { decideApprovals } from '../../lib/session-client';
 import { UsageError } from '../../lib/errors';
 import type { CliContext } from '../context';
 import { followTurn, waitRide, waitTimeoutOption } from '../wait';
@@ -21,11 +20,10 @@ export function registerApprovals(program: Command, ctx: CliContext): void {
   const decide = async (sessionId: string, callId: string | undefined, approve: boolean, o: DecideFlags) => {
     // Delivering the decision and waiting for the turn ride out trouble alike, each bounded by --wait-timeout.
     const timeoutMs = o.waitTimeout * 1000;
-    const client = await ctx.client({ waits: true });
+    const harness = await ctx.harness({ waits: true });
     const notes = new WaitNotes();
     const ride = waitRide(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
-    const { turnId, calls, granted } = await decideApprovals(
-      client,
+    const { turnId, calls, granted } = await harness.decide(
       sessionId,
       {
         ...(callId ? { callIds: [callId] } : {}),
@@ -34,14 +32,14 @@ export function registerApprovals(program: Command, ctx: CliContext): void {
         ...(o.always ? { always: true } : {}),
         ...(typeof o.always === 'string' ? { pattern: o.always } : {}),
       },
-      ride,
+      { ride },
     );
     const status = approve ? 'approved' : 'denied';
     // Say exactly what was decided: the person sees what their decision applied to, and what
     // an --always now allows without asking.
     if (!o.json) for (const c of calls) say(`${status} ${approvalLine(c)}`);
     if (!o.json) for (const g of granted) say(grantLine(g));
-    process.exitCode = await followTurn(client, sessionId, turnId, o, status, { notes, ctx });
+    process.exitCode = await followTurn(harness, sessionId, turnId, o, status, { notes, ctx });
   };
 
   program

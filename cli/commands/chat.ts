@@ -1,7 +1,7 @@
 /** `harness chat`: a REPL, one turn per line; questions are asked inline. */
 import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { checkMessage, requireWorker, sendMessage } from '../../lib/session-client';
+import { checkMessage, requireWorker } from '../../lib/session-client';
 import { UserError } from '../../lib/errors';
 import type { CliContext } from '../context';
 import { configFor, configForNew } from '../session-config';
@@ -20,7 +20,8 @@ export function registerChat(program: Command, ctx: CliContext): void {
     .option('--policy <mode>', 'permission policy mode for a new session: strict, ask (default) or auto')
     .action(async (o: { session?: string; model?: string; config?: string; policy?: string }) => {
       const early = configForNew(ctx, o);
-      const client = await ctx.client({ autostart: true });
+      const harness = await ctx.harness({ autostart: true });
+      const client = harness.temporal;
       // As in `run`: without a worker nothing would answer, so say so before the first line.
       await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
       const sessionId = o.session ?? newSessionId();
@@ -50,9 +51,9 @@ export function registerChat(program: Command, ctx: CliContext): void {
           const notes = new WaitNotes();
           const timeoutMs = DEFAULT_WAIT_TIMEOUT_SEC * 1000;
           const ride = waitRide(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
-          const { turnId } = await sendMessage(client, { taskQueue: ctx.settings.taskQueue, sessionId, ...(config ? { config } : {}), text: line, ride });
+          const { turnId } = await harness.send(line, { sessionId, config: config ?? null, ride });
           config = undefined; // started now: later messages go to the existing session
-          process.exitCode = await driveTurn(client, sessionId, turnId, { json: false, prompter, notes, ctx, waitTimeoutMs: timeoutMs });
+          process.exitCode = await driveTurn(harness, sessionId, turnId, { json: false, prompter, notes, ctx, waitTimeoutMs: timeoutMs });
         }
       } finally {
         rl.close();

@@ -72,7 +72,7 @@ export function registerFork(program: Command, ctx: CliContext): void {
       const turn = `${sessionId}/turn-1`;
       const json = Boolean(o.json);
       const prompter = terminalPrompter(json);
-      process.exitCode = await driveTurn(client, sessionId, turn, { json, waitTimeoutMs: o.waitTimeout * 1000, ctx, ...(prompter ? { prompter } : {}) });
+      process.exitCode = await driveTurn(await ctx.harness(), sessionId, turn, { json, waitTimeoutMs: o.waitTimeout * 1000, ctx, ...(prompter ? { prompter } : {}) });
       await noteStepLimit(client, sessionId, o.atStep, plan.spec.maxSteps ?? plan.config.limits.maxSteps);
     });
 }

@@ -1,7 +1,7 @@
 /** `harness status`, `harness sessions [prune]`, `harness answer`, `harness end [--purge]`: talk to existing sessions. */
 import type { Command } from 'commander';
-import { answerQuestion, checkMessage, endSession } from '../../lib/session-client';
-import { sessionView, type SessionView } from '../../lib/session-status';
+import { checkMessage } from '../../lib/session-client';
+import type { SessionView } from '../../lib/session-status';
 import { endAndPurge, findPrunable, parseAge, purgeSessions, type Prunable, type PurgeReport } from '../../lib/retention';
 import { UserError } from '../../lib/errors';
 import type { CliContext } from '../context';
@@ -20,9 +20,9 @@ export function registerInspect(program: Command, ctx: CliContext): void {
     .addOption(waitTimeoutOption('while Temporal or a worker does not answer, stop waiting after this long'))
     .action(async (sessionId: string, o: { json?: boolean; waitTimeout: number }) => {
       const timeoutMs = o.waitTimeout * 1000;
-      const client = await ctx.client({ waits: true });
+      const harness = await ctx.harness({ waits: true });
       const ride = waitRide(ctx, new WaitNotes(), timeoutMs, `for session ${sessionId}`, 'nothing was changed', `try again with \`harness status ${sessionId}\``);
-      const s = await sessionView(client, sessionId, ride);
+      const s = await harness.status(sessionId, { ride });
       if (o.json) return printJson(s);
       print(statusLines(s).join('\n'));
     });
@@ -108,11 +108,11 @@ export function registerInspect(program: Command, ctx: CliContext): void {
       checkMessage(text, 'the answer', 'give the answer as text');
       // Delivering the answer and waiting for the turn ride out trouble alike, each bounded by --wait-timeout.
       const timeoutMs = o.waitTimeout * 1000;
-      const client = await ctx.client({ waits: true });
+      const harness = await ctx.harness({ waits: true });
       const notes = new WaitNotes();
       const ride = waitRide(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
-      const turnId = await answerQuestion(client, sessionId, text, ride);
-      process.exitCode = await followTurn(client, sessionId, turnId, o, 'answered', { notes, ctx });
+      const { turnId } = await harness.answer(sessionId, text, { ride });
+      process.exitCode = await followTurn(harness, sessionId, turnId, o, 'answered', { notes, ctx });
     });
 
   program
@@ -121,9 +121,10 @@ export function registerInspect(program: Command, ctx: CliContext): void {
     .argument('<session>', 'session id', parseSessionId)
     .option('--purge', "then delete the session's messages, workspace, exec and write records and sandbox on the worker (not long-term memory)")
     .action(async (sessionId: string, o: { purge?: boolean }) => {
-      const client = await ctx.client();
+      const harness = await ctx.harness();
+      const client = harness.temporal;
       if (!o.purge) {
-        await endSession(client, sessionId);
+        await harness.end(sessionId);
         return say(`session ${sessionId} ended`);
       }
       const r = await endAndPurge(client, sessionId);

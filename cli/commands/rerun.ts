@@ -4,7 +4,7 @@ import { planFork } from '../../lib/fork';
 import { planRerun, recordedCallIndex, rerunLines, seedWords } from '../../lib/rerun';
 import { modelSpec } from '../../lib/config';
 import { UsageError } from '../../lib/errors';
-import { requireWorker, waitForTurn } from '../../lib/session-client';
+import { requireWorker } from '../../lib/session-client';
 import type { CliContext } from '../context';
 import { escapeForTerminal } from '../../lib/terminal/escape';
 import { EXIT, print, printJson, say } from '../output';
@@ -52,12 +52,13 @@ export function registerRerun(program: Command, ctx: CliContext): void {
       for (const p of state?.fork?.problems ?? []) say(escapeForTerminal(`not restored: ${p}`));
       const turn = `${sessionId}/turn-1`;
       const waitTimeoutMs = o.waitTimeout * 1000;
-      const out = await waitForTurn(client, turn, { timeoutMs: waitTimeoutMs });
+      const harness = await ctx.harness();
+      const out = await harness.wait(turn, { timeoutMs: waitTimeoutMs });
       if (out.kind === 'waiting') {
         // A call the record did not decide (the policy changed since): a human decides it now.
         say('the rerun asks about a call the record did not decide');
         const prompter = terminalPrompter(Boolean(o.json));
-        const code = await driveTurn(client, sessionId, turn, { json: Boolean(o.json), waitTimeoutMs, ...(prompter ? { prompter } : {}) });
+        const code = await driveTurn(harness, sessionId, turn, { json: Boolean(o.json), waitTimeoutMs, ...(prompter ? { prompter } : {}) });
         if (code === EXIT.waiting) return void (process.exitCode = code);
       }
       const compared = await waitForState(client, sessionId, (s) => s.rerun !== undefined, COMPARE_WAIT_MS);
@@ -79,6 +80,6 @@ export function registerRerun(program: Command, ctx: CliContext): void {
       await startForked(client, ctx.settings.taskQueue, live, liveId);
       say(escapeForTerminal(`going on live from step ${step} in session ${liveId} with ${model.provider}:${model.model}`));
       const prompter = terminalPrompter(Boolean(o.json));
-      process.exitCode = await driveTurn(client, liveId, `${liveId}/turn-1`, { json: Boolean(o.json), waitTimeoutMs, ...(prompter ? { prompter } : {}) });
+      process.exitCode = await driveTurn(harness, liveId, `${liveId}/turn-1`, { json: Boolean(o.json), waitTimeoutMs, ...(prompter ? { prompter } : {}) });
     });
 }

@@ -47,6 +47,6 @@ export function registerRetry(program: Command, ctx: CliContext): void {
       }
       const json = Boolean(o.json);
       const prompter = terminalPrompter(json);
-      process.exitCode = await driveTurn(client, plan.sessionId, plan.turnId, { json, waitTimeoutMs: o.waitTimeout * 1000, ctx, ...(prompter ? { prompter } : {}) });
+      process.exitCode = await driveTurn(await ctx.harness(), plan.sessionId, plan.turnId, { json, waitTimeoutMs: o.waitTimeout * 1000, ctx, ...(prompter ? { prompter } : {}) });
     });
 }

@@ -1,6 +1,6 @@
 /** `harness run "<task>"`: one turn, starting the session (and the embedded server) as needed. */
 import type { Command } from 'commander';
-import { requireWorker, sendMessage } from '../../lib/session-client';
+import { requireWorker } from '../../lib/session-client';
 import type { CliContext } from '../context';
 import { configFor, configForNew } from '../session-config';
 import { driveTurn, noWorkerHint, terminalPrompter, waitRide, waitTimeoutOption, workerStarting } from '../wait';
@@ -44,7 +44,8 @@ export function registerRun(program: Command, ctx: CliContext): void {
       // Everything that can be checked without a server is, so a mistake starts nothing.
       const task = await readTask(taskArg, o.file);
       const early = configForNew(ctx, o);
-      const client = await ctx.client({ autostart: true });
+      const harness = await ctx.harness({ autostart: true });
+      const client = harness.temporal;
       // Fail rather than wait when no worker polls: the usual causes (a wrong TEMPORAL_ADDRESS
       // or HARNESS_TASK_QUEUE, no worker deployed) are not cured by waiting, and checking
       // before sending leaves no session behind that nobody would run.
@@ -55,18 +56,11 @@ export function registerRun(program: Command, ctx: CliContext): void {
       // stopped after the check above holds the message up, and the wait says so instead of hanging.
       const notes = new WaitNotes();
       const ride = waitRide(ctx, notes, o.waitTimeout * 1000, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
-      const { turnId } = await sendMessage(client, {
-        taskQueue: ctx.settings.taskQueue,
-        sessionId,
-        ...(config ? { config } : {}),
-        text: task,
-        ...(o.maxSteps ? { maxSteps: o.maxSteps } : {}),
-        ride,
-      });
+      const { turnId } = await harness.send(task, { sessionId, config: config ?? null, ...(o.maxSteps ? { maxSteps: o.maxSteps } : {}), ride });
       if (!o.json) say(`session ${sessionId} · ${turnId}`);
       const json = Boolean(o.json);
       const prompter = terminalPrompter(json);
-      process.exitCode = await driveTurn(client, sessionId, turnId, {
+      process.exitCode = await driveTurn(harness, sessionId, turnId, {
         json,
         waitTimeoutMs: o.waitTimeout * 1000,
         notes,

@@ -1,6 +1,5 @@
 /** `harness trace <id> [--json] [--full] [--otlp URL]`: the story of a session or a turn, from Temporal history. */
 import { InvalidArgumentError, type Command } from 'commander';
-import { loadTrace } from '../../lib/trace';
 import { EndpointError, exportedLine, exportSpans, otlpTracesUrl } from '../../lib/trace/otlp';
 import { openMessageStore, type OpenedStore } from '../../lib/trace/payloads';
 import { traceLines } from '../../lib/trace/render';
@@ -28,10 +27,10 @@ export function registerTrace(program: Command, ctx: CliContext): void {
     .option('--full', 'with the payloads: messages, whole arguments and results (read from the message store, DATABASE_URL or the embedded one under HARNESS_HOME)')
     .option('--otlp <url>', 'send the spans to an OpenTelemetry receiver over OTLP/HTTP (base URL, e.g. http://127.0.0.1:6006 for Phoenix; /v1/traces is added) instead of printing the story; with --json they are printed too', parseOtlpUrl)
     .action(async (id: string, o: { json?: boolean; full?: boolean; otlp?: URL }) => {
-      const client = await ctx.client();
+      const harness = await ctx.harness();
       const store: OpenedStore | undefined = o.full ? await openMessageStore(ctx.home, ctx.env) : undefined;
       try {
-        const trace = await loadTrace(client, id, store ? { store } : {});
+        const trace = await harness.trace(id, store ? { store } : {});
         for (const note of trace.notes) say(`note: ${note}`);
         if (o.otlp) {
           // Only what the trace holds leaves: payloads only when --full asked for them.
