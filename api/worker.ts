@@ -14,10 +14,12 @@ import { createCustomTools } from '../activities/custom-tools/executor';
 import { McpPool } from '../activities/mcp/pool';
 import { serverNotesDir } from '../activities/mcp/orphans';
 import { MemoryHost } from '../activities/memory/host';
+import { ScriptedHost } from '../activities/scripted-host';
 import { UserError } from '../lib/errors';
 import { harnessHome } from '../lib/paths';
 import { connectWorker, temporalSettings } from '../lib/temporal';
 import { writeErrLine } from '../lib/terminal/write';
+import { installEscapingRuntime } from '../lib/terminal/temporal-log';
 import { openStore } from '../workers/open-store';
 import { createHarnessWorker as createWorker } from '../workers/worker';
 
@@ -64,6 +66,9 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Prom
   };
   const log = opts.log ?? writeErrLine;
   const tools = opts.tools ?? [];
+  // The SDK's log lines quote activity errors (model and tool text): escaped like everything
+  // the harness prints, unless the process installed its own Temporal runtime first.
+  installEscapingRuntime();
   const s = temporalSettings(env);
   const home = harnessHome(env);
   // Checked now, so a mistake fails here rather than in the first session's first turn.
@@ -72,7 +77,10 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Prom
   const skills = defaultSkills(env);
   const memory = new MemoryHost({ home, ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}) });
   const mcp = new McpPool({ env, log: (line) => log(`mcp: ${line}`), notesDir: serverNotesDir(home) });
+  // The scripted model's server is this worker's too: closed with it, so the process can end.
+  const scripted = new ScriptedHost(home);
   const close = async () => {
+    await scripted.close();
     await mcp.closeAll();
     await memory.close();
     await connection.close().catch(() => undefined);
@@ -91,6 +99,7 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Prom
       sandboxes: defaultSandboxes(home, env, skills),
       memory,
       mcp,
+      scripted,
       tools,
       ...(opts.secrets ? { toolSecrets: opts.secrets } : {}),
       ...(opts.bundlePath ? { bundlePath: opts.bundlePath } : {}),

@@ -68,4 +68,9 @@ it('the custom-tool example: a worker with two TypeScript tools and a client tha
   ]);
   expect(calls[1]!.output).toMatchObject({ ok: true, result: { refund_id: 'R-A-1001', refunded: true } });
   expect(spans.find((s) => s.type === 'approval' && s.parent_id === calls[1]!.span_id)?.output).toMatchObject({ approved: true });
+
+  // Ctrl-C (SIGTERM here) stops the worker and closes what it opened: the process ends by itself.
+  w.child.kill('SIGTERM');
+  const stopped = await Promise.race([w.done, new Promise<undefined>((resolve) => setTimeout(resolve, 20_000))]);
+  expect(stopped?.code, stopped ? describeResult(stopped) : 'the worker did not exit within 20 s of SIGTERM').toBe(0);
 }, 120_000);
