@@ -11,11 +11,12 @@ import type { EvalApprovals } from './eval';
 import type { McpServerSpec, McpServerStatus, McpToolSet } from './mcp';
 import type { WorkspaceSnapshot } from './snapshot';
 import type { CustomToolSet } from './custom-tools';
+import type { ToolModeDecision, ToolModeSetting } from './tool-mode';
 
 /** How the model is reached. `scripted` carries its script so any worker can serve it. */
 export type ModelSpec =
-  | { provider: 'openai'; model: string; baseUrl?: string }
-  | { provider: 'scripted'; model: string; script: unknown };
+  | { provider: 'openai'; model: string; baseUrl?: string; toolMode?: ToolModeSetting }
+  | { provider: 'scripted'; model: string; script: unknown; toolMode?: ToolModeSetting };
 
 /** The model spec as sent with each call: the scripted script is registered once per turn instead. */
 export type ModelRef = { provider: 'openai' | 'scripted'; model: string; baseUrl?: string };
@@ -42,6 +43,8 @@ export interface Limits {
   modelHeartbeatMs: number;
   /** Attempts per model call (408/409/429/5xx/network are retried). */
   modelMaxAttempts: number;
+  /** Most tokens one model reply may have (sent as the provider expects); absent in sessions from before it: the default. */
+  maxOutputTokens?: number;
 }
 
 /** Defaults used when neither flag, environment nor config file says otherwise. */
@@ -56,6 +59,7 @@ export const DEFAULT_LIMITS: Limits = {
   modelTimeoutMs: 120_000,
   modelHeartbeatMs: 5_000,
   modelMaxAttempts: 5,
+  maxOutputTokens: 4096,
 };
 
 /** Everything a session is fixed with when it starts. */
@@ -102,6 +106,8 @@ export interface SessionCarry {
   customTools?: CustomToolSet;
   /** The last turn's outcome and what it added to the totals: a retried turn's result replaces it. */
   lastTurn?: LastTurn;
+  /** How the session's turns offer the tools, as its first turn decided. */
+  toolMode?: ToolModeDecision;
 }
 
 /** What the session remembers of its last turn (carried across continue-as-new for `harness retry`). */
@@ -223,6 +229,8 @@ export interface TurnInput {
   recordedDecisions?: RecordedDecision[];
   /** An eval trial: the case's approval decisions and ask_user answers (nobody is waited for). */
   evalHumans?: { approvals: EvalApprovals; answers: string[] };
+  /** How the session's earlier turns offered the tools (native or text): this turn keeps it. */
+  toolMode?: ToolModeDecision;
 }
 
 /** A human decision of a recorded turn: the call by its digest (tool and arguments). */
@@ -294,7 +302,7 @@ export interface TurnResume {
   storedToolCalls: string[];
   conversation: ConversationRef;
   /** What prepareTurn gave the first run (the turn keeps its tools, skills and memories); a fork prepares anew. */
-  prepared?: { skillsIndex?: string; memories?: string[]; skillRules?: Rule[]; customTools?: CustomToolSet };
+  prepared?: { skillsIndex?: string; memories?: string[]; skillRules?: Rule[]; customTools?: CustomToolSet; toolMode?: ToolModeDecision };
   /** The MCP tools as the previous run last knew them. */
   mcpTools?: McpToolSet;
 }
@@ -328,6 +336,8 @@ export interface TurnResult {
   mcpTools?: McpToolSet;
   /** Set when this turn listed the session's custom tools (its first): the session keeps them. */
   customTools?: CustomToolSet;
+  /** How this turn offered the tools (native or text) and why: the session keeps it for later turns. */
+  toolMode?: ToolModeDecision;
   error?: string;
   /** Model call attempts beyond the first (retries), over every run of the turn. */
   retriedAttempts?: number;
@@ -380,6 +390,8 @@ export interface SessionState {
   rerun?: RerunReport;
   /** The session's MCP servers as discovery found them. */
   mcp?: McpServerStatus[];
+  /** How the model is offered the tools (native or text) and why, once a turn decided it. */
+  toolMode?: ToolModeDecision;
 }
 
 /** Answer of a turn's own `turnState` query. */

@@ -16,6 +16,8 @@ export interface ToolCall {
   providerId?: string;
   /** Arguments the model activity stored and replaced by references (BlobArg) in `arguments`. */
   storedArgs?: string[];
+  /** A text-mode reply that could not be read as a call, after the corrections allowed: why (the workflow answers INVALID_TOOL_CALL). */
+  invalid?: string;
 }
 
 /** One chat message in OpenAI chat-completions shape (the lingua franca of compatible endpoints). */
