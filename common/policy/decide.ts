@@ -93,7 +93,7 @@ export function decide(policy: Policy, call: PolicyCall, sessionRules: readonly 
   const session = sessionRules.map((rule) => ({ rule, label: rule.id ?? `session rule for ${rule.tool}` }));
   const command = shellCommand(call);
   const found = command === undefined ? undefined : analyzeCommand(command);
-  const analysis = found && sem.version >= 2 ? withoutSinks(found) : found;
+  const analysis = found && sem.version >= 2 ? forRules(found) : found;
   const programs = analysis && [...new Set(analysis.commands.map((c) => c.program).filter(Boolean))];
   const done = (d: Decision): Decision => (programs ? { ...d, programs } : d);
   const of = (decision: RuleDecision, list: Labelled[]) => list.filter((r) => r.rule.decision === decision);
@@ -128,11 +128,23 @@ export function decide(policy: Policy, call: PolicyCall, sessionRules: readonly 
 }
 
 
-/** Version 2 does not show rules redirections that write no file (`2>/dev/null`, `>&2` as a path). */
-function withoutSinks(analysis: CommandAnalysis): CommandAnalysis {
-  const commands = analysis.commands.map((c) =>
-    c.redirects.some((t) => SINKS.test(t)) ? { ...c, redirects: c.redirects.filter((t) => !SINKS.test(t)) } : c,
-  );
+/**
+ * What rules see of the analysis (version 2 and later): no redirections to /dev/null-like sinks
+ * (`2>/dev/null`, `>&2` as a path), and each distinct program once. Rules judge a program by its
+ * fields alone and the first match wins, so repeats change no decision; `ls; ls; …` eight
+ * thousand times is judged as one `ls`.
+ */
+function forRules(analysis: CommandAnalysis): CommandAnalysis {
+  const seen = new Set<string>();
+  const commands: SimpleCommand[] = [];
+  for (const c of analysis.commands) {
+    const command = c.redirects.some((t) => SINKS.test(t)) ? { ...c, redirects: c.redirects.filter((t) => !SINKS.test(t)) } : c;
+    const key = JSON.stringify([command.program, command.program ? '' : command.text, command.args, command.redirects, command.reads,
+      command.via, command.unknown, command.unclear, command.globs]);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    commands.push(command);
+  }
   return { ...analysis, commands };
 }
 

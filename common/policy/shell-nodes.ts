@@ -88,9 +88,17 @@ export function visitNode(node: SyntaxNode, scope: Scope, found: Found): Frame[]
   }
   const children: Frame[] = [];
   forEachChild(node, (child) => {
-    if (!LEAVES.has(child.type) && !(child.type === 'Glob' && !child.parts)) children.push({ kind: 'node', node: child, scope });
+    if (LEAVES.has(child.type) || (child.type === 'Glob' && !child.parts) || (child.type === 'Word' && plainWord(child))) return;
+    children.push({ kind: 'node', node: child, scope });
   });
   return children;
+}
+
+/** A word of literal and quoted text and simple globs: nothing below it runs or is recorded. */
+function plainWord(w: Word): boolean {
+  return (w.parts ?? []).every(
+    (p) => LEAVES.has(p.type) || (p.type === 'Glob' && !p.parts) || (p.type === 'DoubleQuoted' && p.parts.every((c) => c.type === 'Literal')),
+  );
 }
 
 // Nodes with nothing below them and nothing to record: not worth a frame each (a command of

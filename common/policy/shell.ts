@@ -33,6 +33,10 @@ const MAX_NESTING = 32;
 // Here-documents pending on one line cost the parser more than linear time each; no command
 // written by hand has this many.
 const MAX_HEREDOCS = 64;
+// unbash parses each substitution's text again when it is first read, so nesting costs its
+// depth times the length: `$($($(…)))` thousands deep took 75 ms. Hand-written commands nest
+// parentheses a few levels; past this the command asks without being parsed.
+const MAX_PARENS = 24;
 // Code handed on (`sh -c`, `eval`, `watch`) is parsed again: all of it together may be at most
 // this many times the command's own length, so a chain of them stays linear.
 const NESTED_CODE_FACTOR = 2;
@@ -76,6 +80,10 @@ function walk(first: Frame, found: Found): void {
       }
       if (heredocs(frame.code) > MAX_HEREDOCS) {
         found.problems.push(`more than ${MAX_HEREDOCS} here-documents in one command`);
+        continue;
+      }
+      if (parenDepth(frame.code) > MAX_PARENS) {
+        found.problems.push(`more than ${MAX_PARENS} parentheses nested in one command`);
         continue;
       }
       next = [{ kind: 'node', node: parse(frame.code), scope: frame.scope }];
@@ -129,6 +137,18 @@ function heredocs(code: string): number {
   let n = 0;
   for (let i = code.indexOf('<<'); i >= 0 && n <= MAX_HEREDOCS; i = code.indexOf('<<', i + 2)) n++;
   return n;
+}
+
+/** The deepest nesting of parentheses in the text, quotes or not (an upper bound of substitutions nested). */
+function parenDepth(code: string): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = 0; i < code.length; i++) {
+    const c = code.charCodeAt(i);
+    if (c === 40) deepest = Math.max(deepest, ++depth);
+    else if (c === 41 && depth > 0) depth--;
+  }
+  return deepest;
 }
 
 function merge(a: Io, b: Io): Io {
