@@ -219,7 +219,10 @@ describe('the default policy', () => {
     expect(shell('ls {a,b}', everything)).toMatchObject({ decision: 'ask' });
   });
 
-  it('lets a command that only assigns run nothing, so nothing needs covering', () => {
-    expect(shell('X=1')).toMatchObject({ decision: 'allow', rule: 'nothing-to-run' });
+  it('asks for a command that runs no program but assigns or uses a construct it does not model', () => {
+    // `(( 1 )) > x` writes x though it runs no program; version 2 allowed such commands as nothing-to-run.
+    expect(shell('X=1')).toMatchObject({ decision: 'ask', reason: expect.stringContaining('`X=1` assigns a variable') });
+    expect(shell('(( 1 )) > x')).toMatchObject({ decision: 'ask', reason: expect.stringContaining('arithmetic command') });
+    expect(shell('# only a comment')).toMatchObject({ decision: 'allow', rule: 'nothing-to-run' });
   });
 });
