@@ -29,6 +29,11 @@ async function main(argv: string[]): Promise<number> {
         console.log(`the agent asks: ${pending.question}\nanswer with: npx harness answer ${out.sessionId} "<answer>"`);
         return 3;
       }
+      if (pending.kind !== 'approvals') {
+        // Anything else a session may wait on, as `harness status` tells it.
+        console.log(`the session waits (${(pending as { kind: string }).kind}); see: npx harness status ${out.sessionId}`);
+        return 3;
+      }
       for (const call of pending.calls) console.log(`the agent wants to run ${call.tool} ${JSON.stringify(call.args)} (${call.reason})`);
       if (!yes) {
         console.log(`approve with: HARNESS_TASK_QUEUE=${TASK_QUEUE} npx harness approve ${out.sessionId}   (or run this client with --yes)`);
