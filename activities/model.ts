@@ -2,7 +2,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ModelCallInput, ModelReply } from '../common/activity-types';
-import type { ChatMessage, ToolSpec } from '../common/types';
+import type { ChatMessage, ToolSpec, Usage } from '../common/types';
 import { withCallIds } from '../common/call-ids';
 import type { ToolRegistry } from '../common/tools';
 import { messageTokens, type Conversations, type Draft } from './store/conversations';
@@ -11,6 +11,7 @@ import { requestContext } from './store/request';
 import type { ModelClient } from './model-client';
 import { boundedAnswer } from './model-reply';
 import { attemptBudgetMs, endpointLabel, modelTimeout, toModelFailure } from './model-errors';
+import { addWaste, reportedUsage, withWaste } from './usage-waste';
 
 /** Resolves the client and endpoint description for a model reference. */
 export type ModelResolver = (input: ModelCallInput) => Promise<{ client: ModelClient; endpoint: string }>;
@@ -30,6 +31,8 @@ export const TIMED_OUT_ATTEMPTS = 2;
 export interface ModelCallProgress {
   endpoint: string;
   timeouts: number;
+  /** Tokens earlier attempts paid for without a usable reply (see usage-waste.ts). */
+  wasted?: Usage;
 }
 
 /** What callModel needs beyond the model: the message store (turns that use it) and the tools. */
@@ -44,7 +47,7 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
     const ctx = Context.current();
     const { client, endpoint } = await resolve(input);
     const before = ctx.info.heartbeatDetails as Partial<ModelCallProgress> | undefined;
-    const progress: ModelCallProgress = { endpoint: endpointLabel(endpoint), timeouts: Number(before?.timeouts) || 0 };
+    const progress: ModelCallProgress = { endpoint: endpointLabel(endpoint), timeouts: Number(before?.timeouts) || 0, ...(before?.wasted ? { wasted: before.wasted } : {}) };
     // Heartbeats let Temporal notice a dead worker long before the call's own timeout (the
     // heartbeat timeout is seconds: limits.modelHeartbeatMs); they start before the store is
     // touched and go on until the reply is stored. No streaming yet: they beat on a timer while
@@ -83,20 +86,29 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
       reply = { ...boundedAnswer(answer), attempt: ctx.info.attempt, latencyMs: Date.now() - started };
     } catch (err) {
       clearInterval(beat);
+      // Tokens the provider says this failed attempt used are paid for: the next attempt reads them here.
+      progress.wasted = addWaste(progress.wasted, reportedUsage(err));
       if (deadline.signal.aborted && !ctx.cancellationSignal.aborted) {
         progress.timeouts += 1;
         ctx.heartbeat(progress); // the next attempt reads the count from here
-        throw modelTimeout(progress.endpoint, budgetMs!, progress.timeouts >= TIMED_OUT_ATTEMPTS ? progress.timeouts : undefined);
+        throw withWaste(modelTimeout(progress.endpoint, budgetMs!, progress.timeouts >= TIMED_OUT_ATTEMPTS ? progress.timeouts : undefined), progress.wasted);
       }
-      throw toModelFailure(err, progress.endpoint);
+      if (progress.wasted) ctx.heartbeat(progress);
+      throw withWaste(toModelFailure(err, progress.endpoint), progress.wasted);
     } finally {
       clearTimeout(timer);
     }
     // Outside the model's error handling: a store failure is the store's, not the model's. The
     // beat goes on while the reply is stored: with a heartbeat timeout of seconds, a slow store
     // write must not look like a lost worker (and cost a second model call).
+    if (progress.wasted) reply = { ...reply, wasted: progress.wasted };
     try {
       return context.draft ? await storeReply(input, reply, context.draft, deps) : reply;
+    } catch (err) {
+      // The reply was paid for; the retry pays again.
+      progress.wasted = addWaste(progress.wasted, reply.usage);
+      ctx.heartbeat(progress);
+      throw withWaste(err, progress.wasted);
     } finally {
       clearInterval(beat);
     }

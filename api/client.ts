@@ -28,6 +28,8 @@ import { connectClient, temporalSettings } from '../lib/temporal';
 import { loadTrace, type Trace } from '../lib/trace';
 import { openMessageStore, type OpenedStore } from '../lib/trace/payloads';
 import { harnessHome } from '../lib/paths';
+import { decideBudget, type BudgetDecided } from '../lib/budget-client';
+import type { BudgetDecisionInput } from '../workflows/definitions';
 
 /** Where the harness is; every field defaults from the environment as the CLI's do. */
 export interface ConnectOptions {
@@ -160,6 +162,14 @@ export class HarnessClient {
   /** Decides pending calls; each named with the digest shown is refused if the call changed since. */
   decide(sessionId: string, request: DecisionRequest, opts: DeliverOptions = {}): Promise<Decided> {
     return decideApprovals(this.temporal, sessionId, request, opts.ride);
+  }
+
+  /**
+   * Decides a turn that waits for its budget: `raise` the budget it reached by an amount in that
+   * budget's unit (the turn goes on), or `stop` it (it ends `budget_exceeded`, keeping its work).
+   */
+  decideBudget(sessionId: string, decision: BudgetDecisionInput, opts: DeliverOptions = {}): Promise<BudgetDecided> {
+    return decideBudget(this.temporal, sessionId, decision, opts.ride);
   }
 
   /** A session's state; a closed one (failed, terminated, ended) says why and when. */

@@ -6,6 +6,7 @@
 import type { Usage } from '../common/types';
 import type { Pending, PendingApproval, TurnResult, TurnState } from '../common/session';
 import { escapeForTerminal } from '../lib/terminal/escape';
+import { budgetLine } from '../common/budget';
 import { Control, type Text } from '../lib/terminal/text';
 import { writeErr, writeErrLine, writeJson, writeJsonLines, writeOut } from '../lib/terminal/write';
 
@@ -95,5 +96,6 @@ export function grantLine(grant: string): string {
 /** Lines describing what a turn waits for. */
 export function pendingLines(p: Pending): string[] {
   if (p.kind === 'question') return [`question (${p.callId}): ${escapeForTerminal(p.question)}`];
+  if (p.kind === 'budget') return [`budget: ${budgetLine(p)}`];
   return p.calls.map((c) => `approval ${approvalLine(c)}`);
 }

@@ -20,6 +20,8 @@ import { escapeForTerminal } from '../lib/terminal/escape';
 import { terminalString } from '../lib/terminal/text';
 import { approvalLine, EXIT, grantLine, print, printJson, printTurn, say, turnExitCode, turnJson, waitingJson } from './output';
 import { WaitNotes } from './wait-notes';
+import type { BudgetBreach } from '../common/budget';
+import { askBudgetRaise, decideBudgetInline, sayBudgetWait } from './wait-budget';
 
 /** A person's verdict on one call. */
 export type Verdict = 'yes' | 'no' | 'always';
@@ -28,6 +30,8 @@ export type Verdict = 'yes' | 'no' | 'always';
 export interface Prompter {
   ask(question: string): Promise<string>;
   approve(call: PendingApproval): Promise<Verdict>;
+  /** How much to raise a budget the turn reached (in its unit); undefined: stop the turn. */
+  raiseBudget?(p: BudgetBreach): Promise<number | undefined>;
 }
 
 /** The person's input ended (Ctrl-D) while a prompt waited for it. */
@@ -142,6 +146,8 @@ export async function driveTurn(harness: HarnessClient, sessionId: string, turnI
         if (!o.json) print(pending.question);
         say(`[${turnId}] waiting for an answer; the session keeps waiting.`);
         say(`answer with: harness answer ${sessionId} "<your answer>"`);
+      } else if (pending.kind === 'budget') {
+        sayBudgetWait(sessionId, turnId, pending);
       } else {
         say(`[${turnId}] waiting for approval; the session keeps waiting.`);
         for (const c of pending.calls) {
@@ -154,6 +160,10 @@ export async function driveTurn(harness: HarnessClient, sessionId: string, turnI
     try {
       if (pending.kind === 'question') {
         await harness.answer(sessionId, await o.prompter.ask(pending.question), { ride: ride() });
+        continue;
+      }
+      if (pending.kind === 'budget') {
+        await decideBudgetInline(harness, sessionId, pending, await o.prompter.raiseBudget?.(pending), ride());
         continue;
       }
       for (const call of pending.calls) {
@@ -180,6 +190,9 @@ export async function driveTurn(harness: HarnessClient, sessionId: string, turnI
 
 /** Ctrl-D (or Ctrl-C) at a prompt: nothing was decided, the turn keeps waiting durably (exit 3). */
 function stillPending(sessionId: string, pending: Pending): UserError {
+  if (pending.kind === 'budget') {
+    return new UserError('the prompt ended without a decision; the turn keeps waiting for its budget', `decide later with: harness approve ${sessionId} --budget +N   or   harness deny ${sessionId} --reason "<why>"`, EXIT.waiting);
+  }
   return pending.kind === 'question'
     ? new UserError('the prompt ended without an answer; the question stays pending and the session keeps waiting', `answer later with: harness answer ${sessionId} "<your answer>"`, EXIT.waiting)
     : new UserError(
@@ -235,6 +248,7 @@ export function linePrompter(
         if (['a', 'always'].includes(a)) return 'always';
       }
     },
+    raiseBudget: (p) => askBudgetRaise(line, p),
   };
 }
 

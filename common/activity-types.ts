@@ -41,6 +41,8 @@ export interface ModelReply {
    */
   toolCalls: ToolCall[];
   usage: Usage;
+  /** Tokens earlier attempts of this call paid for without a usable reply, when the provider reported them. */
+  wasted?: Usage;
   model: string;
   attempt: number;
   latencyMs: number;

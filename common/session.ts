@@ -12,6 +12,8 @@ import type { McpServerSpec, McpServerStatus, McpToolSet } from './mcp';
 import type { WorkspaceSnapshot } from './snapshot';
 import type { CustomToolSet } from './custom-tools';
 import type { ToolModeDecision, ToolModeSetting } from './tool-mode';
+import type { Budget, BudgetBreach, BudgetRaises, Spend } from './budget';
+import type { Pricing } from './pricing';
 
 /** How the model is reached. `scripted` carries its script so any worker can serve it. */
 export type ModelSpec =
@@ -45,6 +47,8 @@ export interface Limits {
   modelMaxAttempts: number;
   /** Most tokens one model reply may have (sent as the provider expects); absent in sessions from before it: the default. */
   maxOutputTokens?: number;
+  /** What a turn and the session may spend (tokens or USD); a model call that would pass it waits for a person. */
+  budget?: Budget;
 }
 
 /** Defaults used when neither flag, environment nor config file says otherwise. */
@@ -81,6 +85,8 @@ export interface SessionConfig {
   mcp?: { servers: McpServerSpec[] };
   /** Custom tools the session cannot do without: a first turn whose worker lacks one fails saying so. */
   tools?: { required: string[] };
+  /** The price of the session's model, fixed when it starts (absent in sessions from before prices). */
+  pricing?: Pricing;
   /**
    * Carry the whole conversation in every model call's input, as turns did before the message
    * store. For the history benchmark's comparison only: not settable from a config file.
@@ -108,6 +114,10 @@ export interface SessionCarry {
   lastTurn?: LastTurn;
   /** How the session's turns offer the tools, as its first turn decided. */
   toolMode?: ToolModeDecision;
+  /** What the session's turns spent (model calls, compressions, wasted attempts), priced. */
+  spend?: Spend;
+  /** What people added to the session's budget (`approve --budget`). */
+  budgetRaised?: BudgetRaises['session'];
 }
 
 /** What the session remembers of its last turn (carried across continue-as-new for `harness retry`). */
@@ -116,6 +126,7 @@ export interface LastTurn {
   terminated_by: TerminatedBy;
   modelCalls: number;
   usage: Usage;
+  spend?: Spend;
 }
 
 /** Input of sessionWorkflow. `carry` is set when the session continued as new. */
@@ -200,7 +211,8 @@ export type TerminatedBy =
   | 'error_limit'
   | 'repeated_action'
   | 'cancelled'
-  | 'failed';
+  | 'failed'
+  | 'budget_exceeded';
 
 /** Input of turnWorkflow: the conversation so far plus the new user message. */
 export interface TurnInput {
@@ -229,6 +241,8 @@ export interface TurnInput {
   recordedDecisions?: RecordedDecision[];
   /** An eval trial: the case's approval decisions and ask_user answers (nobody is waited for). */
   evalHumans?: { approvals: EvalApprovals; answers: string[] };
+  /** With a session budget: what the session spent before this turn and what people added to its budget. */
+  sessionBudget?: { spent: Spend; raised?: BudgetRaises['session'] };
   /** How the session's earlier turns offered the tools (native or text): this turn keeps it. */
   toolMode?: ToolModeDecision;
 }
@@ -305,6 +319,9 @@ export interface TurnResume {
   prepared?: { skillsIndex?: string; memories?: string[]; skillRules?: Rule[]; customTools?: CustomToolSet; toolMode?: ToolModeDecision };
   /** The MCP tools as the previous run last knew them. */
   mcpTools?: McpToolSet;
+  /** What the turn spent so far and the raises people gave its budgets. */
+  spend?: Spend;
+  budgetRaised?: BudgetRaises;
 }
 
 /** Output of turnWorkflow. */
@@ -341,6 +358,10 @@ export interface TurnResult {
   error?: string;
   /** Model call attempts beyond the first (retries), over every run of the turn. */
   retriedAttempts?: number;
+  /** What the turn spent (model calls, compressions, wasted attempts), priced with the session's pricing. */
+  spend?: Spend;
+  /** What people added to the session's budget during this turn (the session keeps it). */
+  sessionBudgetRaised?: BudgetRaises['session'];
 }
 
 /** One compression as the turn result records it. */
@@ -353,7 +374,7 @@ export interface CompressionRecord {
 }
 
 /** Session status as the `state` query reports it. */
-export type SessionStatus = 'idle' | 'running' | 'waiting_for_user' | 'waiting_for_approval' | 'ended';
+export type SessionStatus = 'idle' | 'running' | 'waiting_for_user' | 'waiting_for_approval' | 'waiting_for_budget' | 'ended';
 
 /** A tool call waiting for a human decision. */
 export interface PendingApproval {
@@ -370,7 +391,8 @@ export interface PendingApproval {
 /** Something a turn waits on a human for: a question, or the calls of one step to approve. */
 export type Pending =
   | { kind: 'question'; callId: string; question: string }
-  | { kind: 'approvals'; calls: PendingApproval[] };
+  | { kind: 'approvals'; calls: PendingApproval[] }
+  | ({ kind: 'budget' } & BudgetBreach);
 
 /** Answer of the `state` query. */
 export interface SessionState {
@@ -392,12 +414,14 @@ export interface SessionState {
   mcp?: McpServerStatus[];
   /** How the model is offered the tools (native or text) and why, once a turn decided it. */
   toolMode?: ToolModeDecision;
+  /** What the session spent so far (sessions from before prices: absent). */
+  spend?: Spend;
 }
 
 /** Answer of a turn's own `turnState` query. */
 export interface TurnState {
   turnId: string;
-  status: 'running' | 'waiting_for_user' | 'waiting_for_approval' | 'done';
+  status: 'running' | 'waiting_for_user' | 'waiting_for_approval' | 'waiting_for_budget' | 'done';
   step: number;
   pending?: Pending;
 }
@@ -416,9 +440,12 @@ export function subtractUsage(a: Usage, b: Usage): Usage {
 }
 
 export function addUsage(a: Usage, b: Usage): Usage {
+  const cached = (a.cached_tokens ?? 0) + (b.cached_tokens ?? 0);
   return {
     prompt_tokens: a.prompt_tokens + b.prompt_tokens,
     completion_tokens: a.completion_tokens + b.completion_tokens,
     total_tokens: a.total_tokens + b.total_tokens,
+    // Only when a provider reported cached tokens, so usages recorded before stay as they were.
+    ...(cached ? { cached_tokens: cached } : {}),
   };
 }

@@ -32,6 +32,8 @@ export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;
+  /** Prompt tokens the provider served from its cache (part of prompt_tokens), when it says. */
+  cached_tokens?: number;
 }
 
 /** The single result shape of every tool, serialised into the tool message the model sees. */

@@ -17,6 +17,8 @@ import { DEFAULT_COMPRESSION, type CompressionConfig } from '../common/context/p
 import { UsageError, UserError } from './errors';
 import { mcpServersSchema, resolveMcpServers } from './mcp-config';
 import { isTrusted, sensitiveSettings } from './trust';
+import { pricesSchema, resolvePricing } from './prices';
+import { budgetSchema, checkBudgetPricing } from './budget-config';
 
 const positiveInt = z.number().int().positive();
 
@@ -41,6 +43,8 @@ export const FileConfigSchema = z
         modelTimeoutSec: z.number().positive(),
         modelHeartbeatSec: z.number().positive(),
         modelMaxAttempts: positiveInt.max(20),
+        /** What a turn and the session may spend, in tokens or USD (README "Costs and budgets"). */
+        budget: budgetSchema,
       })
       .partial()
       .strict()
@@ -67,6 +71,8 @@ export const FileConfigSchema = z
     network: z.object({ allowPrivateHosts: z.array(allowPrivateHostSchema).max(100) }).strict().optional(),
     /** MCP servers whose tools join the session's (see README "MCP servers"). */
     mcpServers: mcpServersSchema.optional(),
+    /** Prices per model, USD per million tokens, over the shipped default table (README "Costs and budgets"). */
+    prices: pricesSchema.optional(),
   })
   .strict();
 
@@ -163,7 +169,10 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
     modelTimeoutMs: sec(l.modelTimeoutSec, DEFAULT_LIMITS.modelTimeoutMs),
     modelHeartbeatMs: sec(l.modelHeartbeatSec, DEFAULT_LIMITS.modelHeartbeatMs),
     modelMaxAttempts: l.modelMaxAttempts ?? DEFAULT_LIMITS.modelMaxAttempts,
+    ...(l.budget ? { budget: l.budget } : {}),
   };
+  const pricing = resolvePricing(model, config.prices);
+  checkBudgetPricing(limits.budget, pricing);
   const mode = flags.policy ?? env.HARNESS_POLICY;
   if (mode !== undefined && !(POLICY_MODES as readonly string[]).includes(mode)) {
     throw new UsageError(`policy mode "${mode}" is not one of ${POLICY_MODES.join(', ')}`, 'use --policy strict|ask|auto (or HARNESS_POLICY)');
@@ -177,7 +186,7 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
   const compression: CompressionConfig = { ...DEFAULT_COMPRESSION, ...(config.compression ?? {}) };
   const network = config.network?.allowPrivateHosts.length ? { network: { allowPrivateHosts: config.network.allowPrivateHosts } } : {};
   const mcp = mcpServers.length ? { mcp: { servers: mcpServers } } : {};
-  return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits, policy, memory, compression, ...skills, ...network, ...mcp };
+  return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits, policy, memory, compression, ...skills, ...network, ...mcp, pricing };
 }
 
 /**

@@ -6,6 +6,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { SessionState, TurnState, SessionStatus, Pending } from '../common/session';
 import type { McpServerStatus } from '../common/mcp';
 import type { EvalProgress } from '../common/eval';
+import type { BudgetScope, BudgetUnit } from '../common/budget';
 
 /** A user message for the session. */
 export interface SendMessageInput {
@@ -113,6 +114,28 @@ export interface ApprovalDecisionResult {
   /** One line per rule an `--always` added to the session (`run_shell exactly \`…\``). */
   granted?: string[];
 }
+
+/**
+ * A person's decision on a turn waiting for its budget: raise the budget it reached (by an amount
+ * in that budget's unit, so "+5" can never be read as dollars when tokens were meant), or stop
+ * the turn (it ends `budget_exceeded`, keeping its work). Who decided is the update's identity.
+ */
+export interface BudgetDecisionInput {
+  raise?: { unit: BudgetUnit; amount: number };
+  stop?: boolean;
+  reason?: string;
+}
+
+/** What a budget decision did: the budget's new ceiling, or that the turn stops. */
+export interface BudgetDecisionResult {
+  scope: BudgetScope;
+  unit: BudgetUnit;
+  limit?: number;
+  stopped?: true;
+}
+
+/** Raises or stops a turn waiting for its budget; refused (nothing written) when no budget wait is pending. */
+export const decideBudgetUpdate = defineUpdate<BudgetDecisionResult, [BudgetDecisionInput]>('decideBudget');
 
 /** An eval's progress: trials done, passed, failed, running, and its concurrency now. */
 export const evalProgressQuery = defineQuery<EvalProgress>('evalProgress');
