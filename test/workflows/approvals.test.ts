@@ -319,7 +319,7 @@ describe('approvals in ask mode', () => {
     }
   });
 
-  it('with --always adds a session rule: the same command prefix runs without asking in later steps and turns, but not in a new session', async () => {
+  it('with --always and typed words adds a session rule: that command prefix runs without asking in later steps and turns, but not in a new session', async () => {
     const sessionId = newSessionId('appr-always');
     // The sandbox has no npm: the allowed calls do run (in the container) and fail there with
     // EXECUTION_ERROR, which is what shows they were not held for approval.
@@ -339,7 +339,9 @@ describe('approvals in ask mode', () => {
     const first = await turnWaiting(sessionId, cfg, 'install left-pad');
     expect(first.pending).toMatchObject({ kind: 'approvals', calls: [{ callId: 't1-s1-c0', tool: 'run_shell', args: { command: 'npm install left-pad' } }] });
     await waitingForApproval(sessionId);
-    await decideApprovals(h.client, sessionId, { approve: true, always: true });
+    // The person typed the words to grant (`--always "npm install"`); --always alone grants
+    // exactly the command shown.
+    await decideApprovals(h.client, sessionId, { approve: true, always: true, pattern: 'npm install' });
 
     const out1 = await waitForTurn(h.client, first.turnId, { pollMs: 100 });
     if (out1.kind !== 'done') throw new Error(`the same prefix asked again: ${JSON.stringify(out1.state.pending)}`);
