@@ -1,6 +1,5 @@
 /** Parsers for CLI arguments: bad values are usage errors (exit 2) with the rule stated. */
 import { InvalidArgumentError } from 'commander';
-export { newSessionId } from '../api/client';
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 

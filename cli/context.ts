@@ -1,10 +1,9 @@
 /** What every command needs: settings, HARNESS_HOME, a client (starting the embedded server if allowed). */
 import os from 'node:os';
 import type { Client } from '@temporalio/client';
-import { HarnessClient } from '../api/client';
-import { ensureEmbedded } from '../lib/embedded';
+import type { HarnessClient } from '../api/client';
 import { harnessHome } from '../lib/paths';
-import { connectClient, temporalSettings, type TemporalSettings } from '../lib/temporal';
+import { temporalSettings, type TemporalSettings } from '../lib/temporal-settings';
 import { say } from './output';
 
 /** Per-invocation context. */
@@ -42,12 +41,16 @@ export function createContext(env: NodeJS.ProcessEnv = process.env): CliContext 
     client(opts = {}) {
       client ??= (async () => {
         const s = ctx.settings;
+        // Loaded here, not at start: the Temporal SDK is most of what a command costs to start,
+        // and `--help` or a usage error never needs it.
+        const [{ ensureEmbedded }, { connectClient }] = await Promise.all([import('../lib/embedded'), import('../lib/temporal')]);
         if (opts.autostart) await ensureEmbedded(s, ctx.home, say);
         return connectClient(s, 5_000, `harness-cli ${ctx.who}`, { say, ...(opts.waits ? { lazy: true } : {}) });
       })();
       return client;
     },
     async harness(opts = {}) {
+      const { HarnessClient } = await import('../api/client');
       return new HarnessClient(await ctx.client(opts), { taskQueue: ctx.settings.taskQueue, env });
     },
   };

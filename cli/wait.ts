@@ -6,7 +6,6 @@
  */
 import { createInterface } from 'node:readline/promises';
 import { existsSync } from 'node:fs';
-import { InvalidArgumentError, Option } from 'commander';
 import type { Pending, PendingApproval } from '../common/session';
 import { embeddedFiles } from '../lib/embedded';
 import { processAlive, readPidFile } from '../lib/pids';
@@ -22,6 +21,7 @@ import { approvalLine, EXIT, grantLine, print, printJson, printTurn, say, turnEx
 import { WaitNotes } from './wait-notes';
 import type { BudgetBreach } from '../common/budget';
 import { askBudgetRaise, decideBudgetInline, sayBudgetWait } from './wait-budget';
+import { DEFAULT_WAIT_TIMEOUT_SEC } from './wait-options';
 
 /** A person's verdict on one call. */
 export type Verdict = 'yes' | 'no' | 'always';
@@ -52,26 +52,6 @@ export interface DriveOptions {
   notes?: WaitNotes;
   /** The command's context: with it, inline answers and decisions ride out trouble too (and hints name the right worker). */
   ctx?: Pick<CliContext, 'settings' | 'home'>;
-}
-
-/**
- * How long a command waits for a turn by default. Long enough for a turn of many model calls
- * and for an outage of the server or worker to pass; the turn goes on if we stop waiting.
- */
-export const DEFAULT_WAIT_TIMEOUT_SEC = 3600;
-
-/** A positive number of seconds (at most 30 days). */
-export function parseWaitTimeout(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0 || n > 30 * 24 * 3600) throw new InvalidArgumentError('expected a number of seconds greater than 0');
-  return n;
-}
-
-/** The `--wait-timeout <seconds>` option of commands that wait for a turn. */
-export function waitTimeoutOption(description = 'stop waiting for the turn after this long (the session keeps going)'): Option {
-  return new Option('--wait-timeout <seconds>', description)
-    .argParser(parseWaitTimeout)
-    .default(DEFAULT_WAIT_TIMEOUT_SEC);
 }
 
 /** What to do when no worker polls the task queue, for this deployment. */

@@ -1,14 +1,8 @@
 /** `harness chat`: a REPL, one turn per line; questions are asked inline. */
-import { createInterface } from 'node:readline/promises';
 import type { Command } from 'commander';
-import { checkMessage, requireWorker } from '../../lib/session-client';
-import { UserError } from '../../lib/errors';
 import type { CliContext } from '../context';
-import { configFor, configForNew } from '../session-config';
-import { DEFAULT_WAIT_TIMEOUT_SEC, driveTurn, linePrompter, noWorkerHint, waitRide, workerStarting } from '../wait';
-import { WaitNotes } from '../wait-notes';
-import { newSessionId, parseSessionId } from '../args';
-import { prompt, say } from '../output';
+import type { ChatFlags } from '../actions/chat';
+import { parseSessionId } from '../args';
 
 export function registerChat(program: Command, ctx: CliContext): void {
   program
@@ -18,46 +12,5 @@ export function registerChat(program: Command, ctx: CliContext): void {
     .option('--model <model>', 'model name, or scripted:<file>')
     .option('--config <file>', 'config file (default ./harness.config.json)')
     .option('--policy <mode>', 'permission policy mode for a new session: strict, ask (default) or auto')
-    .action(async (o: { session?: string; model?: string; config?: string; policy?: string }) => {
-      const early = configForNew(ctx, o);
-      const harness = await ctx.harness({ autostart: true });
-      const client = harness.temporal;
-      // As in `run`: without a worker nothing would answer, so say so before the first line.
-      await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
-      const sessionId = o.session ?? newSessionId();
-      let config = await configFor(ctx, client, sessionId, o, early);
-      const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: Boolean(process.stdin.isTTY) });
-      const lines = rl[Symbol.asyncIterator]();
-      const next = async (text: string): Promise<string | undefined> => {
-        if (process.stdin.isTTY) prompt(text);
-        const { value, done } = await lines.next();
-        return done ? undefined : String(value).trim();
-      };
-      // Input that ends at a question or approval leaves it pending (exit 3, see driveTurn).
-      const prompter = linePrompter(next);
-      say(`session ${sessionId}${config ? ` (model ${config.model.provider}:${config.model.model})` : ' (continued)'}; /exit to leave`);
-      try {
-        for (;;) {
-          const line = await next('you> ');
-          if (line === undefined || line === '/exit' || line === '/quit') break;
-          try {
-            checkMessage(line);
-          } catch (err) {
-            // One line and the chat goes on: a bad line must not end the conversation.
-            if (!(err instanceof UserError)) throw err;
-            say(`error: ${err.message}; type a message, or /exit to leave`);
-            continue;
-          }
-          const notes = new WaitNotes();
-          const timeoutMs = DEFAULT_WAIT_TIMEOUT_SEC * 1000;
-          const ride = waitRide(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
-          const { turnId } = await harness.send(line, { sessionId, config: config ?? null, ride });
-          config = undefined; // started now: later messages go to the existing session
-          process.exitCode = await driveTurn(harness, sessionId, turnId, { json: false, prompter, notes, ctx, waitTimeoutMs: timeoutMs });
-        }
-      } finally {
-        rl.close();
-      }
-      say(`left session ${sessionId}; continue it with: harness chat --session ${sessionId}`);
-    });
+    .action(async (o: ChatFlags) => (await import('../actions/chat')).chat(ctx, o));
 }

@@ -2,40 +2,9 @@
  * `harness eval <suite.jsonl>`: run a suite as fan-out workflows and report; `harness eval
  * status <id>` follows a running eval again (or prints a finished one's report).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
-import type { CaseReport, EvalReport } from '../../common/eval';
-import { summarize } from '../../common/eval-report';
-import { EvalCache, harnessVersion } from '../../lib/eval/cache';
-import { mergeCached, splitCached, storeTrials } from '../../lib/eval/cached-run';
-import { workflowBundlePath } from '../../workers/worker';
-import { resolveSessionConfig } from '../../lib/config';
-import { compareReports, comparisonLines, loadReport } from '../../lib/eval/compare';
-import { reportHtml } from '../../lib/eval/report-html';
-import { reportMarkdown } from '../../lib/eval/report-text';
-import { followEval, newEvalId, progressLine, startEval, type EvalOptions } from '../../lib/eval/run';
-import { loadSuite, type Suite } from '../../lib/eval/suite';
-import { UsageError } from '../../lib/errors';
-import { requireWorker } from '../../lib/session-client';
 import type { CliContext } from '../context';
-import { escapeForTerminal } from '../../lib/terminal/escape';
-import { EXIT, print, printJson, say, sayInPlace } from '../output';
-import { noWorkerHint, workerStarting } from '../wait';
-import { WaitNotes } from '../wait-notes';
-
-interface EvalFlags {
-  concurrency: number;
-  trials: number;
-  model?: string;
-  out?: string;
-  compare?: string;
-  policy?: string;
-  config?: string;
-  json?: boolean;
-  wait: boolean;
-  cache: boolean;
-}
+import type { EvalFlags } from '../actions/eval';
 
 const positive = (max: number) => (value: string) => {
   const n = Number(value);
@@ -43,6 +12,7 @@ const positive = (max: number) => (value: string) => {
   return n;
 };
 
+// The action loads its implementation (cli/actions/eval.ts, and the Temporal client) when it runs.
 export function registerEval(program: Command, ctx: CliContext): void {
   program
     .command('eval')
@@ -65,99 +35,5 @@ export function registerEval(program: Command, ctx: CliContext): void {
         'Stopping the command stops nothing: `harness eval status <eval-id>` follows the eval again.\n' +
         'Example: harness eval evals/smoke.jsonl --trials 3 --out reports/smoke.json --compare reports/base.json',
     )
-    .action(async (suiteArg: string, evalIdArg: string | undefined, o: EvalFlags) => {
-      if (suiteArg === 'status') {
-        if (!evalIdArg) throw new UsageError('`harness eval status` needs the eval id', 'harness eval status eval-YYYYMMDD-HHMMSS-xxxxxx');
-        const base = o.compare ? loadReport(o.compare) : undefined;
-        const client = await ctx.client();
-        return finish(ctx, await follow(client, evalIdArg, o), o, base);
-      }
-      if (evalIdArg) throw new UsageError(`unexpected argument ${evalIdArg}`, 'harness eval <suite.jsonl> [options], or harness eval status <eval-id>');
-      const suite = loadSuite(suiteArg);
-      const base = o.compare ? loadReport(o.compare) : undefined;
-      const modelText = o.model ?? ctx.env.HARNESS_MODEL ?? 'scripted';
-      const scriptedPerCase = modelText === 'scripted';
-      const resolved = resolveSessionConfig({ model: scriptedPerCase ? 'scripted-per-case' : modelText, ...(o.config ? { config: o.config } : {}), ...(o.policy ? { policy: o.policy } : {}) }, ctx.env);
-      const config = scriptedPerCase ? { ...resolved, model: { provider: 'scripted' as const, model: 'scripted', script: { steps: [] } } } : resolved;
-      const client = await ctx.client({ autostart: true });
-      await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
-      const model = scriptedPerCase ? 'scripted' : `${config.model.provider}:${config.model.model}`;
-      const opts = { concurrency: o.concurrency, trials: o.trials, config, model, scriptedPerCase };
-      // A scripted model costs nothing: only runs against a real one use the cache.
-      const use = o.cache && !scriptedPerCase ? { cache: new EvalCache(path.join(ctx.home, 'evals', 'cache')), version: harnessVersion(workflowBundlePath()) } : undefined;
-      const { run, cached } = use ? splitCached(suite, opts, use) : { run: suite.cases, cached: [] };
-      if (cached.length) say(`${cached.length} unchanged case(s) taken from the eval cache (--no-cache runs them again)`);
-      if (!run.length) return finish(ctx, cachedOnly(suite, opts, cached), o, base);
-      const evalId = await startEval(client, ctx.settings.taskQueue, { ...suite, cases: run }, opts);
-      say(`eval ${evalId}: ${run.length} cases from ${suite.file}; follow it again with \`harness eval status ${evalId}\``);
-      if (!o.wait) {
-        if (o.json) printJson({ eval_id: evalId });
-        return;
-      }
-      const report = mergeCached(await follow(client, evalId, o), cached, suite);
-      if (use) storeTrials(report, suite, opts, use);
-      finish(ctx, report, o, base);
-    });
-}
-
-async function follow(client: Awaited<ReturnType<CliContext['client']>>, evalId: string, o: EvalFlags): Promise<EvalReport> {
-  const tty = Boolean(process.stderr.isTTY) && !o.json;
-  const t0 = Date.now();
-  let said = '';
-  let saidAt = 0;
-  const notes = new WaitNotes();
-  const report = await followEval(
-    client,
-    evalId,
-    (p) => {
-      const line = progressLine(p, Date.now() - t0);
-      if (tty) sayInPlace(line);
-      // Elsewhere (CI logs): a line when the count changes, at most every 5 seconds.
-      else if (`${p.done}` !== said && Date.now() - saidAt > 5_000) {
-        say(line);
-        said = `${p.done}`;
-        saidAt = Date.now();
-      }
-    },
-    500,
-    // Temporal or the worker not answering: one line, and the follow goes on (the eval does too).
-    (t) => notes.trouble(t),
-  );
-  if (tty) say('');
-  return report;
-}
-
-function finish(ctx: CliContext, report: EvalReport, o: EvalFlags, base?: EvalReport): void {
-  const out = path.resolve(o.out ?? path.join(ctx.home, 'evals', `${report.eval_id}.json`));
-  mkdirSync(path.dirname(out), { recursive: true });
-  const stem = out.replace(/\.json$/, '');
-  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
-  writeFileSync(`${stem}.md`, reportMarkdown(report));
-  writeFileSync(`${stem}.html`, reportHtml(report));
-  if (o.json) printJson(report);
-  else print(reportMarkdown(report).trimEnd());
-  say(`report: ${out} (and .md, .html)`);
-  const missed = report.cases.filter((c) => c.expect && (c.expect === 'pass') !== c.passed);
-  for (const c of missed) say(`unexpected: ${c.id} was designed to ${c.expect} but ${c.passed ? 'passed' : 'failed'}`);
-  let code: number = missed.length ? EXIT.error : EXIT.ok;
-  if (base) {
-    const cmp = compareReports(base, report);
-    for (const line of comparisonLines(cmp)) say(escapeForTerminal(line));
-    if (cmp.regressions.length) code = EXIT.error;
-  }
-  process.exitCode = code;
-}
-
-/** The report of a suite whose every case came from the cache (nothing ran). */
-function cachedOnly(suite: Suite, o: EvalOptions, cases: CaseReport[]): EvalReport {
-  return {
-    eval_id: newEvalId(),
-    suite: suite.file,
-    model: o.model,
-    started_at: new Date().toISOString(),
-    concurrency: { max: o.concurrency, final: o.concurrency, lowered: 0 },
-    totals: summarize(cases),
-    cases,
-    cached_cases: cases.length,
-  };
+    .action(async (suiteArg: string, evalIdArg: string | undefined, o: EvalFlags) => (await import('../actions/eval')).runEval(ctx, suiteArg, evalIdArg, o));
 }

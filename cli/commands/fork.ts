@@ -1,29 +1,11 @@
 /** `harness fork <turn-id> --at-step N`: a new session that goes on with a recorded turn from step N. */
 import { InvalidArgumentError, type Command } from 'commander';
-import { modelSpec } from '../../lib/config';
-import { UsageError } from '../../lib/errors';
-import { planFork, type ForkEdits } from '../../lib/fork';
-import type { Client } from '@temporalio/client';
-import { checkMessage, requireWorker, sessionState } from '../../lib/session-client';
-import { startForked } from '../../lib/fork-start';
-import { readBoundedText } from '../task-input';
 import type { CliContext } from '../context';
-import { escapeForTerminal } from '../../lib/terminal/escape';
-import { say } from '../output';
-import { driveTurn, noWorkerHint, terminalPrompter, waitTimeoutOption, workerStarting } from '../wait';
-import { newSessionId, parseMaxSteps, parseSessionId, parseTurnId } from '../args';
+import type { ForkFlags } from '../actions/fork';
+import { waitTimeoutOption } from '../wait-options';
+import { parseMaxSteps, parseSessionId, parseTurnId } from '../args';
 
-interface ForkFlags {
-  atStep: number;
-  editSystem?: string;
-  editMessage?: string;
-  model?: string;
-  maxSteps?: number;
-  session?: string;
-  json?: boolean;
-  waitTimeout: number;
-}
-
+// The action loads its implementation (cli/actions/fork.ts, and the Temporal client) when it runs.
 export function registerFork(program: Command, ctx: CliContext): void {
   program
     .command('fork')
@@ -47,45 +29,7 @@ export function registerFork(program: Command, ctx: CliContext): void {
         'record, and so is the limit. Exit codes as for `harness run`.\n' +
         'Example: harness fork my-session/turn-2 --at-step 4 --edit-message "use the staging database instead"',
     )
-    .action(async (turnId: string, o: ForkFlags) => {
-      const edits: ForkEdits = {
-        ...(o.editSystem !== undefined ? { system: readSystem(o.editSystem) } : {}),
-        ...(o.editMessage !== undefined ? { message: checked(o.editMessage) } : {}),
-        ...(o.model ? { model: modelSpec(o.model, process.cwd(), ctx.env.OPENAI_BASE_URL) } : {}),
-        ...(o.maxSteps ? { maxSteps: o.maxSteps } : {}),
-      };
-      const client = await ctx.client();
-      await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
-      const plan = await planFork(client, turnId, o.atStep, edits);
-      const sessionId = o.session ?? newSessionId();
-      const state = await startForked(client, ctx.settings.taskQueue, plan, sessionId);
-      const k = plan.kept;
-      say(
-        escapeForTerminal(
-          `forked ${turnId} at step ${o.atStep} into session ${sessionId}` +
-            (k.steps ? `: steps 1–${k.steps} taken from the record (${k.modelCalls} model call${k.modelCalls === 1 ? '' : 's'} not made)` : ''),
-        ),
-      );
-      if (state?.fork?.seeded) say(`seeded with ${state.fork.seeded} file${state.fork.seeded === 1 ? '' : 's'} of the workspace as the turn began`);
-      if (state?.fork?.restored.length) say(escapeForTerminal(`restored: ${state.fork.restored.join(', ')}`));
-      for (const p of [...(state?.fork?.problems ?? []), ...plan.notRestored]) say(escapeForTerminal(`not restored: ${p}`));
-      const turn = `${sessionId}/turn-1`;
-      const json = Boolean(o.json);
-      const prompter = terminalPrompter(json);
-      process.exitCode = await driveTurn(await ctx.harness(), sessionId, turn, { json, waitTimeoutMs: o.waitTimeout * 1000, ctx, ...(prompter ? { prompter } : {}) });
-      await noteStepLimit(client, sessionId, o.atStep, plan.spec.maxSteps ?? plan.config.limits.maxSteps);
-    });
-}
-
-/**
- * A fork that ends on max_steps has used the limit counted from the recorded turn's step 1, not
- * from the fork step: say so and how to go further, rather than leave a bare `max_steps`.
- */
-async function noteStepLimit(client: Client, sessionId: string, atStep: number, limit: number): Promise<void> {
-  const state = await sessionState(client, sessionId).catch(() => undefined);
-  if (state?.lastTurn?.terminated_by !== 'max_steps') return;
-  const ran = atStep === limit ? `step ${limit} only` : `steps ${atStep}–${limit}`;
-  say(`note: the fork stopped at its step limit of ${limit}, counted from the recorded turn's step 1 (it ran ${ran}); fork again with a higher --max-steps to go further`);
+    .action(async (turnId: string, o: ForkFlags) => (await import('../actions/fork')).fork(ctx, turnId, o));
 }
 
 function parseStep(value: string): number {
@@ -94,21 +38,4 @@ function parseStep(value: string): number {
   } catch {
     throw new InvalidArgumentError('expected a step number (1 or more)');
   }
-}
-
-function readSystem(file: string): string {
-  let text: string;
-  try {
-    text = readBoundedText(file, `the system prompt in ${file}`);
-  } catch (err) {
-    if (err instanceof UsageError) throw err;
-    throw new UsageError(`cannot read ${file}`, '--edit-system takes a file holding the new system prompt');
-  }
-  checkMessage(text, `the system prompt in ${file}`, 'write the new system prompt in it');
-  return text;
-}
-
-function checked(text: string): string {
-  checkMessage(text, '--edit-message', 'give the new text of the last user message');
-  return text;
 }

@@ -1,13 +1,9 @@
 /** `harness replay <id> [--json]`: do a session's histories still replay with the current workflow code? */
 import type { Command } from 'commander';
-import { UserError } from '../../lib/errors';
-import { quietReplayRuntime } from '../../lib/replay';
-import { REPLAY_HINT, replayWorkflows, reportLines } from '../../lib/replay-report';
-import { workflowBundlePath } from '../../workers/worker';
 import type { CliContext } from '../context';
-import { print, printJson } from '../output';
 import { parseSessionOrTurnId } from '../args';
 
+// The action loads its implementation (the workflow code and the SDK's replayer) when it runs.
 export function registerReplay(program: Command, ctx: CliContext): void {
   program
     .command('replay')
@@ -17,15 +13,5 @@ export function registerReplay(program: Command, ctx: CliContext): void {
     )
     .argument('<id>', 'a session id, or a turn id (<session>/turn-N)', parseSessionOrTurnId)
     .option('--json', 'print {ok, runs: [{workflow_id, run_id, ok, divergence?}]}')
-    .action(async (id: string, o: { json?: boolean }) => {
-      const client = await ctx.client();
-      quietReplayRuntime();
-      const report = await replayWorkflows(client, id, workflowBundlePath());
-      if (o.json) printJson(report);
-      else print(reportLines(report).join('\n'));
-      const bad = report.runs.filter((r) => !r.ok);
-      if (!bad.length) return;
-      const hint = bad.some((r) => r.divergence) ? REPLAY_HINT : 'the replay itself failed (see above); is the workflow bundle built (`npm run build`)?';
-      throw new UserError(`${bad.length} of ${report.runs.length} run(s) of ${id} do not replay with the current workflow code`, hint);
-    });
+    .action(async (id: string, o: { json?: boolean }) => (await import('../actions/replay')).replay(ctx, id, o));
 }

@@ -1,0 +1,177 @@
+/**
+ * What `harness status`, `sessions [prune]`, `answer` and `end` do (cli/commands/inspect.ts
+ * defines the commands and loads this when one runs).
+ */
+import { checkMessage } from '../../lib/session-client';
+import type { SessionView } from '../../lib/session-status';
+import { endAndPurge, findPrunable, parseAge, purgeSessions, type Prunable, type PurgeReport } from '../../lib/retention';
+import { UserError } from '../../lib/errors';
+import type { CliContext } from '../context';
+import { pendingLines, print, printJson, say, usageLine } from '../output';
+import { followTurn, waitRide } from '../wait';
+import { WaitNotes } from '../wait-notes';
+import { escapeForTerminal } from '../../lib/terminal/escape';
+
+export interface StatusFlags {
+  json?: boolean;
+  waitTimeout: number;
+}
+
+export interface SessionsFlags {
+  limit: number;
+  json?: boolean;
+}
+
+export interface PruneFlags {
+  olderThan: string;
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+export interface AnswerFlags {
+  json?: boolean;
+  wait: boolean;
+  waitTimeout: number;
+}
+
+export interface EndFlags {
+  purge?: boolean;
+}
+
+export async function status(ctx: CliContext, sessionId: string, o: StatusFlags): Promise<void> {
+  const timeoutMs = o.waitTimeout * 1000;
+  const harness = await ctx.harness({ waits: true });
+  const ride = waitRide(ctx, new WaitNotes(), timeoutMs, `for session ${sessionId}`, 'nothing was changed', `try again with \`harness status ${sessionId}\``);
+  const s = await harness.status(sessionId, { ride });
+  if (o.json) return printJson(s);
+  print(statusLines(s).join('\n'));
+}
+
+export async function sessions(ctx: CliContext, o: SessionsFlags): Promise<void> {
+  const client = await ctx.client();
+  const rows: { session_id: string; status: string; started: string }[] = [];
+  for await (const wf of client.workflow.list({ query: "WorkflowType = 'sessionWorkflow'" })) {
+    rows.push({ session_id: wf.workflowId, status: wf.status.name, started: wf.startTime.toISOString() });
+    if (rows.length >= o.limit) break;
+  }
+  if (o.json) return printJson(rows);
+  if (!rows.length) return say('no sessions yet; start one with `harness run "<task>"`');
+  for (const r of rows) print(`${r.session_id}\t${r.status.toLowerCase()}\t${r.started}`);
+}
+
+export async function prune(ctx: CliContext, o: PruneFlags): Promise<void> {
+  // Checked before connecting: a usage error needs no server.
+  const before = new Date(Date.now() - parseAge(o.olderThan));
+  const client = await ctx.client();
+  const taskQueue = ctx.settings.taskQueue;
+  const found = await findPrunable(client, { taskQueue, before });
+  const outcome = o.dryRun ? undefined : await purgeSessions(client, taskQueue, found.map((p) => p.sessionId));
+  const failedOf = new Map(outcome?.failed.map((f) => [f.sessionId, f.error]));
+  const reportOf = new Map(outcome?.purged.map((r) => [r.sessionId, r]));
+  if (o.json) {
+    printJson({
+      dry_run: Boolean(o.dryRun),
+      older_than: o.olderThan,
+      before: before.toISOString(),
+      sessions: found.map((p) => ({
+        session_id: p.sessionId,
+        status: p.status.toLowerCase(),
+        closed_at: p.closedAt?.toISOString() ?? null,
+        ...(reportOf.has(p.sessionId) ? { purged: reportJson(reportOf.get(p.sessionId)!) } : {}),
+        ...(failedOf.has(p.sessionId) ? { error: failedOf.get(p.sessionId) } : {}),
+      })),
+      purged: outcome?.purged.length ?? 0,
+      failed: outcome?.failed.length ?? 0,
+    });
+  } else if (found.length === 0) {
+    say(`nothing to prune: no session of task queue ${taskQueue} ended before ${before.toISOString()}`);
+  } else if (!outcome) {
+    for (const p of found) print(`would purge ${p.sessionId} (${endedLine(p)})`);
+    print(`${found.length} session(s) would be purged (dry run: nothing was deleted)`);
+  } else {
+    for (const p of found) {
+      const report = reportOf.get(p.sessionId);
+      print(report ? purgeLines(report).join('\n') : `failed ${p.sessionId}: ${failedOf.get(p.sessionId) ?? 'no report'}`);
+    }
+    print(`purged ${outcome.purged.length} of ${found.length} session(s)`);
+  }
+  if (outcome?.failed.length) process.exitCode = 1;
+}
+
+export async function answer(ctx: CliContext, sessionId: string, text: string, o: AnswerFlags): Promise<void> {
+  checkMessage(text, 'the answer', 'give the answer as text');
+  // Delivering the answer and waiting for the turn ride out trouble alike, each bounded by --wait-timeout.
+  const timeoutMs = o.waitTimeout * 1000;
+  const harness = await ctx.harness({ waits: true });
+  const notes = new WaitNotes();
+  const ride = waitRide(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
+  const { turnId } = await harness.answer(sessionId, text, { ride });
+  process.exitCode = await followTurn(harness, sessionId, turnId, o, 'answered', { notes, ctx });
+}
+
+export async function end(ctx: CliContext, sessionId: string, o: EndFlags): Promise<void> {
+  const harness = await ctx.harness();
+  const client = harness.temporal;
+  if (!o.purge) {
+    await harness.end(sessionId);
+    return say(`session ${sessionId} ended`);
+  }
+  const r = await endAndPurge(client, sessionId);
+  const retry = `try again with \`harness end ${sessionId} --purge\``;
+  if (r.kind === 'after-turn') return say(`session ${sessionId} ends once its current turn is done, and then deletes what it stored`);
+  if (r.kind === 'pending') return say(`session ${sessionId} ended; the worker is still deleting what it stored`);
+  if (r.kind === 'ended') {
+    say(`session ${sessionId} ended`);
+    if (!r.purged) throw new UserError(`session ${sessionId} ended, but what it stored was not deleted: ${r.purgeFailed ?? 'no report'}`, retry);
+    return purgeLines(r.purged).forEach((l) => say(l));
+  }
+  say(`session ${sessionId} had already ended`);
+  const failed = r.outcome.failed[0];
+  if (failed) throw new UserError(`what session ${sessionId} stored was not deleted: ${failed.error}`, retry);
+  for (const report of r.outcome.purged) purgeLines(report).forEach((l) => say(l));
+}
+
+/** A purge report for a person: one line, then one per problem. */
+function purgeLines(r: PurgeReport): string[] {
+  const removed = r.removed.length ? `removed ${r.removed.join(', ')}` : 'no files to remove';
+  const sandbox = r.sandboxRemoved ? '' : '; sandbox not checked (Docker did not answer; the next worker start removes it)';
+  return [`purged ${r.sessionId}: ${r.storeRows} message-store row(s); ${removed}${sandbox}`, ...r.problems.map((p) => `  problem: ${p}`)];
+}
+
+/** A purge report in `--json` shape. */
+function reportJson(r: PurgeReport) {
+  return { store_rows: r.storeRows, removed: r.removed, sandbox_removed: r.sandboxRemoved, problems: r.problems };
+}
+
+/** How a prunable session ended, for a person. */
+function endedLine(p: Prunable): string {
+  return p.closedAt ? `${p.status.toLowerCase()} ${p.closedAt.toISOString()}` : 'no longer known to Temporal; last stored data is older';
+}
+
+/** A session's view for a person: status (and why it closed), then what is known of its turns. */
+function statusLines(s: SessionView): string[] {
+  // The reason may quote a model endpoint or a tool; it stays on its line.
+  const lines = [`session ${s.sessionId}: ${s.status}${s.reason ? ` — ${escapeForTerminal(s.reason)}` : ''}`];
+  if (s.closedAt) lines.push(`closed ${s.closedAt}`);
+  const facts = [
+    ...(s.model !== undefined ? [`model ${s.model}`] : []),
+    ...(s.turnCount !== undefined ? [`${s.turnCount} turn(s)`] : []),
+    ...(s.messageCount !== undefined ? [`${s.messageCount} message(s)`] : []),
+    ...(s.usage ? [usageLine(s.usage)] : []),
+  ];
+  if (facts.length) lines.push(facts.join(' · '));
+  if (s.detailsMissing) lines.push(`(${escapeForTerminal(s.detailsMissing)})`);
+  if (s.currentTurnId) lines.push(`current turn: ${s.currentTurnId}`);
+  if (s.pending) lines.push(...pendingLines(s.pending).map((l) => `pending ${l}`));
+  const mem = Object.keys(s.memory ?? {});
+  // Keys the model chose and server names stay on their line (the writer escapes the rest).
+  if (mem.length) lines.push(`working memory: ${escapeForTerminal(mem.join(', '))}`);
+  for (const m of s.mcp ?? []) lines.push(`mcp ${escapeForTerminal(m.server)}: ${m.status === 'connected' ? `connected, ${m.tools} tool(s)` : `failed: ${escapeForTerminal(m.error ?? '')}`}`);
+  if (s.lastTurn) lines.push(`last turn ${s.lastTurn.turnId}: ${s.lastTurn.terminated_by} in ${s.lastTurn.steps} step(s) — ${oneLine(s.lastTurn.answer)}`);
+  return lines;
+}
+
+function oneLine(text: string, max = 120): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}

@@ -1,0 +1,49 @@
+/** What `harness run` does (cli/commands/run.ts defines the command and loads this when it runs). */
+import { newSessionId } from '../../api/client';
+import { requireWorker } from '../../lib/session-client';
+import type { CliContext } from '../context';
+import { configFor, configForNew } from '../session-config';
+import { driveTurn, noWorkerHint, terminalPrompter, waitRide, workerStarting } from '../wait';
+import { WaitNotes } from '../wait-notes';
+import { readTask } from '../task-input';
+import { say } from '../output';
+
+export interface RunFlags {
+  session?: string;
+  model?: string;
+  maxSteps?: number;
+  config?: string;
+  policy?: string;
+  json?: boolean;
+  file?: string;
+  waitTimeout: number;
+}
+
+export async function run(ctx: CliContext, taskArg: string | undefined, o: RunFlags): Promise<void> {
+  // Everything that can be checked without a server is, so a mistake starts nothing.
+  const task = await readTask(taskArg, o.file);
+  const early = configForNew(ctx, o);
+  const harness = await ctx.harness({ autostart: true });
+  const client = harness.temporal;
+  // Fail rather than wait when no worker polls: the usual causes (a wrong TEMPORAL_ADDRESS
+  // or HARNESS_TASK_QUEUE, no worker deployed) are not cured by waiting, and checking
+  // before sending leaves no session behind that nobody would run.
+  await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
+  const sessionId = o.session ?? newSessionId();
+  const config = await configFor(ctx, client, sessionId, o, early);
+  // Sending rides out trouble like the wait, each bounded by --wait-timeout: a worker that
+  // stopped after the check above holds the message up, and the wait says so instead of hanging.
+  const notes = new WaitNotes();
+  const ride = waitRide(ctx, notes, o.waitTimeout * 1000, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
+  const { turnId } = await harness.send(task, { sessionId, config: config ?? null, ...(o.maxSteps ? { maxSteps: o.maxSteps } : {}), ride });
+  if (!o.json) say(`session ${sessionId} · ${turnId}`);
+  const json = Boolean(o.json);
+  const prompter = terminalPrompter(json);
+  process.exitCode = await driveTurn(harness, sessionId, turnId, {
+    json,
+    waitTimeoutMs: o.waitTimeout * 1000,
+    notes,
+    ctx,
+    ...(prompter ? { prompter } : {}),
+  });
+}

@@ -1,0 +1,74 @@
+/** What `harness dev`, `harness worker` and `harness model serve` do (cli/commands/serve.ts defines them and loads this when one runs). */
+import { embeddedFiles, startForegroundDev, stopEmbedded } from '../../lib/embedded';
+import { loadScript, ScriptError } from '../../scripted/script';
+import { startScriptedModel } from '../../scripted/server';
+import { UsageError } from '../../lib/errors';
+import { EndpointError, endpointFromEnv, shownUrl } from '../../lib/trace/otlp-endpoint';
+import { followTurns } from '../../lib/trace/otlp-follow';
+import { runWorker } from '../../workers/main';
+import type { CliContext } from '../context';
+import { print, say } from '../output';
+
+export interface ModelServeFlags {
+  script: string;
+  port: number;
+  host: string;
+}
+
+export async function startDev(ctx: CliContext, o: { stop?: boolean }): Promise<void> {
+  if (o.stop) {
+    const { stopped, ignored } = await stopEmbedded(ctx.home, say);
+    for (const line of ignored) say(line);
+    say(stopped.length ? `stopped ${stopped.join(', ')}` : 'nothing was running');
+    return;
+  }
+  const s = ctx.settings;
+  if (!s.embedded) throw new UsageError('TEMPORAL_ADDRESS is set: `harness dev` runs the embedded server only', 'unset it, or run `harness worker` against your cluster');
+  const otlp = otlpEndpoint(ctx.env);
+  const dev = await startForegroundDev(s, ctx.home, say);
+  let follow: { stop(): Promise<void> } | undefined;
+  try {
+    if (otlp) {
+      follow = followTurns({ client: await ctx.client(), url: otlp, home: ctx.home, taskQueue: s.taskQueue, env: ctx.env, log: say });
+      say(`exporting each turn to ${shownUrl(otlp)} once it closes`);
+    }
+    await runWorker({ ...ctx.env, ...(dev.recordedWorker ? { HARNESS_WORKER_PIDFILE: embeddedFiles(ctx.home).workerPid } : {}) }, say);
+  } finally {
+    await follow?.stop();
+    dev.server?.kill('SIGTERM');
+    dev.cleanup();
+  }
+}
+
+export async function worker(ctx: CliContext): Promise<void> {
+  await runWorker(ctx.env, say);
+}
+
+export async function serveModel(o: ModelServeFlags): Promise<void> {
+  let script;
+  try {
+    script = loadScript(o.script);
+  } catch (err) {
+    if (err instanceof ScriptError) throw new UsageError(err.message, 'see README "Scripted model" for the format');
+    throw err;
+  }
+  const server = await startScriptedModel({ script, port: o.port, host: o.host });
+  print(server.url);
+  say(`scripted model serving ${o.script} (${script.steps.length} steps) at ${server.url}; point OPENAI_BASE_URL there. Ctrl-C stops it.`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await server.close();
+}
+
+/** Where `harness dev` exports turns, checked before anything starts: a bad URL is a usage error. */
+function otlpEndpoint(env: NodeJS.ProcessEnv): URL | undefined {
+  try {
+    return endpointFromEnv(env);
+  } catch (err) {
+    const name = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT';
+    if (err instanceof EndpointError) throw new UsageError(`${name}: ${err.message}`, 'set it to the base URL of an OTLP/HTTP receiver, e.g. http://127.0.0.1:6006 for Phoenix');
+    throw err;
+  }
+}

@@ -1,0 +1,37 @@
+/** What `harness trace` does (cli/commands/trace.ts defines the command and loads this when it runs). */
+import { exportedLine, exportSpans } from '../../lib/trace/otlp';
+import { openMessageStore, type OpenedStore } from '../../lib/trace/payloads';
+import { traceLines } from '../../lib/trace/render';
+import type { CliContext } from '../context';
+import { escapeForTerminal } from '../../lib/terminal/escape';
+import { print, printJsonLines, say } from '../output';
+
+export interface TraceFlags {
+  json?: boolean;
+  full?: boolean;
+  otlp?: URL;
+}
+
+export async function showTrace(ctx: CliContext, id: string, o: TraceFlags): Promise<void> {
+  const harness = await ctx.harness();
+  const store: OpenedStore | undefined = o.full ? await openMessageStore(ctx.home, ctx.env) : undefined;
+  try {
+    const trace = await harness.trace(id, store ? { store } : {});
+    for (const note of trace.notes) say(`note: ${note}`);
+    if (o.otlp) {
+      // Only what the trace holds leaves: payloads only when --full asked for them.
+      const count = await exportSpans(trace.spans.map((s) => s.span), o.otlp, ctx.env);
+      say(exportedLine(id, o.otlp, count));
+      if (!o.json) return;
+    }
+    if (o.json) {
+      printJsonLines(trace.spans.map((s) => s.span));
+      return;
+    }
+    const color = Boolean(process.stdout.isTTY) && !ctx.env.NO_COLOR && ctx.env.TERM !== 'dumb';
+    const lines = traceLines(trace, { full: Boolean(o.full), color, escape: escapeForTerminal });
+    print(lines.flatMap((line, i) => (i ? ['\n', line] : [line]))); // one write, however long the trace
+  } finally {
+    if (store && 'close' in store) await store.close();
+  }
+}
