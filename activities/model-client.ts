@@ -4,6 +4,7 @@
  */
 import OpenAI from 'openai';
 import type { ChatMessage, ToolCall, ToolSpec, Usage } from '../common/types';
+import { estimateUsage } from './model-usage';
 
 /** A chat-completions request as the harness makes it. */
 export interface ModelRequest {
@@ -12,6 +13,10 @@ export interface ModelRequest {
   tools: ToolSpec[];
   headers: Record<string, string>;
   signal?: AbortSignal;
+  /** The reply cap (limits.maxOutputTokens), sent under the name the provider reads. */
+  maxOutputTokens?: number;
+  /** A JSON-schema constraint on the reply (text mode, where the endpoint takes one). */
+  responseFormat?: Record<string, unknown>;
 }
 
 /** A chat-completions answer reduced to what the loop uses. */
@@ -20,6 +25,12 @@ export interface ModelAnswer {
   toolCalls: ToolCall[];
   usage: Usage;
   model: string;
+  /** Why the provider stopped (`length`: the reply was cut at the cap). */
+  finishReason?: string;
+  /** A reasoning model's thinking (`reasoning_content` / `reasoning`): kept for the trace, never sent back. */
+  reasoning?: string;
+  /** The provider sent no usage: the counts are the tokenizer's estimate. */
+  usageEstimated?: boolean;
 }
 
 /** Anything that can answer a chat request. */
@@ -30,8 +41,10 @@ export interface ModelClient {
 /** ModelClient over `openai`; its own retries are off because Temporal owns retries. */
 export class OpenAIModelClient implements ModelClient {
   private readonly client: OpenAI;
+  private readonly capParam: 'max_tokens' | 'max_completion_tokens';
 
   constructor(opts: { apiKey: string; baseURL?: string; timeoutMs: number }) {
+    this.capParam = capParameter(opts.baseURL);
     this.client = new OpenAI({
       apiKey: opts.apiKey,
       ...(opts.baseURL ? { baseURL: opts.baseURL } : {}),
@@ -53,27 +66,57 @@ export class OpenAIModelClient implements ModelClient {
               })),
             }
           : {}),
+        ...(req.maxOutputTokens ? { [this.capParam]: req.maxOutputTokens } : {}),
+        ...(req.responseFormat ? { response_format: req.responseFormat as never } : {}),
       },
       { headers: req.headers, ...(req.signal ? { signal: req.signal } : {}) },
     );
     const choice = res.choices?.[0];
     if (!choice) throw new Error('the model returned no choices');
-    const msg = choice.message;
+    const msg = choice.message ?? ({} as Partial<typeof choice.message>);
     // The provider's ids as given (possibly empty or repeated): the workflow assigns its own.
     const toolCalls: ToolCall[] = (msg.tool_calls ?? [])
-      .filter((c) => c.type === 'function')
-      .map((c) => ({ id: c.id ?? '', name: c.function.name, arguments: c.function.arguments ?? '' }));
+      .filter((c) => c.type === 'function' || (c.type === undefined && 'function' in c))
+      .map((c) => {
+        const fn = (c as { function: { name: string; arguments?: string } }).function;
+        return { id: c.id ?? '', name: fn.name, arguments: fn.arguments ?? '' };
+      });
+    const content = msg.content ?? null;
+    const reasoning = reasoningOf(msg);
+    // Some servers (older llama.cpp, proxies) send no usage: estimated, and marked so.
+    const usage = res.usage
+      ? { prompt_tokens: res.usage.prompt_tokens ?? 0, completion_tokens: res.usage.completion_tokens ?? 0, total_tokens: res.usage.total_tokens ?? 0 }
+      : undefined;
     return {
-      content: msg.content ?? null,
+      content,
       toolCalls,
-      usage: {
-        prompt_tokens: res.usage?.prompt_tokens ?? 0,
-        completion_tokens: res.usage?.completion_tokens ?? 0,
-        total_tokens: res.usage?.total_tokens ?? 0,
-      },
+      usage: usage ?? estimateUsage(req, content, toolCalls),
       model: res.model ?? req.model,
+      ...(choice.finish_reason ? { finishReason: choice.finish_reason } : {}),
+      ...(reasoning ? { reasoning } : {}),
+      ...(usage ? {} : { usageEstimated: true }),
     };
   }
+}
+
+/**
+ * OpenAI's own API reads `max_completion_tokens` (its reasoning models refuse `max_tokens`);
+ * llama.cpp, vLLM, Ollama, DeepSeek and other compatible servers read `max_tokens` (llama.cpp
+ * ignores the newer name, so a babbling model would run on).
+ */
+export function capParameter(baseURL: string | undefined): 'max_tokens' | 'max_completion_tokens' {
+  try {
+    return new URL(baseURL ?? 'https://api.openai.com/v1').hostname.toLowerCase() === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens';
+  } catch {
+    return 'max_tokens';
+  }
+}
+
+/** A reasoning model's thinking, under either name providers use. */
+function reasoningOf(msg: object): string | undefined {
+  const m = msg as { reasoning_content?: unknown; reasoning?: unknown };
+  const r = typeof m.reasoning_content === 'string' ? m.reasoning_content : typeof m.reasoning === 'string' ? m.reasoning : undefined;
+  return r && r.trim() !== '' ? r : undefined;
 }
 
 /**

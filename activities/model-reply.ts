@@ -12,6 +12,8 @@ import type { ModelAnswer } from './model-client';
 export const MAX_CALLS_PER_REPLY = 64;
 /** A longer name is cut: no tool's name is longer than 64, and the name is echoed back in errors. */
 export const MAX_TOOL_NAME_CHARS = 256;
+/** Why a text-mode call could not be read: the parser's own words, short. */
+const MAX_INVALID_CHARS = 500;
 
 /** The answer with text where text is expected and at most MAX_CALLS_PER_REPLY calls (`droppedCalls`: how many more there were). */
 export function boundedAnswer(answer: ModelAnswer): ModelAnswer & { droppedCalls?: number } {
@@ -34,6 +36,7 @@ function toolCall(raw: unknown): ToolCall {
     id: typeof c.id === 'string' ? c.id : '',
     name: name.length > MAX_TOOL_NAME_CHARS ? `${name.slice(0, MAX_TOOL_NAME_CHARS)}…` : name,
     arguments: argumentsText(c.arguments),
+    ...(typeof c.invalid === 'string' ? { invalid: c.invalid.slice(0, MAX_INVALID_CHARS) } : {}),
   };
 }
 

@@ -11,6 +11,9 @@ import { requestContext } from './store/request';
 import type { ModelClient } from './model-client';
 import { boundedAnswer } from './model-reply';
 import { attemptBudgetMs, endpointLabel, modelTimeout, toModelFailure } from './model-errors';
+import { callDeciding, inMode, type ToolModeCache } from './model-auto';
+import { exchange, type Exchanged } from './model-exchange';
+import type { ToolModeDecision } from '../common/tool-mode';
 import { addWaste, reportedUsage, withWaste } from './usage-waste';
 
 /** Resolves the client and endpoint description for a model reference. */
@@ -39,10 +42,16 @@ export interface ModelCallProgress {
 export interface CallModelDeps {
   conversations?: Conversations;
   registry?: ToolRegistry;
+  /** The tool modes `auto` decided on this worker, by endpoint and model (default: one map per callModel). */
+  toolModes?: ToolModeCache;
 }
+
+/** A reasoning model's thinking is kept in history up to this many characters (the trace shows it). */
+const MAX_REASONING_CHARS = 4_000;
 
 /** Builds callModel over a resolver and a source of tool schemas. */
 export function createCallModel(resolve: ModelResolver, toolSpecs: (input: ModelCallInput) => Promise<ToolSpec[]> | ToolSpec[], deps: CallModelDeps = {}) {
+  const toolModes: ToolModeCache = deps.toolModes ?? new Map();
   return async function callModel(input: ModelCallInput): Promise<ModelReply> {
     const ctx = Context.current();
     const { client, endpoint } = await resolve(input);
@@ -71,7 +80,7 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
     const started = Date.now();
     let reply: ModelReply;
     try {
-      const answer = await client.complete({
+      const req = {
         model: input.model.model,
         messages: context.messages,
         tools,
@@ -81,9 +90,15 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
           'x-harness-purpose': input.purpose ?? 'turn',
         },
         signal: AbortSignal.any([ctx.cancellationSignal, deadline.signal]),
-      });
-      // Whatever the provider sent, the workflow reads text and a bounded number of calls.
-      reply = { ...boundedAnswer(answer), attempt: ctx.info.attempt, latencyMs: Date.now() - started };
+        ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}),
+      };
+      const key = `${endpoint}|${input.model.model}`;
+      let decided: ToolModeDecision | undefined;
+      let done: Exchanged;
+      if (input.decideToolMode && !input.toolMode) ({ exchanged: done, decided } = await callDeciding(client, req, key, toolModes));
+      else if (input.toolMode) done = await inMode(client, req, input.toolMode, key, toolModes);
+      else done = await exchange(client, req, { mode: 'native' }); // turns recorded before tool modes
+      reply = { ...boundedAnswer(done.answer), ...replyNotes(done, input.toolMode ?? decided, decided), attempt: ctx.info.attempt, latencyMs: Date.now() - started };
     } catch (err) {
       clearInterval(beat);
       // Tokens the provider says this failed attempt used are paid for: the next attempt reads them here.
@@ -112,6 +127,29 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
     } finally {
       clearInterval(beat);
     }
+  };
+}
+
+/** What history keeps of how the call went beyond its answer: the mode, corrections, a cut, estimated usage, reasoning. */
+function replyNotes(done: Exchanged, mode: ToolModeDecision | undefined, decided: ToolModeDecision | undefined): Partial<ModelReply> {
+  const a = done.answer;
+  const reasoning = typeof a.reasoning === 'string' ? a.reasoning.slice(0, MAX_REASONING_CHARS) : undefined;
+  return {
+    ...(mode
+      ? {
+          protocol: {
+            mode: mode.mode,
+            ...(done.constrained !== undefined ? { constrained: done.constrained } : {}),
+            ...(decided ? { decided } : {}),
+            ...(done.corrections.length ? { corrections: done.corrections } : {}),
+          },
+        }
+      : done.corrections.length
+        ? { protocol: { mode: 'native' as const, corrections: done.corrections } }
+        : {}),
+    ...(done.truncated ? { truncated: true } : {}),
+    ...(a.usageEstimated ? { usageEstimated: true } : {}),
+    ...(reasoning ? { reasoning } : {}),
   };
 }
 

@@ -9,7 +9,6 @@ import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { PendingApproval, SessionConfig } from '../common/session';
-import { resolveSessionConfig } from '../lib/config';
 import { UsageError } from '../lib/errors';
 import { RideOut } from '../lib/ride-out';
 import {
@@ -25,8 +24,8 @@ import {
 } from '../lib/session-client';
 import { sessionView, type SessionView } from '../lib/session-status';
 import { connectClient, temporalSettings } from '../lib/temporal';
-import { loadTrace, type Trace } from '../lib/trace';
-import { openMessageStore, type OpenedStore } from '../lib/trace/payloads';
+import type { Trace } from '../lib/trace';
+import type { OpenedStore } from '../lib/trace/payloads';
 import { harnessHome } from '../lib/paths';
 import { decideBudget, type BudgetDecided } from '../lib/budget-client';
 import type { BudgetDecisionInput } from '../workflows/definitions';
@@ -179,6 +178,9 @@ export class HarnessClient {
 
   /** The spans of a session (every turn) or of one turn (`<session>/turn-N`), from its history; `full` adds payloads from the message store. */
   async trace(id: string, opts: TraceOptions = {}): Promise<Trace> {
+    // Loaded when a trace is asked for: the span builders bring the tools' zod schemas, which
+    // the other calls (`harness status`, `approve` …) do not need.
+    const [{ loadTrace }, { openMessageStore }] = await Promise.all([import('../lib/trace'), import('../lib/trace/payloads')]);
     const env = this.opts.env ?? process.env;
     const store = opts.store ?? (opts.full ? await openMessageStore(harnessHome(env), env) : undefined);
     try {
@@ -206,6 +208,9 @@ export class HarnessClient {
       return undefined;
     }
     const flags = { ...(o.model ? { model: o.model } : {}), ...(o.configFile ? { config: o.configFile } : {}), ...(o.policy ? { policy: o.policy } : {}) };
+    // Loaded only for a new session: the config's schemas (zod, the policy) cost a client that only
+    // reads or decides (`harness status`, `approve`) ~0.1 s of CPU to load.
+    const { resolveSessionConfig } = await import('../lib/config');
     const config = resolveSessionConfig(flags, this.opts.env ?? process.env, this.opts.cwd ?? process.cwd());
     const required = [...(o.requireTools ?? [])];
     if (required.some((t) => typeof t !== 'string' || t === '')) throw new UsageError('requireTools must be tool names');

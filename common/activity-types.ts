@@ -6,6 +6,7 @@ import type { ConversationRef, SystemRef } from './conversation';
 import type { McpServerSpec, McpToolSet } from './mcp';
 import type { WorkspaceSnapshot } from './snapshot';
 import type { CustomToolSet } from './custom-tools';
+import type { ToolMode, ToolModeDecision } from './tool-mode';
 
 /** One model call. `callIndex` is unique and stable per session, so a retried call is recognisable. */
 export interface ModelCallInput {
@@ -29,6 +30,19 @@ export interface ModelCallInput {
   /** The session's custom tool list in the message store (likewise). */
   customTools?: string;
   purpose?: 'turn' | 'compress';
+  /** How the tools are offered (the turn's decision); absent with `decideToolMode`, or in turns recorded before tool modes (native). */
+  toolMode?: ToolModeDecision;
+  /** `auto` with nothing decided yet: this call decides (see activities/model-auto.ts) and its reply says how. */
+  decideToolMode?: boolean;
+  /** The reply cap (limits.maxOutputTokens). */
+  maxOutputTokens?: number;
+}
+
+/** A reply that could not be used and what the model was told (text mode, a cut or empty reply). */
+export interface ModelCorrection {
+  problem: string;
+  /** The start of the reply as written. */
+  reply: string;
 }
 
 /** What the model answered, plus the attempt that got it (retries are visible in history). */
@@ -50,6 +64,14 @@ export interface ModelReply {
   conversation?: ConversationRef;
   /** Calls of the reply past the number the activity keeps (MAX_CALLS_PER_REPLY): neither stored nor run. */
   droppedCalls?: number;
+  /** How this call offered the tools, the decision it made (`decided`, auto's first call) and the corrections it needed. */
+  protocol?: { mode: ToolMode; constrained?: boolean; decided?: ToolModeDecision; corrections?: ModelCorrection[] };
+  /** The reply was cut at limits.maxOutputTokens and still was after the corrections allowed (its content says so). */
+  truncated?: boolean;
+  /** The provider sent no usage: `usage` is the tokenizer's estimate. */
+  usageEstimated?: boolean;
+  /** A reasoning model's thinking (bounded): in history for the trace, never sent back to the provider. */
+  reasoning?: string;
 }
 
 /** Input of prepareTurn: makes the session's model reachable and lists its tools. */

@@ -20,6 +20,8 @@ export function withCallIds(calls: readonly ToolCall[], prefix: string): ToolCal
     name: c.name,
     arguments: c.arguments,
     ...(c.id && seen.get(c.id) === 1 ? { providerId: c.id } : {}),
+    // A text-mode reply that could not be read (the workflow answers it with INVALID_TOOL_CALL).
+    ...(typeof c.invalid === 'string' ? { invalid: c.invalid } : {}),
   }));
 }
 

@@ -83,6 +83,7 @@ export class SessionBook {
       ...(c.sessionRules?.length ? { sessionRules: c.sessionRules } : {}),
       ...(c.mcpTools ? { mcpTools: c.mcpTools } : {}),
       ...(c.customTools ? { customTools: c.customTools } : {}),
+      ...(c.toolMode ? { toolMode: c.toolMode } : {}),
     };
   }
 
@@ -108,6 +109,8 @@ export class SessionBook {
       ...(r.mcpTools ?? c.mcpTools ? { mcpTools: r.mcpTools ?? c.mcpTools } : {}),
       // The first turn's list of custom tools is the session's for good (later turns do not list).
       ...(c.customTools ?? r.customTools ? { customTools: c.customTools ?? r.customTools } : {}),
+      // How the tools are offered, as the first turn decided (auto): later turns keep it.
+      ...(c.toolMode ?? r.toolMode ? { toolMode: c.toolMode ?? r.toolMode } : {}),
       lastTurn: { turn: r.turn, terminated_by: r.terminated_by, modelCalls: r.modelCalls, usage: r.usage },
     };
     this.lastTurn = { turnId: r.turnId, terminated_by: r.terminated_by, answer: r.answer, steps: r.steps };
@@ -226,6 +229,7 @@ export class SessionBook {
       ...(this.forkView ? { fork: this.forkView } : {}),
       ...(this.rerunView ? { rerun: this.rerunView } : {}),
       ...(c.mcpTools ? { mcp: c.mcpTools.servers } : {}),
+      ...(c.toolMode ? { toolMode: c.toolMode } : {}),
     };
   }
 }

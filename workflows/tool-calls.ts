@@ -34,6 +34,17 @@ export interface JudgeOptions {
 /** Parses, validates and (when a policy is given) decides one call. */
 export function judgeCall(call: ToolCall, registry: ToolRegistry, policy: Policy | undefined, sessionRules: readonly Rule[], opts: JudgeOptions = {}): JudgedCall {
   const bounded = opts.bounded === true;
+  // A text-mode reply the model activity could not read as a call, after its corrections: the
+  // model reads why (only replies of text-mode turns carry the mark, so recorded turns judge as before).
+  if (typeof call.invalid === 'string') {
+    return {
+      call,
+      args: call.arguments,
+      result: toolError('INVALID_TOOL_CALL', `Your reply could not be read as a tool call: ${shownName(call.invalid, true)}.`, {
+        suggestion: 'Reply with only {"tool_calls": [{"name": "<tool>", "arguments": {...}}]} to call a tool, or {"answer": "..."} to answer.',
+      }),
+    };
+  }
   const def = registry.get(call.name);
   const down = def ? undefined : registry.unavailableReason(call.name);
   if (down) {

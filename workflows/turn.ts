@@ -37,6 +37,7 @@ import { missingTools, missingToolsMessage } from '../common/custom-tools';
 import { alwaysPatternProblem } from '../common/policy/always';
 import type { Policy } from '../common/policy/schema';
 import { mcpAnswerQuery, mcpQuestionSignal, questionText, turnRegistry, validateMcpAnswer, type McpQuestion } from './mcp';
+import { decidedToolMode } from '../common/tool-mode';
 
 /** Runs one turn of a session and returns its result; failures of the model end it as `failed`. */
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
@@ -239,12 +240,19 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   // Turns recorded before model input was bounded (argument depth, MCP schema cost and patterns,
   // echoed text, fingerprint size) judged calls without those bounds (issue 17).
   const boundedInput = patched('bounded-model-input');
+  // How the model is offered the tools: as the config says, as the session's earlier turns (or
+  // this turn's earlier run) decided, or, on auto, as the first model call decides — its reply is
+  // in history, so replay reads the same decision. Only activity inputs and results change: no patch.
+  let toolMode = decidedToolMode(input.config.model, input.resume?.prepared?.toolMode ?? input.toolMode);
+  const maxOutputTokens = limits.maxOutputTokens ?? DEFAULT_LIMITS.maxOutputTokens;
   const result = await runTurn(
     input,
     {
-      callModel: (req) => {
+      callModel: async (req) => {
         events.add('activity');
-        return callModel(req);
+        const reply = await callModel({ ...req, ...(toolMode ? { toolMode } : { decideToolMode: true }), ...(maxOutputTokens ? { maxOutputTokens } : {}) });
+        if (!toolMode && reply.protocol?.decided) toolMode = reply.protocol.decided;
+        return reply;
       },
       ...(mcpServers.length
         ? {
@@ -333,11 +341,12 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
   if ('continueAsNew' in result) {
     // The same turn goes on in a new run: its id, queries, updates and the session's wait on it
-    // all follow the chain of runs.
-    return continueAsNew<typeof turnWorkflow>({ ...input, resume: result.continueAsNew });
+    // all follow the chain of runs (with the tool mode this run used).
+    const resume = result.continueAsNew;
+    return continueAsNew<typeof turnWorkflow>({ ...input, resume: toolMode ? { ...resume, prepared: { ...resume.prepared, toolMode } } : resume });
   }
   state.status = 'done';
-  return result;
+  return toolMode ? { ...result, toolMode } : result;
 }
 
 
