@@ -81,7 +81,7 @@ async function tellWaiting(workflowId: string, runId: string, over: () => boolea
   try {
     const ts = (await ctx.client.workflow.getHandle(workflowId, runId).query(turnStateQuery)) as TurnState;
     // The run ended meanwhile: the session adopts its result, and a wait told now would be stale.
-    if (over() || (ts.status !== 'waiting_for_approval' && ts.status !== 'waiting_for_user')) return;
+    if (over() || (ts.status !== 'waiting_for_approval' && ts.status !== 'waiting_for_user' && ts.status !== 'waiting_for_budget')) return;
     await ctx.client.workflow
       .getHandle(session)
       .signal(turnStatusSignal, { turnId: workflowId, status: ts.status, ...(ts.pending ? { pending: ts.pending } : {}) });

@@ -78,7 +78,7 @@ export async function waitForTurn(client: Client, turnId: string, opts: WaitOpti
       else {
         const s = state.value;
         if (s.step !== lastStep) opts.onStep?.((lastStep = s.step));
-        if (s.status === 'waiting_for_user' || s.status === 'waiting_for_approval') {
+        if (s.status === 'waiting_for_user' || s.status === 'waiting_for_approval' || s.status === 'waiting_for_budget') {
           if (trouble) opts.onTrouble?.(undefined);
           return { kind: 'waiting', state: s };
         }

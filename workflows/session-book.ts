@@ -17,6 +17,8 @@ import {
 } from '../common/session';
 import { rootCauseMessage } from '../common/errors';
 import type { SendMessageInput, TurnStatusSignal } from './definitions';
+import { addSpend, NO_SPEND, subtractSpend } from '../common/budget';
+import { sumLimits } from './turn-budget';
 
 export class SessionBook {
   private carryState: SessionCarry;
@@ -80,6 +82,8 @@ export class SessionBook {
       userMessage: msg.text,
       ...(msg.maxSteps ? { maxSteps: msg.maxSteps } : {}),
       modelCallBase: c.modelCalls,
+      // The session budget is counted across turns: the turn starts from what earlier ones spent.
+      ...(this.input.config.limits.budget?.session ? { sessionBudget: { spent: c.spend ?? NO_SPEND, ...(c.budgetRaised ? { raised: c.budgetRaised } : {}) } } : {}),
       ...(c.sessionRules?.length ? { sessionRules: c.sessionRules } : {}),
       ...(c.mcpTools ? { mcpTools: c.mcpTools } : {}),
       ...(c.customTools ? { customTools: c.customTools } : {}),
@@ -111,7 +115,9 @@ export class SessionBook {
       ...(c.customTools ?? r.customTools ? { customTools: c.customTools ?? r.customTools } : {}),
       // How the tools are offered, as the first turn decided (auto): later turns keep it.
       ...(c.toolMode ?? r.toolMode ? { toolMode: c.toolMode ?? r.toolMode } : {}),
-      lastTurn: { turn: r.turn, terminated_by: r.terminated_by, modelCalls: r.modelCalls, usage: r.usage },
+      ...(c.spend || r.spend ? { spend: addSpend(c.spend ?? NO_SPEND, r.spend ?? NO_SPEND) } : {}),
+      ...(c.budgetRaised || r.sessionBudgetRaised ? { budgetRaised: sumLimits(c.budgetRaised, r.sessionBudgetRaised) } : {}),
+      lastTurn: { turn: r.turn, terminated_by: r.terminated_by, modelCalls: r.modelCalls, usage: r.usage, ...(r.spend ? { spend: r.spend } : {}) },
     };
     this.lastTurn = { turnId: r.turnId, terminated_by: r.terminated_by, answer: r.answer, steps: r.steps };
     this.currentTurnId = undefined;
@@ -173,6 +179,7 @@ export class SessionBook {
       turnCount: last.turn - 1,
       modelCalls: Math.max(0, c.modelCalls - last.modelCalls),
       usage: subtractUsage(c.usage, last.usage),
+      ...(c.spend ? { spend: subtractSpend(c.spend, last.spend ?? NO_SPEND) } : {}),
     };
     this.finished(r, before);
   }
@@ -222,6 +229,7 @@ export class SessionBook {
       ...(this.currentTurnId ? { currentTurnId: this.currentTurnId } : {}),
       ...(this.pending ? { pending: this.pending } : {}),
       usage: c.usage,
+      ...(c.spend ? { spend: c.spend } : {}),
       memory: c.memory,
       messageCount: c.conversation ? c.conversation.count : c.messages.length,
       model: `${this.input.config.model.provider}:${this.input.config.model.model}`,

@@ -32,6 +32,7 @@ import { RepeatGuard } from './repeat-guard';
 import { applyApproval, approvalRequest, assignCallIds, judgeStep, type JudgedCall } from './tool-calls';
 import { droppedCallsNote } from './call-args';
 import { rememberFact } from './working-memory';
+import { resultSpend, resumeSpend, type Spent } from './turn-budget';
 
 /** What the loop needs from the outside world. */
 export interface TurnOps {
@@ -65,6 +66,10 @@ export interface TurnOps {
   storeValue?(value: unknown): Promise<string>;
   /** Lists the tools of the MCP servers again (a server said its list changed). */
   rediscoverMcp?(previous: McpToolSet, servers: string[]): Promise<McpToolSet>;
+  /** Before each model call, with the context's estimated tokens: why the turn stops (its budget ran out, nobody raised it), or undefined. */
+  admitModelCall?(contextTokens: number): Promise<string | undefined>;
+  /** What the turn spent so far, for its result and the run it continues in. */
+  spent?(): Spent;
 }
 
 /** Call records kept in the turn's own state; older ones go to the store in chunks of this many. */
@@ -148,6 +153,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
     ...(opts.custom?.listed ? { customTools: opts.custom.tools } : {}),
     ...(retriedAttempts ? { retriedAttempts } : {}),
     ...(error ? { error } : {}),
+    ...resultSpend(ops.spent?.()),
   });
   const addResult = (callId: string, outcome: ToolOutcome) => {
     conversation.addResult(callId, outcome);
@@ -197,6 +203,8 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
           if (ops.isCancellation?.(err)) throw err;
         }
       }
+      const refused = ops.admitModelCall && (await ops.admitModelCall(conversation.estimate(system)));
+      if (refused) return done('budget_exceeded', refused, step - 1);
       let reply: ModelReply;
       try {
         reply = await ops.callModel({
@@ -292,6 +300,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
       storedToolCalls,
       conversation: c.snapshot(),
       ...(mcpChanged && mcpTools ? { mcpTools } : {}),
+      ...resumeSpend(ops.spent?.()),
       prepared: {
         ...(opts.context?.skillsIndex ? { skillsIndex: opts.context.skillsIndex } : {}),
         ...(opts.context?.memories?.length ? { memories: opts.context.memories } : {}),

@@ -29,6 +29,7 @@ import {
   type TurnStatusSignal,
 } from './definitions';
 import { runTurn } from './turn-loop';
+import { TurnBudget } from './turn-budget';
 import { RunEvents } from './run-events';
 import { evalDecision } from './eval-humans';
 import { discoverActivity, executeTool, executeToolLocally, mcpActivity, mcpLocalActivity, prepareTurn, storeValue, toolActivity, type Activities } from './tool-activities';
@@ -42,11 +43,15 @@ import { decidedToolMode } from '../common/tool-mode';
 /** Runs one turn of a session and returns its result; failures of the model end it as `failed`. */
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const { limits } = input.config;
-  const { callModel } = proxyActivities<Activities>({
+  const { callModel: callModelActivity } = proxyActivities<Activities>({
     startToCloseTimeout: limits.modelTimeoutMs,
     heartbeatTimeout: limits.modelHeartbeatMs,
     retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: limits.modelMaxAttempts },
   });
+  // Every model call and compression is charged to the turn's spend as it returns; with a budget,
+  // each model call is checked against it first (workflows/turn-budget.ts).
+  const budget = new TurnBudget(input);
+  const callModel = budget.charging(callModelActivity);
   // Sessions recorded before the permission policy existed replay without it.
   const recordedPolicy = patched('permission-policy') ? (input.config.policy ?? parsePolicy(undefined)) : undefined;
   // Turns recorded before the exact analysis judged with their policy's own version (which let
@@ -54,10 +59,11 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const policy = recordedPolicy && patched('policy-exact') ? exactPolicy(recordedPolicy) : recordedPolicy;
   // Turns recorded before local activities ran every tool as a regular activity.
   const localTools = patched('local-fast-tools');
-  const { compressContext } = proxyActivities<Activities>({
+  const { compressContext: compressActivity } = proxyActivities<Activities>({
     startToCloseTimeout: limits.modelTimeoutMs,
     retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumAttempts: 3 },
   });
+  const compressContext = budget.chargingCompression(compressActivity);
   // Turns recorded before compression existed never compressed.
   const compression = patched('context-compression');
   // Turns recorded before these used the provider's call ids, a fixed tool timeout, let a tool
@@ -168,7 +174,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const missing = input.customTools ? [] : missingTools(listed, input.config.tools?.required);
 
   const waitForHuman = async (pending: NonNullable<TurnState['pending']>, done: () => boolean, timeoutMs: number): Promise<boolean> => {
-    state.status = pending.kind === 'question' ? 'waiting_for_user' : 'waiting_for_approval';
+    state.status = pending.kind === 'question' ? 'waiting_for_user' : pending.kind === 'budget' ? 'waiting_for_budget' : 'waiting_for_approval';
     state.pending = pending;
     await notifyParent({ turnId: input.turnId, status: state.status, pending });
     const ok = await condition(done, timeoutMs);
@@ -285,6 +291,12 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
           }
         : {}),
       isCancellation,
+      admitModelCall: (tokens) =>
+        budget.admit(tokens, (pending, done, timeoutMs) => {
+          events.add('wait');
+          return waitForHuman(pending, done, timeoutMs);
+        }),
+      spent: () => budget.spent(),
       // Between steps, past the event budget: continue as new (Temporal warns at 10,240 events).
       shouldContinueAsNew: () => {
         const budget = limits.turnEventBudget ?? DEFAULT_LIMITS.turnEventBudget!;
