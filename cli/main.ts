@@ -23,6 +23,7 @@ import { registerSkills } from './commands/skills';
 import { registerMcp } from './commands/mcp';
 import { registerTrust } from './commands/trust';
 import { registerTrace } from './commands/trace';
+import { registerCost } from './commands/cost';
 import { escapeForTerminal } from '../lib/terminal/escape';
 import { EXIT, say } from './output';
 
@@ -55,6 +56,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerMcp(program, ctx);
   registerTrust(program, ctx);
   registerTrace(program, ctx);
+  registerCost(program, ctx);
   for (const cmd of program.commands) cmd.exitOverride().configureOutput({ outputError: () => {} });
   for (const cmd of program.commands.flatMap((c) => c.commands)) cmd.exitOverride().configureOutput({ outputError: () => {} });
   return program;

@@ -31,6 +31,8 @@ export const ScriptFaultSchema = z.strictObject({
   times: z.number().int().min(0).optional(),
   delay_ms: z.number().int().min(0).optional(),
   message: z.string().optional(),
+  /** Tokens the failed request used, reported in the error object as some providers do (the ledger counts them as waste). */
+  usage: z.strictObject({ prompt_tokens: z.number().int().min(0), completion_tokens: z.number().int().min(0) }).optional(),
 });
 
 /** One scripted assistant turn. */

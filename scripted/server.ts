@@ -43,7 +43,7 @@ type Json = Record<string, unknown>;
 
 /** An error answered as an OpenAI-style error body. */
 class HttpError extends Error {
-  constructor(readonly status: number, readonly type: string, message: string, readonly code: unknown = null) {
+  constructor(readonly status: number, readonly type: string, message: string, readonly code: unknown = null, readonly usage?: unknown) {
     super(message);
   }
 }
@@ -113,7 +113,7 @@ export async function startScriptedModel(
       if (abort.signal.aborted) return;
       if (!(err instanceof HttpError)) throw err;
       record.status = err.status;
-      send(res, err.status, errorBody(err.message, err.type, err.code));
+      send(res, err.status, errorBody(err.message, err.type, err.code, err.usage));
     }
   }
 
@@ -138,7 +138,8 @@ export async function startScriptedModel(
         if (fault.status !== undefined) {
           const message =
             fault.message ?? `scripted fault: HTTP ${fault.status} (${seen + 1} of ${times}) at step ${index + 1}`;
-          throw new HttpError(fault.status, 'scripted_fault', message, fault.status);
+          // A fault's usage goes in the error object: what a provider reports a failed request used.
+          throw new HttpError(fault.status, 'scripted_fault', message, fault.status, fault.usage);
         }
       }
       const unmet = step.expect ? unmetExpectations(step.expect, body) : [];
@@ -259,8 +260,8 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function errorBody(message: string, type: string, code: unknown = null): Json {
-  return { error: { message, type, code } };
+function errorBody(message: string, type: string, code: unknown = null, usage?: unknown): Json {
+  return { error: { message, type, code, ...(usage ? { usage } : {}) } };
 }
 
 function send(res: ServerResponse, status: number, payload: unknown): void {

@@ -16,7 +16,7 @@ export type TraceEvent = { id: number; at: number } & (
   | { kind: 'scheduled'; activityType: string; input: unknown }
   | { kind: 'activityStarted'; scheduledId: number; attempt: number; lastFailure?: string; identity: string }
   | { kind: 'activityCompleted'; scheduledId: number; result: unknown }
-  | { kind: 'activityFailed'; scheduledId: number; failure: string; timedOut: boolean }
+  | { kind: 'activityFailed'; scheduledId: number; failure: string; timedOut: boolean; details?: unknown }
   | { kind: 'activityCanceled'; scheduledId: number }
   | { kind: 'localActivity'; activityType: string; attempt: number; scheduledAt?: number; completedAt?: number; result?: unknown; failure?: string }
   | { kind: 'updateAccepted'; updateId: string; name: string; identity: string; args: unknown }
@@ -53,6 +53,15 @@ export function failureText(f: RawFailure | null | undefined): string {
     else if (!msg && cur.timeoutFailureInfo) parts.push(`timed out (${timeoutName(cur.timeoutFailureInfo.timeoutType)})`);
   }
   return parts.join(': ') || 'failed';
+}
+
+/** The first details an application failure in the chain carries (a failed model call's waste, activities/usage-waste.ts). */
+function failureDetails(f: RawFailure | null | undefined): unknown {
+  for (let cur = f, depth = 0; cur && depth < 5; cur = cur.cause, depth++) {
+    const d = cur.applicationFailureInfo?.details?.payloads?.[0];
+    if (d) return decodePayload(d);
+  }
+  return undefined;
 }
 
 function timeoutName(t: unknown): string {
@@ -134,7 +143,8 @@ function decodeEvent(e: HistoryEvent, base: { id: number; at: number }): TraceEv
   }
   if (e.activityTaskFailedEventAttributes) {
     const a = e.activityTaskFailedEventAttributes;
-    return { ...base, kind: 'activityFailed', scheduledId: num(a.scheduledEventId), failure: failureText(a.failure), timedOut: false };
+    const details = failureDetails(a.failure);
+    return { ...base, kind: 'activityFailed', scheduledId: num(a.scheduledEventId), failure: failureText(a.failure), timedOut: false, ...(details !== undefined ? { details } : {}) };
   }
   if (e.activityTaskTimedOutEventAttributes) {
     const a = e.activityTaskTimedOutEventAttributes;

@@ -23,6 +23,8 @@ export interface ActivityItem {
   closedAt?: number;
   result?: unknown;
   failure?: string;
+  /** What the failure carried besides its message (a model call's wasted usage). */
+  failureDetails?: unknown;
   timedOut?: boolean;
   canceled?: boolean;
 }
@@ -165,7 +167,7 @@ export function readTimeline(runs: readonly Run[]): Timeline {
         }
         case 'activityFailed': {
           const item = scheduled.get(e.scheduledId);
-          if (item) Object.assign(item, { closedAt: e.at, failure: e.failure, timedOut: e.timedOut });
+          if (item) Object.assign(item, { closedAt: e.at, failure: e.failure, timedOut: e.timedOut }, e.details !== undefined ? { failureDetails: e.details } : {});
           break;
         }
         case 'activityCanceled': {

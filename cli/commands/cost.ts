@@ -1,0 +1,20 @@
+/** `harness cost <id> [--json]`: what a session, a turn or an eval run cost, from its Temporal history. */
+import type { Command } from 'commander';
+import type { CliContext } from '../context';
+import { parseSessionOrTurnId } from '../args';
+
+// The action loads its implementation (the Temporal client, the ledger) when it runs.
+export function registerCost(program: Command, ctx: CliContext): void {
+  program
+    .command('cost')
+    .description('What a session (every turn), a turn or an eval run cost, from its history: tokens and money by turn, kind of call (model, compression, corrections, retry waste) and model')
+    .argument('<id>', 'a session id, a turn id (<session>/turn-N) or an eval id', parseSessionOrTurnId)
+    .option('--json', 'print the ledger as JSON (USD; null where the model has no price)')
+    .addHelpText(
+      'after',
+      '\nEvery completed model call counts once, with the usage its activity recorded; attempts that failed are retry waste (with the tokens\n' +
+        'the provider reported for them). Prices: the one the session was started with (`prices` in harness.config.json over the\n' +
+        'dated default table); a model without a price shows tokens only; a local or scripted model is free unless priced.',
+    )
+    .action(async (id: string, o: { json?: boolean }) => (await import('../actions/cost')).showCost(ctx, id, o));
+}
