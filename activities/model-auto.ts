@@ -14,10 +14,10 @@ import type { ModelAnswer, ModelClient, ModelRequest } from './model-client';
 import { exchange, refusedSchema, type Exchanged } from './model-exchange';
 import { parseTextReply } from './text-tools/parse';
 import { envelopeFormat } from './text-tools/schema';
+// The probe's requests say what they are (the scripted model answers them without using a step).
+import { PROBE_PURPOSE } from '../scripted/protocol';
 import OpenAI from 'openai';
 
-/** Header marking the probe's requests (the scripted model answers them without using a step). */
-export const PROBE_PURPOSE = 'probe';
 /** Replies of the probe stay short whatever the session's cap. */
 const PROBE_MAX_TOKENS = 64;
 
@@ -122,10 +122,16 @@ function probeRequest(req: ModelRequest): ModelRequest {
     model: req.model,
     messages: PROBE_MESSAGES,
     tools: [],
-    headers: { ...req.headers, 'x-harness-purpose': PROBE_PURPOSE },
+    // The session's header stays (the endpoint may key on it); the call index does not: no step is answered.
+    headers: { ...withoutIndex(req.headers), 'x-harness-purpose': PROBE_PURPOSE },
     maxOutputTokens: PROBE_MAX_TOKENS,
     ...(req.signal ? { signal: req.signal } : {}),
   };
+}
+
+function withoutIndex(headers: Record<string, string>): Record<string, string> {
+  const { 'x-harness-call-index': _index, ...rest } = headers;
+  return rest;
 }
 
 function text(a: ModelAnswer): string {

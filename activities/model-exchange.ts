@@ -15,13 +15,13 @@ import type { ModelAnswer, ModelClient, ModelRequest } from './model-client';
 import { parseTextReply } from './text-tools/parse';
 import { correctionText, textModeMessages } from './text-tools/render';
 import { envelopeFormat } from './text-tools/schema';
+// A correction's request says which it is (the scripted model answers it from the step's `corrected`).
+import { CORRECTION_HEADER } from '../scripted/protocol';
 
 /** Corrections one model call may get before what the model wrote is taken as it is. */
 export const MAX_CORRECTIONS = 2;
 /** A correction quotes this much of the reply back (history keeps this much of it too). */
 const QUOTED_CHARS = 2_000;
-/** Header telling a correction's request from the call's first (the scripted model answers it from the step's `corrected`). */
-export const CORRECTION_HEADER = 'x-harness-correction';
 
 /** How to call: the mode, and in text mode whether to constrain the reply. */
 export interface ExchangeMode {

@@ -35,6 +35,16 @@ export const ScriptFaultSchema = z.strictObject({
   usage: z.strictObject({ prompt_tokens: z.number().int().min(0), completion_tokens: z.number().int().min(0) }).optional(),
 });
 
+/** A reply to a correction (text mode, a cut or empty reply): what the model writes on its next try. */
+export const ScriptReplySchema = z
+  .strictObject({
+    content: z.string().optional(),
+    tool_calls: z.array(ScriptToolCallSchema).optional(),
+  })
+  .refine((s) => s.content !== undefined || (s.tool_calls !== undefined && s.tool_calls.length > 0), {
+    message: 'a reply needs "content" or a non-empty "tool_calls"',
+  });
+
 /** One scripted assistant turn. */
 export const ScriptStepSchema = z
   .strictObject({
@@ -42,6 +52,8 @@ export const ScriptStepSchema = z
     tool_calls: z.array(ScriptToolCallSchema).optional(),
     expect: ScriptExpectSchema.optional(),
     fault: ScriptFaultSchema.optional(),
+    // The replies to the harness's corrections of this step, in order (the step itself again when none is left).
+    corrected: z.array(ScriptReplySchema).optional(),
   })
   .refine((s) => s.content !== undefined || (s.tool_calls !== undefined && s.tool_calls.length > 0), {
     message: 'a step needs "content" or a non-empty "tool_calls"',

@@ -6,6 +6,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { contentText, messageText, unmetExpectations, type Script, type ScriptStep } from './script';
+import { CORRECTION_HEADER, correctedReply, PROBE_PURPOSE, probeCompletion } from './protocol';
 
 /** Header naming the session whose script and cursor a request uses (default "default"). */
 export const SESSION_HEADER = 'x-harness-session';
@@ -80,6 +81,16 @@ export async function startScriptedModel(
     const raw = await readBody(req);
     const session = header(req, SESSION_HEADER) ?? 'default';
     const purpose = header(req, PURPOSE_HEADER) ?? 'chat';
+    // auto's probe is answered like a model with native tool calls; it is no step of the script.
+    if (purpose === PROBE_PURPOSE) {
+      try {
+        send(res, 200, probeCompletion(parseBody(raw)));
+      } catch (err) {
+        if (!(err instanceof HttpError)) throw err;
+        send(res, err.status, errorBody(err.message, err.type, err.code));
+      }
+      return;
+    }
     const record: RecordedRequest = { session, index: null, purpose, body: raw, status: 0, at: Date.now() };
     // A client that disconnects (e.g. its timeout fired) cancels any pending delay.
     const abort = new AbortController();
@@ -97,7 +108,8 @@ export async function startScriptedModel(
       } else {
         const index = resolveIndex(req, session);
         record.index = index;
-        answer = stepAnswer(session, index, body, abort.signal);
+        const correction = Number(header(req, CORRECTION_HEADER) ?? 0);
+        answer = correction > 0 ? correctionAnswer(session, index, correction, body) : stepAnswer(session, index, body, abort.signal);
       }
     } catch (err) {
       answer = () => Promise.reject(err);
@@ -151,6 +163,13 @@ export async function startScriptedModel(
       cursors.set(session, Math.max(cursors.get(session) ?? 0, index + 1));
       return completion(step, index, body);
     };
+  }
+
+  /** A correction of a step's reply: its `corrected` reply, with no faults or expectations (the step had them). */
+  function correctionAnswer(session: string, index: number, n: number, body: Json): () => Promise<Json> {
+    const step = (scripts.get(session) ?? opts.script)?.steps[index];
+    if (!step) throw new HttpError(400, 'script_exhausted', `scripted model: no step ${index + 1} to correct (session ${session})`);
+    return async () => completion(correctedReply(step, n), index, body);
   }
 
   function summaryAnswer(session: string, body: Json): Json {
