@@ -14,6 +14,7 @@ import { parsePolicy, policySchema, POLICY_MODES, type Policy } from '../common/
 import type { McpServerSpec } from '../common/mcp';
 import { freezePolicy } from '../common/policy';
 import { DEFAULT_COMPRESSION, type CompressionConfig } from '../common/context/plan';
+import { TOOL_MODE_SETTINGS, type ToolModeSetting } from '../common/tool-mode';
 import { UsageError, UserError } from './errors';
 import { mcpServersSchema, resolveMcpServers } from './mcp-config';
 import { isTrusted, sensitiveSettings } from './trust';
@@ -29,6 +30,8 @@ export const FileConfigSchema = z
     model: z.string().min(1).optional(),
     /** Base URL of an OpenAI-compatible endpoint (DeepSeek: https://api.deepseek.com). */
     baseUrl: z.url().optional(),
+    /** How the model is offered the tools: native tool calls, the text protocol, or auto (decided by the first call; README "A real model"). */
+    toolMode: z.enum(['auto', 'native', 'text']).optional(),
     /** The system prompt every model call starts with. */
     systemPrompt: z.string().min(1).optional(),
     limits: z
@@ -43,6 +46,8 @@ export const FileConfigSchema = z
         modelTimeoutSec: z.number().positive(),
         modelHeartbeatSec: z.number().positive(),
         modelMaxAttempts: positiveInt.max(20),
+        /** Most tokens one model reply may have (default 4096): a babbling model cannot hold a turn for minutes. */
+        maxOutputTokens: positiveInt.max(1_000_000),
         /** What a turn and the session may spend, in tokens or USD (README "Costs and budgets"). */
         budget: budgetSchema,
       })
@@ -155,7 +160,12 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
       'pass --model scripted:examples/demo.json for an offline demo, or set HARNESS_MODEL (e.g. gpt-4o-mini) and OPENAI_API_KEY',
     );
   }
-  const model = modelSpec(modelText, fromFlagOrEnv ? cwd : fileDir, env.OPENAI_BASE_URL ?? config.baseUrl);
+  const toolMode = env.HARNESS_TOOL_MODE || config.toolMode;
+  if (toolMode !== undefined && !(TOOL_MODE_SETTINGS as readonly string[]).includes(toolMode)) {
+    throw new UsageError(`tool mode "${toolMode}" is not one of ${TOOL_MODE_SETTINGS.join(', ')}`, 'set HARNESS_TOOL_MODE (or toolMode in the config file) to auto, native or text');
+  }
+  const spec = modelSpec(modelText, fromFlagOrEnv ? cwd : fileDir, env.OPENAI_BASE_URL ?? config.baseUrl);
+  const model = toolMode ? { ...spec, toolMode: toolMode as ToolModeSetting } : spec;
   const l = config.limits ?? {};
   const sec = (v: number | undefined, fallback: number) => (v === undefined ? fallback : Math.round(v * 1000));
   const limits: Limits = {
@@ -169,6 +179,7 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
     modelTimeoutMs: sec(l.modelTimeoutSec, DEFAULT_LIMITS.modelTimeoutMs),
     modelHeartbeatMs: sec(l.modelHeartbeatSec, DEFAULT_LIMITS.modelHeartbeatMs),
     modelMaxAttempts: l.modelMaxAttempts ?? DEFAULT_LIMITS.modelMaxAttempts,
+    maxOutputTokens: l.maxOutputTokens ?? DEFAULT_LIMITS.maxOutputTokens,
     ...(l.budget ? { budget: l.budget } : {}),
   };
   const pricing = resolvePricing(model, config.prices);
