@@ -19,6 +19,15 @@ export interface HostileEndpoint {
   close(): Promise<void>;
 }
 
+const PROBE_REPLY = JSON.stringify({
+  id: 'probe',
+  object: 'chat.completion',
+  created: 0,
+  model: 'hostile',
+  choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'p', type: 'function', function: { name: 'get_current_time', arguments: '{}' } }] } }],
+  usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+});
+
 /** Starts the endpoint on a free port of 127.0.0.1. */
 export async function startHostileEndpoint(): Promise<HostileEndpoint> {
   const queues = new Map<string, HostileReply[]>();
@@ -28,6 +37,13 @@ export async function startHostileEndpoint(): Promise<HostileEndpoint> {
     req.on('data', (d: Buffer) => (body += d.toString()));
     req.on('end', () => {
       const session = String(req.headers['x-harness-session'] ?? '');
+      // auto's probe (a session's first reply had no tool call) is answered as a model with
+      // native tool calls would: it takes none of the replies the test queued.
+      if (req.headers['x-harness-purpose'] === 'probe') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(PROBE_REPLY);
+        return;
+      }
       seen.set(session, [...(seen.get(session) ?? []), JSON.parse(body)]);
       const next = queues.get(session)?.shift();
       if (next === undefined) {
