@@ -51,6 +51,9 @@ export function parseTextReply(reply: string, known: ReadonlySet<string> = new S
   for (const candidate of candidates) {
     const found = firstJson(candidate);
     if (found === undefined) continue;
+    // A reply that opens as JSON but holds valid JSON only further in was cut or broken: a
+    // fragment of it (an arguments object) is not the call.
+    if (found.start > 0 && /^[{[]/.test(candidate) && looksLikeCall(candidate)) break;
     const answer = answerOf(found.value);
     if (answer !== undefined) return { kind: 'answer', text: answer };
     const read = readCalls(found.value, known);
