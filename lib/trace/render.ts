@@ -108,7 +108,8 @@ function describe(s: Span, pen: Pen): Text[] {
       const parts: Text[] = [`model ${esc(s.name)}`];
       if (attempts) parts.push(attempts > 1 ? paint('yellow', `${attempts} attempts`) : '1 attempt');
       if (out.last_failure) parts.push(paint('yellow', `(before: ${clip(pen, out.last_failure, 80)})`));
-      if (usage) parts.push(`${usage.total_tokens} tokens (${usage.prompt_tokens}+${usage.completion_tokens})`);
+      if (usage) parts.push(`${usage.total_tokens} tokens (${usage.prompt_tokens}+${usage.completion_tokens})${out.usage_estimated ? ' estimated' : ''}`);
+      parts.push(...protocolBits(out, paint));
       if (s.status === 'ok') parts.push(calls.length ? `→ ${calls.map((c) => esc(c.name)).join(', ')}` : `→ answer: ${clip(pen, out.content)}`);
       if (s.status === 'error') parts.push(paint('red', `failed: ${clip(pen, s.error, 160)}`));
       if (s.status === 'running') parts.push(running);
@@ -152,6 +153,16 @@ function describe(s: Span, pen: Pen): Text[] {
   }
 }
 
+/** `text mode (constrained)`, `2 corrections`, `cut at the cap` of a model call. */
+function protocolBits(out: Record<string, unknown>, paint: Paint): Text[] {
+  const bits: Text[] = [];
+  if (out.tool_mode === 'text') bits.push(paint('magenta', `text mode${out.constrained ? ' (constrained)' : ''}`));
+  const n = Array.isArray(out.corrections) ? out.corrections.length : 0;
+  if (n) bits.push(paint('yellow', `${n} correction${n === 1 ? '' : 's'}`));
+  if (out.truncated) bits.push(paint('yellow', 'cut at the output limit'));
+  return bits;
+}
+
 function pendingText(p: unknown): string {
   const pending = p as { kind?: string; question?: string; calls?: { callId: string; tool: string }[] };
   if (pending.kind === 'question') return `question: ${pending.question ?? ''}`;
@@ -180,6 +191,9 @@ function details(s: Span, full: boolean, pen: Pen): string[] {
         else lines.push(...block(`[${m.role}${m.tool_call_id ? ` ${m.tool_call_id}` : ''}]`, m.content));
       }
       if (!messages) lines.push(`(${input.new_messages} new message(s): their text is in the message store)`);
+      if (out.tool_mode_decided) lines.push(...block('tool mode', out.tool_mode_decided));
+      for (const c of (out.corrections as { problem: string; reply: string }[] | undefined) ?? []) lines.push(...block(`corrected (${c.problem})`, c.reply));
+      if (out.reasoning) lines.push(...block('reasoning', out.reasoning));
       if (out.content !== null) lines.push(...block('reply', out.content));
       for (const c of (out.tool_calls as { id: string; name: string; arguments: unknown }[] | undefined) ?? []) lines.push(...block(`call ${c.id} ${c.name}`, c.arguments));
       return lines;

@@ -11,6 +11,7 @@ import type { ChatMessage, ToolCall } from '../../common/types';
 import { callSpans, parseArgs } from './call-spans';
 import type { ActivityItem, Timeline } from './timeline';
 import { makeSpan, type BuiltSpan, type SpanStatus, type TurnContext } from './types';
+import { describeToolMode } from '../../common/tool-mode';
 
 /** Who sent the turn's message and when (the session's sendMessage update), when known. */
 export interface SentBy {
@@ -66,6 +67,8 @@ function turnSpan(ctx: TurnContext, t: Timeline, body: BuiltSpan[], sent: SentBy
             usage: result.usage,
             model_calls: result.modelCalls,
             ...(result.compressions?.length ? { compressions: result.compressions } : {}),
+            // How the tools were offered (turns since tool modes): `text (constrained; probe: …)`.
+            ...(result.toolMode ? { tool_mode: describeToolMode(result.toolMode) } : {}),
           }
         : { steps: stepSpans.length }),
       ...(waiting ? { pending: waiting } : {}),
@@ -155,6 +158,7 @@ function llmSpan(ctx: TurnContext, stepKey: string, a: ActivityItem, index: numb
                   model: reply.model,
                   latency_ms: reply.latencyMs,
                   ...(reply.conversation ? { messages_in_context: reply.conversation.count } : {}),
+                  ...protocolView(reply),
                 }
               : {}),
             ...(a.identity ? { worker: a.identity } : {}),
@@ -170,6 +174,19 @@ function llmSpan(ctx: TurnContext, stepKey: string, a: ActivityItem, index: numb
       ...(input.system ? { system: input.system } : {}),
       ...(reply?.conversation?.head ? { replyHead: reply.conversation.head } : {}),
     },
+  };
+}
+
+/** How a model call offered the tools and what it took: mode, auto's decision, corrections, a cut, estimated usage, reasoning. */
+function protocolView(reply: ModelReply): Record<string, unknown> {
+  const p = reply.protocol;
+  return {
+    ...(p ? { tool_mode: p.mode, ...(p.constrained !== undefined ? { constrained: p.constrained } : {}) } : {}),
+    ...(p?.decided ? { tool_mode_decided: describeToolMode(p.decided) } : {}),
+    ...(p?.corrections?.length ? { corrections: p.corrections } : {}),
+    ...(reply.truncated ? { truncated: true } : {}),
+    ...(reply.usageEstimated ? { usage_estimated: true } : {}),
+    ...(reply.reasoning ? { reasoning: reply.reasoning } : {}),
   };
 }
 
