@@ -4,6 +4,7 @@
  * approval), or the question at the terminal.
  */
 import { budgetLine, type BudgetBreach } from '../common/budget';
+import { parseBudgetAmount } from '../lib/budget-amount';
 import type { HarnessClient } from '../api/client';
 import type { RideOut } from '../lib/ride-out';
 import { say } from './output';
@@ -18,8 +19,6 @@ export function sayBudgetWait(sessionId: string, turnId: string, p: BudgetBreach
 /** Asks at the terminal how much to raise the budget by; undefined: stop the turn. */
 export async function askBudgetRaise(line: (prompt: string) => Promise<string>, p: BudgetBreach): Promise<number | undefined> {
   const unit = p.unit === 'usd' ? '$' : '';
-  // Loaded when a person is asked (lib/budget-config brings zod): every waiting command loads this file.
-  const { parseBudgetAmount } = await import('../lib/budget-config');
   for (;;) {
     const a = (await line(`${budgetLine(p)}\n  raise the ${p.scope} budget by (+${unit}N) or [s]top the turn > `)).trim().toLowerCase();
     if (['s', 'stop', 'n', 'no'].includes(a)) return undefined;

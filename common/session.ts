@@ -392,7 +392,7 @@ export interface PendingApproval {
 export type Pending =
   | { kind: 'question'; callId: string; question: string }
   | { kind: 'approvals'; calls: PendingApproval[] }
-  | ({ kind: 'budget' } & BudgetBreach);
+  | ({ kind: 'budget'; step?: number } & BudgetBreach);
 
 /** Answer of the `state` query. */
 export interface SessionState {

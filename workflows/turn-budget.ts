@@ -84,7 +84,7 @@ export class TurnBudget {
   }
 
   /** Before a model call: undefined to go on, or why the turn stops (after a person stopped it or let it time out). */
-  async admit(contextTokens: number, wait: HumanWait): Promise<string | undefined> {
+  async admit(step: number, contextTokens: number, wait: HumanWait): Promise<string | undefined> {
     const { limits, pricing } = this.input.config;
     if (!limits.budget) return undefined;
     const session = this.input.sessionBudget;
@@ -97,7 +97,7 @@ export class TurnBudget {
       if (this.input.evalHumans) return why;
       this.pending = breach;
       this.decision = undefined;
-      const decided = await wait({ kind: 'budget', ...breach }, () => this.decision !== undefined, limits.approvalTimeoutMs);
+      const decided = await wait({ kind: 'budget', step, ...breach }, () => this.decision !== undefined, limits.approvalTimeoutMs);
       // Set by the update's handler while we waited (TypeScript cannot see that through the callback).
       const d = this.decision as BudgetDecisionInput | undefined;
       this.pending = undefined;

@@ -67,7 +67,7 @@ export interface TurnOps {
   /** Lists the tools of the MCP servers again (a server said its list changed). */
   rediscoverMcp?(previous: McpToolSet, servers: string[]): Promise<McpToolSet>;
   /** Before each model call, with the context's estimated tokens: why the turn stops (its budget ran out, nobody raised it), or undefined. */
-  admitModelCall?(contextTokens: number): Promise<string | undefined>;
+  admitModelCall?(step: number, contextTokens: number): Promise<string | undefined>;
   /** What the turn spent so far, for its result and the run it continues in. */
   spent?(): Spent;
 }
@@ -203,7 +203,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
           if (ops.isCancellation?.(err)) throw err;
         }
       }
-      const refused = ops.admitModelCall && (await ops.admitModelCall(conversation.estimate(system)));
+      const refused = ops.admitModelCall && (await ops.admitModelCall(step, conversation.estimate(system)));
       if (refused) return done('budget_exceeded', refused, step - 1);
       let reply: ModelReply;
       try {

@@ -291,8 +291,8 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
           }
         : {}),
       isCancellation,
-      admitModelCall: (tokens) =>
-        budget.admit(tokens, (pending, done, timeoutMs) => {
+      admitModelCall: (step, tokens) =>
+        budget.admit(step, tokens, (pending, done, timeoutMs) => {
           events.add('wait');
           return waitForHuman(pending, done, timeoutMs);
         }),

@@ -3,6 +3,8 @@ import type { CliContext } from '../context';
 import { followTurn, waitRide } from '../wait';
 import { WaitNotes } from '../wait-notes';
 import { approvalLine, grantLine, say } from '../output';
+import type { BudgetUnit } from '../../common/budget';
+import { decideBudgetWait } from './budget';
 
 export interface DecideFlags {
   json?: boolean;
@@ -11,10 +13,15 @@ export interface DecideFlags {
   always?: boolean | string;
   reason?: string;
   waitTimeout: number;
+  /** `approve --budget +N`: raise the budget the turn waits on. */
+  budget?: { unit: BudgetUnit; amount: number };
 }
 
 /** Decides the session's pending calls (all of the step, or `callId`), then waits for the turn like `run`. */
 export async function decide(ctx: CliContext, sessionId: string, callId: string | undefined, approve: boolean, o: DecideFlags): Promise<void> {
+  // A turn waiting for its budget: `approve --budget +N` raises it, a plain `deny` stops the turn.
+  if (o.budget) return void (await decideBudgetWait(ctx, sessionId, o.budget, o));
+  if (!approve && !callId && (await decideBudgetWait(ctx, sessionId, undefined, o, true))) return;
   // Delivering the decision and waiting for the turn ride out trouble alike, each bounded by --wait-timeout.
   const timeoutMs = o.waitTimeout * 1000;
   const harness = await ctx.harness({ waits: true });

@@ -11,6 +11,8 @@ import { pendingLines, print, printJson, say, usageLine } from '../output';
 import { followTurn, waitRide } from '../wait';
 import { WaitNotes } from '../wait-notes';
 import { escapeForTerminal } from '../../lib/terminal/escape';
+import { describeToolMode } from '../../common/tool-mode';
+import { costLine, ledgerSummaryJson, sessionCost } from './cost';
 
 export interface StatusFlags {
   json?: boolean;
@@ -43,8 +45,10 @@ export async function status(ctx: CliContext, sessionId: string, o: StatusFlags)
   const harness = await ctx.harness({ waits: true });
   const ride = waitRide(ctx, new WaitNotes(), timeoutMs, `for session ${sessionId}`, 'nothing was changed', `try again with \`harness status ${sessionId}\``);
   const s = await harness.status(sessionId, { ride });
-  if (o.json) return printJson(s);
-  print(statusLines(s).join('\n'));
+  // What it cost, from history by the ledger (a closed session needs no worker for it).
+  const cost = await sessionCost(harness.temporal, sessionId);
+  if (o.json) return printJson({ ...s, ...(cost.ledger ? { cost: ledgerSummaryJson(cost.ledger) } : {}) });
+  print([...statusLines(s), ...(cost.ledger ? [costLine(cost.ledger, sessionId)] : cost.problem ? [`(cost: ${escapeForTerminal(cost.problem)})`] : [])].join('\n'));
 }
 
 export async function sessions(ctx: CliContext, o: SessionsFlags): Promise<void> {
@@ -160,6 +164,8 @@ function statusLines(s: SessionView): string[] {
     ...(s.usage ? [usageLine(s.usage)] : []),
   ];
   if (facts.length) lines.push(facts.join(' · '));
+  // Native tool calls or the text protocol, and why (auto's probe or the config).
+  if (s.toolMode) lines.push(`tool calls: ${escapeForTerminal(describeToolMode(s.toolMode))}`);
   if (s.detailsMissing) lines.push(`(${escapeForTerminal(s.detailsMissing)})`);
   if (s.currentTurnId) lines.push(`current turn: ${s.currentTurnId}`);
   if (s.pending) lines.push(...pendingLines(s.pending).map((l) => `pending ${l}`));

@@ -1,10 +1,20 @@
 /** `harness approve` / `harness deny`: decide pending tool calls from any process. */
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { UsageError } from '../../lib/errors';
 import type { CliContext } from '../context';
 import type { DecideFlags } from '../actions/approvals';
 import { waitTimeoutOption } from '../wait-options';
 import { parseSessionId } from '../args';
+import { parseBudgetAmount } from '../../lib/budget-amount';
+
+/** `--budget +5000` / `--budget +$0.50`: a raise, as a usage error when it is not one. */
+function parseRaise(value: string): { unit: 'tokens' | 'usd'; amount: number } {
+  try {
+    return parseBudgetAmount(value, { raise: true });
+  } catch (err) {
+    throw new InvalidArgumentError(`${(err as Error).message} (${(err as { hint?: string }).hint ?? 'e.g. +5000 or +$0.50'})`);
+  }
+}
 
 // The actions load their implementation (cli/actions/approvals.ts, and the Temporal client) when they run.
 export function registerApprovals(program: Command, ctx: CliContext): void {
@@ -18,14 +28,18 @@ export function registerApprovals(program: Command, ctx: CliContext): void {
       'also allow it for the rest of this session: exactly this command (or host, or tool); with words, ' +
         'commands whose program and first arguments are those words (e.g. --always "git commit")',
     )
+    .option('--budget <+amount>', 'the turn waits for its budget: raise it by tokens (+5000) or money (+$0.50), in the unit of the budget it reached', parseRaise)
     .option('--json', 'print the turn result as JSON')
     .option('--no-wait', 'return as soon as the decision is delivered')
     .addOption(waitTimeoutOption())
-    .action(async (sessionId: string, callId: string | undefined, o: DecideFlags) => (await import('../actions/approvals')).decide(ctx, sessionId, callId, true, o));
+    .action(async (sessionId: string, callId: string | undefined, o: DecideFlags) => {
+      if (o.budget && (callId || o.always)) throw new UsageError('--budget raises a budget: it takes no call id and no --always', `harness approve ${sessionId} --budget +5000`);
+      return (await import('../actions/approvals')).decide(ctx, sessionId, callId, true, o);
+    });
 
   program
     .command('deny')
-    .description("Deny a session's pending tool call (default: all pending calls); the model sees APPROVAL_DENIED with the reason")
+    .description("Deny a session's pending tool call (default: all pending calls); the model sees APPROVAL_DENIED with the reason. A turn waiting for its budget stops (budget_exceeded, its work kept)")
     .argument('<session>', 'session id', parseSessionId)
     .argument('[callId]', 'the call to deny (see `harness status`)')
     .requiredOption('--reason <text>', 'why; shown to the model and kept in history')

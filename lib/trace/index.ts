@@ -10,6 +10,8 @@ import { fetchRuns, type Run } from './runs';
 import { readTimeline } from './timeline';
 import { buildTurnSpans, type SentBy } from './turn-spans';
 import { traceId, type BuiltSpan } from './types';
+import { addCosts } from './cost-spans';
+import { turnLedger } from '../ledger/compute';
 
 export type { Span, SpanType, SpanStatus } from './types';
 
@@ -105,6 +107,8 @@ async function turnSpans(turnId: string, runs: Run[], sessionId: string, sent: S
   const first = (err: unknown) => (err as Error).message.split('\n')[0];
   if (payloads) await addStoredRecords(timeline, payloads).catch((err: unknown) => notes.push(`turn ${turnId}: its stored call records cannot be read (${first(err)})`));
   const spans = buildTurnSpans(turnId, timeline, { traceId: traceId(sessionId), sessionId, ...(sent ? { sent } : {}) });
+  // What the turn and each call cost, by the ledger (lib/ledger): the figures `harness cost` gives.
+  addCosts(spans, turnLedger(turnId, timeline));
   if (payloads) await addPayloads(spans, payloads).catch((err: unknown) => notes.push(`turn ${turnId}: its payloads cannot be read (${first(err)}); showing what history holds`));
   return spans;
 }

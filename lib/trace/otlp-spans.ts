@@ -122,6 +122,7 @@ const KINDS: Record<Span['type'], Kind> = {
   compress: 'CHAIN',
   approval: 'CHAIN',
   ask_user: 'CHAIN',
+  budget: 'CHAIN',
 };
 
 type Attrs = Record<string, AttributeValue | undefined>;
@@ -139,6 +140,14 @@ const BY_TYPE: Record<Span['type'], (s: Span) => Attrs> = {
     'harness.approval.timed_out': bool(s.output?.timed_out),
   }),
   ask_user: (s) => ({ [GEN_AI.toolCallId]: str(s.input.call_id), 'harness.answer.by': str(s.output?.by) }),
+  budget: (s) => ({
+    'harness.budget.scope': str(s.input.scope),
+    'harness.budget.unit': str(s.input.unit),
+    'harness.budget.limit': num(s.input.limit),
+    'harness.budget.spent': num(s.input.spent),
+    'harness.budget.decision': str(s.output?.decision),
+    'harness.budget.by': str(s.output?.by),
+  }),
 };
 
 /** The turn: one agent invocation (the session is the conversation). */
@@ -157,6 +166,11 @@ function turnAttributes(s: Span): Attrs {
     [GEN_AI.outputTokens]: usage?.completion,
     'harness.turn': num(s.input.turn),
     'harness.terminated_by': str(s.output?.terminated_by),
+    // The turn's whole cost by the ledger (its calls, compressions and wasted attempts); not llm.cost.*,
+    // which viewers sum up the tree from the LLM spans.
+    'harness.cost.total_usd': num(obj(s.output?.cost).usd),
+    'harness.cost.total_tokens': num(obj(s.output?.cost).total_tokens),
+    'harness.cost.retry_waste_usd': num(obj(obj(s.output?.cost).retry_waste).usd),
   };
 }
 
@@ -179,6 +193,8 @@ function llmAttributes(s: Span): Attrs {
     'llm.token_count.prompt': usage?.prompt,
     'llm.token_count.completion': usage?.completion,
     'llm.token_count.total': usage?.total,
+    'llm.token_count.prompt_details.cache_read': usage?.cached || undefined,
+    ...costAttributes(obj(s.output?.cost)),
     'harness.step': num(s.input.step),
     'harness.attempts': num(s.output?.attempts),
     ...inputMessages(s.input.messages),
@@ -245,11 +261,24 @@ function modelOf(value: unknown): { provider?: string; model?: string } {
   return i < 0 ? { model: value } : { provider: value.slice(0, i), model: value.slice(i + 1) };
 }
 
-function usageOf(value: unknown): { prompt?: number; completion?: number; total?: number } | undefined {
+function usageOf(value: unknown): { prompt?: number; completion?: number; total?: number; cached?: number } | undefined {
   if (!value || typeof value !== 'object') return undefined;
   const u = value as Record<string, unknown>;
-  return { prompt: num(u.prompt_tokens), completion: num(u.completion_tokens), total: num(u.total_tokens) };
+  return { prompt: num(u.prompt_tokens), completion: num(u.completion_tokens), total: num(u.total_tokens), cached: num(u.cached_tokens) };
 }
+
+/** A model call's cost in USD as OpenInference names it (the reply's), and what its failed attempts wasted. */
+function costAttributes(cost: Record<string, unknown>): Attrs {
+  return {
+    'llm.cost.prompt': num(cost.prompt_usd),
+    'llm.cost.completion': num(cost.completion_usd),
+    'llm.cost.total': num(cost.usd),
+    'harness.cost.retry_waste_usd': num(cost.wasted_usd),
+    'harness.attempts.failed': num(cost.failed_attempts),
+  };
+}
+
+const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' ? (v as Record<string, unknown>) : {});
 
 function parseTime(value: string | null): number | undefined {
   const ms = value === null ? NaN : Date.parse(value);

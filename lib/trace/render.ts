@@ -9,6 +9,8 @@
 import type { Trace } from './index';
 import type { Span } from './types';
 import { plainString, styled, type Style, type Text } from '../terminal/text';
+import { NANO, usdText } from '../../common/pricing';
+import { budgetAmount } from '../../common/budget';
 
 /** Shows control and invisible characters as visible escapes (`\e`, `\r`, `\u202e` …). */
 export type Escaper = (text: string, opts?: { keepNewlines?: boolean }) => string;
@@ -90,7 +92,7 @@ function describe(s: Span, pen: Pen): Text[] {
     case 'turn': {
       const usage = out.usage as { total_tokens?: number } | undefined;
       const how = out.terminated_by ? String(out.terminated_by) : String(out.status ?? '');
-      const bits = [how, out.steps !== undefined ? `${out.steps} step${out.steps === 1 ? '' : 's'}` : '', usage ? `${usage.total_tokens} tokens` : '', Number(out.runs) > 1 ? `${out.runs} runs` : ''].filter(Boolean);
+      const bits = [how, out.steps !== undefined ? `${out.steps} step${out.steps === 1 ? '' : 's'}` : '', usage ? `${usage.total_tokens} tokens` : '', costText(out.cost), Number(out.runs) > 1 ? `${out.runs} runs` : ''].filter(Boolean);
       const state = s.status === 'running' ? paint('yellow', esc(bits.shift() ?? 'running')) : statusMark(s, paint);
       const head: Text = [paint('bold', `turn ${esc(s.name)}`), '  ', joined([state, ...bits.map(esc)], ' · '), '  ', dur];
       const rest: Text[] = [['  ', paint('dim', 'user:'), ' ', clip(pen, input.user_message), input.sent_by ? paint('dim', `  (from ${esc(String(input.sent_by))})`) : '']];
@@ -110,6 +112,8 @@ function describe(s: Span, pen: Pen): Text[] {
       if (out.last_failure) parts.push(paint('yellow', `(before: ${clip(pen, out.last_failure, 80)})`));
       if (usage) parts.push(`${usage.total_tokens} tokens (${usage.prompt_tokens}+${usage.completion_tokens})${out.usage_estimated ? ' estimated' : ''}`);
       parts.push(...protocolBits(out, paint));
+      const cost = costText(out.cost);
+      if (cost) parts.push(cost);
       if (s.status === 'ok') parts.push(calls.length ? `→ ${calls.map((c) => esc(c.name)).join(', ')}` : `→ answer: ${clip(pen, out.content)}`);
       if (s.status === 'error') parts.push(paint('red', `failed: ${clip(pen, s.error, 160)}`));
       if (s.status === 'running') parts.push(running);
@@ -141,6 +145,14 @@ function describe(s: Span, pen: Pen): Text[] {
       const verdict = out.approved ? paint('green', `approved${out.always ? ' (always)' : ''}`) : paint('red', 'denied');
       return [['approval ', verdict, `${who}${when}${out.reason ? `: ${clip(pen, out.reason)}` : ''}  `, dur]];
     }
+    case 'budget': {
+      const what = `budget (${esc(String(input.scope))}): ${fmtBudget(input.unit, input.spent)} spent of ${fmtBudget(input.unit, input.limit)}, next call up to ${fmtBudget(input.unit, input.estimate)}`;
+      if (s.status === 'running' || out.decision === 'pending') return [[what, ' → ', paint('yellow', 'waiting for a person')]];
+      const who = out.by ? ` by ${esc(String(out.by))}` : '';
+      const verdict =
+        out.decision === 'raised' ? paint('green', `raised by ${fmtBudget(input.unit, out.raised_by)}`) : out.decision === 'timed_out' ? paint('red', 'nobody decided in time') : paint('red', 'stopped');
+      return [[what, ' → ', verdict, `${who}${out.reason ? `: ${clip(pen, out.reason)}` : ''}  `, dur]];
+    }
     case 'ask_user': {
       const q = `question${s.source ? ` from ${esc(s.source)}` : ''} ${clip(pen, input.question, 80)}`;
       if (s.status === 'running') return [[q, ' → ', paint('yellow', 'waiting for an answer')]];
@@ -164,9 +176,25 @@ function protocolBits(out: Record<string, unknown>, paint: Paint): Text[] {
 }
 
 function pendingText(p: unknown): string {
-  const pending = p as { kind?: string; question?: string; calls?: { callId: string; tool: string }[] };
+  const pending = p as { kind?: string; question?: string; calls?: { callId: string; tool: string }[]; scope?: string; unit?: unknown; limit?: unknown };
   if (pending.kind === 'question') return `question: ${pending.question ?? ''}`;
+  if (pending.kind === 'budget') return `budget: the ${pending.scope}'s budget of ${fmtBudget(pending.unit, pending.limit)} is reached`;
   return `approval of ${(pending.calls ?? []).map((c) => `${c.callId} ${c.tool}`).join(', ')}`;
+}
+
+/** `$0.0123` of a span's cost (its usd, with what failed attempts wasted), or '' when unpriced. */
+function costText(cost: unknown): string {
+  const c = (cost ?? {}) as { usd?: number | null; wasted_usd?: number | null; retry_waste?: { usd?: number | null } };
+  if (typeof c.usd !== 'number') return '';
+  const money = (v: number) => usdText(Math.round(v * NANO));
+  // A call's waste is on top of its reply; a turn's total already holds its waste.
+  if (typeof c.wasted_usd === 'number' && c.wasted_usd > 0) return `${money(c.usd)} (+${money(c.wasted_usd)} on failed attempts)`;
+  const waste = c.retry_waste?.usd;
+  return `${money(c.usd)}${typeof waste === 'number' && waste > 0 ? ` (${money(waste)} of it on failed attempts)` : ''}`;
+}
+
+function fmtBudget(unit: unknown, n: unknown): string {
+  return typeof n === 'number' ? budgetAmount(unit === 'usd' ? 'usd' : 'tokens', n) : '?';
 }
 
 /** The payload lines shown under a span with --full (escaped, newlines kept as lines). */

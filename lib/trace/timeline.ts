@@ -194,8 +194,10 @@ export function readTimeline(runs: readonly Run[]): Timeline {
           if (e.name !== 'turnStatus') break;
           const open = openWait();
           if (open) open.endedAt = e.at;
-          if (s.pending && (s.status === 'waiting_for_approval' || s.status === 'waiting_for_user')) {
-            t.waits.push({ step, at: e.at, pending: s.pending as Pending });
+          if (s.pending && (s.status === 'waiting_for_approval' || s.status === 'waiting_for_user' || s.status === 'waiting_for_budget')) {
+            // A budget wait comes before its step's model call: it names the step itself.
+            const p = s.pending as Pending;
+            t.waits.push({ step: p.kind === 'budget' && typeof p.step === 'number' ? p.step : step, at: e.at, pending: p });
           }
           break;
         }

@@ -9,6 +9,7 @@ import type { CompressContextResult } from '../../common/context/types';
 import type { PendingMessage } from '../../common/conversation';
 import type { ChatMessage, ToolCall } from '../../common/types';
 import { callSpans, parseArgs } from './call-spans';
+import { budgetSpans } from './budget-spans';
 import type { ActivityItem, Timeline } from './timeline';
 import { makeSpan, type BuiltSpan, type SpanStatus, type TurnContext } from './types';
 import { describeToolMode } from '../../common/tool-mode';
@@ -23,11 +24,16 @@ export interface SentBy {
 export function buildTurnSpans(turnId: string, t: Timeline, opts: { traceId: string; sessionId: string; sent?: SentBy }): BuiltSpan[] {
   const turn = t.input?.turn ?? Number(/\/turn-(\d+)$/.exec(turnId)?.[1] ?? 0);
   const ctx: TurnContext = { traceId: opts.traceId, sessionId: t.input?.sessionId ?? opts.sessionId, turnId, turn, timeline: t, running: !t.closed };
-  const steps = [...new Set(t.activities.filter(isStepActivity).map((a) => a.step))].sort((a, b) => a - b);
+  // A step whose model call waited for its budget (and never came) is a step too.
+  const budgetSteps = t.waits.filter((w) => w.pending.kind === 'budget').map((w) => w.step);
+  const steps = [...new Set([...t.activities.filter(isStepActivity).map((a) => a.step), ...budgetSteps])].sort((a, b) => a - b);
   const body: BuiltSpan[] = [];
   for (const step of steps) body.push(...stepSpans(ctx, step));
   return [{ span: turnSpan(ctx, t, body, opts.sent) }, ...body];
 }
+
+/** The turn's status while it waits on a person for this kind of item. */
+const WAITING = { question: 'waiting_for_user', approvals: 'waiting_for_approval', budget: 'waiting_for_budget' } as const;
 
 function isStepActivity(a: ActivityItem): boolean {
   return a.type === 'callModel' || a.type === 'compressContext';
@@ -58,7 +64,7 @@ function turnSpan(ctx: TurnContext, t: Timeline, body: BuiltSpan[], sent: SentBy
       ...(sent ? { sent_by: sent.by, sent_at: new Date(sent.at).toISOString() } : {}),
     },
     output: {
-      status: t.closed ? (t.closed.status === 'completed' ? 'completed' : t.closed.status) : waiting ? (waiting.kind === 'question' ? 'waiting_for_user' : 'waiting_for_approval') : 'running',
+      status: t.closed ? (t.closed.status === 'completed' ? 'completed' : t.closed.status) : waiting ? WAITING[waiting.kind] : 'running',
       ...(result
         ? {
             terminated_by: result.terminated_by,
@@ -85,6 +91,7 @@ function stepSpans(ctx: TurnContext, step: number): BuiltSpan[] {
   const compressions = t.activities.filter((a) => a.type === 'compressContext' && a.step === step);
   const models = t.activities.filter((a) => a.type === 'callModel' && a.step === step);
   compressions.forEach((c, i) => children.push({ span: compressSpan(ctx, stepKey, c, i) }));
+  children.push(...budgetSpans(ctx, step, stepKey));
   models.forEach((m, i) => children.push(llmSpan(ctx, stepKey, m, i)));
   const last = models[models.length - 1];
   const reply = last?.result as ModelReply | undefined;

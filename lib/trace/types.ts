@@ -9,7 +9,7 @@ import type { PendingMessage } from '../../common/conversation';
 import type { ChatMessage } from '../../common/types';
 import type { Timeline } from './timeline';
 
-export type SpanType = 'turn' | 'step' | 'llm_call' | 'tool_call' | 'compress' | 'approval' | 'ask_user';
+export type SpanType = 'turn' | 'step' | 'llm_call' | 'tool_call' | 'compress' | 'approval' | 'ask_user' | 'budget';
 
 /** `running`: not finished yet (or its worker died and none has picked it up again). */
 export type SpanStatus = 'ok' | 'error' | 'running';
