@@ -75,12 +75,15 @@ export async function callDeciding(client: ModelClient, req: ModelRequest, key: 
   }
 }
 
-/** The call in a decided mode; an endpoint that refuses the schema is remembered as unconstrained. */
+/**
+ * The call in a decided mode. Text mode is constrained unless the decision says the endpoint
+ * cannot be (a configured mode was never probed: the schema is tried); an endpoint that refuses
+ * the schema is remembered on the worker and not sent it again.
+ */
 export function inMode(client: ModelClient, req: ModelRequest, d: ToolModeDecision, key: string, cache: ToolModeCache): Promise<Exchanged> {
-  return exchange(client, req, { mode: d.mode, ...(d.constrained !== undefined ? { constrained: d.constrained } : {}) }, () => {
-    const cached = cache.get(key);
-    if (cached?.mode === 'text') cache.set(key, { ...cached, constrained: false });
-  });
+  const refused = `${key}|no-schema`;
+  const constrained = d.mode === 'text' ? d.constrained !== false && !cache.has(refused) : undefined;
+  return exchange(client, req, { mode: d.mode, ...(constrained !== undefined ? { constrained } : {}) }, () => cache.set(refused, d));
 }
 
 /** Asks the endpoint a question that needs a tool, with and without the tools field. */

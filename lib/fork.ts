@@ -15,6 +15,7 @@ import { loadTrace } from './trace';
 import { fetchRuns, type Run } from './trace/runs';
 import type { BuiltSpan } from './trace/types';
 import { callsBefore } from './trace/before-step';
+import type { ToolMode } from '../common/tool-mode';
 
 /** What a fork changes of the recorded turn. */
 export interface ForkEdits {
@@ -106,10 +107,13 @@ export async function planFork(client: Client, turnId: string, step: number, edi
     );
   }
 
+  // The recorded model is offered the tools as the recorded turn did (auto decided it there, or
+  // the session carried it): the same mode, not a new guess. Another model decides its own.
+  const recordedMode = input.toolMode?.mode ?? recordedToolMode(trace.spans);
   const config: SessionConfig = {
     ...input.config,
     ...(edits.system !== undefined ? { systemPrompt: edits.system } : {}),
-    ...(edits.model ? { model: edits.model } : {}),
+    ...(edits.model ? { model: edits.model } : recordedMode ? { model: { ...input.config.model, toolMode: recordedMode } } : {}),
   };
   const script = config.model.provider === 'scripted' ? config.model.script : undefined;
   const spec: ForkSpec = {
@@ -134,6 +138,12 @@ export async function planFork(client: Client, turnId: string, step: number, edi
     notRestored,
     record: { runs, spans: trace.spans },
   };
+}
+
+/** The tool mode the turn's model calls ran in (turns recorded before tool modes: none). */
+function recordedToolMode(spans: BuiltSpan[]): ToolMode | undefined {
+  const mode = spans.find((s) => s.span.type === 'llm_call' && typeof s.span.output?.tool_mode === 'string')?.span.output?.tool_mode;
+  return mode === 'text' || mode === 'native' ? mode : undefined;
 }
 
 /** The recorded model calls of a turn by step (each step's first schedule). */
