@@ -54,6 +54,7 @@ export function decidedToolMode(
 
 /** One line for a person: `text (JSON-schema constrained; probe: …)`. */
 export function describeToolMode(d: ToolModeDecision): string {
-  const detail = d.mode === 'text' ? (d.constrained ? 'JSON-schema constrained; ' : 'unconstrained; ') : '';
+  // A configured text mode was never probed: each call tries the schema (its reply says whether it held).
+  const detail = d.mode === 'text' && d.constrained !== undefined ? (d.constrained ? 'JSON-schema constrained; ' : 'unconstrained; ') : '';
   return `${d.mode} (${detail}${d.source}: ${d.reason})`;
 }
