@@ -4,11 +4,14 @@
  * workspace files they name) with the failure's reason and layer.
  */
 import { Context } from '@temporalio/activity';
-import type { EvalCase, TrialReport } from '../common/eval';
+import type { EvalCase, TrialCost, TrialReport } from '../common/eval';
+import { usd } from '../common/pricing';
+import { ledgerOfRuns } from '../lib/ledger/load';
+import type { TurnLedger } from '../lib/ledger/types';
 import { attribute, runCheck } from '../common/eval-checks';
 import type { ForkSpec, ToolCallRecord, TurnResult } from '../common/session';
 import { planFork } from '../lib/fork';
-import { fetchRuns } from '../lib/trace/runs';
+import { fetchRuns, type Run } from '../lib/trace/runs';
 import type { Conversations } from './store/conversations';
 import { withStore } from './store/errors';
 import { readFile, writeFile } from './tools/files';
@@ -68,6 +71,8 @@ export function createEvalActivities(deps: EvalDeps) {
       const checks = input.case.checks.map((c) => runCheck(c, facts));
       const passed = checks.every((c) => c.passed) && r.terminated_by !== 'failed';
       const toolErrors = calls.filter((c) => !c.ok).length;
+      // The turn's history gives the trial's cost (the ledger `harness cost` uses) and its rate limits.
+      const runs = await fetchRuns(Context.current().client, input.turnId);
       return {
         case_id: input.case.id,
         trial: input.trial,
@@ -82,8 +87,8 @@ export function createEvalActivities(deps: EvalDeps) {
         recovered: passed && toolErrors > 0,
         compressions: r.compressions?.length ?? 0,
         usage: r.usage,
-        // History is read only when the turn retried a model call at all.
-        rate_limited: r.retriedAttempts ? await rateLimited(input.turnId) : 0,
+        rate_limited: r.retriedAttempts ? rateLimited(runs) : 0,
+        ...(runs.length ? { cost: trialCost(ledgerOfRuns(input.turnId, runs)) } : {}),
         elapsed_ms: Math.max(0, Date.now() - input.startedAtMs),
         session_id: input.sessionId,
         workflow_id: input.turnId,
@@ -92,10 +97,21 @@ export function createEvalActivities(deps: EvalDeps) {
   };
 }
 
+/** A trial's cost from its turn's ledger. */
+function trialCost(l: TurnLedger): TrialCost {
+  const money = (n: number | undefined) => (n === undefined ? null : usd(n));
+  return {
+    total_tokens: l.total.total_tokens,
+    usd: money(l.total.nanoUsd),
+    retry_waste_tokens: l.byKind.retry_waste.total_tokens,
+    retry_waste_usd: money(l.byKind.retry_waste.nanoUsd),
+  };
+}
+
 /** Model call attempts of the turn that failed with a rate limit (429), from its history. */
-async function rateLimited(turnId: string): Promise<number> {
+function rateLimited(runs: readonly Run[]): number {
   let n = 0;
-  for (const run of await fetchRuns(Context.current().client, turnId)) {
+  for (const run of runs) {
     for (const e of run.events) if (e.kind === 'activityStarted' && e.lastFailure && /\b429\b|rate limit/i.test(e.lastFailure)) n += e.attempt - 1;
   }
   return n;

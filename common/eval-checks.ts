@@ -72,6 +72,8 @@ export function attribute(f: TrialFacts, checks: CheckResult[]): { reason: Failu
   if (t === 'failed') return { reason: 'MODEL_UNAVAILABLE', layer: 'environment', detail: f.result.error ?? detail };
   if (t === 'max_steps') return { reason: 'MAX_STEPS_EXCEEDED', layer: 'model', detail };
   if (t === 'repeated_action') return { reason: 'REPEATED_ACTION', layer: 'model', detail };
+  // The session's limits.budget stopped it (a trial has nobody to raise it).
+  if (t === 'budget_exceeded') return { reason: 'BUDGET_EXCEEDED', layer: 'harness', detail: f.result.answer };
   if (failed.some((c) => c.check.type === 'tool_called' || c.check.type === 'tool_not_called')) return { reason: 'TOOL_SELECTION_ERROR', layer: 'model', detail };
   if (unrecovered('INVALID_ARGUMENTS')) return { reason: 'INVALID_ARGUMENTS', layer: 'model', detail };
   if (unrecovered('FILE_NOT_FOUND')) return { reason: 'FILE_NOT_FOUND_UNRECOVERED', layer: 'model', detail };

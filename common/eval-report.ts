@@ -1,6 +1,7 @@
 /** The totals of an eval report, from its cases (pure: the eval workflow computes them). */
 import { passAtK, type CaseReport, type EvalCase, type EvalTotals, type TrialReport } from './eval';
 import { addUsage, NO_USAGE } from './session';
+import { NANO } from './pricing';
 
 export function summarize(cases: CaseReport[]): EvalTotals {
   const runs = cases.flatMap((c) => c.runs);
@@ -19,8 +20,9 @@ export function summarize(cases: CaseReport[]): EvalTotals {
     trials: runs.length,
     passed_trials: passed,
     pass_rate: runs.length ? passed / runs.length : 0,
-    pass_at_k: mean(cases.map((c) => c.pass_at_k)),
-    pass_hat_k: mean(cases.map((c) => c.pass_hat_k)),
+    // Cases an eval's budget left unrun have no verdict: they count in no mean.
+    pass_at_k: mean(cases.filter((c) => c.trials > 0).map((c) => c.pass_at_k)),
+    pass_hat_k: mean(cases.filter((c) => c.trials > 0).map((c) => c.pass_hat_k)),
     failure_reasons: count(runs.map((r) => r.failure?.reason)),
     failure_layers: count(runs.map((r) => r.failure?.layer)),
     avg_steps: mean(runs.map((r) => r.steps)),
@@ -29,6 +31,28 @@ export function summarize(cases: CaseReport[]): EvalTotals {
     compressions: runs.reduce((n, r) => n + r.compressions, 0),
     usage: runs.reduce((u, r) => addUsage(u, r.usage), NO_USAGE),
     slowest_trial_ms: runs.reduce((n, r) => Math.max(n, r.elapsed_ms), 0),
+    ...costTotals(runs),
+  };
+}
+
+/** What the trials cost in all and per trial; money only when every trial's model is priced. */
+export function costTotals(runs: readonly TrialReport[]): Pick<EvalTotals, 'cost'> {
+  const costed = runs.filter((r) => r.cost);
+  if (!costed.length) return {};
+  // Summed in nano-dollars, so the total is the ledger's to the last digit.
+  const nanos = (v: number | null | undefined) => (v === null || v === undefined ? undefined : Math.round(v * NANO));
+  const priced = costed.every((r) => r.cost!.usd !== null);
+  const tokens = costed.reduce((n, r) => n + r.cost!.total_tokens, 0);
+  const money = priced ? costed.reduce((n, r) => n + nanos(r.cost!.usd)!, 0) : undefined;
+  const waste = priced ? costed.reduce((n, r) => n + (nanos(r.cost!.retry_waste_usd) ?? 0), 0) : undefined;
+  return {
+    cost: {
+      total_tokens: tokens,
+      usd: money === undefined ? null : money / NANO,
+      tokens_per_trial: tokens / costed.length,
+      usd_per_trial: money === undefined ? null : money / NANO / costed.length,
+      retry_waste_usd: waste === undefined ? null : waste / NANO,
+    },
   };
 }
 

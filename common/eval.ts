@@ -3,6 +3,7 @@
  * of the report. Shared by the CLI, the eval workflows and the check activity; pure.
  */
 import type { Usage } from './types';
+import type { BudgetLimit } from './budget';
 
 /** A check on a trial's outcome. `value` is text, a count or an error type as the type says. */
 export type EvalCheck =
@@ -56,6 +57,7 @@ export const FAILURE_REASONS = [
   'MODEL_UNAVAILABLE',
   'TOOL_UNAVAILABLE',
   'REPEATED_ACTION',
+  'BUDGET_EXCEEDED',
   'HARNESS_ERROR',
   'UNKNOWN',
 ] as const;
@@ -92,6 +94,16 @@ export interface TrialReport {
   workflow_id: string;
   /** Taken from the eval cache (an unchanged case run before), not run again. */
   cached?: boolean;
+  /** What the trial cost, by the ledger of its turn's history (usd null: the model has no price). */
+  cost?: TrialCost;
+}
+
+/** A trial's cost: all its tokens and money, and the part failed attempts wasted. */
+export interface TrialCost {
+  total_tokens: number;
+  usd: number | null;
+  retry_waste_tokens: number;
+  retry_waste_usd: number | null;
 }
 
 /** One case over its trials. */
@@ -106,6 +118,8 @@ export interface CaseReport {
   pass_at_k: number;
   pass_hat_k: number;
   runs: TrialReport[];
+  /** Trials the eval did not start (its budget ran out). */
+  not_run?: number;
 }
 
 export interface EvalTotals {
@@ -124,6 +138,17 @@ export interface EvalTotals {
   usage: Usage;
   /** The slowest trial. */
   slowest_trial_ms: number;
+  /** What the trials cost, and per trial (usd null when a trial's model has no price). */
+  cost?: { total_tokens: number; usd: number | null; tokens_per_trial: number; usd_per_trial: number | null; retry_waste_usd: number | null };
+}
+
+/** `eval --budget`: the ceiling, what the trials spent, and whether the eval stopped starting trials. */
+export interface EvalBudgetReport {
+  limit: BudgetLimit;
+  spent: { total_tokens: number; usd: number | null };
+  stopped: boolean;
+  /** The trials never started, by case. */
+  not_run: { case_id: string; trial: number }[];
 }
 
 export interface EvalReport {
@@ -139,6 +164,7 @@ export interface EvalReport {
   cached_cases?: number;
   totals: EvalTotals;
   cases: CaseReport[];
+  budget?: EvalBudgetReport;
 }
 
 /** What the eval workflow's progress query answers. */
@@ -152,6 +178,8 @@ export interface EvalProgress {
   concurrency: number;
   started_at: string;
   finished?: boolean;
+  /** The budget ran out: no more trials start. */
+  stopped?: boolean;
 }
 
 /** Binomial coefficient as a float (n, k small). */

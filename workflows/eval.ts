@@ -16,6 +16,8 @@ import { turnWorkflow } from './turn';
 import { evalProgressQuery, turnStatusSignal } from './definitions';
 import { forkResume } from './fork';
 import { discoverActivity, type Activities } from './tool-activities';
+import type { BudgetLimit } from '../common/budget';
+import { EvalSpend } from './eval-budget';
 
 
 export interface EvalInput {
@@ -31,6 +33,8 @@ export interface EvalInput {
   config: SessionConfig;
   /** Each case answers with its own model_script. */
   scriptedPerCase: boolean;
+  /** `eval --budget`: once the trials run have spent this, no more start. */
+  budget?: BudgetLimit;
 }
 
 const { planEvalFork, prepareFork, closeSession } = proxyActivities<Activities>({
@@ -54,6 +58,10 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
   let calm = 0;
   let running = 0;
   let passed = 0;
+  let next = 0;
+  // `--budget`: what the trials spent, and whether the eval stopped starting them.
+  const spent = new EvalSpend(input.budget);
+  const more = () => next < jobs.length && !spent.stopped;
   setHandler(evalProgressQuery, () => ({
     eval_id: input.evalId,
     total: jobs.length,
@@ -63,7 +71,8 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
     running,
     concurrency: limit,
     started_at: startedAt,
-    ...(trials.length === jobs.length ? { finished: true } : {}),
+    ...(!more() && trials.length === next ? { finished: true } : {}),
+    ...(spent.stopped ? { stopped: true } : {}),
   }));
 
   const run = async (job: (typeof jobs)[number]) => {
@@ -79,6 +88,7 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
       r = harnessFailure(job.c, job.trial, sessionId, rootCauseMessage(err));
     }
     running--;
+    spent.add(r);
     trials.push(r);
     if (r.passed) passed++;
     // Rate limited: halve at once. Calm: one more after twice the limit's worth of trials.
@@ -92,13 +102,18 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
     }
   };
 
-  let next = 0;
-  while (trials.length < jobs.length) {
-    while (next < jobs.length && running < limit) void run(jobs[next++]!);
-    // Until a slot frees for the next job, or (all started) the last trial is in.
-    await condition(() => (next < jobs.length && running < limit) || trials.length === jobs.length);
+  for (;;) {
+    // A trial starts only while the budget holds (checked again each time one ends).
+    while (more() && running < limit && spent.allows()) void run(jobs[next++]!);
+    if (!more() && trials.length === next) break;
+    // Until a slot frees for the next job, or (all started, or the budget spent) the last trial is in.
+    await condition(() => (more() && running < limit) || (!more() && trials.length === next));
   }
-  const cases: CaseReport[] = input.cases.map((c) => caseReport(c, trials.filter((t) => t.case_id === c.id)));
+  const notRun = jobs.slice(next).map((j) => ({ case_id: j.c.id, trial: j.trial }));
+  const cases: CaseReport[] = input.cases.map((c) => {
+    const left = notRun.filter((j) => j.case_id === c.id).length;
+    return { ...caseReport(c, trials.filter((t) => t.case_id === c.id)), ...(left ? { not_run: left } : {}) };
+  });
   return {
     eval_id: input.evalId,
     suite: input.suite,
@@ -107,6 +122,7 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
     concurrency: { max: input.concurrency, final: limit, lowered },
     totals: summarize(cases),
     cases,
+    ...(input.budget ? { budget: spent.report(notRun) } : {}),
   };
 }
 

@@ -6,10 +6,13 @@ import { summarize } from '../../common/eval-report';
 import { EvalCache, harnessVersion } from '../../lib/eval/cache';
 import { mergeCached, splitCached, storeTrials } from '../../lib/eval/cached-run';
 import { workflowBundlePath } from '../../workers/worker';
-import { resolveSessionConfig } from '../../lib/config';
+import { loadFileConfig, resolveSessionConfig } from '../../lib/config';
+import { resolvePricing } from '../../lib/prices';
+import type { BudgetLimit } from '../../common/budget';
+import type { SessionConfig } from '../../common/session';
 import { compareReports, comparisonLines, loadReport } from '../../lib/eval/compare';
 import { reportHtml } from '../../lib/eval/report-html';
-import { reportMarkdown } from '../../lib/eval/report-text';
+import { budgetStopLine, reportMarkdown } from '../../lib/eval/report-text';
 import { followEval, newEvalId, progressLine, startEval, type EvalOptions } from '../../lib/eval/run';
 import { loadSuite, type Suite } from '../../lib/eval/suite';
 import { UsageError } from '../../lib/errors';
@@ -31,6 +34,7 @@ export interface EvalFlags {
   json?: boolean;
   wait: boolean;
   cache: boolean;
+  budget?: BudgetLimit;
 }
 
 export async function runEval(ctx: CliContext, suiteArg: string, evalIdArg: string | undefined, o: EvalFlags): Promise<void> {
@@ -46,11 +50,18 @@ export async function runEval(ctx: CliContext, suiteArg: string, evalIdArg: stri
   const modelText = o.model ?? ctx.env.HARNESS_MODEL ?? 'scripted';
   const scriptedPerCase = modelText === 'scripted';
   const resolved = resolveSessionConfig({ model: scriptedPerCase ? 'scripted-per-case' : modelText, ...(o.config ? { config: o.config } : {}), ...(o.policy ? { policy: o.policy } : {}) }, ctx.env);
-  const config = scriptedPerCase ? { ...resolved, model: { provider: 'scripted' as const, model: 'scripted', script: { steps: [] } } } : resolved;
+  const config = scriptedPerCase ? scriptedConfig(resolved, o.config, ctx.env) : resolved;
+  // A budget in money needs the trials' model priced (a scripted one is free unless priced).
+  if (o.budget?.usd !== undefined && !config.pricing?.price && !config.pricing?.free) {
+    throw new UsageError(
+      `--budget $${o.budget.usd}: the model ${config.model.model} has no price, so money cannot be counted`,
+      'add its price to "prices" in the config file (USD per million tokens), or give the budget in tokens',
+    );
+  }
   const client = await ctx.client({ autostart: true });
   await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
   const model = scriptedPerCase ? 'scripted' : `${config.model.provider}:${config.model.model}`;
-  const opts = { concurrency: o.concurrency, trials: o.trials, config, model, scriptedPerCase };
+  const opts = { concurrency: o.concurrency, trials: o.trials, config, model, scriptedPerCase, ...(o.budget ? { budget: o.budget } : {}) };
   // A scripted model costs nothing: only runs against a real one use the cache.
   const use = o.cache && !scriptedPerCase ? { cache: new EvalCache(path.join(ctx.home, 'evals', 'cache')), version: harnessVersion(workflowBundlePath()) } : undefined;
   const { run, cached } = use ? splitCached(suite, opts, use) : { run: suite.cases, cached: [] };
@@ -98,17 +109,19 @@ function finish(ctx: CliContext, report: EvalReport, o: EvalFlags, base?: EvalRe
   const out = path.resolve(o.out ?? path.join(ctx.home, 'evals', `${report.eval_id}.json`));
   mkdirSync(path.dirname(out), { recursive: true });
   const stem = out.replace(/\.json$/, '');
+  const cmp = base ? compareReports(base, report) : undefined;
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   writeFileSync(`${stem}.md`, reportMarkdown(report));
-  writeFileSync(`${stem}.html`, reportHtml(report));
+  writeFileSync(`${stem}.html`, reportHtml(report, cmp));
   if (o.json) printJson(report);
   else print(reportMarkdown(report).trimEnd());
   say(`report: ${out} (and .md, .html)`);
-  const missed = report.cases.filter((c) => c.expect && (c.expect === 'pass') !== c.passed);
+  if (report.budget?.stopped) say(budgetStopLine(report.budget));
+  // A case the budget left unrun has no verdict to miss.
+  const missed = report.cases.filter((c) => c.trials > 0 && c.expect && (c.expect === 'pass') !== c.passed);
   for (const c of missed) say(`unexpected: ${c.id} was designed to ${c.expect} but ${c.passed ? 'passed' : 'failed'}`);
   let code: number = missed.length ? EXIT.error : EXIT.ok;
-  if (base) {
-    const cmp = compareReports(base, report);
+  if (cmp) {
     for (const line of comparisonLines(cmp)) say(escapeForTerminal(line));
     if (cmp.regressions.length) code = EXIT.error;
   }
@@ -127,4 +140,11 @@ function cachedOnly(suite: Suite, o: EvalOptions, cases: CaseReport[]): EvalRepo
     cases,
     cached_cases: cases.length,
   };
+}
+
+/** The sessions' config when each case brings its script: the scripted model, priced as `scripted` (free unless the config prices it). */
+function scriptedConfig(resolved: SessionConfig, configFile: string | undefined, env: NodeJS.ProcessEnv): SessionConfig {
+  const model = { provider: 'scripted' as const, model: 'scripted', script: { steps: [] } };
+  const { config } = loadFileConfig(configFile, env, process.cwd());
+  return { ...resolved, model, pricing: resolvePricing(model, config.prices) };
 }

@@ -5,6 +5,17 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { CliContext } from '../context';
 import type { EvalFlags } from '../actions/eval';
+import { parseBudgetAmount } from '../../lib/budget-amount';
+
+/** `--budget 200000` (tokens) or `--budget '$2.50'` (money). */
+function parseBudget(value: string): { tokens: number } | { usd: number } {
+  try {
+    const { unit, amount } = parseBudgetAmount(value);
+    return unit === 'usd' ? { usd: amount } : { tokens: amount };
+  } catch (err) {
+    throw new InvalidArgumentError(`${(err as Error).message} (${(err as { hint?: string }).hint ?? 'e.g. 200000 or $2.50'})`);
+  }
+}
 
 const positive = (max: number) => (value: string) => {
   const n = Number(value);
@@ -28,6 +39,7 @@ export function registerEval(program: Command, ctx: CliContext): void {
     .option('--config <file>', 'config file (default ./harness.config.json)')
     .option('--json', 'print the report as JSON instead of the Markdown summary')
     .option('--no-wait', 'start the eval and return its id')
+    .option('--budget <amount>', 'stop starting trials once those run have spent this: tokens (200000) or money ($2.50); the report says what ran and what did not', parseBudget)
     .option('--no-cache', 'run every case again: by default (real models only) a case whose case, model, settings and harness are unchanged since a run is taken from the cache')
     .addHelpText(
       'after',

@@ -1,7 +1,25 @@
 /** An eval report as Markdown (the summary printed and written beside the JSON). */
-import type { EvalReport } from '../../common/eval';
+import type { CaseReport, EvalBudgetReport, EvalReport } from '../../common/eval';
+import { NANO, usdText } from '../../common/pricing';
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+/** USD as the ledger prints it, or `no price`. */
+export const money = (v: number | null | undefined): string => (typeof v === 'number' ? usdText(Math.round(v * NANO)) : 'no price');
+
+/** A case's verdict in words: a failure the case was designed for is not a real one. */
+export function verdictText(c: CaseReport): string {
+  if (c.trials === 0) return 'not run (budget)';
+  if (c.passed) return 'pass';
+  return c.expect === 'fail' ? `fail, as designed${c.expect_reason ? ` (${c.expect_reason})` : ''}` : 'FAIL';
+}
+
+/** What an eval's budget stopped, in one line. */
+export function budgetStopLine(b: EvalBudgetReport): string {
+  const limit = b.limit.usd !== undefined ? money(b.limit.usd) : `${b.limit.tokens} tokens`;
+  const spent = b.limit.usd !== undefined ? money(b.spent.usd) : `${b.spent.total_tokens} tokens`;
+  const which = b.not_run.slice(0, 10).map((t) => `${t.case_id}#${t.trial}`).join(', ');
+  return `budget ${limit} reached (${spent} spent): ${b.not_run.length} trial(s) not started${which ? `: ${which}${b.not_run.length > 10 ? ', …' : ''}` : ''}`;
+}
 
 export function reportMarkdown(r: EvalReport): string {
   const t = r.totals;
@@ -16,6 +34,11 @@ export function reportMarkdown(r: EvalReport): string {
   out.push(`| recovery rate | ${pct(t.recovery_rate)} |`);
   out.push(`| compressions | ${t.compressions} |`);
   out.push(`| tokens | ${t.usage.total_tokens} (prompt ${t.usage.prompt_tokens}, completion ${t.usage.completion_tokens}) |`);
+  if (t.cost) {
+    out.push(`| cost | ${money(t.cost.usd)} (${money(t.cost.usd_per_trial)} a trial${t.cost.retry_waste_usd ? `, ${money(t.cost.retry_waste_usd)} on failed attempts` : ''}) |`);
+    out.push(`| tokens per trial | ${Math.round(t.cost.tokens_per_trial)} |`);
+  }
+  if (r.budget) out.push(`| budget | ${r.budget.stopped ? budgetStopLine(r.budget) : `${r.budget.limit.usd !== undefined ? money(r.budget.limit.usd) : `${r.budget.limit.tokens} tokens`}, not reached`} |`);
   out.push('');
   const reasons = Object.entries(t.failure_reasons).sort((a, b) => b[1] - a[1]);
   if (reasons.length) {
@@ -26,8 +49,8 @@ export function reportMarkdown(r: EvalReport): string {
   out.push('## Cases', '', '| case | verdict | passes | reason | steps | trace |', '|---|---|---|---|---|---|');
   for (const c of r.cases) {
     const first = c.runs.find((x) => !x.passed) ?? c.runs[0];
-    const verdict = `${c.passed ? 'pass' : 'FAIL'}${c.runs.length && c.runs.every((x) => x.cached) ? ' (cached)' : ''}`;
-    const expected = c.expect && (c.expect === 'pass') !== c.passed ? ` (expected ${c.expect})` : '';
+    const verdict = `${verdictText(c)}${c.runs.length && c.runs.every((x) => x.cached) ? ' (cached)' : ''}`;
+    const expected = c.trials > 0 && c.expect && (c.expect === 'pass') !== c.passed ? ` (expected ${c.expect})` : '';
     out.push(`| ${c.id} | ${verdict}${expected} | ${c.passes}/${c.trials} | ${first?.failure?.reason ?? ''} | ${first?.steps ?? ''} | \`harness trace ${first?.workflow_id ?? ''}\` |`);
   }
   const slow = r.cases.flatMap((c) => c.runs).sort((a, b) => b.elapsed_ms - a.elapsed_ms).slice(0, 5);

@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { EvalProgress, EvalReport } from '../../common/eval';
 import type { SessionConfig } from '../../common/session';
+import type { BudgetLimit } from '../../common/budget';
 import type { EvalInput } from '../../workflows/eval';
 import { evalProgressQuery } from '../../workflows/definitions';
 import { UsageError, UserError } from '../errors';
@@ -27,6 +28,8 @@ export interface EvalOptions {
   config: SessionConfig;
   model: string;
   scriptedPerCase: boolean;
+  /** `--budget`: no trial starts once those run have spent it. */
+  budget?: BudgetLimit;
 }
 
 /** A new eval id: sortable by time. */
@@ -56,6 +59,7 @@ export async function startEval(client: Client, taskQueue: string, suite: Suite,
     concurrency: o.concurrency,
     config: o.config,
     scriptedPerCase: o.scriptedPerCase,
+    ...(o.budget ? { budget: o.budget } : {}),
   };
   const bytes = Buffer.byteLength(JSON.stringify(input));
   if (bytes > MAX_INPUT_BYTES) throw new UsageError(`the suite is ${Math.round(bytes / 1024)} KiB with its scripts; an eval takes at most ${MAX_INPUT_BYTES / 1024} KiB`, 'split the suite');

@@ -35,7 +35,7 @@ const CheckSchema = z.discriminatedUnion(
     z.strictObject({ type: z.enum(['contains', 'not_contains']), value: text }),
     // Matched with RE2 (linear time): no lookaround or backreferences.
     z.strictObject({ type: z.literal('regex'), value: text.refine(isRe2, 'is not a valid RE2 regular expression (no lookaround or backreferences)') }),
-    z.strictObject({ type: z.literal('terminated_by'), value: z.enum(['final_answer', 'finish', 'max_steps', 'error_limit', 'repeated_action', 'failed', 'cancelled']) }),
+    z.strictObject({ type: z.literal('terminated_by'), value: z.enum(['final_answer', 'finish', 'max_steps', 'error_limit', 'repeated_action', 'failed', 'cancelled', 'budget_exceeded']) }),
     z.strictObject({ type: z.enum(['tool_called', 'tool_not_called']), name: text }),
     z.strictObject({ type: z.enum(['error_type_seen', 'error_type_not_seen']), value: errorType }),
     z.strictObject({ type: z.literal('approval_requested'), name: text.optional() }),

@@ -1,0 +1,46 @@
+/**
+ * An eval's budget (`harness eval --budget`): what its trials spent, by the cost each trial's
+ * report carries (the ledger of its turn), and whether another may start. Once the trials run
+ * have spent the budget no more start; those running finish, so an eval may pass it by up to
+ * its concurrency's worth of trials. Only evals with a budget stop: the others start the same
+ * children in the same order as before, so no patch.
+ */
+import type { BudgetLimit } from '../common/budget';
+import type { EvalBudgetReport, TrialReport } from '../common/eval';
+import { NANO } from '../common/pricing';
+
+export class EvalSpend {
+  private tokens = 0;
+  private nanoUsd = 0;
+  private unpriced = false;
+  stopped = false;
+
+  constructor(private readonly budget: BudgetLimit | undefined) {}
+
+  /** Counts a finished trial's cost. */
+  add(r: TrialReport): void {
+    if (!r.cost) return;
+    this.tokens += r.cost.total_tokens;
+    if (r.cost.usd === null) this.unpriced = true;
+    else this.nanoUsd += Math.round(r.cost.usd * NANO);
+  }
+
+  /** Whether another trial may start; false once the budget is spent (and from then on). */
+  allows(): boolean {
+    const b = this.budget;
+    if (!b || this.stopped) return !this.stopped;
+    const over = (b.tokens !== undefined && this.tokens >= b.tokens) || (b.usd !== undefined && this.nanoUsd >= Math.round(b.usd * NANO));
+    if (over) this.stopped = true;
+    return !over;
+  }
+
+  /** The budget's part of the report. */
+  report(notRun: EvalBudgetReport['not_run']): EvalBudgetReport {
+    return {
+      limit: this.budget ?? {},
+      spent: { total_tokens: this.tokens, usd: this.unpriced ? null : this.nanoUsd / NANO },
+      stopped: this.stopped,
+      not_run: notRun,
+    };
+  }
+}
