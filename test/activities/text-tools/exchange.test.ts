@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import type { ModelAnswer, ModelClient, ModelRequest } from '../../../activities/model-client';
+import { capParameter, type ModelAnswer, type ModelClient, type ModelRequest } from '../../../activities/model-client';
 import { exchange, MAX_CORRECTIONS } from '../../../activities/model-exchange';
 import { callDeciding, type ToolModeCache } from '../../../activities/model-auto';
 import { envelopeSchema } from '../../../activities/text-tools/schema';
@@ -154,5 +154,13 @@ describe('auto', () => {
     ]);
     const out = await callDeciding(c, req, 'k', new Map());
     expect(out.decided).toMatchObject({ mode: 'text', constrained: true, reason: expect.stringContaining('--jinja') });
+  });
+});
+
+describe('the reply cap', () => {
+  it('goes as max_completion_tokens to OpenAI (its reasoning models refuse max_tokens), as max_tokens elsewhere (llama.cpp ignores the newer name)', () => {
+    expect(capParameter(undefined)).toBe('max_completion_tokens');
+    expect(capParameter('https://api.openai.com/v1')).toBe('max_completion_tokens');
+    for (const url of ['https://api.deepseek.com', 'http://127.0.0.1:8080/v1', 'http://localhost:11434/v1', 'not a url']) expect(capParameter(url)).toBe('max_tokens');
   });
 });
