@@ -31,6 +31,8 @@ step "Arize Phoenix (OpenTelemetry trace viewer) in .venv"; bash scripts/setup-p
 
 step "Docker Engine and sandbox image"; bash scripts/setup-docker.sh
 
+step "Chromium (the console's browser tests)"; bash scripts/setup-browser.sh
+
 step "build (TypeScript + workflow bundle)"
 npm run build --silent
 
