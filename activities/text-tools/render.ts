@@ -10,20 +10,36 @@ import type { ChatMessage, ToolSpec } from '../../common/types';
 /** A tool's description is cut here: small models have small context windows. */
 const MAX_DESCRIPTION_CHARS = 300;
 
+/** Tools that steer the turn rather than do work: listed last, since small models tend to take the first option they see. */
+const STEERING = new Set(['finish', 'ask_user', 'remember']);
+
+/** The tools in the order the model reads them (and the schema offers them): working tools first. */
+export function orderForModel(tools: readonly ToolSpec[]): ToolSpec[] {
+  return [...tools.filter((t) => !STEERING.has(t.name)), ...tools.filter((t) => STEERING.has(t.name))];
+}
+
 /** The protocol as the system message states it. */
 export function protocolText(tools: readonly ToolSpec[]): string {
-  const lines = tools.map(toolLine);
+  const ordered = orderForModel(tools);
   return [
     '# Tools',
     'You can call these tools (name, arguments, what it does; "?" marks an optional argument):',
-    ...lines,
+    ...ordered.map(toolLine),
     '',
     '# How to reply',
     'Reply with exactly one JSON object and nothing else.',
-    'To call tools: {"tool_calls": [{"name": "<tool name>", "arguments": {<arguments>}}]}',
+    'To call tools (one at a time is best): {"tool_calls": [{"name": "<tool name>", "arguments": {<arguments>}}]}',
     'To give your final answer: {"answer": "<your answer>"}',
+    ...example(ordered),
     'Each tool result comes back in a message starting with "Tool result". Call a tool when the task needs one; answer when you have what you need.',
   ].join('\n');
+}
+
+/** One worked call: small models follow an example far better than a description. */
+function example(tools: readonly ToolSpec[]): string[] {
+  if (tools.some((t) => t.name === 'read_file')) return ['For example, to read a file: {"tool_calls": [{"name": "read_file", "arguments": {"path": "<the file\'s path>"}}]}'];
+  const first = tools.find((t) => !STEERING.has(t.name));
+  return first ? [`For example: {"tool_calls": [{"name": ${JSON.stringify(first.name)}, "arguments": {...}}]}`] : [];
 }
 
 /** One line per tool: `- read_file(path: string, offset?: integer) — Reads …`. */

@@ -8,6 +8,7 @@
  * offered with free-form object arguments, and the workflow still validates every call.
  */
 import type { ToolSpec } from '../../common/types';
+import { orderForModel } from './render';
 
 /** Calls one constrained reply may make: enough for real work, a bound on a looping small model. */
 export const MAX_CONSTRAINED_CALLS = 8;
@@ -17,7 +18,7 @@ const MAX_DEPTH = 6;
 
 /** The envelope's schema for these tools. */
 export function envelopeSchema(tools: readonly ToolSpec[]): Record<string, unknown> {
-  const calls = tools.map((t) => ({
+  const calls = orderForModel(tools).map((t) => ({
     type: 'object',
     properties: { name: { type: 'string', const: t.name }, arguments: toolArguments(t.parameters) },
     required: ['name', 'arguments'],
