@@ -6,7 +6,7 @@
  */
 import { createInterface } from 'node:readline/promises';
 import { existsSync } from 'node:fs';
-import type { Pending, PendingApproval } from '../common/session';
+import type { Pending, PendingApproval, TurnResult } from '../common/session';
 import { embeddedFiles } from '../lib/embedded';
 import { processAlive, readPidFile } from '../lib/pids';
 import { UserError } from '../lib/errors';
@@ -22,14 +22,16 @@ import { WaitNotes } from './wait-notes';
 import type { BudgetBreach } from '../common/budget';
 import { askBudgetRaise, decideBudgetInline, sayBudgetWait } from './wait-budget';
 import { DEFAULT_WAIT_TIMEOUT_SEC } from './wait-options';
+import { decidedOrElsewhere, LiveTurn, liveWanted, promptOrElsewhere, stderrColor } from './live';
 
 /** A person's verdict on one call. */
 export type Verdict = 'yes' | 'no' | 'always';
 
 /** How to reach the person at the terminal; absent when nobody is there. */
 export interface Prompter {
-  ask(question: string): Promise<string>;
-  approve(call: PendingApproval): Promise<Verdict>;
+  /** `elsewhere` aborts the prompt (rejecting with its reason) when someone else answered meanwhile. */
+  ask(question: string, elsewhere?: AbortSignal): Promise<string>;
+  approve(call: PendingApproval, elsewhere?: AbortSignal): Promise<Verdict>;
   /** How much to raise a budget the turn reached (in its unit); undefined: stop the turn. */
   raiseBudget?(p: BudgetBreach): Promise<number | undefined>;
 }
@@ -52,6 +54,8 @@ export interface DriveOptions {
   notes?: WaitNotes;
   /** The command's context: with it, inline answers and decisions ride out trouble too (and hints name the right worker). */
   ctx?: Pick<CliContext, 'settings' | 'home'>;
+  /** One line per step event while the turn runs (default: on a terminal, without --json); `jsonl` streams them as JSON. */
+  live?: boolean | 'jsonl';
 }
 
 /** What to do when no worker polls the task queue, for this deployment. */
@@ -103,20 +107,42 @@ export async function driveTurn(harness: HarnessClient, sessionId: string, turnI
   const timeoutMs = o.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_SEC * 1000;
   // Answers and decisions made inline ride out trouble like the turn's wait does.
   const ride = (): RideOut | undefined => o.ctx && waitRide(o.ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see \`harness status ${sessionId}\``);
+  // Each step as history records it, beside the wait (which still decides when the turn is done).
+  const wanted = o.live ?? liveWanted(o.json);
+  const live = wanted ? new LiveTurn(harness.temporal, turnId, { prompting: Boolean(o.prompter), color: stderrColor(), jsonl: wanted === 'jsonl' }) : undefined;
+  try {
+    return await driveLive(harness, sessionId, turnId, o, notes, timeoutMs, ride, live);
+  } finally {
+    live?.stop();
+  }
+}
+
+async function driveLive(
+  harness: HarnessClient,
+  sessionId: string,
+  turnId: string,
+  o: DriveOptions,
+  notes: WaitNotes,
+  timeoutMs: number,
+  ride: () => RideOut | undefined,
+  live: LiveTurn | undefined,
+): Promise<number> {
   for (;;) {
     const out = await harness.wait(turnId, {
       timeoutMs,
       onStep: (step) => {
-        if (o.prompter && !o.json) say(`… step ${step}`);
+        if (o.prompter && !o.json && !live) say(`… step ${step}`);
       },
       onTrouble: (t) => notes.trouble(t),
       onModel: (p) => notes.model(p),
     });
     if (out.kind === 'done') {
+      // The last steps' lines before the result.
+      await live?.finish();
       if (o.json) printJson(turnJson(out.result));
       else printTurn(out.result);
       // printTurn said `error: …` for a failed turn; every error comes with what to do next.
-      if (!o.json && out.result.error) say(`hint: the session goes on: see it with \`harness status ${sessionId}\`, or send another message with \`harness run --session ${sessionId} "<task>"\``);
+      if (!o.json && out.result.error) say(failureHint(sessionId, out.result));
       return turnExitCode(out.result);
     }
     const pending = out.state.pending!;
@@ -139,7 +165,8 @@ export async function driveTurn(harness: HarnessClient, sessionId: string, turnI
     }
     try {
       if (pending.kind === 'question') {
-        await harness.answer(sessionId, await o.prompter.ask(pending.question), { ride: ride() });
+        const text = await promptOrElsewhere(live, pending.callId, 'the question', (signal) => o.prompter!.ask(pending.question, signal));
+        if (text !== undefined) await decidedOrElsewhere(() => harness.answer(sessionId, text, { ride: ride() }), 'the question');
         continue;
       }
       if (pending.kind === 'budget') {
@@ -147,25 +174,40 @@ export async function driveTurn(harness: HarnessClient, sessionId: string, turnI
         continue;
       }
       for (const call of pending.calls) {
-        const verdict = await o.prompter.approve(call);
+        const verdict = await promptOrElsewhere(live, call.callId, `${call.callId} ${call.tool}`, (signal) => o.prompter!.approve(call, signal));
+        // Decided elsewhere: the turn goes on (or asks for the rest), which the wait finds out.
+        if (verdict === undefined) break;
         // Exactly the call shown: its digest makes the turn refuse anything else.
-        const { granted } = await harness.decide(
-          sessionId,
-          {
-            calls: [{ callId: call.callId, digest: call.digest ?? '' }],
-            approve: verdict !== 'no',
-            ...(verdict === 'always' ? { always: true } : {}),
-            ...(verdict === 'no' ? { reason: 'denied at the terminal' } : {}),
-          },
-          { ride: ride() },
+        const decided = await decidedOrElsewhere(
+          () =>
+            harness.decide(
+              sessionId,
+              {
+                calls: [{ callId: call.callId, digest: call.digest ?? '' }],
+                approve: verdict !== 'no',
+                ...(verdict === 'always' ? { always: true } : {}),
+                ...(verdict === 'no' ? { reason: 'denied at the terminal' } : {}),
+              },
+              { ride: ride() },
+            ),
+          `${call.callId} ${call.tool}`,
         );
-        for (const g of granted) say(grantLine(g));
+        if (!decided) break;
+        for (const g of decided.granted) say(grantLine(g));
       }
     } catch (err) {
       if (err instanceof InputEndedError) throw stillPending(sessionId, pending);
       throw err;
     }
   }
+}
+
+/** What to do after a turn ended with an error: retry a failed turn, else go on with the session. */
+function failureHint(sessionId: string, r: TurnResult): string {
+  if (r.terminated_by === 'failed') {
+    return `hint: once the cause is fixed (see \`harness trace ${r.turnId}\`), continue the turn from its last good step with \`harness retry ${r.turnId}\`; or send another message with \`harness run --session ${sessionId} "<task>"\``;
+  }
+  return `hint: the session goes on: see it with \`harness status ${sessionId}\`, or send another message with \`harness run --session ${sessionId} "<task>"\``;
 }
 
 /** Ctrl-D (or Ctrl-C) at a prompt: nothing was decided, the turn keeps waiting durably (exit 3). */
@@ -206,23 +248,25 @@ export async function followTurn(
 
 /** Reads answers from a line source (the terminal, or chat's own reader); `onEnd` runs when it ends. */
 export function linePrompter(
-  readLine: (prompt: string) => Promise<string | undefined>,
+  readLine: (prompt: string, signal?: AbortSignal) => Promise<string | undefined>,
   onEnd: () => never = () => {
     throw new InputEndedError();
   },
 ): Prompter {
-  const line = async (prompt: string): Promise<string> => {
+  const line = async (prompt: string, signal?: AbortSignal): Promise<string> => {
     for (;;) {
-      const text = await readLine(prompt);
+      signal?.throwIfAborted();
+      const text = await readLine(prompt, signal);
+      signal?.throwIfAborted();
       if (text === undefined) return onEnd();
       if (text.trim()) return text.trim();
     }
   };
   return {
-    ask: (question) => line(`? ${escapeForTerminal(question, { keepNewlines: true })}\n> `),
-    async approve(call) {
+    ask: (question, signal) => line(`? ${escapeForTerminal(question, { keepNewlines: true })}\n> `, signal),
+    async approve(call, signal) {
       for (;;) {
-        const a = (await line(`approve ${approvalLine(call)}\n  [y]es / [n]o / [a]lways for this session > `)).toLowerCase();
+        const a = (await line(`approve ${approvalLine(call)}\n  [y]es / [n]o / [a]lways for this session > `, signal)).toLowerCase();
         if (['y', 'yes'].includes(a)) return 'yes';
         if (['n', 'no'].includes(a)) return 'no';
         if (['a', 'always'].includes(a)) return 'always';
@@ -235,15 +279,17 @@ export function linePrompter(
 /** A prompter on the process terminal, or undefined when stdin/stdout are not a TTY (or JSON was asked). */
 export function terminalPrompter(json: boolean): Prompter | undefined {
   if (json || !(process.stdin.isTTY && process.stdout.isTTY)) return undefined;
-  return linePrompter(async (prompt) => {
+  return linePrompter(async (prompt, signal) => {
     const rl = createInterface({ input: process.stdin, output: process.stderr });
     try {
       // readline writes the prompt itself: escaped here like everything the writers print.
-      return await rl.question(terminalString(prompt));
+      return await rl.question(terminalString(prompt), signal ? { signal } : {});
     } catch (err) {
       // Ctrl-D (end of input) and Ctrl-C at the prompt abort the question: nothing was decided.
+      // A decision from elsewhere aborts it too: the caller says who decided.
       if ((err as { code?: string }).code === 'ABORT_ERR') {
         say(''); // the cursor is still on the prompt line
+        if (signal?.aborted) throw signal.reason;
         return undefined;
       }
       throw err;

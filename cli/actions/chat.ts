@@ -27,9 +27,13 @@ export async function chat(ctx: CliContext, o: ChatFlags): Promise<void> {
   let config = await configFor(ctx, client, sessionId, o, early);
   const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: Boolean(process.stdin.isTTY) });
   const lines = rl[Symbol.asyncIterator]();
-  const next = async (text: string): Promise<string | undefined> => {
+  // A read a decision from elsewhere cut short stays pending: the next prompt takes its line.
+  let reading: Promise<IteratorResult<string>> | undefined;
+  const next = async (text: string, signal?: AbortSignal): Promise<string | undefined> => {
     if (process.stdin.isTTY) prompt(text);
-    const { value, done } = await lines.next();
+    reading ??= lines.next();
+    const { value, done } = await untilAborted(reading, signal);
+    reading = undefined;
     return done ? undefined : String(value).trim();
   };
   // Input that ends at a question or approval leaves it pending (exit 3, see driveTurn).
@@ -58,4 +62,18 @@ export async function chat(ctx: CliContext, o: ChatFlags): Promise<void> {
     rl.close();
   }
   say(`left session ${sessionId}; continue it with: harness chat --session ${sessionId}`);
+}
+
+/** `p`, or a rejection with the signal's reason when it aborts first (the line prompt then closes). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      say(''); // the cursor is still on the prompt line
+      reject(signal.reason);
+    };
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

@@ -7,22 +7,28 @@ import type { SessionView } from '../../lib/session-status';
 import { endAndPurge, findPrunable, parseAge, purgeSessions, type Prunable, type PurgeReport } from '../../lib/retention';
 import { UserError } from '../../lib/errors';
 import type { CliContext } from '../context';
-import { pendingLines, print, printJson, say, usageLine } from '../output';
+import { pendingLines, print, printJson, printJsonLines, say, usageLine } from '../output';
 import { followTurn, waitRide } from '../wait';
 import { WaitNotes } from '../wait-notes';
 import { escapeForTerminal } from '../../lib/terminal/escape';
 import { describeToolMode } from '../../common/tool-mode';
 import { describeToolMode } from '../../common/tool-mode';
 import { costLine, ledgerSummaryJson, sessionCost } from './cost';
+import { follow, sessionsList } from './watch';
+import { turnProgress, type TurnProgress } from '../../lib/trace/progress';
 
 export interface StatusFlags {
   json?: boolean;
   waitTimeout: number;
+  /** Then print each step event as it happens until the session closes or Ctrl-C. */
+  follow?: boolean;
 }
 
 export interface SessionsFlags {
   limit: number;
   json?: boolean;
+  /** Only sessions in this state (`waiting` for any wait for a person, `closed` for any end). */
+  state?: string;
 }
 
 export interface PruneFlags {
@@ -48,20 +54,25 @@ export async function status(ctx: CliContext, sessionId: string, o: StatusFlags)
   const s = await harness.status(sessionId, { ride });
   // What it cost, from history by the ledger (a closed session needs no worker for it).
   const cost = await sessionCost(harness.temporal, sessionId);
-  if (o.json) return printJson({ ...s, ...(cost.ledger ? { cost: ledgerSummaryJson(cost.ledger) } : {}) });
-  print([...statusLines(s), ...(cost.ledger ? [costLine(cost.ledger, sessionId)] : cost.problem ? [`(cost: ${escapeForTerminal(cost.problem)})`] : [])].join('\n'));
+  // A running turn: its step, current call and tokens so far, from its history.
+  const progress = s.currentTurnId ? await turnProgress(harness.temporal, s.currentTurnId).catch(() => undefined) : undefined;
+  const json = { ...s, ...(cost.ledger ? { cost: ledgerSummaryJson(cost.ledger) } : {}), ...(progress ? { progress } : {}) };
+  // Following: the state is the first JSON line, each event one more.
+  if (o.json && o.follow) printJsonLines([json]);
+  else if (o.json) printJson(json);
+  if (!o.json) print([...statusLines(s), ...(progress ? [progressLine(progress)] : []), ...(cost.ledger ? [costLine(cost.ledger, sessionId)] : cost.problem ? [`(cost: ${escapeForTerminal(cost.problem)})`] : [])].join('\n'));
+  if (o.follow) await follow(harness.temporal, sessionId, { json: Boolean(o.json), fromNow: true });
+}
+
+/** `  step 3 · tool run_shell make (4.2 s) · 2 model call(s), 1 tool call(s), 1234 tokens so far`. */
+function progressLine(p: TurnProgress): string {
+  const since = p.current_since ? ` (${Math.max(0, Math.round((Date.now() - Date.parse(p.current_since)) / 100) / 10)} s)` : '';
+  const now = p.current ? ` · ${escapeForTerminal(p.current)}${since}` : '';
+  return `  step ${p.step}${now} · ${p.model_calls} model call(s), ${p.tool_calls} tool call(s), ${p.usage.total_tokens} tokens so far`;
 }
 
 export async function sessions(ctx: CliContext, o: SessionsFlags): Promise<void> {
-  const client = await ctx.client();
-  const rows: { session_id: string; status: string; started: string }[] = [];
-  for await (const wf of client.workflow.list({ query: "WorkflowType = 'sessionWorkflow'" })) {
-    rows.push({ session_id: wf.workflowId, status: wf.status.name, started: wf.startTime.toISOString() });
-    if (rows.length >= o.limit) break;
-  }
-  if (o.json) return printJson(rows);
-  if (!rows.length) return say('no sessions yet; start one with `harness run "<task>"`');
-  for (const r of rows) print(`${r.session_id}\t${r.status.toLowerCase()}\t${r.started}`);
+  await sessionsList(ctx, o);
 }
 
 export async function prune(ctx: CliContext, o: PruneFlags): Promise<void> {

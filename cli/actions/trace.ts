@@ -5,11 +5,13 @@ import { traceLines } from '../../lib/trace/render';
 import type { CliContext } from '../context';
 import { escapeForTerminal } from '../../lib/terminal/escape';
 import { print, printJsonLines, say } from '../output';
+import { follow } from './watch';
 
 export interface TraceFlags {
   json?: boolean;
   full?: boolean;
   otlp?: URL;
+  follow?: boolean;
 }
 
 export async function showTrace(ctx: CliContext, id: string, o: TraceFlags): Promise<void> {
@@ -24,13 +26,14 @@ export async function showTrace(ctx: CliContext, id: string, o: TraceFlags): Pro
       say(exportedLine(id, o.otlp, count));
       if (!o.json) return;
     }
-    if (o.json) {
-      printJsonLines(trace.spans.map((s) => s.span));
-      return;
+    if (o.json) printJsonLines(trace.spans.map((s) => s.span));
+    else {
+      const color = Boolean(process.stdout.isTTY) && !ctx.env.NO_COLOR && ctx.env.TERM !== 'dumb';
+      const lines = traceLines(trace, { full: Boolean(o.full), color, escape: escapeForTerminal });
+      print(lines.flatMap((line, i) => (i ? ['\n', line] : [line]))); // one write, however long the trace
     }
-    const color = Boolean(process.stdout.isTTY) && !ctx.env.NO_COLOR && ctx.env.TERM !== 'dumb';
-    const lines = traceLines(trace, { full: Boolean(o.full), color, escape: escapeForTerminal });
-    print(lines.flatMap((line, i) => (i ? ['\n', line] : [line]))); // one write, however long the trace
+    // Then what happens next, from history as it grows: the spans printed are not printed again.
+    if (o.follow) await follow(harness.temporal, id, { json: Boolean(o.json), known: trace.spans.map((s) => s.span) });
   } finally {
     if (store && 'close' in store) await store.close();
   }

@@ -4,6 +4,15 @@ import type { CliContext } from '../context';
 import type { AnswerFlags, EndFlags, PruneFlags, SessionsFlags, StatusFlags } from '../actions/inspect';
 import { waitTimeoutOption } from '../wait-options';
 import { parseLimit, parseSessionId } from '../args';
+import { InvalidArgumentError } from 'commander';
+
+// The states `sessions --state` takes (cli/actions/watch.ts reads them; kept here so --help loads nothing).
+const STATES = ['idle', 'running', 'waiting', 'waiting_for_approval', 'waiting_for_user', 'waiting_for_budget', 'closed', 'ended', 'failed', 'terminated'];
+
+function parseState(value: string): string {
+  if (!STATES.includes(value)) throw new InvalidArgumentError(`one of ${STATES.join(', ')}`);
+  return value;
+}
 
 // Each action loads its implementation (cli/actions/inspect.ts, and the Temporal client) when it runs.
 export function registerInspect(program: Command, ctx: CliContext): void {
@@ -11,7 +20,8 @@ export function registerInspect(program: Command, ctx: CliContext): void {
     .command('status')
     .description("Show a session's state: status (failed and ended sessions say why), pending question, turns, token usage")
     .argument('<session>', 'session id', parseSessionId)
-    .option('--json', 'print the state as JSON')
+    .option('--json', 'print the state as JSON (with --follow, then one JSON line per event: {change, span})')
+    .option('--follow', 'then print each step event as it happens (model calls, tool calls, waits, decisions) until the session ends or Ctrl-C')
     .addOption(waitTimeoutOption('while Temporal or a worker does not answer, stop waiting after this long'))
     .action(async (sessionId: string, o: StatusFlags) => (await import('../actions/inspect')).status(ctx, sessionId, o));
 
@@ -21,8 +31,9 @@ export function registerInspect(program: Command, ctx: CliContext): void {
   const sessions = program
     .command('sessions')
     .enablePositionalOptions()
-    .description('List sessions, newest first; `sessions prune` deletes what old ended sessions stored')
+    .description('List sessions, newest first, each with its own state (idle, running step N, waiting for approval or an answer, ended, failed …), turns, tokens, age and last task; `sessions prune` deletes what old ended sessions stored')
     .option('--limit <n>', 'at most this many (1 to 1000)', parseLimit, 20)
+    .option('--state <state>', `only sessions in this state: ${STATES.join(', ')} (waiting: any wait for a person; closed: any end)`, parseState)
     .option('--json', 'print as JSON')
     .action(async (o: SessionsFlags) => (await import('../actions/inspect')).sessions(ctx, o));
 

@@ -23,6 +23,7 @@ export function registerTrace(program: Command, ctx: CliContext): void {
     .argument('<id>', 'a session id, or a turn id (<session>/turn-N)', parseSessionOrTurnId)
     .option('--json', 'one span per line: {trace_id, session_id, span_id, parent_id, type, name, start, end, duration_ms, status, input, output, error}')
     .option('--full', 'with the payloads: messages, whole arguments and results (read from the message store, DATABASE_URL or the embedded one under HARNESS_HOME)')
+    .option('--follow', 'then print each step event as it happens (with --json, one {change, span} line each) until the session or turn closes, or Ctrl-C')
     .option('--otlp <url>', 'send the spans to an OpenTelemetry receiver over OTLP/HTTP (base URL, e.g. http://127.0.0.1:6006 for Phoenix; /v1/traces is added) instead of printing the story; with --json they are printed too', parseOtlpUrl)
     .action(async (id: string, o: TraceFlags) => (await import('../actions/trace')).showTrace(ctx, id, o));
 }

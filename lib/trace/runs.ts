@@ -43,7 +43,7 @@ export function decodeRuns(workflowId: string, raw: { runId: string; history: Hi
 }
 
 /** The run a history was reset from: its workflow task failed with cause "reset" names it. */
-function resetBase(events: HistoryEvent[] | null | undefined): string | undefined {
+export function resetBase(events: HistoryEvent[] | null | undefined): string | undefined {
   for (const e of events ?? []) {
     const base = e.workflowTaskFailedEventAttributes?.baseRunId;
     if (base) return base;
