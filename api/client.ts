@@ -93,6 +93,8 @@ export interface TraceOptions {
   full?: boolean;
   /** @internal A message store the caller opened (the CLI's --full). */
   store?: OpenedStore;
+  /** @internal With payloads: each model call's whole input (`context`), for an OTLP export. */
+  wholeInput?: boolean;
 }
 
 /** Connects to Temporal (retrying for a while when it is slow) and returns a client. */
@@ -184,7 +186,7 @@ export class HarnessClient {
     const env = this.opts.env ?? process.env;
     const store = opts.store ?? (opts.full ? await openMessageStore(harnessHome(env), env) : undefined);
     try {
-      return await loadTrace(this.temporal, id, store ? { store } : {});
+      return await loadTrace(this.temporal, id, store ? { store, ...(opts.wholeInput ? { wholeInput: true } : {}) } : {});
     } finally {
       if (!opts.store && store && 'close' in store) await store.close();
     }

@@ -9,6 +9,7 @@ import { PGlite, type Extension } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { lockDataDir, waitForDataDirLock, type LockMethod, type LockWait } from './lock';
 import { registerOwnPort } from '../tools/own-ports';
+import { writeStoreEndpoint } from '../../lib/store-endpoint';
 
 // A subpath export: moduleResolution node10 cannot type it, Node's require resolves it.
 const { pg_trgm } = require('@electric-sql/pglite/contrib/pg_trgm') as { pg_trgm: Extension };
@@ -57,6 +58,8 @@ export async function startEmbeddedPostgres(opts: {
   const port = Number(server.getServerConn().split(':').pop());
   // The worker's own: http_request never reaches it, whatever a session allows.
   const forget = registerOwnPort(port, 'memory database (embedded PGlite)');
+  // Readers in other processes (trace --full, the console, the OTLP export) find it there.
+  const unnote = writeStoreEndpoint(opts.dataDir, port);
   let closed = false;
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
@@ -65,6 +68,7 @@ export async function startEmbeddedPostgres(opts: {
       if (closed) return;
       closed = true;
       try {
+        unnote();
         await server.stop();
         forget();
         await db.close();

@@ -18,7 +18,8 @@ export async function showTrace(ctx: CliContext, id: string, o: TraceFlags): Pro
   const harness = await ctx.harness();
   const store: OpenedStore | undefined = o.full ? await openMessageStore(ctx.home, ctx.env) : undefined;
   try {
-    const trace = await harness.trace(id, store ? { store } : {});
+    // Sent to a receiver with the payloads: each model call carries the whole request it got.
+    const trace = await harness.trace(id, store ? { store, ...(o.otlp ? { wholeInput: true } : {}) } : {});
     for (const note of trace.notes) say(`note: ${note}`);
     if (o.otlp) {
       // Only what the trace holds leaves: payloads only when --full asked for them.

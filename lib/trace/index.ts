@@ -35,6 +35,8 @@ export interface TraceOptions {
   store?: OpenedStore;
   /** The runs of `id`, when the caller fetched them already (fork reads them too). */
   runs?: Run[];
+  /** With a store: each model call's whole input as `context` (for OTLP export). */
+  wholeInput?: boolean;
 }
 
 /** Loads the trace of a session or turn id; an id Temporal does not know is a one-line UserError. */
@@ -58,7 +60,7 @@ export async function loadTrace(client: Client, id: string, opts: TraceOptions =
   if (type === 'turnWorkflow') {
     const sessionId = sessionOf(runs) ?? TURN_ID.exec(id)?.[1] ?? id;
     const p = payloads(sessionId);
-    const spans = await turnSpans(id, runs, sessionId, undefined, p, notes);
+    const spans = await turnSpans(id, runs, sessionId, undefined, p, notes, opts.wholeInput);
     missing(p);
     return { kind: 'turn', id, sessionId, spans, notes };
   }
@@ -85,7 +87,7 @@ export async function loadTrace(client: Client, id: string, opts: TraceOptions =
       notes.push(`turn ${turnId}: its history is gone (past Temporal's retention)`);
       continue;
     }
-    spans.push(...(await turnSpans(turnId, turnRuns, id, sent.get(turnId), p, notes)));
+    spans.push(...(await turnSpans(turnId, turnRuns, id, sent.get(turnId), p, notes, opts.wholeInput)));
   }
   missing(p);
   const last = [...runs[runs.length - 1]!.events].reverse().find((e) => e.kind === 'closed');
@@ -101,7 +103,15 @@ function sessionOf(runs: readonly Run[]): string | undefined {
   return typeof input?.sessionId === 'string' ? input.sessionId : undefined;
 }
 
-async function turnSpans(turnId: string, runs: Run[], sessionId: string, sent: SentBy | undefined, payloads: SessionPayloads | undefined, notes: string[]): Promise<BuiltSpan[]> {
+async function turnSpans(
+  turnId: string,
+  runs: Run[],
+  sessionId: string,
+  sent: SentBy | undefined,
+  payloads: SessionPayloads | undefined,
+  notes: string[],
+  wholeInput = false,
+): Promise<BuiltSpan[]> {
   const timeline = readTimeline(runs);
   for (const r of runs) if (r.resetFrom) notes.push(`turn ${turnId} was retried (\`harness retry\`): run ${r.runId} goes on from run ${r.resetFrom}, whose steps before the reset point it replays`);
   const first = (err: unknown) => (err as Error).message.split('\n')[0];
@@ -109,6 +119,6 @@ async function turnSpans(turnId: string, runs: Run[], sessionId: string, sent: S
   const spans = buildTurnSpans(turnId, timeline, { traceId: traceId(sessionId), sessionId, ...(sent ? { sent } : {}) });
   // What the turn and each call cost, by the ledger (lib/ledger): the figures `harness cost` gives.
   addCosts(spans, turnLedger(turnId, timeline));
-  if (payloads) await addPayloads(spans, payloads).catch((err: unknown) => notes.push(`turn ${turnId}: its payloads cannot be read (${first(err)}); showing what history holds`));
+  if (payloads) await addPayloads(spans, payloads, { wholeInput }).catch((err: unknown) => notes.push(`turn ${turnId}: its payloads cannot be read (${first(err)}); showing what history holds`));
   return spans;
 }

@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { UserError } from '../errors';
 import { loadTrace } from './index';
+import { openMessageStore } from './payloads';
 import { exportSpans, shownUrl } from './otlp';
 
 export interface FollowOptions {
@@ -102,10 +103,14 @@ export async function exportClosedTurns(opts: FollowOptions, now: number = Date.
   const closed = await listClosedTurns(opts.client, opts.taskQueue, entry.since);
   const result: PassResult = { exported: [] };
   let failedAt: number | undefined;
+  // The prompts go along: each model call's whole input, read from the message store (through the
+  // worker serving the embedded database, or DATABASE_URL); without it, what history holds.
+  const fresh = closed.some((turn) => entry.done[turn.runId] === undefined);
+  const store = fresh ? await openMessageStore(opts.home, opts.env) : undefined;
   for (const turn of closed) {
     if (entry.done[turn.runId] !== undefined) continue;
     try {
-      const trace = await loadTrace(opts.client, turn.workflowId);
+      const trace = await loadTrace(opts.client, turn.workflowId, store ? { store, wholeInput: true } : {});
       const { sent } = await exportSpans(
         trace.spans.map((s) => s.span),
         opts.url,
@@ -124,6 +129,7 @@ export async function exportClosedTurns(opts: FollowOptions, now: number = Date.
     // Saved after each turn: a dev stopped mid-pass does not send the same turn again.
     writeState(file, { ...state, [key]: entry });
   }
+  if (store && 'close' in store) await store.close().catch(() => undefined);
   // Move the window on, but never past a turn that still has to be sent.
   entry.since = Math.max(entry.since, Math.min(now - LAG_MS, failedAt ?? Infinity));
   for (const [runId, at] of Object.entries(entry.done)) if (at < entry.since) delete entry.done[runId];

@@ -197,7 +197,8 @@ function llmAttributes(s: Span): Attrs {
     ...costAttributes(obj(s.output?.cost)),
     'harness.step': num(s.input.step),
     'harness.attempts': num(s.output?.attempts),
-    ...inputMessages(s.input.messages),
+    // The whole request when the payloads were read for export (`context`), else what it added.
+    ...inputMessages(s.input.context ?? s.input.messages),
     ...outputMessage(s.output),
   };
 }

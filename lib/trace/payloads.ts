@@ -7,6 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { embeddedDataDir } from '../paths';
+import { readStoreEndpoint } from '../store-endpoint';
 import type { MessageStore, StoredNode } from '../../activities/store/message-store';
 import { isBlobArg, type PendingMessage } from '../../common/conversation';
 import type { ToolCallRecord } from '../../common/session';
@@ -26,6 +27,11 @@ export async function openMessageStore(home: string, env: NodeJS.ProcessEnv): Pr
   if (!databaseUrl && !existsSync(dataDir)) {
     return { problem: `no message store at ${dataDir} (set DATABASE_URL or HARNESS_HOME as the worker has them)` };
   }
+  // Another process holds the embedded database (a worker): read through the server it runs.
+  if (!databaseUrl) {
+    const served = await servedStore(dataDir);
+    if (served) return served;
+  }
   // Loaded only for --full: the database client and embedded Postgres are heavy to load.
   const { MemoryHost } = await import('../../activities/memory/host');
   const host = new MemoryHost({ home, ...(databaseUrl ? { databaseUrl } : {}) });
@@ -36,6 +42,21 @@ export async function openMessageStore(home: string, env: NodeJS.ProcessEnv): Pr
     await host.close().catch(() => undefined);
     return { problem: (err as Error).message.split('\n')[0]! };
   }
+}
+
+/**
+ * The message store of an embedded database another process holds and serves (see
+ * lib/store-endpoint.ts), or undefined when nobody holds it. Only reads: no migration.
+ */
+async function servedStore(dataDir: string): Promise<OpenedStore | undefined> {
+  const { dataDirHolder } = await import('../../activities/memory/lock');
+  const holder = await dataDirHolder(dataDir);
+  if (holder === undefined) return undefined;
+  const endpoint = readStoreEndpoint(dataDir);
+  if (endpoint?.pid !== holder) return { problem: `the embedded database ${dataDir} is held by process ${holder}, which does not serve it (a worker from before store sharing? restart it with \`harness dev --stop\`)` };
+  const [{ memoryPool }, { PgMessageStore }] = await Promise.all([import('../../activities/memory/host'), import('../../activities/store/pg-message-store')]);
+  const pool = memoryPool(`postgres://postgres@127.0.0.1:${endpoint.port}/postgres`);
+  return { store: new PgMessageStore(pool), close: () => pool.end() };
 }
 
 /** Reads the payloads of one session, remembering chain nodes so each chain is read once. */
@@ -54,6 +75,22 @@ export class SessionPayloads {
     const got = await this.store.getBlobs(this.sessionId, wanted);
     for (const h of wanted) if (!got.has(h)) this.missing.add(h);
     return got;
+  }
+
+  /** The whole conversation the chain `head` names, oldest message first. */
+  async conversation(head: string): Promise<ChatMessage[]> {
+    if (!this.nodes.has(head)) {
+      for (const n of await this.store.readChain(this.sessionId, head)) this.nodes.set(n.hash, n);
+    }
+    const chain: StoredNode[] = [];
+    for (let h: string | null = head; h !== null; h = this.nodes.get(h)?.parent ?? null) {
+      const n = this.nodes.get(h);
+      if (!n) break;
+      chain.push(n);
+    }
+    chain.reverse();
+    const bodies = await this.texts(chain.map((n) => n.blob));
+    return chain.map((n) => (bodies.has(n.blob) ? (JSON.parse(bodies.get(n.blob)!) as ChatMessage) : ({ missing: n.blob } as unknown as ChatMessage)));
   }
 
   /** The message at the end of the chain `head` (a model call's reply). */
@@ -83,13 +120,22 @@ export async function addStoredRecords(t: Timeline, p: SessionPayloads): Promise
   }
 }
 
-/** Fills in the payloads of a turn's spans (values missing from the store are counted in `p.missing`). */
-export async function addPayloads(spans: readonly BuiltSpan[], p: SessionPayloads): Promise<void> {
+/**
+ * Fills in the payloads of a turn's spans (values missing from the store are counted in
+ * `p.missing`). `wholeInput`: each model call also gets `context`, the whole conversation it
+ * was sent (system message, the stored chain, the new messages), as an OTLP export shows it.
+ */
+export async function addPayloads(spans: readonly BuiltSpan[], p: SessionPayloads, opts: { wholeInput?: boolean } = {}): Promise<void> {
   // Latest replies first: their chain holds the earlier ones, so one read serves the turn.
   const llms = spans.filter((s) => s.refs?.kind === 'llm_call');
   for (const s of [...llms].reverse()) await replyPayload(p, s);
   let system: string | undefined;
-  for (const s of llms) system = await requestPayload(p, s, system);
+  let systemText: string | undefined;
+  for (const s of llms) {
+    system = await requestPayload(p, s, system);
+    if (typeof s.span.input.system === 'string') systemText = s.span.input.system;
+    if (opts.wholeInput) await wholeInput(p, s, systemText);
+  }
   for (const s of spans) if (s.refs?.kind === 'tool_call') await toolPayload(p, s);
 }
 
@@ -106,6 +152,15 @@ async function requestPayload(p: SessionPayloads, s: BuiltSpan, previousSystem: 
     if (text !== undefined) s.span.input.system = text;
   }
   return hash ?? previousSystem;
+}
+
+/** The request as the model got it: the system message, the conversation so far, the new messages. */
+async function wholeInput(p: SessionPayloads, s: BuiltSpan, system: string | undefined): Promise<void> {
+  const head = s.span.input.conversation_head;
+  const before = typeof head === 'string' ? await p.conversation(head).catch(() => undefined) : [];
+  if (!before) return;
+  const added = (s.span.input.messages as ChatMessage[] | undefined) ?? [];
+  s.span.input.context = [...(system !== undefined ? [{ role: 'system', content: system }] : []), ...before.filter((m) => m.role !== 'system'), ...added];
 }
 
 /** The reply whole: its text (history keeps a preview beside tool calls) and the calls' arguments as the model wrote them. */
