@@ -21,6 +21,14 @@ export default tseslint.config(
     },
   },
   {
+    // The console's page (console/assets): plain browser JavaScript, shipped as written.
+    files: ['console/assets/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(['document', 'window', 'location', 'fetch', 'EventSource', 'Node', 'setTimeout', 'setInterval', 'clearTimeout'].map((g) => [g, 'readonly'])),
+    },
+  },
+  {
     files: ['bin/**/*.js', 'test/**/*.cjs'],
     languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly', __dirname: 'readonly' } },
   },
@@ -28,7 +36,7 @@ export default tseslint.config(
     // Terminal safety: what people read goes through the escaping writers (cli/output.ts on
     // lib/terminal/write.ts), so text from a model, a tool, a server or a file cannot reach the
     // terminal as escape sequences. Only lib/terminal/write.ts touches the streams itself.
-    files: ['cli/**/*.ts', 'lib/**/*.ts', 'workers/**/*.ts'],
+    files: ['cli/**/*.ts', 'lib/**/*.ts', 'workers/**/*.ts', 'console/**/*.ts'],
     ignores: ['lib/terminal/write.ts'],
     rules: {
       'no-restricted-syntax': [

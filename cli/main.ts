@@ -24,6 +24,7 @@ import { registerMcp } from './commands/mcp';
 import { registerTrust } from './commands/trust';
 import { registerTrace } from './commands/trace';
 import { registerCost } from './commands/cost';
+import { registerConsole } from './commands/console';
 import { escapeForTerminal } from '../lib/terminal/escape';
 import { EXIT, say } from './output';
 
@@ -57,6 +58,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerTrust(program, ctx);
   registerTrace(program, ctx);
   registerCost(program, ctx);
+  registerConsole(program, ctx);
   for (const cmd of program.commands) cmd.exitOverride().configureOutput({ outputError: () => {} });
   for (const cmd of program.commands.flatMap((c) => c.commands)) cmd.exitOverride().configureOutput({ outputError: () => {} });
   return program;

@@ -8,6 +8,7 @@ import { followTurns } from '../../lib/trace/otlp-follow';
 import { runWorker } from '../../workers/main';
 import type { CliContext } from '../context';
 import { print, say } from '../output';
+import { openConsole } from './console';
 
 export interface ModelServeFlags {
   script: string;
@@ -15,7 +16,7 @@ export interface ModelServeFlags {
   host: string;
 }
 
-export async function startDev(ctx: CliContext, o: { stop?: boolean }): Promise<void> {
+export async function startDev(ctx: CliContext, o: { stop?: boolean; console?: boolean }): Promise<void> {
   if (o.stop) {
     const { stopped, ignored } = await stopEmbedded(ctx.home, say);
     for (const line of ignored) say(line);
@@ -27,7 +28,14 @@ export async function startDev(ctx: CliContext, o: { stop?: boolean }): Promise<
   const otlp = otlpEndpoint(ctx.env);
   const dev = await startForegroundDev(s, ctx.home, say);
   let follow: { stop(): Promise<void> } | undefined;
+  let page: { close(): Promise<void> } | undefined;
   try {
+    // The operator console beside the worker (a taken port gives way to a free one).
+    if (o.console !== false) {
+      const c = await openConsole(ctx, { host: '127.0.0.1' }, true);
+      page = c;
+      say(`console: ${c.url}  (the link carries its access token)`);
+    }
     if (otlp) {
       follow = followTurns({ client: await ctx.client(), url: otlp, home: ctx.home, taskQueue: s.taskQueue, env: ctx.env, log: say });
       say(`exporting each turn to ${shownUrl(otlp)} once it closes`);
@@ -35,6 +43,7 @@ export async function startDev(ctx: CliContext, o: { stop?: boolean }): Promise<
     await runWorker({ ...ctx.env, ...(dev.recordedWorker ? { HARNESS_WORKER_PIDFILE: embeddedFiles(ctx.home).workerPid } : {}) }, say);
   } finally {
     await follow?.stop();
+    await page?.close();
     dev.server?.kill('SIGTERM');
     dev.cleanup();
   }

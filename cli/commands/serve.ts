@@ -8,9 +8,10 @@ import { parsePort } from '../args';
 export function registerServe(program: Command, ctx: CliContext): void {
   program
     .command('dev')
-    .description('Run the embedded Temporal dev server (SQLite under HARNESS_HOME, Web UI) and a worker in the foreground; with OTEL_EXPORTER_OTLP_ENDPOINT set, each turn is exported over OTLP once it closes')
+    .description('Run the embedded Temporal dev server (SQLite under HARNESS_HOME, Web UI), a worker and the operator console (printing its link) in the foreground; with OTEL_EXPORTER_OTLP_ENDPOINT set, each turn is exported over OTLP once it closes')
     .option('--stop', 'stop the server and worker that `harness run` started in the background (or a `harness dev` that was killed)')
-    .action(async (o: { stop?: boolean }) => (await import('../actions/serve')).startDev(ctx, o));
+    .option('--no-console', 'do not serve the operator console (`harness console`) beside the worker')
+    .action(async (o: { stop?: boolean; console?: boolean }) => (await import('../actions/serve')).startDev(ctx, o));
 
   program
     .command('worker')

@@ -1,0 +1,258 @@
+// The console's page: three views on the JSON API (console/api.ts), no framework, no build step.
+// Every value from a session (model text, tool arguments and results, questions, names) enters the
+// page as text (textContent, never HTML), so `<script>` in a reply is shown, not run.
+const main = document.getElementById('main');
+let stopView = () => {};
+
+/** An element with attributes, handlers (on*) and children (strings become text nodes). */
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, String(v));
+  }
+  for (const c of children.flat()) if (c !== undefined && c !== null && c !== false) e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  return e;
+}
+
+function status(text) {
+  document.getElementById('status').textContent = text;
+}
+
+async function getJson(url) {
+  const res = await fetch(url, { credentials: 'same-origin' });
+  const body = await res.json();
+  if (!res.ok) throw new Error(body.error || res.statusText);
+  return body;
+}
+
+async function postJson(url, value) {
+  const res = await fetch(url, { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(value) });
+  const body = await res.json();
+  if (!res.ok) throw new Error(body.error + (body.hint ? ` (${body.hint})` : ''));
+  return body;
+}
+
+function ago(iso) {
+  const s = Math.max(0, Math.round((Date.now() - Date.parse(iso)) / 1000));
+  return s < 60 ? `${s} s ago` : s < 3600 ? `${Math.round(s / 60)} min ago` : s < 86400 ? `${Math.round(s / 3600)} h ago` : `${Math.round(s / 86400)} d ago`;
+}
+
+function stateText(r) {
+  if (r.state === 'running' && r.step) return `running step ${r.step}`;
+  return r.state.replace(/_/g, ' ');
+}
+
+/** Who the session waits for, in words. */
+function waitingFor(r) {
+  if (!r.pending) return '';
+  if (r.pending.kind === 'approvals') return `approval of ${r.pending.calls.map((c) => c.tool).join(', ')}`;
+  if (r.pending.kind === 'question') return `an answer: ${r.pending.question}`;
+  return 'a budget decision';
+}
+
+/** Polls `load` every `ms` until the view changes. */
+function every(ms, load) {
+  let alive = true;
+  const tick = async () => {
+    if (!alive) return;
+    try {
+      await load();
+      status(`updated ${new Date().toLocaleTimeString()}`);
+    } catch (err) {
+      status(`error: ${err.message}`);
+    }
+    if (alive) setTimeout(tick, ms);
+  };
+  tick();
+  return () => (alive = false);
+}
+
+function sessionsView() {
+  const state = el('select', { id: 'state-filter' }, ...['all', 'running', 'waiting', 'idle', 'closed'].map((s) => el('option', { value: s }, s)));
+  const search = el('input', { type: 'text', id: 'search', placeholder: 'search id or task' });
+  const body = el('tbody', { id: 'sessions-body' });
+  let rows = [];
+  const render = () => {
+    const q = search.value.toLowerCase();
+    const f = state.value;
+    const shown = rows.filter((r) => {
+      const waiting = r.state.startsWith('waiting_');
+      const closed = !['idle', 'running'].includes(r.state) && !waiting;
+      const pass = f === 'all' || (f === 'waiting' ? waiting : f === 'closed' ? closed : r.state === f);
+      return pass && (!q || r.session_id.toLowerCase().includes(q) || (r.last_task || '').toLowerCase().includes(q));
+    });
+    body.replaceChildren(
+      ...shown.map((r) =>
+        el('tr', { 'data-session': r.session_id },
+          el('td', {}, el('a', { href: `#/s/${encodeURIComponent(r.session_id)}` }, r.session_id)),
+          el('td', { class: `state-${r.state}` }, stateText(r)),
+          el('td', {}, String(r.turns)),
+          el('td', {}, String(r.usage.total_tokens)),
+          el('td', {}, waitingFor(r)),
+          el('td', {}, r.last_task || ''),
+          el('td', { class: 'muted' }, ago(r.last_activity_at)),
+        ),
+      ),
+    );
+  };
+  state.addEventListener('change', render);
+  search.addEventListener('input', render);
+  main.replaceChildren(
+    el('h2', {}, 'Sessions'),
+    el('div', { class: 'filters' }, state, search),
+    el('table', {}, el('thead', {}, el('tr', {}, ...['session', 'state', 'turns', 'tokens', 'waiting for', 'last task', 'last activity'].map((h) => el('th', {}, h)))), body),
+  );
+  return every(1500, async () => {
+    rows = await getJson('/api/sessions');
+    render();
+  });
+}
+
+/** One span's line: its kind, name and what came of it. */
+function spanLine(s) {
+  const out = s.output || {};
+  const input = s.input || {};
+  const bits = [];
+  if (s.type === 'llm_call') {
+    if (out.usage) bits.push(`${out.usage.total_tokens} tokens`);
+    if (s.status === 'ok') bits.push((out.tool_calls || []).length ? `→ ${out.tool_calls.map((c) => c.name).join(', ')}` : `→ ${out.content ?? ''}`);
+  }
+  if (s.type === 'tool_call') {
+    if (input.policy) bits.push(`${input.policy.decision}${input.policy.rule ? ` (${input.policy.rule})` : ''}`);
+    if (out.approval && out.approval.by) bits.push(`${out.approval.approved ? 'approved' : 'denied'} by ${out.approval.by}`);
+  }
+  if (s.type === 'approval' && s.status !== 'running') bits.push(`${out.approved ? 'approved' : 'denied'}${out.by ? ` by ${out.by}` : ''}`);
+  if (s.type === 'ask_user') bits.push(input.question || '', out.answer !== undefined ? `→ ${out.answer}` : '');
+  if (s.type === 'turn') bits.push(input.user_message || '', out.terminated_by ? `→ ${out.terminated_by}` : out.status || '', out.answer !== undefined ? `: ${out.answer}` : '');
+  if (s.error) bits.push(s.error);
+  const dur = s.duration_ms === null ? '' : ` ${s.duration_ms} ms`;
+  return [el('span', { class: 'name' }, `${s.type} ${s.name}`), ' ', el('span', { class: s.status }, s.status), dur, ' ', bits.filter(Boolean).join(' · ')];
+}
+
+function sessionView(id) {
+  const tree = el('div', { id: 'spans' });
+  const nodes = new Map();
+  const spans = new Map();
+  const links = el('p', { id: 'links' });
+  const place = (s) => {
+    let node = nodes.get(s.span_id);
+    if (!node) {
+      const line = el('div', { class: 'line' });
+      const details = el('div', { class: 'details', hidden: true });
+      const kids = el('div', { class: 'children' });
+      node = { box: el('div', { class: `span ${s.type}`, 'data-span': s.span_id, 'data-type': s.type }, line, details, kids), line, details, kids };
+      if (s.type === 'step') line.addEventListener('click', () => expand(s.span_id));
+      nodes.set(s.span_id, node);
+      const parent = s.parent_id ? nodes.get(s.parent_id) : undefined;
+      (parent ? parent.kids : tree).append(node.box);
+    }
+    spans.set(s.span_id, s);
+    node.box.dataset.status = s.status;
+    node.line.replaceChildren(...spanLine(s));
+  };
+  /** A step opened: its spans' requests and replies, arguments and results, with the payloads from the store. */
+  const expand = async (stepId) => {
+    const node = nodes.get(stepId);
+    node.details.hidden = !node.details.hidden;
+    if (node.details.hidden) return;
+    const step = spans.get(stepId);
+    const turn = [...spans.values()].find((x) => x.span_id === step.parent_id);
+    node.details.replaceChildren(el('span', { class: 'muted' }, 'loading …'));
+    try {
+      const full = await getJson(`/api/trace?id=${encodeURIComponent(turn ? turn.name : id)}&full=1`);
+      const inStep = full.spans.filter((x) => x.parent_id === stepId || full.spans.some((p) => p.span_id === x.parent_id && p.parent_id === stepId));
+      node.details.replaceChildren(...inStep.map((x) => el('div', { class: 'payload' }, el('strong', {}, `${x.type} ${x.name}`), el('pre', {}, JSON.stringify({ input: x.input, output: x.output, error: x.error }, null, 2)))));
+    } catch (err) {
+      node.details.replaceChildren(el('span', { class: 'error' }, err.message));
+    }
+  };
+  main.replaceChildren(el('h2', {}, `Session ${id}`), links, el('p', { class: 'muted' }, 'Steps update live; click a step for its requests, replies, arguments and results.'), tree);
+  getJson('/api/config').then((c) => {
+    if (c.temporal_ui) links.replaceChildren(el('a', { href: `${c.temporal_ui}/namespaces/${encodeURIComponent(c.namespace)}/workflows/${encodeURIComponent(id)}`, target: '_blank', rel: 'noopener noreferrer' }, 'raw events in the Temporal Web UI'));
+  });
+  const source = new EventSource(`/api/events?id=${encodeURIComponent(id)}`);
+  source.onmessage = (e) => {
+    const c = JSON.parse(e.data);
+    place(c.span);
+    status(`live · ${c.change} ${c.span.type} ${new Date().toLocaleTimeString()}`);
+    window.__lastEvent = { at: Date.now(), sent: c.at, span: c.span.span_id, status: c.span.status, type: c.span.type };
+  };
+  source.addEventListener('closed', () => status('the session has closed'));
+  source.onerror = () => status('reconnecting …');
+  return () => source.close();
+}
+
+function inboxView() {
+  const list = el('div', { id: 'inbox' });
+  const done = el('div', { id: 'done' });
+  main.replaceChildren(el('h2', {}, 'Inbox: waiting for a person'), done, list);
+  const say = (text, cls = '') => done.replaceChildren(el('p', { class: cls }, text));
+  const act = async (url, value, what) => {
+    try {
+      const r = await postJson(url, value);
+      say(`${what}${r.granted && r.granted.length ? `; granted for this session: ${r.granted.join('; ')}` : ''}`, 'ok');
+    } catch (err) {
+      say(`${what} failed: ${err.message}`, 'error');
+    }
+  };
+  const card = (it) => {
+    const url = (a) => `/api/sessions/${encodeURIComponent(it.session_id)}/${a}`;
+    const head = el('div', { class: 'meta' }, el('a', { href: `#/s/${encodeURIComponent(it.session_id)}` }, it.session_id), ` · ${it.turn_id || ''} · ${ago(it.since)}`);
+    if (it.kind === 'approval') {
+      const c = it.call;
+      const reason = el('input', { type: 'text', placeholder: 'reason for denying', class: 'reason' });
+      const args = typeof c.args?.command === 'string' ? c.args.command : JSON.stringify(c.args, null, 2);
+      return el('div', { class: 'card approval', 'data-call': c.callId },
+        head,
+        el('div', {}, el('strong', {}, c.tool), ` · risk ${c.risk} · ${c.rule ? `rule ${c.rule}: ` : ''}${c.reason}`),
+        el('pre', { class: 'args' }, args),
+        el('div', {},
+          el('button', { class: 'approve', onclick: () => act(url('decide'), { call_id: c.callId, digest: c.digest, approve: true }, `approved ${c.callId}`) }, 'Approve'),
+          el('button', { class: 'approve-always', onclick: () => act(url('decide'), { call_id: c.callId, digest: c.digest, approve: true, always: true }, `approved ${c.callId} always`) }, 'Approve always'),
+          el('span', { class: 'grant' }, `always grants: ${c.always_grants}`),
+        ),
+        el('div', {}, reason, el('button', { class: 'deny', onclick: () => act(url('decide'), { call_id: c.callId, digest: c.digest, approve: false, reason: reason.value }, `denied ${c.callId}`) }, 'Deny')),
+      );
+    }
+    if (it.kind === 'question') {
+      const text = el('input', { type: 'text', placeholder: 'your answer', class: 'answer-text' });
+      return el('div', { class: 'card question' }, head, el('p', {}, it.question), text, el('button', { class: 'answer', onclick: () => act(url('answer'), { text: text.value }, 'answered') }, 'Answer'));
+    }
+    return el('div', { class: 'card budget' }, head, 'waits for a budget decision: harness approve --budget +N, or deny');
+  };
+  let shown = '';
+  return every(1500, async () => {
+    const items = await getJson('/api/inbox');
+    // Redrawn only when the items change, so a half-typed reason survives a refresh.
+    const key = JSON.stringify(items.map((i) => [i.session_id, i.kind, i.call?.callId, i.call_id]));
+    if (key === shown) return;
+    shown = key;
+    list.replaceChildren(...(items.length ? items.map(card) : [el('p', { class: 'muted' }, 'nothing waits for a person')]));
+  });
+}
+
+async function countInbox() {
+  try {
+    const items = await getJson('/api/inbox');
+    document.getElementById('inbox-count').textContent = items.length ? `(${items.length})` : '';
+  } catch {
+    /* the status line says what is wrong */
+  }
+}
+
+function route() {
+  stopView();
+  const hash = location.hash || '#/';
+  document.getElementById('nav-sessions').classList.toggle('active', hash === '#/');
+  document.getElementById('nav-inbox').classList.toggle('active', hash === '#/inbox');
+  if (hash.startsWith('#/s/')) stopView = sessionView(decodeURIComponent(hash.slice(4)));
+  else if (hash === '#/inbox') stopView = inboxView();
+  else stopView = sessionsView();
+}
+
+window.addEventListener('hashchange', route);
+route();
+setInterval(countInbox, 3000);
+countInbox();

@@ -1,0 +1,79 @@
+/**
+ * The console's gatekeeping, apart from the server so each rule can be tested alone. The console
+ * can approve tool calls in every session, so it is attack surface:
+ * - every request needs the access token (a cookie set from the link printed at start, or an
+ *   `Authorization: Bearer` header), compared in constant time; without it: 401;
+ * - the Host header must name the console's own address (a DNS-rebinding page names its own
+ *   host), and a state-changing request must be a POST of JSON whose Origin is the console's
+ *   own (a cross-site form or fetch carries its site's origin, or cannot send JSON at all);
+ * - every response forbids framing, sniffing and any script, style or connection not its own.
+ */
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+/** The cookie that carries the token once the printed link was opened. */
+export const TOKEN_COOKIE = 'harness_console';
+
+/** A new access token: 32 random bytes, hex. */
+export function newToken(): string {
+  return randomBytes(32).toString('hex');
+}
+
+/** Whether `given` is the token (constant time whatever the length). */
+export function tokenMatches(given: string | undefined, token: string): boolean {
+  if (!given) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(token);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** The token a request carries: Bearer header, or the console's cookie. */
+export function requestToken(req: IncomingMessage): string | undefined {
+  const auth = req.headers.authorization;
+  if (auth?.startsWith('Bearer ')) return auth.slice(7).trim();
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [name, ...rest] = part.trim().split('=');
+    if (name === TOKEN_COOKIE) return rest.join('=');
+  }
+  return undefined;
+}
+
+/** The Host values the console answers to: its address, and `localhost` for a loopback one. */
+export function allowedHosts(host: string, port: number): Set<string> {
+  const hosts = new Set([`${host}:${port}`]);
+  if (host === '127.0.0.1' || host === '::1' || host === 'localhost') for (const h of ['127.0.0.1', 'localhost', '[::1]']) hosts.add(`${h}:${port}`);
+  return hosts;
+}
+
+/** Why a state-changing request is refused (undefined: it may go on). */
+export function postProblem(req: IncomingMessage, hosts: Set<string>): string | undefined {
+  const origin = req.headers.origin;
+  if (!origin) return 'a request that changes something must say its Origin';
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return 'the Origin is not a URL';
+  }
+  if (url.protocol !== 'http:' || !hosts.has(url.host)) return `cross-origin request from ${origin} refused`;
+  if (!(req.headers['content-type'] ?? '').startsWith('application/json')) return 'a request that changes something must send JSON';
+  return undefined;
+}
+
+/** Headers every response carries. */
+export function securityHeaders(res: ServerResponse): void {
+  res.setHeader(
+    'Content-Security-Policy',
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  );
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+}
+
+/** The Set-Cookie value that keeps the token for this console (HttpOnly: no script reads it). */
+export function tokenCookie(token: string): string {
+  return `${TOKEN_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`;
+}
