@@ -106,10 +106,10 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
       if (deadline.signal.aborted && !ctx.cancellationSignal.aborted) {
         progress.timeouts += 1;
         ctx.heartbeat(progress); // the next attempt reads the count from here
-        throw withWaste(modelTimeout(progress.endpoint, budgetMs!, progress.timeouts >= TIMED_OUT_ATTEMPTS ? progress.timeouts : undefined), progress.wasted);
+        throw withWaste(modelTimeout(progress.endpoint, budgetMs!, progress.timeouts >= TIMED_OUT_ATTEMPTS ? progress.timeouts : undefined), progress.wasted, ctx.info.attempt);
       }
       if (progress.wasted) ctx.heartbeat(progress);
-      throw withWaste(toModelFailure(err, progress.endpoint), progress.wasted);
+      throw withWaste(toModelFailure(err, progress.endpoint), progress.wasted, ctx.info.attempt);
     } finally {
       clearTimeout(timer);
     }
@@ -123,7 +123,7 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
       // The reply was paid for; the retry pays again.
       progress.wasted = addWaste(progress.wasted, reply.usage);
       ctx.heartbeat(progress);
-      throw withWaste(err, progress.wasted);
+      throw withWaste(err, progress.wasted, ctx.info.attempt);
     } finally {
       clearInterval(beat);
     }

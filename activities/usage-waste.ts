@@ -8,9 +8,10 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { Usage } from '../common/types';
 
-/** The details a failed model call carries: what its attempts wasted. */
+/** The details a failed model call carries: the attempt that failed last, and what its attempts wasted. */
 export interface WasteDetails {
-  wasted: Usage;
+  attempt: number;
+  wasted?: Usage;
 }
 
 const count = (n: unknown): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
@@ -39,17 +40,21 @@ export function addWaste(so: Usage | undefined, more: Usage | undefined): Usage 
 }
 
 /**
- * The failure with the waste in its details (type, message and retryability kept), so a call
- * that fails for good still tells what it used; other errors pass unchanged.
+ * The failure with its attempt and waste in its details (type, message and retryability kept), so
+ * a call that fails for good still tells how many attempts it took and what they used; other
+ * errors pass unchanged.
  */
-export function withWaste(err: unknown, wasted: Usage | undefined): unknown {
-  if (!wasted || !(err instanceof ApplicationFailure)) return err;
-  const details: WasteDetails = { wasted };
+export function withWaste(err: unknown, wasted: Usage | undefined, attempt: number): unknown {
+  if (!(err instanceof ApplicationFailure)) return err;
+  const details: WasteDetails = { attempt, ...(wasted ? { wasted } : {}) };
   return ApplicationFailure.create({
     message: err.message,
     ...(err.type ? { type: err.type } : {}),
     nonRetryable: err.nonRetryable === true,
-    details: [details],
+    // Ours first (the ledger reads the first), any the failure had after them.
+    details: [details, ...(err.details ?? [])],
     ...(err.cause ? { cause: err.cause } : {}),
+    ...(err.nextRetryDelay ? { nextRetryDelay: err.nextRetryDelay } : {}),
+    ...(err.category ? { category: err.category } : {}),
   });
 }

@@ -14,6 +14,7 @@ import type { CustomToolSet } from './custom-tools';
 import type { ToolModeDecision, ToolModeSetting } from './tool-mode';
 import type { Budget, BudgetBreach, BudgetRaises, Spend } from './budget';
 import type { Pricing } from './pricing';
+import type { LedgerTally } from './ledger';
 
 /** How the model is reached. `scripted` carries its script so any worker can serve it. */
 export type ModelSpec =
@@ -322,6 +323,8 @@ export interface TurnResume {
   /** What the turn spent so far and the raises people gave its budgets. */
   spend?: Spend;
   budgetRaised?: BudgetRaises;
+  /** The turn's tally so far. */
+  ledger?: RecordedLedger;
 }
 
 /** Output of turnWorkflow. */
@@ -362,7 +365,12 @@ export interface TurnResult {
   spend?: Spend;
   /** What people added to the session's budget during this turn (the session keeps it). */
   sessionBudgetRaised?: BudgetRaises['session'];
+  /** The turn's ledger as it counted it (common/ledger.ts): read from the close event instead of every event. */
+  ledger?: RecordedLedger;
 }
+
+/** A turn's own tally of its model calls, priced; `exact` unless a call ended in a way only history tells (its attempts unknown). */
+export type RecordedLedger = LedgerTally & { exact: boolean; pricing?: Pricing };
 
 /** One compression as the turn result records it. */
 export interface CompressionRecord {

@@ -11,7 +11,8 @@
 import { setHandler } from '@temporalio/workflow';
 import type { ModelCallInput, ModelReply } from '../common/activity-types';
 import type { CompressContextInput, CompressContextResult } from '../common/context/types';
-import type { Pending, TurnInput, TurnResult, TurnResume } from '../common/session';
+import type { Pending, RecordedLedger, TurnInput, TurnResult, TurnResume } from '../common/session';
+import { countEntries, emptyLedgerTally, ledgerEntries, totalOf, type CallOutcome } from '../common/ledger';
 import type { Usage } from '../common/types';
 import {
   addRaise,
@@ -21,7 +22,6 @@ import {
   callEstimate,
   NO_SPEND,
   OUTPUT_ESTIMATE_TOKENS,
-  spendOf,
   type BudgetBreach,
   type BudgetLimit,
   type BudgetRaises,
@@ -32,14 +32,18 @@ import { decideBudgetUpdate, type BudgetDecisionInput, type BudgetDecisionResult
 /** Waits on a person for a pending item; resolves false on timeout. */
 export type HumanWait = (pending: Pending, done: () => boolean, timeoutMs: number) => Promise<boolean>;
 
-/** What the turn spent and the raises given, as its result and its next run carry them. */
+/** What the turn spent, the raises given and its tally, as its result and its next run carry them. */
 export interface Spent {
   spend: Spend;
   raises: BudgetRaises;
+  ledger: RecordedLedger;
 }
 
 export class TurnBudget {
-  private spend: Spend;
+  /** Every call counted as it returns (common/ledger.ts): the result records it, the budget reads its total. */
+  private tally: RecordedLedger;
+  /** What a run continued from one recorded before the tally was carried spent (none since). */
+  private readonly base: Spend;
   private raises: BudgetRaises;
   /** Prompt and completion tokens of the last reply: the next prompt holds at least these. */
   private lastContext = 0;
@@ -47,7 +51,9 @@ export class TurnBudget {
   private decision: BudgetDecisionInput | undefined;
 
   constructor(private readonly input: TurnInput) {
-    this.spend = input.resume?.spend ?? NO_SPEND;
+    const pricing = input.config.pricing;
+    this.tally = input.resume?.ledger ?? { ...emptyLedgerTally(), exact: !input.resume, ...(pricing ? { pricing } : {}) };
+    this.base = input.resume?.ledger ? { tokens: 0, nanoUsd: 0 } : (input.resume?.spend ?? NO_SPEND);
     this.raises = input.resume?.budgetRaised ?? {};
     if (input.config.limits.budget) setHandler(decideBudgetUpdate, (d) => this.decide(d), { validator: (d) => this.validate(d) });
   }
@@ -55,13 +61,18 @@ export class TurnBudget {
   /** The model activity, charging what each call used (and what its failed attempts wasted). */
   charging(call: (req: ModelCallInput) => Promise<ModelReply>) {
     return async (req: ModelCallInput): Promise<ModelReply> => {
+      const call0 = { kind: req.purpose === 'compress' ? ('compression' as const) : ('model' as const), step: req.step, callIndex: req.callIndex, model: req.model.model };
       try {
         const reply = await call(req);
-        this.charge(reply.usage, reply.wasted);
+        const corrections = (reply.protocol?.corrections ?? []).map((c) => (c as { usage?: Usage }).usage).filter((u): u is Usage => typeof u?.total_tokens === 'number');
+        this.count({ ...call0, attempts: reply.attempt ?? 1, usage: reply.usage, ...(reply.wasted ? { wasted: reply.wasted } : {}), ...(corrections.length ? { corrections } : {}) });
         this.lastContext = reply.usage.prompt_tokens + reply.usage.completion_tokens;
         return reply;
       } catch (err) {
-        this.charge(undefined, wastedOf(err));
+        const d = failureOf(err);
+        // A call cancelled, or lost with its worker, says nothing of its attempts: only history knows.
+        if (d?.attempt) this.count({ ...call0, attempts: d.attempt, ...(d.wasted ? { wasted: d.wasted } : {}) });
+        else this.tally = { ...this.tally, exact: false };
         throw err;
       }
     };
@@ -70,17 +81,33 @@ export class TurnBudget {
   /** The compression activity, charging its summary call. */
   chargingCompression(compress: (req: CompressContextInput) => Promise<CompressContextResult>) {
     return async (req: CompressContextInput): Promise<CompressContextResult> => {
-      const c = await compress(req);
-      this.charge(c.summary_usage, undefined);
+      let c: CompressContextResult;
+      try {
+        c = await compress(req);
+      } catch (err) {
+        this.tally = { ...this.tally, exact: false };
+        throw err;
+      }
+      const attempts = c.attempt ?? 1;
+      const call0 = { kind: 'compression' as const, step: req.step, callIndex: req.callIndex, model: req.model.model };
+      // Without a summary call only its failed attempts count (as history tells them).
+      if (c.summary_usage) this.count({ ...call0, attempts, usage: c.summary_usage });
+      else if (attempts > 1) this.count({ ...call0, attempts: attempts - 1 });
       // The context shrank: the last reply's size no longer bounds the next prompt.
       if (c.compressed) this.lastContext = 0;
       return c;
     };
   }
 
-  /** What was spent so far and the raises given. */
+  /** What was spent so far, the raises given and the tally. */
   spent(): Spent {
-    return { spend: this.spend, raises: this.raises };
+    return { spend: this.spend, raises: this.raises, ledger: this.tally };
+  }
+
+  /** The tally's total as spend (tokens, nano-dollars when priced). */
+  private get spend(): Spend {
+    const t = totalOf(this.tally);
+    return addSpend(this.base, { tokens: t.total_tokens, ...(t.nanoUsd !== undefined ? { nanoUsd: t.nanoUsd } : {}) });
   }
 
   /** Before a model call: undefined to go on, or why the turn stops (after a person stopped it or let it time out). */
@@ -107,10 +134,9 @@ export class TurnBudget {
     }
   }
 
-  private charge(usage: Usage | undefined, wasted: Usage | undefined): void {
-    const pricing = this.input.config.pricing;
-    if (usage) this.spend = addSpend(this.spend, spendOf(usage, pricing));
-    if (wasted) this.spend = addSpend(this.spend, spendOf(wasted, pricing));
+  private count(o: CallOutcome): void {
+    const { exact, pricing } = this.tally;
+    this.tally = { ...countEntries(this.tally, ledgerEntries(o, this.input.config.pricing)), exact, ...(pricing ? { pricing } : {}) };
   }
 
   private validate(d: BudgetDecisionInput): void {
@@ -135,15 +161,15 @@ export class TurnBudget {
 }
 
 /** The result fields of what a turn spent (absent for a loop run without a budget keeper). */
-export function resultSpend(s: Spent | undefined): Pick<TurnResult, 'spend' | 'sessionBudgetRaised'> {
+export function resultSpend(s: Spent | undefined): Pick<TurnResult, 'spend' | 'sessionBudgetRaised' | 'ledger'> {
   if (!s) return {};
-  return { spend: s.spend, ...(s.raises.session ? { sessionBudgetRaised: s.raises.session } : {}) };
+  return { spend: s.spend, ...(s.raises.session ? { sessionBudgetRaised: s.raises.session } : {}), ledger: s.ledger };
 }
 
 /** The resume fields of what a turn spent, for the run it continues in. */
-export function resumeSpend(s: Spent | undefined): Pick<TurnResume, 'spend' | 'budgetRaised'> {
+export function resumeSpend(s: Spent | undefined): Pick<TurnResume, 'budgetRaised' | 'ledger'> {
   if (!s) return {};
-  return { spend: s.spend, ...(Object.keys(s.raises).length ? { budgetRaised: s.raises } : {}) };
+  return { ...(Object.keys(s.raises).length ? { budgetRaised: s.raises } : {}), ledger: s.ledger };
 }
 
 /** Two sets of raises added up. */
@@ -156,11 +182,11 @@ export function sumLimits(a: BudgetLimit | undefined, b: BudgetLimit | undefined
   };
 }
 
-/** What a model call that failed for good wasted, from its failure's details (see activities/usage-waste.ts). */
-export function wastedOf(err: unknown): Usage | undefined {
+/** The attempts a model call that failed for good took and what they wasted, from its failure's details (activities/usage-waste.ts). */
+export function failureOf(err: unknown): { attempt: number; wasted?: Usage } | undefined {
   for (let e = err as { cause?: unknown; details?: unknown[] } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
-    const w = (e.details?.[0] as { wasted?: Usage } | undefined)?.wasted;
-    if (w && typeof w.total_tokens === 'number') return w;
+    const d = e.details?.[0] as { attempt?: unknown; wasted?: Usage } | undefined;
+    if (typeof d?.attempt === 'number') return { attempt: d.attempt, ...(typeof d.wasted?.total_tokens === 'number' ? { wasted: d.wasted } : {}) };
   }
   return undefined;
 }

@@ -3,6 +3,7 @@
  * (header `x-harness-purpose: compress`, so the scripted model answers from `summaries`
  * without consuming a turn step). Its input and result are the history record.
  */
+import { Context } from '@temporalio/activity';
 import type { ModelCallInput } from '../../common/activity-types';
 import { renderTranscript } from '../../common/context/summary';
 import type { CompressContextInput, CompressContextResult } from '../../common/context/types';
@@ -82,7 +83,8 @@ export function createCompressContextActivity(
       },
       { summarize, count: tokenCounter(input.model.model) },
     );
-    const withUsage = usage ? { ...result, summary_usage: usage } : result;
+    // The attempt goes with the summary's usage: the turn counts a retried compression's waste as history shows it.
+    const withUsage = { ...result, ...(usage ? { summary_usage: usage } : {}), attempt: Context.current().info.attempt };
     if (!context.draft || !input.conversation) return withUsage;
     // With the message store: the compressed conversation becomes a new chain (the old one stays
     // for the trace); the workflow gets its reference, never the messages. Uncompressed, the

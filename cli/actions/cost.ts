@@ -6,11 +6,11 @@ import type { Client } from '@temporalio/client';
 import type { CliContext } from '../context';
 import { print, printJson, say } from '../output';
 
-export async function showCost(ctx: CliContext, id: string, o: { json?: boolean }): Promise<void> {
+export async function showCost(ctx: CliContext, id: string, o: { json?: boolean; calls?: boolean }): Promise<void> {
   const client = await ctx.client();
   // Prices of sessions from before prices come from the config (zod): loaded here, not by `status`.
   const { currentPricing } = await import('../../lib/ledger/pricing');
-  const ledger = await loadLedger(client, id, { fallback: currentPricing(ctx.env, process.cwd()) });
+  const ledger = await loadLedger(client, id, { fallback: currentPricing(ctx.env, process.cwd()), ...(o.calls ? { calls: true } : {}) });
   if (o.json) return printJson(ledgerJson(ledger));
   for (const note of ledger.notes) say(`note: ${note}`);
   print(ledgerLines(ledger.notes.length ? { ...ledger, notes: [] } : ledger).join('\n'));

@@ -57,6 +57,8 @@ export interface CompressResult {
   compacted: CompactedRecord[];
   /** Usage of the summarising model call, when one was made (set by the activity). */
   summary_usage?: Usage;
+  /** The activity attempt that made it (the ones before failed; set by the activity). */
+  attempt?: number;
 }
 
 /** What the compressContext activity returns: the messages (before the message store) or the new conversation reference. */

@@ -72,7 +72,8 @@ export function turnLedgerJson(t: TurnLedger) {
     pricing: t.pricing ?? null,
     total: tallyJson(t.total),
     by_kind: Object.fromEntries(Object.entries(t.byKind).map(([k, v]) => [k, tallyJson(v)])),
-    calls: t.entries.map(({ nanoUsd, wastedNanoUsd, ...e }) => ({
+    // Each call when read from the turn's events (`harness cost --calls`); a closed turn's recorded tally has none.
+    calls: (t.entries ?? []).map(({ nanoUsd, wastedNanoUsd, ...e }) => ({
       ...e,
       usd: nanoUsd === undefined ? null : usd(nanoUsd),
       ...(e.wasted ? { wasted_usd: wastedNanoUsd === undefined ? null : usd(wastedNanoUsd) } : {}),

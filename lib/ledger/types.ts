@@ -3,37 +3,10 @@
  * recorded, what failed attempts wasted apart, totals by kind of call and by model, for a turn,
  * a session or an eval run. Money is in nano-dollars (exact sums); absent when unpriced.
  */
+import type { CallKind, LedgerEntry, Tally } from '../../common/ledger';
 import type { Pricing } from '../../common/pricing';
-import type { Usage } from '../../common/types';
 
-/** Headings of the ledger: turn model calls, compression summaries, text-protocol corrections, wasted attempts. */
-export type CallKind = 'model' | 'compression' | 'correction' | 'retry_waste';
-
-/** One model call (or compression) as history recorded it. */
-export interface LedgerEntry {
-  kind: Exclude<CallKind, 'retry_waste'>;
-  step: number;
-  callIndex?: number;
-  model: string;
-  /** The usage of the reply that counted (absent: no attempt succeeded). */
-  usage?: Usage;
-  /** Attempts it took; every one but the one that succeeded is waste. */
-  attempts: number;
-  /** Tokens the failed attempts used, when the provider reported them. */
-  wasted?: Usage;
-  nanoUsd?: number;
-  wastedNanoUsd?: number;
-}
-
-/** A sum of calls: how many, tokens, and money when every part was priced. */
-export interface Tally {
-  calls: number;
-  prompt_tokens: number;
-  completion_tokens: number;
-  cached_tokens: number;
-  total_tokens: number;
-  nanoUsd?: number;
-}
+export type { CallKind, LedgerEntry, Tally } from '../../common/ledger';
 
 /** One turn's ledger. */
 export interface TurnLedger {
@@ -42,8 +15,10 @@ export interface TurnLedger {
   /** How its session priced the model (or the current table, for sessions from before prices). */
   pricing?: Pricing;
   terminated_by?: string;
-  entries: LedgerEntry[];
+  /** Each call (read from the turn's events); absent when the closed turn's recorded tally was read instead. */
+  entries?: LedgerEntry[];
   byKind: Record<CallKind, Tally>;
+  byModel: Record<string, Tally>;
   total: Tally;
 }
 

@@ -13,7 +13,7 @@ import type { BuiltSpan } from './types';
 /** Adds `cost` to the turn span's output and to each model call's and compression's. */
 export function addCosts(spans: BuiltSpan[], ledger: TurnLedger): void {
   const byCall = new Map<string, LedgerEntry[]>();
-  for (const e of ledger.entries) {
+  for (const e of ledger.entries ?? []) {
     const key = `${e.step}/${e.callIndex ?? ''}/${e.kind === 'correction' ? 'model' : e.kind}`;
     byCall.set(key, [...(byCall.get(key) ?? []), e]);
   }

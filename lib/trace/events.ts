@@ -56,7 +56,7 @@ export function failureText(f: RawFailure | null | undefined): string {
 }
 
 /** The first details an application failure in the chain carries (a failed model call's waste, activities/usage-waste.ts). */
-function failureDetails(f: RawFailure | null | undefined): unknown {
+export function failureDetails(f: RawFailure | null | undefined): unknown {
   for (let cur = f, depth = 0; cur && depth < 5; cur = cur.cause, depth++) {
     const d = cur.applicationFailureInfo?.details?.payloads?.[0];
     if (d) return decodePayload(d);

@@ -40,7 +40,7 @@ describe('ledger', () => {
     const r = await h.finish(sessionId, priced(script), 'What time is it?');
     expect(r.terminated_by).toBe('final_answer');
     const ledger = await loadLedger(h.client, r.turnId);
-    const [turn] = ledger.turns;
+    const [turn] = (await loadLedger(h.client, r.turnId, { calls: true })).turns;
     expect(turn!.entries.map((e) => [e.kind, e.attempts, e.wasted?.total_tokens])).toEqual([
       ['model', 3, 90],
       ['model', 2, undefined],
@@ -54,6 +54,26 @@ describe('ledger', () => {
     expect(r.spend).toEqual({ tokens: ledger.total.total_tokens, nanoUsd: ledger.total.nanoUsd });
     expect(ledgerJson(ledger).by_kind.retry_waste).toMatchObject({ calls: 3, total_tokens: 90, usd: 0.00024 });
     expect(ledgerLines(ledger).join('\n')).toMatch(/retry waste\s+3 attempts · 90 tokens/);
+    // The tally the closed turn recorded (read from its close event) is what its events give.
+    const recorded = await loadLedger(h.client, r.turnId, { calls: false });
+    const scanned = await loadLedger(h.client, r.turnId, { calls: true });
+    expect(recorded.turns[0]!.entries).toBeUndefined();
+    expect(scanned.turns[0]!.entries).toHaveLength(2);
+    expect({ ...recorded, turns: [] }).toEqual({ ...scanned, turns: [] });
+  });
+
+  it('a call that fails for good is all waste, its attempts and reported tokens from its failure, recorded as history tells it', async () => {
+    const sessionId = newSessionId('ledger-fail');
+    const script = { steps: [{ fault: { status: 503, times: 2, usage: { prompt_tokens: 30, completion_tokens: 0 } }, content: 'never' }] };
+    const r = await h.finish(sessionId, priced(script, { modelMaxAttempts: 2 }), 'Hello?');
+    expect(r.terminated_by).toBe('failed');
+    const scanned = await loadLedger(h.client, r.turnId, { calls: true });
+    expect(scanned.turns[0]!.entries).toEqual([expect.objectContaining({ kind: 'model', attempts: 2, wasted: expect.objectContaining({ total_tokens: 60 }) })]);
+    expect(scanned.byKind.retry_waste).toMatchObject({ calls: 2, total_tokens: 60, nanoUsd: 60 * 2000 });
+    expect(scanned.byKind.model.calls).toBe(0);
+    const recorded = await loadLedger(h.client, r.turnId);
+    expect(r.ledger?.exact).toBe(true);
+    expect({ ...recorded, turns: [] }).toEqual({ ...scanned, turns: [] });
   });
 
   it("a session's cost is the sum of its turns' across continue-as-new, and what the session tallied", async () => {
@@ -75,5 +95,8 @@ describe('ledger', () => {
     const state = await sessionState(h.client, sessionId);
     expect(state.spend).toEqual({ tokens: session.total.total_tokens, nanoUsd: session.total.nanoUsd });
     expect(session.byModel.scripted).toEqual(session.total);
+    const scanned = await loadLedger(h.client, sessionId, { calls: true });
+    expect(scanned.total).toEqual(session.total);
+    expect(scanned.byKind).toEqual(session.byKind);
   });
 });
