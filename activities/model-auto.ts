@@ -9,6 +9,7 @@
  * where the endpoint accepts a schema. Decisions are cached per endpoint and model on the worker.
  */
 import type { ToolModeDecision } from '../common/tool-mode';
+import { addUsage } from '../common/session';
 import type { ToolSpec, Usage } from '../common/types';
 import type { ModelAnswer, ModelClient, ModelRequest } from './model-client';
 import { exchange, refusedSchema, type Exchanged } from './model-exchange';
@@ -143,5 +144,5 @@ function text(a: ModelAnswer): string {
 
 function sum(a: Usage | undefined, b: Usage): Usage {
   if (!a) return b;
-  return { prompt_tokens: a.prompt_tokens + b.prompt_tokens, completion_tokens: a.completion_tokens + b.completion_tokens, total_tokens: a.total_tokens + b.total_tokens };
+  return addUsage(a, b); // cached prompt tokens included
 }

@@ -85,7 +85,7 @@ export class OpenAIModelClient implements ModelClient {
     const reasoning = reasoningOf(msg);
     // Some servers (older llama.cpp, proxies) send no usage: estimated, and marked so.
     const usage = res.usage
-      ? { prompt_tokens: res.usage.prompt_tokens ?? 0, completion_tokens: res.usage.completion_tokens ?? 0, total_tokens: res.usage.total_tokens ?? 0 }
+      ? { prompt_tokens: res.usage.prompt_tokens ?? 0, completion_tokens: res.usage.completion_tokens ?? 0, total_tokens: res.usage.total_tokens ?? 0, ...cachedOf(res.usage) }
       : undefined;
     return {
       content,
@@ -110,6 +110,16 @@ export function capParameter(baseURL: string | undefined): 'max_tokens' | 'max_c
   } catch {
     return 'max_tokens';
   }
+}
+
+/**
+ * Prompt tokens the provider served from its cache (priced lower: `cachedInput`), under the name
+ * each reports them: OpenAI's prompt_tokens_details.cached_tokens, DeepSeek's prompt_cache_hit_tokens.
+ */
+function cachedOf(u: object): { cached_tokens?: number } {
+  const x = u as { prompt_tokens_details?: { cached_tokens?: unknown } | null; prompt_cache_hit_tokens?: unknown };
+  const n = x.prompt_tokens_details?.cached_tokens ?? x.prompt_cache_hit_tokens;
+  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? { cached_tokens: n } : {};
 }
 
 /** A reasoning model's thinking, under either name providers use. */

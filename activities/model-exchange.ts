@@ -11,6 +11,7 @@ import OpenAI from 'openai';
 import type { ModelCorrection } from '../common/activity-types';
 import type { ToolMode } from '../common/tool-mode';
 import type { ChatMessage, ToolCall, Usage } from '../common/types';
+import { addUsage } from '../common/session';
 import type { ModelAnswer, ModelClient, ModelRequest } from './model-client';
 import { parseTextReply } from './text-tools/parse';
 import { correctionText, textModeMessages } from './text-tools/render';
@@ -97,7 +98,8 @@ export async function exchange(client: ModelClient, req: ModelRequest, how: Exch
       };
     }
     const written = quote(answer);
-    corrections.push({ problem: verdict.problem, reply: written.slice(0, 300) });
+    // What the corrected attempt used: the ledger counts corrections under their own heading.
+    corrections.push({ problem: verdict.problem, reply: written.slice(0, 300), usage: answer.usage });
     extra.push({ role: 'assistant', content: written }, { role: 'user', content: text ? correctionText(verdict.problem) : nativeCorrection(verdict.problem) });
   }
 }
@@ -161,5 +163,5 @@ export function refusedSchema(err: unknown): boolean {
 }
 
 function sum(a: Usage, b: Usage): Usage {
-  return { prompt_tokens: a.prompt_tokens + b.prompt_tokens, completion_tokens: a.completion_tokens + b.completion_tokens, total_tokens: a.total_tokens + b.total_tokens };
+  return addUsage(a, b); // cached prompt tokens included
 }

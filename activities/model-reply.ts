@@ -23,7 +23,13 @@ export function boundedAnswer(answer: ModelAnswer): ModelAnswer & { droppedCalls
   return {
     content: contentText(answer.content),
     toolCalls: kept,
-    usage: { prompt_tokens: count(usage.prompt_tokens), completion_tokens: count(usage.completion_tokens), total_tokens: count(usage.total_tokens) },
+    usage: {
+      prompt_tokens: count(usage.prompt_tokens),
+      completion_tokens: count(usage.completion_tokens),
+      total_tokens: count(usage.total_tokens),
+      // Cached prompt tokens (priced lower), never more than the prompt.
+      ...(count(usage.cached_tokens) ? { cached_tokens: Math.min(count(usage.cached_tokens), count(usage.prompt_tokens)) } : {}),
+    },
     model: typeof answer.model === 'string' ? answer.model : text(answer.model ?? ''),
     ...(calls.length > kept.length ? { droppedCalls: calls.length - kept.length } : {}),
   };

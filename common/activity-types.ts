@@ -43,6 +43,8 @@ export interface ModelCorrection {
   problem: string;
   /** The start of the reply as written. */
   reply: string;
+  /** What the reply that needed correcting used (part of the call's usage; the ledger counts it apart). */
+  usage?: Usage;
 }
 
 /** What the model answered, plus the attempt that got it (retries are visible in history). */
