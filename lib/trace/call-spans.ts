@@ -6,6 +6,7 @@
  * the calls that can run locally) or as an activity (whose input names the call).
  */
 import { builtinRegistry } from '../../common/builtin-tools';
+import { ranLocally } from './local-policy';
 import type { ToolOutcome } from '../../common/activity-types';
 import type { ApprovalRecord, PendingApproval, PolicyRecord, ToolCallRecord } from '../../common/session';
 import type { ToolCall } from '../../common/types';
@@ -175,11 +176,12 @@ function oneCall(
   const asked = approvalWait(t, v.id)?.pending;
   const pendingCall = asked?.kind === 'approvals' ? asked.calls.find((c) => c.callId === v.id) : undefined;
   // While a human is asked, the request carries the policy's reason and rule.
+  const args = parseArgs(v.call.arguments);
   const policy: PolicyRecord | undefined =
     (act?.input.policy as PolicyRecord | undefined) ??
     v.record?.policy ??
-    (pendingCall ? { decision: 'ask', reason: pendingCall.reason, ...(pendingCall.rule ? { rule: pendingCall.rule } : {}) } : undefined);
-  const args = parseArgs(v.call.arguments);
+    (pendingCall ? { decision: 'ask', reason: pendingCall.reason, ...(pendingCall.rule ? { rule: pendingCall.rule } : {}) } : undefined) ??
+    (loc ? ranLocally(t, v.call.name, args) : undefined);
   // A custom tool (defineTool) is named by its execution's input.
   const source = toolSource(v.call.name) ?? (act?.input.custom ? 'custom' : undefined);
   const def = REGISTRY.get(v.call.name);
