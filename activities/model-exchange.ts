@@ -13,7 +13,7 @@ import type { ToolMode } from '../common/tool-mode';
 import type { ChatMessage, ToolCall, Usage } from '../common/types';
 import { addUsage } from '../common/session';
 import type { ModelAnswer, ModelClient, ModelRequest } from './model-client';
-import { parseTextReply } from './text-tools/parse';
+import { parseTextReply, salvageCalls } from './text-tools/parse';
 import { correctionText, textModeMessages } from './text-tools/render';
 import { envelopeFormat } from './text-tools/schema';
 // A correction's request says which it is (the scripted model answers it from the step's `corrected`).
@@ -115,6 +115,10 @@ function readText(answer: ModelAnswer, known: ReadonlySet<string>, cap: number |
     const calls: ToolCall[] = read.calls.map((c) => ({ id: '', name: c.name, arguments: c.arguments }));
     return { ok: true, answer: { ...answer, content: read.text, toolCalls: calls } };
   }
+  // Cut in the middle of its calls: the ones written whole run (a small model often writes a
+  // call, then the same call again until the cap).
+  const whole = cut ? salvageCalls(content, known) : [];
+  if (whole.length) return { ok: true, truncated: true, answer: { ...answer, content: null, toolCalls: whole.map((c) => ({ id: '', name: c.name, arguments: c.arguments })) } };
   if (cut) return { ok: false, problem: cutProblem(cap), ...(read.kind === 'malformed' && read.name ? { name: read.name } : {}) };
   if (read.kind === 'answer') return { ok: true, answer: { ...answer, content: read.text } };
   return { ok: false, problem: read.problem, ...(read.name ? { name: read.name } : {}) };
@@ -133,7 +137,9 @@ function readNative(answer: ModelAnswer, cap: number | undefined): Verdict {
 function giveUp(answer: ModelAnswer, verdict: Extract<Verdict, { ok: false }>, text: boolean, cap: number | undefined): { answer: ModelAnswer; truncated?: boolean } {
   const written = quote(answer);
   const cut = answer.finishReason === 'length';
-  if (text && !cut && written.trim() !== '') {
+  // A call cut off or malformed is a call that failed (the model reads why), not an answer.
+  const triedCall = text && written.trim() !== '' && (!cut || parseTextReply(written).kind !== 'answer');
+  if (triedCall) {
     const call: ToolCall = { id: '', name: verdict.name ?? 'unreadable_call', arguments: written, invalid: verdict.problem };
     return { answer: { ...answer, content: written, toolCalls: [call] } };
   }

@@ -66,6 +66,30 @@ export function parseTextReply(reply: string, known: ReadonlySet<string> = new S
   return { kind: 'answer', text: trimmed };
 }
 
+/**
+ * The complete calls of an envelope cut off at the output cap (`{"tool_calls": [{…}, {…}, {"na`):
+ * the calls before the cut were written whole, so they run and the model need not write them
+ * again. Empty when there is no envelope or no complete call in it.
+ */
+export function salvageCalls(reply: string, known: ReadonlySet<string> = new Set()): TextCall[] {
+  const text = reply.length > MAX_SCAN_CHARS ? reply.slice(0, MAX_SCAN_CHARS) : reply;
+  const at = /"tool_calls"\s*:\s*\[/.exec(text);
+  if (!at) return [];
+  const calls: TextCall[] = [];
+  let i = at.index + at[0].length;
+  while (calls.length < MAX_STARTS) {
+    while (i < text.length && /[\s,]/.test(text[i]!)) i++;
+    if (text[i] !== '{') break;
+    const end = balancedEnd(text, i);
+    if (end < 0) break;
+    const call = oneCall(parseLenient(text.slice(i, end + 1)), known, true);
+    if ('problem' in call) break;
+    calls.push(call);
+    i = end + 1;
+  }
+  return calls;
+}
+
 type Read = { ok: true; calls: TextCall[] } | { ok: false; problem: string; name?: string };
 
 /** Calls from a parsed value: the envelope, one call, or a list of calls. */

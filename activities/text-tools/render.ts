@@ -7,8 +7,8 @@
  */
 import type { ChatMessage, ToolSpec } from '../../common/types';
 
-/** A tool's description is cut here: small models have small context windows. */
-const MAX_DESCRIPTION_CHARS = 300;
+/** A tool's description is its first sentence, cut here: small models have small context windows (and read slowly on a CPU). */
+const MAX_DESCRIPTION_CHARS = 160;
 
 /** Tools that steer the turn rather than do work: listed last, since small models tend to take the first option they see. */
 const STEERING = new Set(['finish', 'ask_user', 'remember']);
@@ -45,7 +45,8 @@ function example(tools: readonly ToolSpec[]): string[] {
 /** One line per tool: `- read_file(path: string, offset?: integer) — Reads …`. */
 function toolLine(t: ToolSpec): string {
   const description = t.description.replace(/\s+/g, ' ').trim();
-  const short = description.length > MAX_DESCRIPTION_CHARS ? `${description.slice(0, MAX_DESCRIPTION_CHARS)}…` : description;
+  const sentence = /^.+?[.!?](?=\s|$)/.exec(description)?.[0] ?? description;
+  const short = sentence.length > MAX_DESCRIPTION_CHARS ? `${sentence.slice(0, MAX_DESCRIPTION_CHARS)}…` : sentence;
   return `- ${t.name}(${signature(t.parameters)}) — ${short}`;
 }
 

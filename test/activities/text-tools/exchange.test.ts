@@ -94,6 +94,16 @@ describe('cut and empty replies', () => {
     }
   });
 
+  it('text mode: an envelope cut at the cap runs the calls written whole; one with none is a call that failed, not an answer', async () => {
+    const call = '{"name": "read_file", "arguments": {"path": "a.txt"}}';
+    const some = fake([{ content: `{"tool_calls": [${call}, ${call}, {"name": "read_f`, finishReason: 'length' }]);
+    const out = await exchange(some, req, { mode: 'text' });
+    expect([out.truncated, out.answer.toolCalls.map((c) => c.name), some.sent.length]).toEqual([true, ['read_file', 'read_file'], 1]);
+    const none = fake(Array.from({ length: MAX_CORRECTIONS + 1 }, () => ({ content: '{"tool_calls": [{"name": "read_file", "arguments": {"path": "a', finishReason: 'length' })));
+    const failed = await exchange(none, req, { mode: 'text' });
+    expect(failed.answer.toolCalls).toEqual([expect.objectContaining({ name: 'read_file', invalid: expect.stringContaining('cut off at the output limit') })]);
+  });
+
   it('an empty native reply is asked again; calls cut at the cap go on (the workflow names their arguments)', async () => {
     const c = fake([{ content: '' }, { content: 'Here it is.' }]);
     expect((await exchange(c, req, { mode: 'native' })).answer.content).toBe('Here it is.');
