@@ -12,7 +12,6 @@ import { followTurn, waitRide } from '../wait';
 import { WaitNotes } from '../wait-notes';
 import { escapeForTerminal } from '../../lib/terminal/escape';
 import { describeToolMode } from '../../common/tool-mode';
-import { describeToolMode } from '../../common/tool-mode';
 import { costLine, ledgerSummaryJson, sessionCost } from './cost';
 import { follow, sessionsList } from './watch';
 import { turnProgress, type TurnProgress } from '../../lib/trace/progress';
@@ -176,8 +175,6 @@ function statusLines(s: SessionView): string[] {
     ...(s.usage ? [usageLine(s.usage)] : []),
   ];
   if (facts.length) lines.push(facts.join(' · '));
-  // Native tool calls or the text protocol, and why (auto's probe or the config).
-  if (s.toolMode) lines.push(`tool calls: ${escapeForTerminal(describeToolMode(s.toolMode))}`);
   // Native tool calls or the text protocol, and why (auto's probe or the config).
   if (s.toolMode) lines.push(`tool calls: ${escapeForTerminal(describeToolMode(s.toolMode))}`);
   if (s.detailsMissing) lines.push(`(${escapeForTerminal(s.detailsMissing)})`);
