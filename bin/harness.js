@@ -25,8 +25,15 @@ const crash = (err) => {
   process.exit(1);
 };
 process.on('uncaughtException', crash);
-cli.main().then(
-  // Clients keep gRPC channels open; exit once the command is done.
-  () => process.exit(process.exitCode ?? 0),
-  crash,
-);
+// Clients keep gRPC channels open: exit once the command is done, but only after what it wrote
+// has left: writes to a pipe are asynchronous, and exiting at once cut a large --json at 64 KiB.
+const exitWhenFlushed = () => {
+  const code = process.exitCode ?? 0;
+  let open = 2;
+  const flushed = () => --open === 0 && process.exit(code);
+  for (const stream of [process.stdout, process.stderr]) {
+    if (stream.destroyed || stream.writableEnded) flushed();
+    else stream.write('', flushed);
+  }
+};
+cli.main().then(exitWhenFlushed, crash);

@@ -159,6 +159,9 @@ async function runEvents(client: Client, workflowId: string, runId: string): Pro
 const tasks = new Map<string, string>();
 
 /** The user message a turn started with, from its first event. */
+/** How much of a turn's task a row carries. */
+const TASK_PREVIEW = 200;
+
 async function turnTask(client: Client, turnId: string): Promise<string | undefined> {
   if (tasks.has(turnId)) return tasks.get(turnId);
   try {
@@ -166,8 +169,10 @@ async function turnTask(client: Client, turnId: string): Promise<string | undefi
     const started = res.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
     const input = decodePayload(started?.input?.payloads?.[0]) as { userMessage?: unknown; resume?: unknown } | undefined;
     if (typeof input?.userMessage !== 'string') return undefined;
-    tasks.set(turnId, input.userMessage);
-    return input.userMessage;
+    // A list shows what the task was about, not all of it (a task may be 64 KiB).
+    const task = input.userMessage.length > TASK_PREVIEW ? `${input.userMessage.slice(0, TASK_PREVIEW)}…` : input.userMessage;
+    tasks.set(turnId, task);
+    return task;
   } catch {
     return undefined; // past retention, or not started yet: the row goes without it
   }

@@ -203,3 +203,13 @@ describe('`chat` with an empty or oversized line', () => {
     expect(r.stdout, dump).toContain('Hello from chat. HARNESS_OK');
   }, 120_000);
 });
+
+describe('large output through a pipe', () => {
+  it('`run --json` of a 1 MiB answer arrives whole: the CLI exits only once stdout has drained', async () => {
+    const big = `${'y'.repeat(1024 * 1024)} HARNESS_OK`;
+    const script = writeScript(dir, { steps: [{ content: big }] });
+    const r = await runCli(['run', '--model', `scripted:${script}`, 'answer at length', '--json'], { env, cwd: dir });
+    expect(r.code, describeResult(r).slice(0, 2000)).toBe(0);
+    expect(parseJson<{ answer: string }>(r).answer).toBe(big);
+  });
+});
