@@ -3,7 +3,6 @@
  * (header `x-harness-purpose: compress`, so the scripted model answers from `summaries`
  * without consuming a turn step). Its input and result are the history record.
  */
-import { Context } from '@temporalio/activity';
 import type { ModelCallInput } from '../../common/activity-types';
 import { renderTranscript } from '../../common/context/summary';
 import type { CompressContextInput, CompressContextResult } from '../../common/context/types';
@@ -41,7 +40,7 @@ export function modelSummarizer(
 /** Builds the activity over a model resolver (the worker passes the one callModel uses). */
 export function createCompressContextActivity(
   resolve: CompressModelResolver,
-  opts: { signal?: () => AbortSignal | undefined; conversations?: Conversations } = {},
+  opts: { signal?: () => AbortSignal | undefined; attempt?: () => number; conversations?: Conversations } = {},
 ) {
   return async function compressContextActivity(input: CompressContextInput): Promise<CompressContextResult> {
     const modelInput: ModelCallInput = {
@@ -84,7 +83,7 @@ export function createCompressContextActivity(
       { summarize, count: tokenCounter(input.model.model) },
     );
     // The attempt goes with the summary's usage: the turn counts a retried compression's waste as history shows it.
-    const withUsage = { ...result, ...(usage ? { summary_usage: usage } : {}), attempt: Context.current().info.attempt };
+    const withUsage = { ...result, ...(usage ? { summary_usage: usage } : {}), attempt: opts.attempt?.() ?? 1 };
     if (!context.draft || !input.conversation) return withUsage;
     // With the message store: the compressed conversation becomes a new chain (the old one stays
     // for the trace); the workflow gets its reference, never the messages. Uncompressed, the

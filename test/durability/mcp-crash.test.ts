@@ -66,6 +66,9 @@ it('a worker killed during a server question: the call ends as MCP_SERVER_UNAVAI
   // ... until the next worker starts and stops it.
   await until(() => !alive(serverPid), 20_000);
 
+  // The dead worker's question stays pending until the call's heartbeat timeout says the call is
+  // lost; then it is dropped and the turn goes on.
+  await until(async () => (await sessionState(client, sessionId)).status !== 'waiting_for_user', 30_000);
   const out = await waitForTurn(client, turnId, { pollMs: 200 });
   expect(out.kind).toBe('done');
   if (out.kind !== 'done') return;

@@ -55,6 +55,8 @@ function expectConsistent(list: Span[], sessionId: string): void {
     tool_call: ['step'],
     approval: ['tool_call'],
     ask_user: ['tool_call'],
+    // A wait for budget belongs to the step whose model call waited.
+    budget: ['step'],
   };
   for (const s of list) {
     expect(s.trace_id).toBe(traceId(sessionId));

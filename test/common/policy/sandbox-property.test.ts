@@ -138,8 +138,9 @@ describe('the default policy against a real shell', () => {
       for (const c of changes) main.baseline.add(c);
     }
     expect(violations).toEqual([]);
-    // Not vacuous: a good share of the generated commands ran.
-    expect(allowed.length).toBeGreaterThanOrEqual(30);
+    // Not vacuous: a good share of the generated commands ran (29 of the 600 with this seed: the
+    // exact analysis asks for much that the old one allowed; fuzz/policy runs thousands more).
+    expect(allowed.length).toBeGreaterThanOrEqual(25);
   }, 300_000);
 
   it('sees a write outside the workspace when one happens, so the check above can fail', async () => {
