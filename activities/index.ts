@@ -74,6 +74,8 @@ export interface ActivityDeps {
   tools?: readonly HarnessTool[];
   /** Per tool name, the secrets only that tool's code gets (ctx.secrets); never in history. */
   toolSecrets?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** Stream model replies' text to files under HARNESS_HOME for live views (lib/model-stream.ts); the CLI's workers do. */
+  streamText?: boolean;
 }
 
 /** Builds the activities; the returned object is what the worker registers. */
@@ -123,8 +125,8 @@ export function createActivities(deps: ActivityDeps) {
   };
 
   const toolSpecs = createToolSpecs(specs, conversations);
-  const callModel = createCallModel(resolveModel, toolSpecs, { conversations, registry });
-  const compressContext = createCompressContextActivity(resolveModel, { signal: () => Context.current().cancellationSignal, conversations });
+  const callModel = createCallModel(resolveModel, toolSpecs, { conversations, registry, ...(deps.streamText ? { streams: deps.home } : {}) });
+  const compressContext = createCompressContextActivity(resolveModel, { signal: () => Context.current().cancellationSignal, attempt: () => Context.current().info.attempt, conversations });
 
   return {
     // purgeSession, storedSessionsIdleSince: retention (`end --purge`, `sessions prune`).

@@ -4,7 +4,8 @@
  */
 import OpenAI from 'openai';
 import type { ChatMessage, ToolCall, ToolSpec, Usage } from '../common/types';
-import { estimateUsage } from './model-usage';
+import { estimateUsage, providerUsage } from './model-usage';
+import { streamOrPlain } from './model-stream';
 
 /** A chat-completions request as the harness makes it. */
 export interface ModelRequest {
@@ -17,6 +18,8 @@ export interface ModelRequest {
   maxOutputTokens?: number;
   /** A JSON-schema constraint on the reply (text mode, where the endpoint takes one). */
   responseFormat?: Record<string, unknown>;
+  /** Stream the reply, giving each piece of its text here as it arrives (model-stream.ts). */
+  onText?: (chunk: string) => void;
 }
 
 /** A chat-completions answer reduced to what the loop uses. */
@@ -42,9 +45,11 @@ export interface ModelClient {
 export class OpenAIModelClient implements ModelClient {
   private readonly client: OpenAI;
   private readonly capParam: 'max_tokens' | 'max_completion_tokens';
+  private readonly endpoint: string;
 
   constructor(opts: { apiKey: string; baseURL?: string; timeoutMs: number }) {
     this.capParam = capParameter(opts.baseURL);
+    this.endpoint = opts.baseURL ?? 'https://api.openai.com/v1';
     this.client = new OpenAI({
       apiKey: opts.apiKey,
       ...(opts.baseURL ? { baseURL: opts.baseURL } : {}),
@@ -54,23 +59,25 @@ export class OpenAIModelClient implements ModelClient {
   }
 
   async complete(req: ModelRequest): Promise<ModelAnswer> {
-    const res = await this.client.chat.completions.create(
-      {
-        model: req.model,
-        messages: toOpenAIMessages(req.messages),
-        ...(req.tools.length
-          ? {
-              tools: req.tools.map((t) => ({
-                type: 'function' as const,
-                function: { name: t.name, description: t.description, parameters: t.parameters },
-              })),
-            }
-          : {}),
-        ...(req.maxOutputTokens ? { [this.capParam]: req.maxOutputTokens } : {}),
-        ...(req.responseFormat ? { response_format: req.responseFormat as never } : {}),
-      },
-      { headers: req.headers, ...(req.signal ? { signal: req.signal } : {}) },
-    );
+    const body = {
+      model: req.model,
+      messages: toOpenAIMessages(req.messages),
+      ...(req.tools.length
+        ? {
+            tools: req.tools.map((t) => ({
+              type: 'function' as const,
+              function: { name: t.name, description: t.description, parameters: t.parameters },
+            })),
+          }
+        : {}),
+      ...(req.maxOutputTokens ? { [this.capParam]: req.maxOutputTokens } : {}),
+      ...(req.responseFormat ? { response_format: req.responseFormat as never } : {}),
+    };
+    return streamOrPlain(this.client, this.endpoint, body, req, () => this.plain(body, req));
+  }
+
+  private async plain(body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, req: ModelRequest): Promise<ModelAnswer> {
+    const res = await this.client.chat.completions.create(body, { headers: req.headers, ...(req.signal ? { signal: req.signal } : {}) });
     const choice = res.choices?.[0];
     if (!choice) throw new Error('the model returned no choices');
     const msg = choice.message ?? ({} as Partial<typeof choice.message>);
@@ -84,9 +91,7 @@ export class OpenAIModelClient implements ModelClient {
     const content = msg.content ?? null;
     const reasoning = reasoningOf(msg);
     // Some servers (older llama.cpp, proxies) send no usage: estimated, and marked so.
-    const usage = res.usage
-      ? { prompt_tokens: res.usage.prompt_tokens ?? 0, completion_tokens: res.usage.completion_tokens ?? 0, total_tokens: res.usage.total_tokens ?? 0, ...cachedOf(res.usage) }
-      : undefined;
+    const usage = res.usage ? providerUsage(res.usage) : undefined;
     return {
       content,
       toolCalls,
@@ -110,16 +115,6 @@ export function capParameter(baseURL: string | undefined): 'max_tokens' | 'max_c
   } catch {
     return 'max_tokens';
   }
-}
-
-/**
- * Prompt tokens the provider served from its cache (priced lower: `cachedInput`), under the name
- * each reports them: OpenAI's prompt_tokens_details.cached_tokens, DeepSeek's prompt_cache_hit_tokens.
- */
-function cachedOf(u: object): { cached_tokens?: number } {
-  const x = u as { prompt_tokens_details?: { cached_tokens?: unknown } | null; prompt_cache_hit_tokens?: unknown };
-  const n = x.prompt_tokens_details?.cached_tokens ?? x.prompt_cache_hit_tokens;
-  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? { cached_tokens: n } : {};
 }
 
 /** A reasoning model's thinking, under either name providers use. */

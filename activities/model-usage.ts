@@ -1,5 +1,5 @@
 /**
- * Usage for replies whose provider sent none (some llama.cpp builds, proxies, streaming
+ * Usage as a provider reports it, and an estimate for replies whose provider sent none (some llama.cpp builds, proxies, streaming
  * gateways): counted with a real BPE tokenizer, so budgets and reports keep a realistic number
  * instead of zero. The reply says the counts are estimated.
  */
@@ -22,4 +22,19 @@ export function estimateUsage(req: Pick<ModelRequest, 'model' | 'messages' | 'to
   let completion = countText(content ?? '', kind);
   for (const c of calls) completion += countText(c.name, kind) + countText(c.arguments, kind);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/** The usage a provider reported (plain or in a stream's last chunk), cached prompt tokens included. */
+export function providerUsage(u: { prompt_tokens?: number | null; completion_tokens?: number | null; total_tokens?: number | null }): Usage {
+  return { prompt_tokens: u.prompt_tokens ?? 0, completion_tokens: u.completion_tokens ?? 0, total_tokens: u.total_tokens ?? 0, ...cachedOf(u) };
+}
+
+/**
+ * Prompt tokens the provider served from its cache (priced lower: `cachedInput`), under the name
+ * each reports them: OpenAI's prompt_tokens_details.cached_tokens, DeepSeek's prompt_cache_hit_tokens.
+ */
+function cachedOf(u: object): { cached_tokens?: number } {
+  const x = u as { prompt_tokens_details?: { cached_tokens?: unknown } | null; prompt_cache_hit_tokens?: unknown };
+  const n = x.prompt_tokens_details?.cached_tokens ?? x.prompt_cache_hit_tokens;
+  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? { cached_tokens: n } : {};
 }

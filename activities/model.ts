@@ -15,6 +15,7 @@ import { callDeciding, inMode, type ToolModeCache } from './model-auto';
 import { exchange, type Exchanged } from './model-exchange';
 import type { ToolModeDecision } from '../common/tool-mode';
 import { addWaste, reportedUsage, withWaste } from './usage-waste';
+import { StreamWriter, streamFile } from '../lib/model-stream';
 
 /** Resolves the client and endpoint description for a model reference. */
 export type ModelResolver = (input: ModelCallInput) => Promise<{ client: ModelClient; endpoint: string }>;
@@ -44,6 +45,8 @@ export interface CallModelDeps {
   registry?: ToolRegistry;
   /** The tool modes `auto` decided on this worker, by endpoint and model (default: one map per callModel). */
   toolModes?: ToolModeCache;
+  /** HARNESS_HOME: stream replies' text to files under it as it arrives (lib/model-stream.ts); unset: no streaming. */
+  streams?: string;
 }
 
 /** A reasoning model's thinking is kept in history up to this many characters (the trace shows it). */
@@ -59,8 +62,8 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
     const progress: ModelCallProgress = { endpoint: endpointLabel(endpoint), timeouts: Number(before?.timeouts) || 0, ...(before?.wasted ? { wasted: before.wasted } : {}) };
     // Heartbeats let Temporal notice a dead worker long before the call's own timeout (the
     // heartbeat timeout is seconds: limits.modelHeartbeatMs); they start before the store is
-    // touched and go on until the reply is stored. No streaming yet: they beat on a timer while
-    // the call waits for the whole answer.
+    // touched and go on until the reply is stored: on a timer while the call waits for its first
+    // byte, and with every chunk of a streamed reply.
     ctx.heartbeat(progress);
     const beat = setInterval(() => ctx.heartbeat(progress), Math.max(100, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3));
     let context: Awaited<ReturnType<typeof requestContext>>;
@@ -78,6 +81,9 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
     const deadline = new AbortController();
     const timer = budgetMs === undefined ? undefined : setTimeout(() => deadline.abort(), budgetMs);
     const started = Date.now();
+    // Native calls of a turn stream their text to the side channel; each chunk is a heartbeat too.
+    const native = (input.toolMode?.mode ?? 'native') === 'native' && !input.decideToolMode;
+    const stream = deps.streams && input.purpose !== 'compress' && native ? new StreamWriter(streamFile(deps.streams, input.turnId, input.step, input.callIndex)) : undefined;
     let reply: ModelReply;
     try {
       const req = {
@@ -91,6 +97,14 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
         },
         signal: AbortSignal.any([ctx.cancellationSignal, deadline.signal]),
         ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}),
+        ...(stream
+          ? {
+              onText: (chunk: string) => {
+                stream.write(chunk);
+                ctx.heartbeat(progress);
+              },
+            }
+          : {}),
       };
       const key = `${endpoint}|${input.model.model}`;
       let decided: ToolModeDecision | undefined;
@@ -112,6 +126,7 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
       throw withWaste(toModelFailure(err, progress.endpoint), progress.wasted, ctx.info.attempt);
     } finally {
       clearTimeout(timer);
+      stream?.done();
     }
     // Outside the model's error handling: a store failure is the store's, not the model's. The
     // beat goes on while the reply is stored: with a heartbeat timeout of seconds, a slow store

@@ -37,6 +37,8 @@ export interface HarnessWorkerOptions {
   home?: string;
   /** Where the worker says what it does, one line at a time (default: standard error, escaped). */
   log?: (line: string) => void;
+  /** Stream model replies' text to files under the home, where `harness run` and `status --follow` show it as it arrives (default: unless HARNESS_STREAM=0). */
+  streamText?: boolean;
   /** @internal The workflow bundle (tests bundle the sources; default dist/workflow-bundle.js). */
   bundlePath?: string;
 }
@@ -101,6 +103,7 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Prom
       mcp,
       scripted,
       tools,
+      streamText: opts.streamText ?? env.HARNESS_STREAM !== '0',
       ...(opts.secrets ? { toolSecrets: opts.secrets } : {}),
       ...(opts.bundlePath ? { bundlePath: opts.bundlePath } : {}),
     });

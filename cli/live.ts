@@ -8,7 +8,8 @@ import { watchTurn, type SpanChange } from '../lib/trace/live';
 import { liveLine } from '../lib/trace/live-lines';
 import type { Span } from '../lib/trace/types';
 import { escapeForTerminal } from '../lib/terminal/escape';
-import { printJsonLines, say } from './output';
+import { printJsonLines, prompt, say } from './output';
+import { StreamPrinter } from './stream-print';
 import { UserError } from '../lib/errors';
 
 /** How the live view shows itself. */
@@ -18,6 +19,8 @@ export interface LiveOptions {
   color: boolean;
   /** Each change as a JSON line on stdout (`--jsonl`) instead of a line for a person. */
   jsonl?: boolean;
+  /** HARNESS_HOME, where workers stream model text (lib/model-stream.ts): shown as it arrives. */
+  home?: string;
 }
 
 /** A decision (approval or answer) someone may take elsewhere while this terminal asks for it. */
@@ -45,12 +48,14 @@ export class LiveTurn {
   private readonly closedDecisions = new Map<string, Span>();
   private readonly waiters = new Map<string, () => void>();
   private readonly done: Promise<void>;
+  private readonly streams?: StreamPrinter;
 
   constructor(
     client: Client,
     readonly turnId: string,
     private readonly o: LiveOptions,
   ) {
+    if (o.home && !o.jsonl) this.streams = new StreamPrinter(o.home, (text) => prompt(text));
     this.done = watchTurn(client, turnId, { signal: this.stopper.signal, onChange: (c) => this.show(c) }).then(
       () => undefined,
       (err: unknown) => {
@@ -68,6 +73,7 @@ export class LiveTurn {
       this.waiters.get(id)?.();
     }
     if (this.o.jsonl) return printJsonLines([{ change: c.change, span: s }]);
+    this.streams?.onChange(c);
     const line = liveLine(c, { escape: escapeForTerminal, color: this.o.color, prompting: this.o.prompting });
     if (line !== undefined) say(line);
   }
@@ -93,6 +99,7 @@ export class LiveTurn {
   /** Stops at once. */
   stop(): void {
     this.stopper.abort();
+    this.streams?.stop();
   }
 }
 

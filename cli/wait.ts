@@ -109,7 +109,7 @@ export async function driveTurn(harness: HarnessClient, sessionId: string, turnI
   const ride = (): RideOut | undefined => o.ctx && waitRide(o.ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see \`harness status ${sessionId}\``);
   // Each step as history records it, beside the wait (which still decides when the turn is done).
   const wanted = o.live ?? liveWanted(o.json);
-  const live = wanted ? new LiveTurn(harness.temporal, turnId, { prompting: Boolean(o.prompter), color: stderrColor(), jsonl: wanted === 'jsonl' }) : undefined;
+  const live = wanted ? new LiveTurn(harness.temporal, turnId, { prompting: Boolean(o.prompter), color: stderrColor(), jsonl: wanted === 'jsonl', ...(o.ctx ? { home: o.ctx.home } : {}) }) : undefined;
   try {
     return await driveLive(harness, sessionId, turnId, o, notes, timeoutMs, ride, live);
   } finally {

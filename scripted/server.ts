@@ -120,7 +120,8 @@ export async function startScriptedModel(
     try {
       const payload = await answer();
       record.status = 200;
-      send(res, 200, payload);
+      if ((record.body as Json | undefined)?.stream === true) await sendStream(res, payload, abort.signal);
+      else send(res, 200, payload);
     } catch (err) {
       if (abort.signal.aborted) return;
       if (!(err instanceof HttpError)) throw err;
@@ -259,9 +260,6 @@ function parseBody(raw: string): Json {
   if (!Array.isArray(fields.messages)) {
     throw new HttpError(400, 'invalid_request_error', 'scripted model: request body must be a JSON object with a "messages" array');
   }
-  if (fields.stream === true) {
-    throw new HttpError(400, 'invalid_request_error', 'scripted model: streaming (stream: true) is not supported');
-  }
   return fields;
 }
 
@@ -281,6 +279,32 @@ function readBody(req: IncomingMessage): Promise<string> {
 
 function errorBody(message: string, type: string, code: unknown = null, usage?: unknown): Json {
   return { error: { message, type, code, ...(usage ? { usage } : {}) } };
+}
+
+/** Pause between streamed chunks, so a watcher sees the text arrive in pieces. */
+const STREAM_CHUNK_MS = 10;
+
+/**
+ * A completion as a stream (`stream: true`): the text a few words at a time, the tool calls, the
+ * finish reason, then the usage (asked for with stream_options.include_usage), then [DONE].
+ */
+async function sendStream(res: ServerResponse, payload: Json, signal: AbortSignal): Promise<void> {
+  if (res.destroyed || res.writableEnded) return;
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const choice = (payload.choices as Json[])[0]!;
+  const message = choice.message as { content: string | null; tool_calls?: Json[] };
+  const base = { id: payload.id, object: 'chat.completion.chunk', created: payload.created, model: payload.model };
+  const chunk = (delta: Json, finish: unknown = null) => res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`);
+  chunk({ role: 'assistant', content: '' });
+  for (const piece of (message.content ?? '').match(/\S+\s*|\s+/g) ?? []) {
+    if (signal.aborted) return;
+    chunk({ content: piece });
+    await sleep(STREAM_CHUNK_MS).catch(() => undefined);
+  }
+  (message.tool_calls ?? []).forEach((c, index) => chunk({ tool_calls: [{ index, ...c }] }));
+  chunk({}, choice.finish_reason);
+  res.write(`data: ${JSON.stringify({ ...base, choices: [], usage: payload.usage })}\n\n`);
+  res.end('data: [DONE]\n\n');
 }
 
 function send(res: ServerResponse, status: number, payload: unknown): void {

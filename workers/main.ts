@@ -44,7 +44,9 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
   const orphans = sweepOrphanServers(notesDir);
   if (orphans.length) log(`mcp: stopped ${orphans.length} server process(es) left by a worker that is gone: ${orphans.join(', ')}`);
   const mcp = new McpPool({ env, log: (line) => log(`mcp: ${line}`), notesDir });
-  const worker = await createHarnessWorker({ connection, namespace: s.namespace, taskQueue: s.taskQueue, home, env, sandboxes, skills, memory, mcp });
+  // Model replies stream to the live views of `run`, `chat` and `status --follow` (HARNESS_STREAM=0: not).
+  const streamText = env.HARNESS_STREAM !== '0';
+  const worker = await createHarnessWorker({ connection, namespace: s.namespace, taskQueue: s.taskQueue, home, env, sandboxes, skills, memory, mcp, streamText });
   if (env.HARNESS_WORKER_PIDFILE) writePidFile(env.HARNESS_WORKER_PIDFILE, process.pid);
   const running = worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
   try {

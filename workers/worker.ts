@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { projectRoot } from '../lib/paths';
+import { sweepStreams } from '../lib/model-stream';
 
 /** Path of the workflow bundle written by `npm run build`. */
 export function workflowBundlePath(): string {
@@ -22,6 +23,8 @@ export interface HarnessWorkerOptions extends ActivityDeps {
 /** Creates (but does not run) a worker serving sessions, turns and their activities. */
 export async function createHarnessWorker(opts: HarnessWorkerOptions): Promise<Worker> {
   const { connection, namespace, taskQueue, bundlePath, ...deps } = opts;
+  // Streams a killed worker left mid reply (history has those replies whole).
+  if (deps.streamText && deps.home) sweepStreams(deps.home);
   const bundle = bundlePath ?? workflowBundlePath();
   return Worker.create({
     connection,

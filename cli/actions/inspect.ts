@@ -60,7 +60,7 @@ export async function status(ctx: CliContext, sessionId: string, o: StatusFlags)
   if (o.json && o.follow) printJsonLines([json]);
   else if (o.json) printJson(json);
   if (!o.json) print([...statusLines(s), ...(progress ? [progressLine(progress)] : []), ...(cost.ledger ? [costLine(cost.ledger, sessionId)] : cost.problem ? [`(cost: ${escapeForTerminal(cost.problem)})`] : [])].join('\n'));
-  if (o.follow) await follow(harness.temporal, sessionId, { json: Boolean(o.json), fromNow: true });
+  if (o.follow) await follow(harness.temporal, sessionId, { json: Boolean(o.json), fromNow: true, home: ctx.home });
 }
 
 /** `  step 3 · tool run_shell make (4.2 s) · 2 model call(s), 1 tool call(s), 1234 tokens so far`. */

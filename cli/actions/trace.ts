@@ -34,7 +34,7 @@ export async function showTrace(ctx: CliContext, id: string, o: TraceFlags): Pro
       print(lines.flatMap((line, i) => (i ? ['\n', line] : [line]))); // one write, however long the trace
     }
     // Then what happens next, from history as it grows: the spans printed are not printed again.
-    if (o.follow) await follow(harness.temporal, id, { json: Boolean(o.json), known: trace.spans.map((s) => s.span) });
+    if (o.follow) await follow(harness.temporal, id, { json: Boolean(o.json), known: trace.spans.map((s) => s.span), home: ctx.home });
   } finally {
     if (store && 'close' in store) await store.close();
   }

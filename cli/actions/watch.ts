@@ -13,6 +13,8 @@ import { escapeForTerminal } from '../../lib/terminal/escape';
 import { print, printJson, printJsonLines, say } from '../output';
 import type { CliContext } from '../context';
 import { WaitNotes } from '../wait-notes';
+import { StreamPrinter } from '../stream-print';
+import { writeOut } from '../../lib/terminal/write';
 
 /** How a follow prints. */
 export interface FollowPrint {
@@ -21,6 +23,8 @@ export interface FollowPrint {
   known?: readonly Span[];
   /** Only what happens from now on (status: its lines already said the rest). */
   fromNow?: boolean;
+  /** HARNESS_HOME, to show model text as workers stream it. */
+  home?: string;
 }
 
 /** Follows a session or a turn (`<session>/turn-N`) until it closes or Ctrl-C. */
@@ -31,10 +35,13 @@ export async function follow(client: Client, id: string, o: FollowPrint): Promis
   process.once('SIGTERM', onSignal);
   const color = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR && process.env.TERM !== 'dumb';
   const notes = new WaitNotes();
+  // Model text as it streams (workers of this HARNESS_HOME), then each call's line.
+  const streams = o.json || !o.home ? undefined : new StreamPrinter(o.home, (text) => writeOut(text));
   const watch: WatchOptions = {
     signal: stop.signal,
     onChange: (c: SpanChange) => {
       if (o.json) return printJsonLines([{ change: c.change, span: c.span }]);
+      streams?.onChange(c);
       const line = liveLine(c, { escape: escapeForTerminal, color, turns: true });
       if (line !== undefined) print(line);
     },
@@ -50,6 +57,7 @@ export async function follow(client: Client, id: string, o: FollowPrint): Promis
   } catch (err) {
     if (!stop.signal.aborted) throw err;
   } finally {
+    streams?.stop();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }

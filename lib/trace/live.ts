@@ -18,6 +18,8 @@ import type { Trouble } from '../wait-progress';
 export interface SpanChange {
   change: 'opened' | 'updated' | 'closed';
   span: Span;
+  /** The turn the span belongs to (watchTurn and watchSession set it). */
+  turnId?: string;
 }
 
 /** What a watch reports, and how it stops. */
@@ -85,9 +87,9 @@ export async function watchTurn(client: Client, turnId: string, o: WatchOptions,
   const build = () => liveTurnSpans(turnId, follower.current(), sessionId).map((b) => b.span);
   if (o.fromNow) diff.prime(build());
   for (;;) {
-    for (const c of diff.diff(build())) o.onChange(c);
+    for (const c of diff.diff(build())) o.onChange({ ...c, turnId });
     if (follower.closed || (await follower.next(o.signal)) === 'closed') {
-      for (const c of diff.diff(build())) o.onChange(c);
+      for (const c of diff.diff(build())) o.onChange({ ...c, turnId });
       return true;
     }
   }
