@@ -6,6 +6,7 @@ import type { CliContext } from '../context';
 import { escapeForTerminal } from '../../lib/terminal/escape';
 import { print, printJsonLines, say } from '../output';
 import { follow } from './watch';
+import { UsageError } from '../../lib/errors';
 
 export interface TraceFlags {
   json?: boolean;
@@ -15,6 +16,8 @@ export interface TraceFlags {
 }
 
 export async function showTrace(ctx: CliContext, id: string, o: TraceFlags): Promise<void> {
+  // An export sends what has happened; what follows is the continuous export's job.
+  if (o.otlp && o.follow) throw new UsageError('--follow cannot be combined with --otlp: an export sends the trace as it stands', '`harness dev` with OTEL_EXPORTER_OTLP_ENDPOINT set exports each turn as it closes');
   const harness = await ctx.harness();
   const store: OpenedStore | undefined = o.full ? await openMessageStore(ctx.home, ctx.env) : undefined;
   try {

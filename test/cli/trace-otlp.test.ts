@@ -232,7 +232,7 @@ describe('harness trace --otlp to Phoenix', () => {
     expect(stackLines(r.stderr)).toEqual([]);
   });
 
-  it('a receiver that answers non-2xx is one error line with the status; a bad URL is a usage error', async () => {
+  it('a receiver that answers non-2xx is one error line with the status; a bad URL, or --follow, is a usage error', async () => {
     const r = await cli([sessionId, '--otlp', `${phoenix!.base}/not-otlp/v1/traces`]);
     expect(r.code, describeResult(r)).toBe(1);
     expect(r.errLines[0]).toMatch(new RegExp(`^error: the OTLP receiver at ${phoenix!.base}/not-otlp/v1/traces answered 4\\d\\d `));
@@ -241,6 +241,11 @@ describe('harness trace --otlp to Phoenix', () => {
     const bad = await cli([sessionId, '--otlp', 'ftp://127.0.0.1:6006']);
     expect(bad.code, describeResult(bad)).toBe(2);
     expect(bad.errLines[0]).toMatch(/^error: .*expected an http:\/\/ or https:\/\/ URL/);
+
+    // Following is not exporting: said, not silently ignored.
+    const following = await cli([sessionId, '--otlp', `${phoenix!.base}/v1/traces`, '--follow']);
+    expect(following.code, describeResult(following)).toBe(2);
+    expect(following.errLines).toEqual(['error: --follow cannot be combined with --otlp: an export sends the trace as it stands', expect.stringMatching(/^hint: `harness dev` with OTEL_EXPORTER_OTLP_ENDPOINT/)]);
   });
 });
 
