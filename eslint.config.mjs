@@ -10,6 +10,31 @@ const NODE_BUILTINS = [
   'stream', 'timers', 'timers/promises', 'tls', 'tty', 'url', 'util', 'v8', 'vm', 'worker_threads', 'zlib',
 ];
 
+/** The project's own top-level folders of Node-side code. */
+const NODE_ROOMS = ['activities', 'api', 'cli', 'client', 'config', 'console', 'evals', 'history', 'host', 'scripted', 'scripts', 'workers', 'workflows'];
+
+/** One lint block per layer: imports of code from the rooms above it are errors (type imports pass). */
+function layers(above) {
+  return Object.entries(above).map(([room, banned]) => ({
+    files: [`${room}/**/*.ts`],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              // Relative imports only: `@temporalio/client` is a package, `../client/x` a room.
+              regex: `^(\\.\\.?/)+(${banned.join('|')})(/|$)`,
+              allowTypeImports: true,
+              message: `${room}/ is below this layer: move what both need down (common/, host/), or pass it in.`,
+            },
+          ],
+        },
+      ],
+    },
+  }));
+}
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.venv/**', '.harness/**', 'coverage/**'] },
   js.configs.recommended,
@@ -34,21 +59,21 @@ export default tseslint.config(
   },
   {
     // Terminal safety: what people read goes through the escaping writers (cli/output.ts on
-    // lib/terminal/write.ts), so text from a model, a tool, a server or a file cannot reach the
-    // terminal as escape sequences. Only lib/terminal/write.ts touches the streams itself.
+    // host/terminal/write.ts), so text from a model, a tool, a server or a file cannot reach the
+    // terminal as escape sequences. Only host/terminal/write.ts touches the streams itself.
     files: ['cli/**/*.ts', 'lib/**/*.ts', 'workers/**/*.ts', 'console/**/*.ts'],
-    ignores: ['lib/terminal/write.ts'],
+    ignores: ['host/terminal/write.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
         {
           selector: "MemberExpression[object.type='MemberExpression'][object.object.name='process'][object.property.name=/^(stdout|stderr)$/][property.name=/^(write|end)$/]",
-          message: 'Print with say/print/printJson (cli/output.ts) or lib/terminal/write.ts: they escape what models, tools and files wrote.',
+          message: 'Print with say/print/printJson (cli/output.ts) or host/terminal/write.ts: they escape what models, tools and files wrote.',
         },
       ],
       'no-restricted-properties': [
         'error',
-        { object: 'console', message: 'Print with say/print/printJson (cli/output.ts) or lib/terminal/write.ts: they escape what models, tools and files wrote.' },
+        { object: 'console', message: 'Print with say/print/printJson (cli/output.ts) or host/terminal/write.ts: they escape what models, tools and files wrote.' },
       ],
     },
   },
@@ -71,7 +96,7 @@ export default tseslint.config(
           patterns: [
             { group: ['node:*'], message: 'Workflow code is deterministic: no Node built-ins.' },
             { group: ['**/activities', '**/activities/**'], allowTypeImports: true, message: 'Only `import type` from activities.' },
-            { group: ['**/lib/**', '**/cli/**', '**/workers/**', '**/scripted/**'], allowTypeImports: true, message: 'Node-side code; not for workflows.' },
+            { regex: `^(\\.\\.?/)+(${NODE_ROOMS.filter((r) => r !== 'workflows' && r !== 'activities').join('|')})(/|$)`, allowTypeImports: true, message: 'Node-side code; not for workflows.' },
           ],
         },
       ],
@@ -94,4 +119,18 @@ export default tseslint.config(
       ],
     },
   },
+
+  // The layers, top to bottom: cli, console, api; evals/runner; client, workers; config; history;
+  // activities; host; workflows; common. Nothing below reaches up (type imports aside, which leave
+  // no code behind): activities never load client-side or workflow code, readers of history never
+  // load the client, and host/ holds only what every process on the machine shares.
+  ...layers({
+    activities: ['client', 'cli', 'api', 'console', 'config', 'workers', 'workflows', 'evals', 'scripts'],
+    history: ['client', 'cli', 'api', 'console', 'config', 'workers', 'workflows', 'evals', 'scripts', 'activities', 'scripted'],
+    host: ['client', 'cli', 'api', 'console', 'config', 'workers', 'workflows', 'evals', 'scripts', 'activities', 'history', 'scripted'],
+    config: ['client', 'cli', 'api', 'console', 'workers', 'workflows', 'evals', 'scripts', 'history', 'activities'],
+    client: ['cli', 'api', 'console', 'evals', 'scripts'],
+    workers: ['cli', 'api', 'console', 'evals', 'scripts'],
+    'evals/runner': ['cli', 'api', 'console', 'scripts'],
+  }),
 );

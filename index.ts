@@ -9,11 +9,11 @@ export { ToolError, type HarnessTool, type ToolContext, type ToolLogger } from '
 export { ToolDefinitionError } from './common/tools';
 export { createHarnessWorker, type HarnessWorker, type HarnessWorkerOptions } from './api/worker';
 export { connectHarness, HarnessClient, type ConnectOptions, type Decided, type RunOutcome, type SendOptions, type SentMessage, type TraceOptions } from './api/client';
-export { UserError, UsageError } from './lib/errors';
-export type { TurnOutcome, WaitOptions, DecisionRequest } from './lib/session-client';
-export type { SessionView, SessionViewStatus } from './lib/session-status';
-export type { Trace } from './lib/trace';
-export type { Span, SpanStatus, SpanType } from './lib/trace/types';
+export { UserError, UsageError } from './host/errors';
+export type { TurnOutcome, WaitOptions, DecisionRequest } from './client/session-client';
+export type { SessionView, SessionViewStatus } from './client/session-status';
+export type { Trace } from './history/trace';
+export type { Span, SpanStatus, SpanType } from './history/trace/types';
 export type { Pending, PendingApproval, SessionState, TerminatedBy, ToolCallRecord, TurnResult, TurnState } from './common/session';
 export type { Risk, ToolResult, Usage } from './common/types';
 export type { ErrorType } from './common/errors';

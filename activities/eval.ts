@@ -6,12 +6,12 @@
 import { Context } from '@temporalio/activity';
 import type { EvalCase, TrialCost, TrialReport } from '../common/eval';
 import { usd } from '../common/pricing';
-import { ledgerOfRuns } from '../lib/ledger/load';
-import type { TurnLedger } from '../lib/ledger/types';
+import { ledgerOfRuns } from '../history/ledger/load';
+import type { TurnLedger } from '../history/ledger/types';
 import { attribute, runCheck } from '../common/eval-checks';
 import type { ForkSpec, ToolCallRecord, TurnResult } from '../common/session';
-import { planFork } from '../lib/fork';
-import { fetchRuns, type Run } from '../lib/trace/runs';
+import { planFork } from '../history/fork';
+import { fetchRuns, type Run } from '../history/trace/runs';
 import type { Conversations } from './store/conversations';
 import { withStore } from './store/errors';
 import { readFile, writeFile } from './tools/files';

@@ -39,7 +39,7 @@ import { MemoryHost } from './memory/host';
 import { MemoryUnavailableError } from './memory/errors';
 import { skillsIndex } from './skills/use-skill';
 import { skillRules } from './skills/rules';
-import { projectRoot } from '../lib/paths';
+import { projectRoot } from '../host/paths';
 import { createRetentionActivities } from './store/purge';
 import { McpPool } from './mcp/pool';
 import { awaitTurnRun } from './turn-runs';
@@ -74,7 +74,7 @@ export interface ActivityDeps {
   tools?: readonly HarnessTool[];
   /** Per tool name, the secrets only that tool's code gets (ctx.secrets); never in history. */
   toolSecrets?: Readonly<Record<string, Readonly<Record<string, string>>>>;
-  /** Stream model replies' text to files under HARNESS_HOME for live views (lib/model-stream.ts); the CLI's workers do. */
+  /** Stream model replies' text to files under HARNESS_HOME for live views (host/model-stream.ts); the CLI's workers do. */
   streamText?: boolean;
 }
 

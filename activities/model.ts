@@ -15,7 +15,7 @@ import { callDeciding, inMode, type ToolModeCache } from './model-auto';
 import { exchange, type Exchanged } from './model-exchange';
 import type { ToolModeDecision } from '../common/tool-mode';
 import { addWaste, reportedUsage, withWaste } from './usage-waste';
-import { StreamWriter, streamFile } from '../lib/model-stream';
+import { StreamWriter, streamFile } from '../host/model-stream';
 
 /** Resolves the client and endpoint description for a model reference. */
 export type ModelResolver = (input: ModelCallInput) => Promise<{ client: ModelClient; endpoint: string }>;
@@ -45,7 +45,7 @@ export interface CallModelDeps {
   registry?: ToolRegistry;
   /** The tool modes `auto` decided on this worker, by endpoint and model (default: one map per callModel). */
   toolModes?: ToolModeCache;
-  /** HARNESS_HOME: stream replies' text to files under it as it arrives (lib/model-stream.ts); unset: no streaming. */
+  /** HARNESS_HOME: stream replies' text to files under it as it arrives (host/model-stream.ts); unset: no streaming. */
   streams?: string;
 }
 

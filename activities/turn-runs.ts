@@ -5,7 +5,7 @@
  */
 import { Context } from '@temporalio/activity';
 import type { TurnResult, TurnState } from '../common/session';
-import { turnStateQuery, turnStatusSignal } from '../workflows/definitions';
+import { turnStateQuery, turnStatusSignal } from '../common/messages';
 import { rootCauseMessage } from '../common/errors';
 
 export interface AwaitTurnRunInput {

@@ -9,8 +9,8 @@ import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { PendingApproval, SessionConfig } from '../common/session';
-import { UsageError } from '../lib/errors';
-import { RideOut } from '../lib/ride-out';
+import { UsageError } from '../host/errors';
+import { RideOut } from '../client/ride-out';
 import {
   answerQuestion,
   decideApprovals,
@@ -21,14 +21,14 @@ import {
   type DecisionRequest,
   type TurnOutcome,
   type WaitOptions,
-} from '../lib/session-client';
-import { sessionView, type SessionView } from '../lib/session-status';
-import { connectClient, temporalSettings } from '../lib/temporal';
-import type { Trace } from '../lib/trace';
-import type { OpenedStore } from '../lib/trace/payloads';
-import { harnessHome } from '../lib/paths';
-import { decideBudget, type BudgetDecided } from '../lib/budget-client';
-import type { BudgetDecisionInput } from '../workflows/definitions';
+} from '../client/session-client';
+import { sessionView, type SessionView } from '../client/session-status';
+import { connectClient, temporalSettings } from '../client/temporal';
+import type { Trace } from '../history/trace';
+import type { OpenedStore } from '../history/trace/payloads';
+import { harnessHome } from '../host/paths';
+import { decideBudget, type BudgetDecided } from '../client/budget-client';
+import type { BudgetDecisionInput } from '../common/messages';
 
 /** Where the harness is; every field defaults from the environment as the CLI's do. */
 export interface ConnectOptions {
@@ -182,7 +182,7 @@ export class HarnessClient {
   async trace(id: string, opts: TraceOptions = {}): Promise<Trace> {
     // Loaded when a trace is asked for: the span builders bring the tools' zod schemas, which
     // the other calls (`harness status`, `approve` …) do not need.
-    const [{ loadTrace }, { openMessageStore }] = await Promise.all([import('../lib/trace'), import('../lib/trace/payloads')]);
+    const [{ loadTrace }, { openMessageStore }] = await Promise.all([import('../history/trace'), import('../client/store-reader')]);
     const env = this.opts.env ?? process.env;
     const store = opts.store ?? (opts.full ? await openMessageStore(harnessHome(env), env) : undefined);
     try {
@@ -212,7 +212,7 @@ export class HarnessClient {
     const flags = { ...(o.model ? { model: o.model } : {}), ...(o.configFile ? { config: o.configFile } : {}), ...(o.policy ? { policy: o.policy } : {}) };
     // Loaded only for a new session: the config's schemas (zod, the policy) cost a client that only
     // reads or decides (`harness status`, `approve`) ~0.1 s of CPU to load.
-    const { resolveSessionConfig } = await import('../lib/config');
+    const { resolveSessionConfig } = await import('../config/resolve');
     const config = resolveSessionConfig(flags, this.opts.env ?? process.env, this.opts.cwd ?? process.cwd());
     const required = [...(o.requireTools ?? [])];
     if (required.some((t) => typeof t !== 'string' || t === '')) throw new UsageError('requireTools must be tool names');

@@ -15,11 +15,11 @@ import { McpPool } from '../activities/mcp/pool';
 import { serverNotesDir } from '../activities/mcp/orphans';
 import { MemoryHost } from '../activities/memory/host';
 import { ScriptedHost } from '../activities/scripted-host';
-import { UserError } from '../lib/errors';
-import { harnessHome } from '../lib/paths';
-import { connectWorker, temporalSettings } from '../lib/temporal';
-import { writeErrLine } from '../lib/terminal/write';
-import { installEscapingRuntime } from '../lib/terminal/temporal-log';
+import { UserError } from '../host/errors';
+import { harnessHome } from '../host/paths';
+import { connectWorker, temporalSettings } from '../client/temporal';
+import { writeErrLine } from '../host/terminal/write';
+import { installEscapingRuntime } from '../host/terminal/temporal-log';
 import { openStore } from '../workers/open-store';
 import { createHarnessWorker as createWorker } from '../workers/worker';
 

@@ -18,7 +18,7 @@ import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { projectRoot } from '../lib/paths';
+import { projectRoot } from '../host/paths';
 import { fmt, median } from './stats';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10);

@@ -10,9 +10,9 @@ import { performance } from 'node:perf_hooks';
 import { DEFAULT_LIMITS, type SessionConfig } from '../common/session';
 import { freezePolicy } from '../common/policy';
 import { parsePolicy } from '../common/policy/schema';
-import { followEval, startEval } from '../lib/eval/run';
-import { parseSuite } from '../lib/eval/suite';
-import { runScript, withScratchHarness } from '../lib/scratch';
+import { followEval, startEval } from '../evals/runner/run';
+import { parseSuite } from '../evals/runner/suite';
+import { runScript, withScratchHarness } from '../scripts/scratch';
 import { fmt } from './stats';
 
 const CASES = Number(process.env.BENCH_CASES ?? 100);

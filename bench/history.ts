@@ -14,8 +14,8 @@ import { Client, Connection } from '@temporalio/client';
 import { DEFAULT_LIMITS, type SessionConfig } from '../common/session';
 import { parsePolicy } from '../common/policy/schema';
 import { freezePolicy } from '../common/policy';
-import { sendMessage, waitForTurn } from '../lib/session-client';
-import { runScript, withScratchHarness } from '../lib/scratch';
+import { sendMessage, waitForTurn } from '../client/session-client';
+import { runScript, withScratchHarness } from '../scripts/scratch';
 import { fmt, median } from './stats';
 
 const SIZES = (process.env.BENCH_STEPS ?? '50,100,200').split(',').map(Number);

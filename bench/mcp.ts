@@ -21,10 +21,10 @@ import type { Client } from '@temporalio/client';
 import { McpPool } from '../activities/mcp/pool';
 import type { McpServerSpec } from '../common/mcp';
 import type { SessionConfig } from '../common/session';
-import { resolveSessionConfig } from '../lib/config';
-import { projectRoot } from '../lib/paths';
-import { freePort, runScript, withScratchHarness } from '../lib/scratch';
-import { sendMessage, waitForTurn } from '../lib/session-client';
+import { resolveSessionConfig } from '../config/resolve';
+import { projectRoot } from '../host/paths';
+import { freePort, runScript, withScratchHarness } from '../scripts/scratch';
+import { sendMessage, waitForTurn } from '../client/session-client';
 import { createHarnessWorker } from '../workers/worker';
 import { fmt, median, percentile } from './stats';
 

@@ -15,7 +15,7 @@ import { MAX_SHELL_COMMAND } from '../common/builtin-tools';
 import { decide, freezePolicy } from '../common/policy/decide';
 import { parsePolicy } from '../common/policy/schema';
 import { fmt, median } from './stats';
-import { runScript } from '../lib/scratch';
+import { runScript } from '../scripts/scratch';
 
 const POLICY = freezePolicy(parsePolicy(undefined));
 // One link of a chain of each wrapper the analysis follows (with the options it reads).

@@ -13,12 +13,12 @@ import { builtinRegistry } from '../common/builtin-tools';
 import { DEFAULT_LIMITS, type SessionConfig, type TurnInput } from '../common/session';
 import { OpenAIModelClient } from '../activities/model-client';
 import { createToolExecutor } from '../activities/tools/executor';
-import { sendMessage, waitForTurn } from '../lib/session-client';
+import { sendMessage, waitForTurn } from '../client/session-client';
 import { startScriptedModel } from '../scripted/server';
 import { runTurn } from '../workflows/turn-loop';
 import { parsePolicy } from '../common/policy/schema';
 import { fmt, median } from './stats';
-import { runScript, withScratchHarness } from '../lib/scratch';
+import { runScript, withScratchHarness } from '../scripts/scratch';
 
 const STEPS = 50;
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);

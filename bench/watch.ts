@@ -13,9 +13,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { projectRoot } from '../lib/paths';
-import { freePort } from '../lib/scratch';
-import { HistoryFollower } from '../lib/trace/follow';
+import { projectRoot } from '../host/paths';
+import { freePort } from '../scripts/scratch';
+import { HistoryFollower } from '../client/watch/follow';
 import { fmt, median, percentile } from './stats';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);

@@ -2,8 +2,8 @@
 import os from 'node:os';
 import type { Client } from '@temporalio/client';
 import type { HarnessClient } from '../api/client';
-import { harnessHome } from '../lib/paths';
-import { temporalSettings, type TemporalSettings } from '../lib/temporal-settings';
+import { harnessHome } from '../host/paths';
+import { temporalSettings, type TemporalSettings } from '../client/temporal-settings';
 import { say } from './output';
 
 /** Per-invocation context. */
@@ -15,7 +15,7 @@ export interface CliContext {
   /**
    * A connected client; `autostart` brings up the embedded server and worker when needed;
    * `waits`: the command rides out an unreachable server itself, so no connection is tried first
-   * (lib/temporal.ts, `lazy`).
+   * (client/temporal.ts, `lazy`).
    */
   client(opts?: { autostart?: boolean; waits?: boolean }): Promise<Client>;
   /** The public client (api/client.ts) over client(opts): the CLI drives sessions only through it. */
@@ -43,7 +43,7 @@ export function createContext(env: NodeJS.ProcessEnv = process.env): CliContext 
         const s = ctx.settings;
         // Loaded here, not at start: the Temporal SDK is most of what a command costs to start,
         // and `--help` or a usage error never needs it.
-        const [{ ensureEmbedded }, { connectClient }] = await Promise.all([import('../lib/embedded'), import('../lib/temporal')]);
+        const [{ ensureEmbedded }, { connectClient }] = await Promise.all([import('../client/embedded'), import('../client/temporal')]);
         if (opts.autostart) await ensureEmbedded(s, ctx.home, say);
         return connectClient(s, 5_000, `harness-cli ${ctx.who}`, { say, ...(opts.waits ? { lazy: true } : {}) });
       })();

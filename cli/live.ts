@@ -1,16 +1,16 @@
 /**
  * The live view of a turn in a terminal: one line per step event as history records it (see
- * lib/trace/live.ts), beside the wait that drives the turn, and the decisions others take while a
+ * client/watch/live.ts), beside the wait that drives the turn, and the decisions others take while a
  * prompt here asks for the same thing (so the prompt can close, saying who decided).
  */
 import type { Client } from '@temporalio/client';
-import { watchTurn, type SpanChange } from '../lib/trace/live';
-import { liveLine } from '../lib/trace/live-lines';
-import type { Span } from '../lib/trace/types';
-import { escapeForTerminal } from '../lib/terminal/escape';
+import { watchTurn, type SpanChange } from '../client/watch/live';
+import { liveLine } from '../client/watch/live-lines';
+import type { Span } from '../history/trace/types';
+import { escapeForTerminal } from '../host/terminal/escape';
 import { printJsonLines, prompt, say } from './output';
 import { StreamPrinter } from './stream-print';
-import { UserError } from '../lib/errors';
+import { UserError } from '../host/errors';
 
 /** How the live view shows itself. */
 export interface LiveOptions {
@@ -19,7 +19,7 @@ export interface LiveOptions {
   color: boolean;
   /** Each change as a JSON line on stdout (`--jsonl`) instead of a line for a person. */
   jsonl?: boolean;
-  /** HARNESS_HOME, where workers stream model text (lib/model-stream.ts): shown as it arrives. */
+  /** HARNESS_HOME, where workers stream model text (host/model-stream.ts): shown as it arrives. */
   home?: string;
 }
 

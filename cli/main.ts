@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { projectRoot } from '../lib/paths';
-import { UserError } from '../lib/errors';
+import { projectRoot } from '../host/paths';
+import { UserError } from '../host/errors';
 import { createContext } from './context';
 import { registerApprovals } from './commands/approvals';
 import { registerChat } from './commands/chat';
@@ -25,7 +25,7 @@ import { registerTrust } from './commands/trust';
 import { registerTrace } from './commands/trace';
 import { registerCost } from './commands/cost';
 import { registerConsole } from './commands/console';
-import { escapeForTerminal } from '../lib/terminal/escape';
+import { escapeForTerminal } from '../host/terminal/escape';
 import { EXIT, say } from './output';
 
 /** Builds the command tree. */

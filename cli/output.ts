@@ -1,14 +1,14 @@
 /**
  * How the CLI speaks: results on stdout (JSON with --json), progress and notes on stderr. Every
- * writer here escapes what it is given (lib/terminal): commands pass text from models, tools,
+ * writer here escapes what it is given (host/terminal): commands pass text from models, tools,
  * servers and files straight in, and nothing they print can drive the terminal.
  */
 import type { Usage } from '../common/types';
 import type { Pending, PendingApproval, TurnResult, TurnState } from '../common/session';
-import { escapeForTerminal } from '../lib/terminal/escape';
+import { escapeForTerminal } from '../host/terminal/escape';
 import { budgetLine } from '../common/budget';
-import { Control, type Text } from '../lib/terminal/text';
-import { writeErr, writeErrLine, writeJson, writeJsonLines, writeOut } from '../lib/terminal/write';
+import { Control, type Text } from '../host/terminal/text';
+import { writeErr, writeErrLine, writeJson, writeJsonLines, writeOut } from '../host/terminal/write';
 
 /** Exit codes of the CLI contract. */
 export const EXIT = { ok: 0, error: 1, usage: 2, waiting: 3 } as const;

@@ -4,9 +4,9 @@
  */
 import type { Client } from '@temporalio/client';
 import type { SessionConfig } from '../common/session';
-import { resolveSessionConfig } from '../lib/config';
-import { UsageError } from '../lib/errors';
-import { sessionExists } from '../lib/session-client';
+import { resolveSessionConfig } from '../config/resolve';
+import { UsageError } from '../host/errors';
+import { sessionExists } from '../client/session-client';
 import type { CliContext } from './context';
 
 /** Flags that shape a new session. */

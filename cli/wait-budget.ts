@@ -4,9 +4,9 @@
  * approval), or the question at the terminal.
  */
 import { budgetLine, type BudgetBreach } from '../common/budget';
-import { parseBudgetAmount } from '../lib/budget-amount';
+import { parseBudgetAmount } from '../config/budget-amount';
 import type { HarnessClient } from '../api/client';
-import type { RideOut } from '../lib/ride-out';
+import type { RideOut } from '../client/ride-out';
 import { say } from './output';
 
 /** Says what the turn waits for and how to decide it from another process. */

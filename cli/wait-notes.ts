@@ -2,8 +2,8 @@
  * What a waiting command says on stderr while it waits: one line when a problem starts (and a
  * reminder each minute while it lasts), one when it clears, and the model call's progress.
  */
-import { escapeForTerminal } from '../lib/terminal/escape';
-import { seconds, type ModelProgress, type Trouble } from '../lib/wait-progress';
+import { escapeForTerminal } from '../host/terminal/escape';
+import { seconds, type ModelProgress, type Trouble } from '../client/wait-progress';
 import { say } from './output';
 
 /** A model call is worth a line once it has waited this long (most answer well before). */

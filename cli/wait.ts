@@ -7,16 +7,16 @@
 import { createInterface } from 'node:readline/promises';
 import { existsSync } from 'node:fs';
 import type { Pending, PendingApproval, TurnResult } from '../common/session';
-import { embeddedFiles } from '../lib/embedded';
-import { processAlive, readPidFile } from '../lib/pids';
-import { UserError } from '../lib/errors';
-import { RideOut } from '../lib/ride-out';
-import { TEMPORAL_HINT } from '../lib/session-client';
+import { embeddedFiles } from '../host/paths';
+import { processAlive, readPidFile } from '../host/pids';
+import { UserError } from '../host/errors';
+import { RideOut } from '../client/ride-out';
+import { TEMPORAL_HINT } from '../client/session-client';
 import type { HarnessClient } from '../api/client';
-import { seconds, type Trouble } from '../lib/wait-progress';
+import { seconds, type Trouble } from '../client/wait-progress';
 import type { CliContext } from './context';
-import { escapeForTerminal } from '../lib/terminal/escape';
-import { terminalString } from '../lib/terminal/text';
+import { escapeForTerminal } from '../host/terminal/escape';
+import { terminalString } from '../host/terminal/text';
 import { approvalLine, EXIT, grantLine, print, printJson, printTurn, say, turnExitCode, turnJson, waitingJson } from './output';
 import { WaitNotes } from './wait-notes';
 import type { BudgetBreach } from '../common/budget';
@@ -77,7 +77,7 @@ export function workerStarting(ctx: Pick<CliContext, 'settings' | 'home'>): bool
 }
 
 /**
- * Riding out trouble for a command that waits (see lib/ride-out.ts): lines through `notes`, and
+ * Riding out trouble for a command that waits (see client/ride-out.ts): lines through `notes`, and
  * past the deadline one error saying what was waited for (`what`, e.g. `for session s-1`), what
  * it means (`after`) and, as hint, how to cure what held it up.
  */

@@ -1,5 +1,5 @@
 /**
- * Eval suites: the shape of a case (validated by lib/eval/suite.ts), of one trial's outcome and
+ * Eval suites: the shape of a case (validated by evals/runner/suite.ts), of one trial's outcome and
  * of the report. Shared by the CLI, the eval workflows and the check activity; pure.
  */
 import type { Usage } from './types';

@@ -1,7 +1,7 @@
 /**
  * The ledger's counting, pure and deterministic: what one model call or compression adds under
  * each heading (its reply once, corrections apart, failed attempts as retry_waste), priced with
- * the session's pricing. The history reader (lib/ledger) and the turn itself (which records the
+ * the session's pricing. The history reader (history/ledger) and the turn itself (which records the
  * tally of a closed turn in its result, so a long turn's cost is read from one event) both count
  * with it, from the same recorded usage, so their figures are the same.
  */

@@ -10,9 +10,9 @@ import type { PendingApproval } from '../common/session';
 import { alwaysRuleFor, describeGrant } from '../common/policy/always';
 import type { PolicyCall } from '../common/policy/match';
 import type { Policy } from '../common/policy/schema';
-import { listSessions, type SessionRow } from '../lib/session-list';
-import { openMessageStore } from '../lib/trace/payloads';
-import { UserError } from '../lib/errors';
+import { listSessions, type SessionRow } from '../client/session-list';
+import { openMessageStore } from '../client/store-reader';
+import { UserError } from '../host/errors';
 
 /** What the API needs. */
 export interface ApiDeps {

@@ -3,15 +3,15 @@
  * less code between a request and an approval the better) serving the page's static assets
  * (console/assets, shipped in the package, no build step, nothing fetched from elsewhere: it
  * works offline) and the JSON API (api.ts), with a Server-Sent Events stream per session that
- * carries each span change as history records it (lib/trace/live.ts). Every request passes
+ * carries each span change as history records it (client/watch/live.ts). Every request passes
  * security.ts first.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../lib/paths';
-import { UserError } from '../lib/errors';
-import { watchSession, watchTurn } from '../lib/trace/live';
+import { projectRoot } from '../host/paths';
+import { UserError } from '../host/errors';
+import { watchSession, watchTurn } from '../client/watch/live';
 import { allowedHosts, postProblem, requestToken, securityHeaders, tokenCookie, tokenMatches } from './security';
 import * as api from './api';
 

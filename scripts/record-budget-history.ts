@@ -9,13 +9,13 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { runScript, withScratchHarness } from '../lib/scratch';
+import { runScript, withScratchHarness } from './scratch';
 import { DEFAULT_LIMITS, type SessionConfig } from '../common/session';
-import { decideApprovals, endSession, sendMessage, waitForTurn } from '../lib/session-client';
-import { decideBudget } from '../lib/budget-client';
+import { decideApprovals, endSession, sendMessage, waitForTurn } from '../client/session-client';
+import { decideBudget } from '../client/budget-client';
 import { parsePolicy } from '../common/policy/schema';
 import { freezePolicy } from '../common/policy';
-import { findTemporalCli } from '../lib/temporal-cli';
+import { findTemporalCli } from '../client/temporal-cli';
 
 // ~2,000 characters of reply (~500 completion tokens): the next call's estimate passes 1,000 tokens.
 const long = 'x'.repeat(2000);

@@ -10,19 +10,19 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { runScript, withScratchHarness } from '../lib/scratch';
+import { runScript, withScratchHarness } from './scratch';
 import { DEFAULT_LIMITS, type SessionConfig } from '../common/session';
-import { answerQuestion, decideApprovals, endSession, sendMessage, waitForTurn } from '../lib/session-client';
+import { answerQuestion, decideApprovals, endSession, sendMessage, waitForTurn } from '../client/session-client';
 import { parsePolicy } from '../common/policy/schema';
 import { freezePolicy } from '../common/policy';
-import { findTemporalCli } from '../lib/temporal-cli';
-import { resolveMcpServers } from '../lib/mcp-config';
+import { findTemporalCli } from '../client/temporal-cli';
+import { resolveMcpServers } from '../config/mcp';
 import { DEFAULT_COMPRESSION } from '../common/context/plan';
-import { planRetry, resetTurn } from '../lib/retry';
-import { retryTurnUpdate } from '../workflows/definitions';
-import { planFork } from '../lib/fork';
-import { planRerun } from '../lib/rerun';
-import { startForked, waitForState } from '../lib/fork-start';
+import { planRetry, resetTurn } from '../history/retry';
+import { retryTurnUpdate } from '../common/messages';
+import { planFork } from '../history/fork';
+import { planRerun } from '../history/rerun';
+import { startForked, waitForState } from '../client/fork-start';
 
 const script = {
   steps: [

@@ -9,12 +9,12 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { runScript, withScratchHarness } from '../lib/scratch';
+import { runScript, withScratchHarness } from './scratch';
 import { DEFAULT_LIMITS, type SessionConfig } from '../common/session';
-import { decideApprovals, endSession, sendMessage, waitForTurn } from '../lib/session-client';
+import { decideApprovals, endSession, sendMessage, waitForTurn } from '../client/session-client';
 import { parsePolicy } from '../common/policy/schema';
 import { freezePolicy } from '../common/policy';
-import { findTemporalCli } from '../lib/temporal-cli';
+import { findTemporalCli } from '../client/temporal-cli';
 
 const envelope = (name: string, args: object) => JSON.stringify({ tool_calls: [{ name, arguments: args }] });
 const broken = '{"tool_calls": [{"name": "read_file", "arguments": {"path": ';

@@ -1,8 +1,8 @@
 /** `harness worker`: runs a worker against TEMPORAL_ADDRESS (or the embedded dev server). */
 import { rmSync } from 'node:fs';
-import { harnessHome } from '../lib/paths';
-import { removePidFileIf, writePidFile } from '../lib/pids';
-import { connectClient, connectWorker, temporalSettings, type TemporalSettings } from '../lib/temporal';
+import { harnessHome } from '../host/paths';
+import { removePidFileIf, writePidFile } from '../host/pids';
+import { connectClient, connectWorker, temporalSettings, type TemporalSettings } from '../client/temporal';
 import type { SandboxPool } from '../activities/sandbox/pool';
 import { defaultSandboxes, defaultSkills } from '../activities';
 import { DEFAULT_SANDBOX_IMAGE, sandboxProblems } from '../activities/sandbox/docker-sandbox';
@@ -13,8 +13,8 @@ import { createHarnessWorker } from './worker';
 import { openStore } from './open-store';
 import type { Worker } from '@temporalio/worker';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { installEscapingRuntime } from '../lib/terminal/temporal-log';
-import { writeErrLine } from '../lib/terminal/write';
+import { installEscapingRuntime } from '../host/terminal/temporal-log';
+import { writeErrLine } from '../host/terminal/write';
 
 /** Runs until SIGINT/SIGTERM; writes pid/ready files when asked to (background workers). */
 export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line: string) => void = writeErrLine): Promise<void> {

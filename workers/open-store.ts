@@ -10,7 +10,7 @@
  * standby that takes over the moment the holder exits; any other reason it cannot open ends it.
  */
 import type { MemoryHost } from '../activities/memory/host';
-import { UserError } from '../lib/errors';
+import { UserError } from '../host/errors';
 
 /** What became of the store: open, or the worker was asked to stop while it waited. */
 export type StoreOpening = 'open' | 'stopped';

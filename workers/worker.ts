@@ -1,15 +1,11 @@
 /** Builds a harness worker: the workflows (prebundled when available) and the activities. */
 import { existsSync } from 'node:fs';
-import path from 'node:path';
 import { Worker, type NativeConnection } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
-import { projectRoot } from '../lib/paths';
-import { sweepStreams } from '../lib/model-stream';
+import { workflowBundlePath } from '../host/paths';
 
-/** Path of the workflow bundle written by `npm run build`. */
-export function workflowBundlePath(): string {
-  return path.join(projectRoot(), 'dist', 'workflow-bundle.js');
-}
+export { workflowBundlePath };
+import { sweepStreams } from '../host/model-stream';
 
 /** What a harness worker needs. */
 export interface HarnessWorkerOptions extends ActivityDeps {

@@ -13,7 +13,7 @@ import type { SessionConfig, TurnInput } from '../common/session';
 import { caseReport, summarize } from '../common/eval-report';
 import { DEFAULT_COMPRESSION } from '../common/context/plan';
 import { turnWorkflow } from './turn';
-import { evalProgressQuery, turnStatusSignal } from './definitions';
+import { evalProgressQuery, turnStatusSignal } from '../common/messages';
 import { forkResume } from './fork';
 import { discoverActivity, type Activities } from './tool-activities';
 import type { BudgetLimit } from '../common/budget';

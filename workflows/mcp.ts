@@ -1,81 +1,16 @@
 /**
- * The turn's side of MCP: the registry with the session's MCP tools, and questions a server asks
- * in the middle of a call (elicitation). The activity holding the call tells the turn with a
- * signal; the question is then pending like an ask_user one (`status` shows it, `harness answer`
- * replies through the same update), and the activity reads the answer back with a query. The
- * question and the answer are events in the turn's history.
+ * The turn's side of MCP: the registry with the session's MCP tools. Questions a server asks in
+ * the middle of a call (elicitation) come as the mcpQuestion signal (common/messages.ts) and are
+ * read as common/mcp-questions.ts says.
  */
-import { defineQuery, defineSignal } from '@temporalio/workflow';
 import { BUILTIN_TOOLS } from '../common/builtin-tools';
 import type { McpServerSpec, McpToolSet } from '../common/mcp';
 import { mcpToolDefinitions, unavailableServers } from '../common/mcp-tools';
 import { ToolRegistry } from '../common/tools';
 import { customToolDefinitions, type CustomToolSet } from '../common/custom-tools';
 
-/** Activity → turn: a server asks the human something during call `callId`. */
-export interface McpQuestion {
-  /** `<callId>#e<n>`: the n-th question of the call (the same on a retried attempt). */
-  key: string;
-  callId: string;
-  server: string;
-  message: string;
-  requestedSchema: Record<string, unknown>;
-}
-
-export const mcpQuestionSignal = defineSignal<[McpQuestion]>('mcpQuestion');
-/** The answer given to a question, by key (undefined while none). */
-export const mcpAnswerQuery = defineQuery<string | undefined, [string]>('mcpAnswer');
-
 /** The registry of a turn: the built-in tools, the session's custom tools and its MCP tools (`bounded`: see mcp-schema.ts). */
 export function turnRegistry(tools: McpToolSet | undefined, servers: readonly McpServerSpec[], bounded = false, custom?: CustomToolSet): ToolRegistry {
   const builtin = new Set(BUILTIN_TOOLS.map((t) => t.name));
   return new ToolRegistry([...BUILTIN_TOOLS, ...customToolDefinitions(custom, builtin), ...mcpToolDefinitions(tools, servers, { bounded })], unavailableServers(tools));
-}
-
-/** The question as the human sees it: the server's message and what fields it wants. */
-export function questionText(q: McpQuestion): string {
-  const props = (q.requestedSchema.properties ?? {}) as Record<string, { type?: string; description?: string; title?: string }>;
-  const required = new Set(Array.isArray(q.requestedSchema.required) ? (q.requestedSchema.required as string[]) : []);
-  const fields = Object.entries(props).map(([name, p]) => `${name}${required.has(name) ? '*' : ''} (${p.type ?? 'any'}${p.description ? `: ${p.description}` : ''})`);
-  const single = singleField(q.requestedSchema);
-  const how = single
-    ? `answer with the ${single} text, or a JSON object, or "decline" / "cancel"`
-    : fields.length
-      ? 'answer with a JSON object of these fields, or "decline" / "cancel"'
-      : 'answer "accept", "decline" or "cancel"';
-  return [`[MCP server ${q.server}] ${q.message}`, ...(fields.length ? [`fields: ${fields.join('; ')}`] : []), `(${how})`].join('\n');
-}
-
-/** Refuses an answer the server could not take, before it is written to history. */
-export function validateMcpAnswer(q: McpQuestion, text: string): void {
-  const t = text.trim();
-  if (['accept', 'decline', 'cancel'].includes(t.toLowerCase())) return;
-  if (t.startsWith('{')) {
-    let v: unknown;
-    try {
-      v = JSON.parse(t);
-    } catch (err) {
-      throw new Error(`the answer looks like JSON but does not parse: ${(err as Error).message}`);
-    }
-    if (!v || typeof v !== 'object' || Array.isArray(v)) throw new Error('the answer must be a JSON object of the fields asked for');
-    return;
-  }
-  if (!singleField(q.requestedSchema)) throw new Error('this question has several fields: answer with a JSON object, or "decline" / "cancel"');
-}
-
-/** The one field a plain-text answer fills, when the schema asks for exactly one string-like field. */
-export function singleField(schema: Record<string, unknown>): string | undefined {
-  const props = Object.entries((schema.properties ?? {}) as Record<string, { type?: string }>);
-  return props.length === 1 && (props[0]![1].type ?? 'string') === 'string' ? props[0]![0] : undefined;
-}
-
-/** What the server gets for an answer (checked by validateMcpAnswer when it was given). */
-export function elicitationResult(schema: Record<string, unknown>, text: string): { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> } {
-  const t = text.trim();
-  const word = t.toLowerCase();
-  if (word === 'decline' || word === 'cancel') return { action: word };
-  if (word === 'accept') return { action: 'accept', content: {} };
-  if (t.startsWith('{')) return { action: 'accept', content: JSON.parse(t) as Record<string, unknown> };
-  const field = singleField(schema);
-  return field ? { action: 'accept', content: { [field]: t } } : { action: 'decline' };
 }

@@ -16,7 +16,7 @@ import {
   type TurnResult,
 } from '../common/session';
 import { rootCauseMessage } from '../common/errors';
-import type { SendMessageInput, TurnStatusSignal } from './definitions';
+import type { SendMessageInput, TurnStatusSignal } from '../common/messages';
 import { addSpend, NO_SPEND, subtractSpend } from '../common/budget';
 import { sumLimits } from './turn-budget';
 

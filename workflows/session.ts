@@ -25,7 +25,7 @@ import {
   utf8Length,
   type RetryTurnInput,
   type SendMessageInput,
-} from './definitions';
+} from '../common/messages';
 import { SessionBook } from './session-book';
 import { turnWorkflow } from './turn';
 import { discoverActivity, STORE_ACTIVITY } from './tool-activities';

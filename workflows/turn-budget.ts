@@ -27,7 +27,7 @@ import {
   type BudgetRaises,
   type Spend,
 } from '../common/budget';
-import { decideBudgetUpdate, type BudgetDecisionInput, type BudgetDecisionResult } from './definitions';
+import { decideBudgetUpdate, type BudgetDecisionInput, type BudgetDecisionResult } from '../common/messages';
 
 /** Waits on a person for a pending item; resolves false on timeout. */
 export type HumanWait = (pending: Pending, done: () => boolean, timeoutMs: number) => Promise<boolean>;

@@ -27,7 +27,7 @@ import {
   utf8Length,
   type ApprovalDecisionInput,
   type TurnStatusSignal,
-} from './definitions';
+} from '../common/messages';
 import { runTurn } from './turn-loop';
 import { TurnBudget } from './turn-budget';
 import { RunEvents } from './run-events';
@@ -37,7 +37,9 @@ import { mcpRules } from '../common/mcp-tools';
 import { missingTools, missingToolsMessage } from '../common/custom-tools';
 import { alwaysPatternProblem } from '../common/policy/always';
 import type { Policy } from '../common/policy/schema';
-import { mcpAnswerQuery, mcpQuestionSignal, questionText, turnRegistry, validateMcpAnswer, type McpQuestion } from './mcp';
+import { turnRegistry } from './mcp';
+import { mcpAnswerQuery, mcpQuestionSignal, type McpQuestion } from '../common/messages';
+import { questionText, validateMcpAnswer } from '../common/mcp-questions';
 import { decidedToolMode } from '../common/tool-mode';
 
 /** Runs one turn of a session and returns its result; failures of the model end it as `failed`. */

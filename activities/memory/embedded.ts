@@ -9,7 +9,7 @@ import { PGlite, type Extension } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { lockDataDir, waitForDataDirLock, type LockMethod, type LockWait } from './lock';
 import { registerOwnPort } from '../tools/own-ports';
-import { writeStoreEndpoint } from '../../lib/store-endpoint';
+import { writeStoreEndpoint } from '../../host/store-endpoint';
 
 // A subpath export: moduleResolution node10 cannot type it, Node's require resolves it.
 const { pg_trgm } = require('@electric-sql/pglite/contrib/pg_trgm') as { pg_trgm: Extension };
@@ -23,8 +23,8 @@ export interface EmbeddedPostgres {
   close(): Promise<void>;
 }
 
-// Where the embedded data lives: lib/paths.ts, so readers (the trace) need not load PGlite to find it.
-export { embeddedDataDir } from '../../lib/paths';
+// Where the embedded data lives: host/paths.ts, so readers (the trace) need not load PGlite to find it.
+export { embeddedDataDir } from '../../host/paths';
 
 /**
  * Locks dataDir, starts PGlite on it and listens on 127.0.0.1 (a free port unless one is given).

@@ -272,7 +272,7 @@ export function guardedLookup(policy: NetPolicy, hostname: string, port: number)
 /**
  * The worker's own services from its environment: TEMPORAL_ADDRESS, the embedded dev server,
  * its Web UI, HTTP API and metrics (HARNESS_EMBEDDED_PORT, HARNESS_UI_PORT, HARNESS_HTTP_PORT,
- * HARNESS_METRICS_PORT, defaults as in lib/temporal.ts), the host:port of DATABASE_URL and the
+ * HARNESS_METRICS_PORT, defaults as in client/temporal.ts), the host:port of DATABASE_URL and the
  * OTLP receiver turns are exported to (it holds every exported trace). Listed by address, so
  * remote ones count too; local ports are also found by own-ports.ts.
  */

@@ -4,8 +4,8 @@
  * `budget_exceeded`, keeping its work), then wait for it like `run`.
  */
 import { budgetAmount, budgetLine, type BudgetUnit } from '../../common/budget';
-import { pendingBudget } from '../../lib/budget-client';
-import type { BudgetDecisionInput } from '../../workflows/definitions';
+import { pendingBudget } from '../../client/budget-client';
+import type { BudgetDecisionInput } from '../../common/messages';
 import type { CliContext } from '../context';
 import { say } from '../output';
 import { followTurn, waitRide } from '../wait';

@@ -1,8 +1,8 @@
 /** What `harness chat` does (cli/commands/chat.ts defines the command and loads this when it runs). */
 import { createInterface } from 'node:readline/promises';
 import { newSessionId } from '../../api/client';
-import { checkMessage, requireWorker } from '../../lib/session-client';
-import { UserError } from '../../lib/errors';
+import { checkMessage, requireWorker } from '../../client/session-client';
+import { UserError } from '../../host/errors';
 import type { CliContext } from '../context';
 import { configFor, configForNew } from '../session-config';
 import { driveTurn, linePrompter, noWorkerHint, waitRide, workerStarting } from '../wait';

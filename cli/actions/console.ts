@@ -1,6 +1,6 @@
 /** What `harness console` does, and the console `harness dev` starts beside its worker. */
 import type { CliContext } from '../context';
-import { UsageError } from '../../lib/errors';
+import { UsageError } from '../../host/errors';
 import { print, say } from '../output';
 import type { ConsoleServer } from '../../console/server';
 
@@ -17,7 +17,7 @@ export async function openConsole(ctx: CliContext, o: ConsoleFlags, fallback = f
   const [{ startConsole }, { newToken }, { connectClient }, { HarnessClient }] = await Promise.all([
     import('../../console/server'),
     import('../../console/security'),
-    import('../../lib/temporal'),
+    import('../../client/temporal'),
     import('../../api/client'),
   ]);
   const s = ctx.settings;

@@ -1,7 +1,7 @@
 /** What `harness cost` does (cli/commands/cost.ts defines the command and loads this when it runs). */
-import { loadLedger } from '../../lib/ledger/load';
-import { ledgerJson, ledgerLines, moneyText } from '../../lib/ledger/render';
-import type { Ledger } from '../../lib/ledger/types';
+import { loadLedger } from '../../history/ledger/load';
+import { ledgerJson, ledgerLines, moneyText } from '../../history/ledger/render';
+import type { Ledger } from '../../history/ledger/types';
 import type { Client } from '@temporalio/client';
 import type { CliContext } from '../context';
 import { print, printJson, say } from '../output';
@@ -9,7 +9,7 @@ import { print, printJson, say } from '../output';
 export async function showCost(ctx: CliContext, id: string, o: { json?: boolean; calls?: boolean }): Promise<void> {
   const client = await ctx.client();
   // Prices of sessions from before prices come from the config (zod): loaded here, not by `status`.
-  const { currentPricing } = await import('../../lib/ledger/pricing');
+  const { currentPricing } = await import('../../config/session-prices');
   const ledger = await loadLedger(client, id, { fallback: currentPricing(ctx.env, process.cwd()), ...(o.calls ? { calls: true } : {}) });
   if (o.json) return printJson(ledgerJson(ledger));
   for (const note of ledger.notes) say(`note: ${note}`);

@@ -1,14 +1,14 @@
 /** What `harness fork` does (cli/commands/fork.ts defines the command and loads this when it runs). */
 import type { Client } from '@temporalio/client';
 import { newSessionId } from '../../api/client';
-import { modelSpec } from '../../lib/config';
-import { UsageError } from '../../lib/errors';
-import { planFork, type ForkEdits } from '../../lib/fork';
-import { checkMessage, requireWorker, sessionState } from '../../lib/session-client';
-import { startForked } from '../../lib/fork-start';
+import { modelSpec } from '../../config/resolve';
+import { UsageError } from '../../host/errors';
+import { planFork, type ForkEdits } from '../../history/fork';
+import { checkMessage, requireWorker, sessionState } from '../../client/session-client';
+import { startForked } from '../../client/fork-start';
 import { readBoundedText } from '../task-input';
 import type { CliContext } from '../context';
-import { escapeForTerminal } from '../../lib/terminal/escape';
+import { escapeForTerminal } from '../../host/terminal/escape';
 import { say } from '../output';
 import { driveTurn, noWorkerHint, terminalPrompter, workerStarting } from '../wait';
 

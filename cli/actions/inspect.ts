@@ -2,19 +2,19 @@
  * What `harness status`, `sessions [prune]`, `answer` and `end` do (cli/commands/inspect.ts
  * defines the commands and loads this when one runs).
  */
-import { checkMessage } from '../../lib/session-client';
-import type { SessionView } from '../../lib/session-status';
-import { endAndPurge, findPrunable, parseAge, purgeSessions, type Prunable, type PurgeReport } from '../../lib/retention';
-import { UserError } from '../../lib/errors';
+import { checkMessage } from '../../client/session-client';
+import type { SessionView } from '../../client/session-status';
+import { endAndPurge, findPrunable, parseAge, purgeSessions, type Prunable, type PurgeReport } from '../../client/retention';
+import { UserError } from '../../host/errors';
 import type { CliContext } from '../context';
 import { pendingLines, print, printJson, printJsonLines, say, usageLine } from '../output';
 import { followTurn, waitRide } from '../wait';
 import { WaitNotes } from '../wait-notes';
-import { escapeForTerminal } from '../../lib/terminal/escape';
+import { escapeForTerminal } from '../../host/terminal/escape';
 import { describeToolMode } from '../../common/tool-mode';
 import { costLine, ledgerSummaryJson, sessionCost } from './cost';
 import { follow, sessionsList } from './watch';
-import { turnProgress, type TurnProgress } from '../../lib/trace/progress';
+import { turnProgress, type TurnProgress } from '../../client/watch/progress';
 
 export interface StatusFlags {
   json?: boolean;

@@ -5,12 +5,12 @@ import type { McpServerSpec, McpServerStatus, McpToolInfo } from '../../common/m
 import { mcpRules, mcpToolDefinition } from '../../common/mcp-tools';
 import { decide } from '../../common/policy';
 import { PolicyConfigError, type Policy } from '../../common/policy/schema';
-import { resolveMcpConfig } from '../../lib/config';
-import { UsageError, UserError } from '../../lib/errors';
-import { sessionState } from '../../lib/session-client';
-import { refreshMcpToolsUpdate } from '../../workflows/definitions';
+import { resolveMcpConfig } from '../../config/resolve';
+import { UsageError, UserError } from '../../host/errors';
+import { sessionState } from '../../client/session-client';
+import { refreshMcpToolsUpdate } from '../../common/messages';
 import type { CliContext } from '../context';
-import { escapeForTerminal } from '../../lib/terminal/escape';
+import { escapeForTerminal } from '../../host/terminal/escape';
 import { EXIT, print, printJson, say } from '../output';
 
 export interface McpFlags {

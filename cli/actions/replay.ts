@@ -1,8 +1,8 @@
 /** What `harness replay` does (cli/commands/replay.ts defines the command and loads this when it runs). */
-import { UserError } from '../../lib/errors';
-import { quietReplayRuntime } from '../../lib/replay';
-import { REPLAY_HINT, replayWorkflows, reportLines } from '../../lib/replay-report';
-import { workflowBundlePath } from '../../workers/worker';
+import { UserError } from '../../host/errors';
+import { quietReplayRuntime } from '../../history/replay/replay';
+import { REPLAY_HINT, replayWorkflows, reportLines } from '../../history/replay/report';
+import { workflowBundlePath } from '../../host/paths';
 import type { CliContext } from '../context';
 import { print, printJson } from '../output';
 

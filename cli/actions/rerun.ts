@@ -1,15 +1,15 @@
 /** What `harness rerun` does (cli/commands/rerun.ts defines the command and loads this when it runs). */
 import { newSessionId } from '../../api/client';
-import { planFork } from '../../lib/fork';
-import { planRerun, recordedCallIndex, rerunLines, seedWords } from '../../lib/rerun';
-import { modelSpec } from '../../lib/config';
-import { UsageError } from '../../lib/errors';
-import { requireWorker } from '../../lib/session-client';
+import { planFork } from '../../history/fork';
+import { planRerun, recordedCallIndex, rerunLines, seedWords } from '../../history/rerun';
+import { modelSpec } from '../../config/resolve';
+import { UsageError } from '../../host/errors';
+import { requireWorker } from '../../client/session-client';
 import type { CliContext } from '../context';
-import { escapeForTerminal } from '../../lib/terminal/escape';
+import { escapeForTerminal } from '../../host/terminal/escape';
 import { EXIT, print, printJson, say } from '../output';
 import { driveTurn, noWorkerHint, terminalPrompter, workerStarting } from '../wait';
-import { startForked, waitForState } from '../../lib/fork-start';
+import { startForked, waitForState } from '../../client/fork-start';
 
 export interface RerunFlags {
   workspace?: string;

@@ -1,11 +1,11 @@
 /** What `harness retry` does (cli/commands/retry.ts defines the command and loads this when it runs). */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { UserError } from '../../lib/errors';
-import { planRetry, resetTurn, retryWords } from '../../lib/retry';
-import { requireWorker } from '../../lib/session-client';
-import { retryTurnUpdate } from '../../workflows/definitions';
+import { UserError } from '../../host/errors';
+import { planRetry, resetTurn, retryWords } from '../../history/retry';
+import { requireWorker } from '../../client/session-client';
+import { retryTurnUpdate } from '../../common/messages';
 import type { CliContext } from '../context';
-import { escapeForTerminal } from '../../lib/terminal/escape';
+import { escapeForTerminal } from '../../host/terminal/escape';
 import { printJson, say } from '../output';
 import { driveTurn, noWorkerHint, terminalPrompter, workerStarting } from '../wait';
 

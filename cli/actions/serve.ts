@@ -1,10 +1,10 @@
 /** What `harness dev`, `harness worker` and `harness model serve` do (cli/commands/serve.ts defines them and loads this when one runs). */
-import { embeddedFiles, startForegroundDev, stopEmbedded } from '../../lib/embedded';
+import { embeddedFiles, startForegroundDev, stopEmbedded } from '../../client/embedded';
 import { loadScript, ScriptError } from '../../scripted/script';
 import { startScriptedModel } from '../../scripted/server';
-import { UsageError } from '../../lib/errors';
-import { EndpointError, endpointFromEnv, shownUrl } from '../../lib/trace/otlp-endpoint';
-import { followTurns } from '../../lib/trace/otlp-follow';
+import { UsageError } from '../../host/errors';
+import { EndpointError, endpointFromEnv, shownUrl } from '../../history/trace/otlp-endpoint';
+import { followTurns } from '../../client/otlp-export';
 import { runWorker } from '../../workers/main';
 import type { CliContext } from '../context';
 import { print, say } from '../output';

@@ -1,12 +1,12 @@
 /** What `harness trace` does (cli/commands/trace.ts defines the command and loads this when it runs). */
-import { exportedLine, exportSpans } from '../../lib/trace/otlp';
-import { openMessageStore, type OpenedStore } from '../../lib/trace/payloads';
-import { traceLines } from '../../lib/trace/render';
+import { exportedLine, exportSpans } from '../../history/trace/otlp';
+import { openMessageStore, type OpenedStore } from '../../client/store-reader';
+import { traceLines } from '../../history/trace/render';
 import type { CliContext } from '../context';
-import { escapeForTerminal } from '../../lib/terminal/escape';
+import { escapeForTerminal } from '../../host/terminal/escape';
 import { print, printJsonLines, say } from '../output';
 import { follow } from './watch';
-import { UsageError } from '../../lib/errors';
+import { UsageError } from '../../host/errors';
 
 export interface TraceFlags {
   json?: boolean;

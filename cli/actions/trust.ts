@@ -1,9 +1,9 @@
 /** What `harness trust` does (cli/commands/trust.ts defines the command and loads this when it runs). */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { parseConfigFile } from '../../lib/config';
-import { UsageError } from '../../lib/errors';
-import { sensitiveSettings, trust, trustFile } from '../../lib/trust';
+import { parseConfigFile } from '../../config/resolve';
+import { UsageError } from '../../host/errors';
+import { sensitiveSettings, trust, trustFile } from '../../config/trust';
 import type { CliContext } from '../context';
 import { say } from '../output';
 

@@ -1,20 +1,20 @@
 /**
  * Watching from any process: `status --follow` and `trace --follow` attach to a session or a turn
- * and print each step event as history records it (lib/trace/live.ts), until it closes or Ctrl-C;
- * `harness sessions` lists each session's own state (lib/session-list.ts).
+ * and print each step event as history records it (client/watch/live.ts), until it closes or Ctrl-C;
+ * `harness sessions` lists each session's own state (client/session-list.ts).
  */
 import type { Client } from '@temporalio/client';
-import { watchSession, watchTurn, type SpanChange, type WatchOptions } from '../../lib/trace/live';
-import { liveLine } from '../../lib/trace/live-lines';
-import type { Span } from '../../lib/trace/types';
-import { listSessions, type SessionRow, type SessionRowState } from '../../lib/session-list';
-import { UserError } from '../../lib/errors';
-import { escapeForTerminal } from '../../lib/terminal/escape';
+import { watchSession, watchTurn, type SpanChange, type WatchOptions } from '../../client/watch/live';
+import { liveLine } from '../../client/watch/live-lines';
+import type { Span } from '../../history/trace/types';
+import { listSessions, type SessionRow, type SessionRowState } from '../../client/session-list';
+import { UserError } from '../../host/errors';
+import { escapeForTerminal } from '../../host/terminal/escape';
 import { print, printJson, printJsonLines, say } from '../output';
 import type { CliContext } from '../context';
 import { WaitNotes } from '../wait-notes';
 import { StreamPrinter } from '../stream-print';
-import { writeOut } from '../../lib/terminal/write';
+import { writeOut } from '../../host/terminal/write';
 
 /** How a follow prints. */
 export interface FollowPrint {

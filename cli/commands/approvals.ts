@@ -1,11 +1,11 @@
 /** `harness approve` / `harness deny`: decide pending tool calls from any process. */
 import { InvalidArgumentError, type Command } from 'commander';
-import { UsageError } from '../../lib/errors';
+import { UsageError } from '../../host/errors';
 import type { CliContext } from '../context';
 import type { DecideFlags } from '../actions/approvals';
 import { waitTimeoutOption } from '../wait-options';
 import { parseSessionId } from '../args';
-import { parseBudgetAmount } from '../../lib/budget-amount';
+import { parseBudgetAmount } from '../../config/budget-amount';
 
 /** `--budget +5000` / `--budget +$0.50`: a raise, as a usage error when it is not one. */
 function parseRaise(value: string): { unit: 'tokens' | 'usd'; amount: number } {

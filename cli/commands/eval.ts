@@ -5,7 +5,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { CliContext } from '../context';
 import type { EvalFlags } from '../actions/eval';
-import { parseBudgetAmount } from '../../lib/budget-amount';
+import { parseBudgetAmount } from '../../config/budget-amount';
 
 /** `--budget 200000` (tokens) or `--budget '$2.50'` (money). */
 function parseBudget(value: string): { tokens: number } | { usd: number } {

@@ -1,6 +1,6 @@
 /** `harness trace <id> [--json] [--full] [--otlp URL]`: the story of a session or a turn, from Temporal history. */
 import { InvalidArgumentError, type Command } from 'commander';
-import { EndpointError, otlpTracesUrl } from '../../lib/trace/otlp-endpoint';
+import { EndpointError, otlpTracesUrl } from '../../history/trace/otlp-endpoint';
 import type { CliContext } from '../context';
 import type { TraceFlags } from '../actions/trace';
 import { parseSessionOrTurnId } from '../args';

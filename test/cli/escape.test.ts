@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { escapeForTerminal, escapeJsonForTerminal } from '../../lib/terminal/escape';
-import { escapingLogger } from '../../lib/terminal/temporal-log';
-import { Control, plainString, styled, terminalString } from '../../lib/terminal/text';
+import { escapeForTerminal, escapeJsonForTerminal } from '../../host/terminal/escape';
+import { escapingLogger } from '../../host/terminal/temporal-log';
+import { Control, plainString, styled, terminalString } from '../../host/terminal/text';
 
 /** Every C1 control, U+0080–U+009F (U+009B is CSI, U+009D OSC to a terminal that reads 8-bit controls). */
 const C1 = Array.from({ length: 32 }, (_, i) => String.fromCharCode(0x80 + i)).join('');

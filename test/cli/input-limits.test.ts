@@ -9,8 +9,8 @@ import path from 'node:path';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sendMessage, sessionState, waitForTurn } from '../../lib/session-client';
-import { MAX_MESSAGE_BYTES, sendMessageUpdate, utf8Length } from '../../workflows/definitions';
+import { sendMessage, sessionState, waitForTurn } from '../../client/session-client';
+import { MAX_MESSAGE_BYTES, sendMessageUpdate, utf8Length } from '../../common/messages';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, HARNESS_BIN, parseJson, removeTempDirs, runCli, stackLines, tempDir, writeScript, type CliResult } from '../support/cli';
 

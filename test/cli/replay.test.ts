@@ -6,7 +6,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { replayWorkflows, reportLines, type ReplayReport } from '../../lib/replay-report';
+import { replayWorkflows, reportLines, type ReplayReport } from '../../history/replay/report';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, ROOT, runCli, stackLines, tempDir } from '../support/cli';
 

@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHost } from '../../activities/memory/host';
 import { LABELS } from '../../activities/sandbox/containers';
 import { SandboxPool } from '../../activities/sandbox/pool';
-import { decideApprovals, endSession, sendMessage, waitForTurn, type TurnOutcome } from '../../lib/session-client';
+import { decideApprovals, endSession, sendMessage, waitForTurn, type TurnOutcome } from '../../client/session-client';
 import type { SessionConfig } from '../../common/session';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir } from '../support/cli';

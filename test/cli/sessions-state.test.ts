@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, tempDir } from '../support/cli';
-import { endSession, sendMessage, waitForTurn } from '../../lib/session-client';
+import { endSession, sendMessage, waitForTurn } from '../../client/session-client';
 
 let h: TestHarness;
 let env: NodeJS.ProcessEnv;

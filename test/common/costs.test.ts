@@ -13,10 +13,10 @@ import { describe, expect, it } from 'vitest';
 import { budgetBreach, callEstimate, NO_SPEND, spendOf } from '../../common/budget';
 import { costOf, nanoUsdOf, usdText } from '../../common/pricing';
 import { countEntries, emptyLedgerTally, ledgerEntries, totalOf } from '../../common/ledger';
-import { DEFAULT_PRICES, isLocal, lookupPrice, resolvePricing } from '../../lib/prices';
-import { parseBudgetAmount } from '../../lib/budget-amount';
-import { resolveSessionConfig } from '../../lib/config';
-import { UsageError } from '../../lib/errors';
+import { DEFAULT_PRICES, isLocal, lookupPrice, resolvePricing } from '../../config/prices';
+import { parseBudgetAmount } from '../../config/budget-amount';
+import { resolveSessionConfig } from '../../config/resolve';
+import { UsageError } from '../../host/errors';
 import { OpenAIModelClient } from '../../activities/model-client';
 import { boundedAnswer } from '../../activities/model-reply';
 

@@ -14,7 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { DEFAULT_LIMITS } from '../../common/session';
-import { sendMessage, sessionState, waitForTurn } from '../../lib/session-client';
+import { sendMessage, sessionState, waitForTurn } from '../../client/session-client';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
 import type { Script } from '../../scripted/script';
 import { endpointConfig, newSessionId } from '../support/harness';

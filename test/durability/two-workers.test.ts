@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { sendMessage, waitForTurn } from '../../lib/session-client';
+import { sendMessage, waitForTurn } from '../../client/session-client';
 import type { SessionConfig } from '../../common/session';
 import { newSessionId, scriptedConfig } from '../support/harness';
 import { kill, ROOT } from '../support/processes';

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { describe, expect, inject, it } from 'vitest';
-import { replayHistory } from '../../lib/replay';
+import { replayHistory } from '../../history/replay/replay';
 
 function historyFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

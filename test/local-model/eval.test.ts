@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvalReport } from '../../common/eval';
 import { passAtK } from '../../common/eval';
-import { loadTrace } from '../../lib/trace';
+import { loadTrace } from '../../history/trace';
 import { startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, ROOT, runCli, tempDir } from '../support/cli';
 import { LOCAL_MODEL, startLocalModel, type LocalModel } from '../support/local-model';

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionConfig } from '../../common/session';
 import type { ToolModeSetting } from '../../common/tool-mode';
-import { loadTrace } from '../../lib/trace';
+import { loadTrace } from '../../history/trace';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { LOCAL_MODEL, startLocalModel, type LocalModel } from '../support/local-model';
 import { watchedTurn } from '../support/watched-turn';

@@ -10,10 +10,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
-import { findTemporalCli } from '../../lib/temporal-cli';
-import { DEV_SERVER_TUNING } from '../../lib/embedded';
-import { freePort } from '../../lib/scratch';
-import { isReachable, temporalSettings } from '../../lib/temporal';
+import { findTemporalCli } from '../../client/temporal-cli';
+import { DEV_SERVER_TUNING } from '../../client/embedded';
+import { freePort } from '../../scripts/scratch';
+import { isReachable, temporalSettings } from '../../client/temporal';
 
 declare module 'vitest' {
   export interface ProvidedContext {

@@ -10,7 +10,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { DEFAULT_LIMITS, type Limits, type SessionConfig, type TurnResult } from '../../common/session';
-import { decideApprovals, sendMessage, waitForTurn, type TurnOutcome } from '../../lib/session-client';
+import { decideApprovals, sendMessage, waitForTurn, type TurnOutcome } from '../../client/session-client';
 import { createHarnessWorker } from '../../workers/worker';
 import type { ActivityDeps } from '../../activities';
 import { Conversations } from '../../activities/store/conversations';

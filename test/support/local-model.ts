@@ -8,7 +8,7 @@ import { existsSync, openSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from '../../lib/scratch';
+import { freePort } from '../../scripts/scratch';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 /** The server binary (a link into the build cache) and the model, as setup leaves them. */

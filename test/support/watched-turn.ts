@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { SessionConfig, TurnResult } from '../../common/session';
 import type { ChatMessage, ToolResult } from '../../common/types';
-import { decideApprovals, sendMessage, waitForTurn, type TurnOutcome } from '../../lib/session-client';
+import { decideApprovals, sendMessage, waitForTurn, type TurnOutcome } from '../../client/session-client';
 import type { TestHarness } from './harness';
 
 /** The failure messages of the failed workflow tasks in a workflow's history (latest run). */

@@ -13,9 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeOrphans } from '../../activities/sandbox/docker-sandbox';
 import type { PendingApproval, SessionConfig, SessionState, ToolCallRecord, TurnResult, TurnState } from '../../common/session';
 import type { ChatMessage, ToolResult } from '../../common/types';
-import { UserError } from '../../lib/errors';
-import { decideApprovals, sendMessage, sessionState, waitForTurn } from '../../lib/session-client';
-import { decideApprovalsUpdate, turnStateQuery } from '../../workflows/definitions';
+import { UserError } from '../../host/errors';
+import { decideApprovals, sendMessage, sessionState, waitForTurn } from '../../client/session-client';
+import { decideApprovalsUpdate, turnStateQuery } from '../../common/messages';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 /** The default rules in `ask` mode: what a user gets without any policy configuration. */

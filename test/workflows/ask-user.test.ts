@@ -2,9 +2,9 @@ import { Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnResult } from '../../common/session';
-import { UserError } from '../../lib/errors';
-import { answerQuestion, sessionState } from '../../lib/session-client';
-import { answerUpdate } from '../../workflows/definitions';
+import { UserError } from '../../host/errors';
+import { answerQuestion, sessionState } from '../../client/session-client';
+import { answerUpdate } from '../../common/messages';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 let h: TestHarness;

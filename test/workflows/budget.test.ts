@@ -8,8 +8,8 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionConfig, SessionState, TurnResult } from '../../common/session';
-import { decideBudget } from '../../lib/budget-client';
-import { sendMessage, sessionState, waitForTurn } from '../../lib/session-client';
+import { decideBudget } from '../../client/budget-client';
+import { sendMessage, sessionState, waitForTurn } from '../../client/session-client';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 let h: TestHarness;

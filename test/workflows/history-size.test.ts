@@ -9,8 +9,8 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnResult, TurnState } from '../../common/session';
-import { answerQuestion, decideApprovals, sendMessage, sessionState, waitForTurn } from '../../lib/session-client';
-import { turnStateQuery } from '../../workflows/definitions';
+import { answerQuestion, decideApprovals, sendMessage, sessionState, waitForTurn } from '../../client/session-client';
+import { turnStateQuery } from '../../common/messages';
 import { InMemoryMessageStore, StoreUnavailableError } from '../../activities/store/message-store';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 

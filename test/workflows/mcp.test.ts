@@ -8,8 +8,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveSessionConfig } from '../../lib/config';
-import { decideApprovals, sendMessage, sessionState, waitForTurn } from '../../lib/session-client';
+import { resolveSessionConfig } from '../../config/resolve';
+import { decideApprovals, sendMessage, sessionState, waitForTurn } from '../../client/session-client';
 import type { SessionConfig, TurnResult } from '../../common/session';
 import type { McpToolSet } from '../../common/mcp';
 import { newSessionId, startHarness, type TestHarness } from '../support/harness';

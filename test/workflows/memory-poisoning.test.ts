@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryHost } from '../../activities/memory/host';
 import type { SessionConfig, TurnResult } from '../../common/session';
 import type { ChatMessage, ToolResult } from '../../common/types';
-import { decideApprovals } from '../../lib/session-client';
+import { decideApprovals } from '../../client/session-client';
 import { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, MEMORY_HEADING } from '../../workflows/system-message';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 

@@ -10,8 +10,8 @@ import { SandboxPool } from '../../activities/sandbox/pool';
 import { removeOrphans } from '../../activities/sandbox/docker-sandbox';
 import type { PendingApproval, SessionConfig, TurnState } from '../../common/session';
 import type { ChatMessage, ToolResult } from '../../common/types';
-import { decideApprovals, waitForTurn } from '../../lib/session-client';
-import type { TurnOutcome } from '../../lib/turn-wait';
+import { decideApprovals, waitForTurn } from '../../client/session-client';
+import type { TurnOutcome } from '../../client/turn-wait';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 const docker = new Docker();

@@ -11,7 +11,7 @@ import { MAX_SHELL_COMMAND } from '../../common/builtin-tools';
 import { freezePolicy } from '../../common/policy/decide';
 import { parsePolicy } from '../../common/policy/schema';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
-import { decideApprovals, waitForTurn } from '../../lib/session-client';
+import { decideApprovals, waitForTurn } from '../../client/session-client';
 
 /** The default policy as a session started today keeps it (version 2, RE2 patterns). */
 const POLICY = freezePolicy(parsePolicy(undefined));

@@ -6,8 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionConfig } from '../../common/session';
-import { loadTrace } from '../../lib/trace';
-import { stateQuery } from '../../workflows/definitions';
+import { loadTrace } from '../../history/trace';
+import { stateQuery } from '../../common/messages';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { startQuirkyEndpoint, type QuirkyEndpoint, type QuirkyReply } from '../support/quirky-endpoint';
 import { toolResults, watchedTurn } from '../support/watched-turn';

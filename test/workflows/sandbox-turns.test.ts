@@ -10,7 +10,7 @@ import { LABELS, removeOrphans } from '../../activities/sandbox/docker-sandbox';
 import { parsePolicy } from '../../common/policy/schema';
 import type { SessionConfig, TurnResult } from '../../common/session';
 import type { ChatMessage, ToolResult } from '../../common/types';
-import { decideApprovals, endSession, sessionState, waitForTurn } from '../../lib/session-client';
+import { decideApprovals, endSession, sessionState, waitForTurn } from '../../client/session-client';
 import { freezePolicy } from '../../common/policy';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UserError } from '../../lib/errors';
-import { endSession, sendMessage, sessionState, waitForTurn } from '../../lib/session-client';
+import { UserError } from '../../host/errors';
+import { endSession, sendMessage, sessionState, waitForTurn } from '../../client/session-client';
 import type { SessionConfig, TurnResult } from '../../common/session';
 import { addUsage, NO_USAGE } from '../../common/session';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';

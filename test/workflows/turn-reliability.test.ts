@@ -14,7 +14,7 @@ import type { Sandbox } from '../../activities/sandbox/docker-sandbox';
 import { DEFAULT_COMPRESSION } from '../../common/context/plan';
 import type { SessionState, TurnResult } from '../../common/session';
 import type { ChatMessage, ToolResult } from '../../common/types';
-import { sendMessage, sessionState } from '../../lib/session-client';
+import { sendMessage, sessionState } from '../../client/session-client';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 

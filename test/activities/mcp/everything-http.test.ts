@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpUnavailableError } from '../../../activities/mcp/errors';
 import { McpPool } from '../../../activities/mcp/pool';
 import { mcpResultToToolResult } from '../../../activities/mcp/results';
-import { freePort } from '../../../lib/scratch';
+import { freePort } from '../../../scripts/scratch';
 import { httpSpec, startEverythingHttp, textOf } from '../../support/mcp-servers';
 
 describe('McpPool with server-everything over Streamable HTTP', () => {

@@ -10,10 +10,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownPortLookup, registerOwnPort } from '../../../activities/tools/own-ports';
 import { processTreeListeners } from '../../../activities/tools/proc-listeners';
-import { devServerArgs, embeddedFiles, waitForServer } from '../../../lib/embedded';
-import { freePort } from '../../../lib/scratch';
-import { findTemporalCli } from '../../../lib/temporal-cli';
-import { temporalSettings, type TemporalSettings } from '../../../lib/temporal';
+import { devServerArgs, embeddedFiles, waitForServer } from '../../../client/embedded';
+import { freePort } from '../../../scripts/scratch';
+import { findTemporalCli } from '../../../client/temporal-cli';
+import { temporalSettings, type TemporalSettings } from '../../../client/temporal';
 
 describe('registerOwnPort', () => {
   it('names a registered port until it is forgotten', async () => {

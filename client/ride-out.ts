@@ -1,0 +1,127 @@
+/**
+ * Riding out trouble in a command that waits: a query, a describe or an update that fails in
+ * a way time may cure (Temporal down, restarting or overloaded, no worker polling) is reported
+ * in one line and tried again with backoff, until it works or the command's deadline passes.
+ * Only errors that waiting cannot cure (not found, refused, a bug) end the wait early.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
+import { UserError } from '../host/errors';
+import { diagnose, look, seconds, troubleOf, within, type Trouble } from './wait-progress';
+
+/** How long a command keeps waiting through trouble, and whom it tells. */
+export interface Patience {
+  /** Give up at this time (ms since the epoch); Infinity waits for good. */
+  deadline: number;
+  /** Told each time a call fails in a way waiting may cure, and with undefined once calls work again. */
+  onTrouble?: (trouble: Trouble | undefined) => void;
+  /** The error when the deadline passes, given the trouble of the moment. */
+  giveUp?: (trouble: Trouble | undefined, waitedMs: number) => UserError;
+}
+
+/** Longest pause between attempts while something is wrong. */
+const MAX_BACKOFF_MS = 8_000;
+/** How long an update may be unanswered before the wait looks for what holds it up. */
+const SLOW_UPDATE_MS = 3_000;
+
+/** The state of one wait through trouble: what is wrong now, and the backoff. */
+export class RideOut {
+  private current?: Trouble;
+  private delay = 0;
+  private readonly started = Date.now();
+
+  constructor(private readonly patience: Patience) {}
+
+  /** Time left before the deadline. */
+  left(): number {
+    return this.patience.deadline - Date.now();
+  }
+
+  /** What is wrong at the moment, if anything. */
+  get trouble(): Trouble | undefined {
+    return this.current;
+  }
+
+  /** Reports the trouble and waits before the next attempt; throws the give-up error once the deadline passes. */
+  async troubled(trouble: Trouble): Promise<void> {
+    this.current = trouble;
+    this.patience.onTrouble?.(trouble);
+    this.delay = Math.min(Math.max(this.delay * 2, 1_000), MAX_BACKOFF_MS);
+    const left = this.left();
+    if (left <= 0) throw this.giveUp();
+    await sleep(Math.min(this.delay, left));
+    if (this.left() <= 0) throw this.giveUp();
+  }
+
+  /** Calls work again: says so once, and resets the backoff. */
+  clear(): void {
+    if (this.current) this.patience.onTrouble?.(undefined);
+    this.current = undefined;
+    this.delay = 0;
+  }
+
+  /** The error for a deadline that passed. */
+  giveUp(): UserError {
+    const waited = Date.now() - this.started;
+    return (
+      this.patience.giveUp?.(this.current, waited) ??
+      new UserError(`stopped waiting after ${seconds(Math.round(waited / 1000) * 1000)}${this.current ? ` (${this.current.text})` : ''}`, 'try again later')
+    );
+  }
+}
+
+/**
+ * look() again and again until it answers: each failure that waiting may cure is reported and
+ * waited out (see RideOut); any other error is thrown.
+ */
+export async function lookUntil<T>(client: Client, workflowId: string, call: 'query' | 'server', fn: () => Promise<T>, patienceMs: number, ride: RideOut): Promise<T> {
+  for (;;) {
+    if (ride.left() <= 0) throw ride.giveUp();
+    const out = await look(client, workflowId, call, fn, Math.max(1_000, Math.min(patienceMs, ride.left())));
+    if (out.ok) {
+      ride.clear();
+      return out.value;
+    }
+    await ride.troubled(out.trouble);
+  }
+}
+
+/**
+ * Sends an update and waits for its result through trouble. An update waits for a worker to
+ * accept it, silently: while it is unanswered the wait looks for why (Temporal, no worker) and
+ * says so. A send that fails in a way waiting may cure is sent again with the same update id,
+ * which Temporal runs at most once. Other errors (a validator's refusal, a closed workflow) are
+ * thrown for the caller to word. `send` gets the update id to use.
+ */
+export async function deliverUpdate<R>(client: Client, workflowId: string, send: (updateId: string, signal: AbortSignal) => Promise<R>, ride: RideOut): Promise<R> {
+  const updateId = randomUUID();
+  for (;;) {
+    const stop = new AbortController();
+    const sent = send(updateId, stop.signal).then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    let outcome = await within(sent, SLOW_UPDATE_MS);
+    while (!outcome) {
+      try {
+        if (ride.left() <= 0) throw ride.giveUp();
+        const trouble = await diagnose(client, workflowId, 'query');
+        if (trouble) await ride.troubled(trouble);
+        outcome = await within(sent, trouble ? 0 : Math.min(SLOW_UPDATE_MS, Math.max(0, ride.left())));
+      } catch (err) {
+        stop.abort();
+        // Temporal may hold the update until a worker takes it: say so rather than "nothing happened".
+        if (err instanceof UserError) throw new UserError(`${err.message}; the request was sent and may still arrive once things recover`, err.hint, err.exitCode);
+        throw err;
+      }
+    }
+    if ('value' in outcome) {
+      ride.clear();
+      return outcome.value;
+    }
+    const trouble = troubleOf(client, outcome.error, 'server');
+    if (!trouble) throw outcome.error;
+    await ride.troubled(trouble);
+  }
+}

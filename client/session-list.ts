@@ -1,0 +1,202 @@
+/**
+ * Each session's own state for `harness sessions` and the console, read from history (no worker
+ * needed, nothing replayed): idle, running step N, waiting for approval, an answer or a budget
+ * decision, or closed (ended, failed, terminated …); turns, tokens, the last task and when it
+ * last did something. Visibility lists the sessions; a session's current run (small: a dozen
+ * events a turn, continued as new past limits.continueAsNewAfterEvents) tells the rest, with
+ * the first event of its latest turn (the task) and, while a turn runs, that turn's newest events.
+ */
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import type { History } from '@temporalio/common/lib/proto-utils';
+import type { Pending, SessionCarry } from '../common/session';
+import type { Usage } from '../common/types';
+import { decodePayload, type HistoryEvent } from '../history/trace/events';
+
+/** A session's state as `harness sessions` shows it. */
+export type SessionRowState = 'idle' | 'running' | 'waiting_for_approval' | 'waiting_for_user' | 'waiting_for_budget' | 'ended' | 'failed' | 'terminated' | 'timed_out' | 'cancelled';
+
+/** One session of the list. */
+export interface SessionRow {
+  session_id: string;
+  state: SessionRowState;
+  /** The step the running turn is at. */
+  step?: number;
+  turns: number;
+  current_turn?: string;
+  last_task?: string;
+  /** How the last finished turn ended (`final_answer`, `failed` …). */
+  last_outcome?: string;
+  pending?: Pending;
+  usage: Usage;
+  model?: string;
+  started_at: string;
+  /** The newest event of the session or its running turn (ISO 8601). */
+  last_activity_at: string;
+}
+
+const CLOSED: Record<string, SessionRowState> = { COMPLETED: 'ended', FAILED: 'failed', TERMINATED: 'terminated', TIMED_OUT: 'timed_out', CANCELLED: 'cancelled', CANCELED: 'cancelled' };
+
+/** The sessions visibility lists (newest first, at most `limit`), each with its state. */
+export async function listSessions(client: Client, opts: { limit: number; taskQueue?: string }): Promise<SessionRow[]> {
+  const infos: WorkflowExecutionInfo[] = [];
+  const queue = opts.taskQueue ? ` AND TaskQueue = '${opts.taskQueue.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'` : '';
+  for await (const wf of client.workflow.list({ query: `WorkflowType = 'sessionWorkflow'${queue}` })) {
+    // A continued run is listed beside its successor: the latest run speaks for the session.
+    if (wf.status.name === 'CONTINUED_AS_NEW' || infos.some((i) => i.workflowId === wf.workflowId)) continue;
+    infos.push(wf);
+    if (infos.length >= opts.limit) break;
+  }
+  const rows: SessionRow[] = [];
+  // A few at a time: each is a handful of small reads.
+  for (let i = 0; i < infos.length; i += 4) rows.push(...(await Promise.all(infos.slice(i, i + 4).map((wf) => sessionRow(client, wf)))));
+  return rows;
+}
+
+/** One session's row from its latest run (visibility) and history. */
+export async function sessionRow(client: Client, wf: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'status' | 'startTime'>): Promise<SessionRow> {
+  const events = await runEvents(client, wf.workflowId, wf.runId);
+  const s = readSession(events);
+  const row: SessionRow = {
+    session_id: wf.workflowId,
+    state: CLOSED[wf.status.name] ?? 'idle',
+    turns: s.turns,
+    usage: s.usage,
+    ...(s.model ? { model: s.model } : {}),
+    ...(s.lastOutcome ? { last_outcome: s.lastOutcome } : {}),
+    started_at: wf.startTime.toISOString(),
+    last_activity_at: new Date(s.lastAt || wf.startTime.getTime()).toISOString(),
+  };
+  if (s.latestTurn) {
+    const task = await turnTask(client, s.latestTurn);
+    if (task !== undefined) row.last_task = task;
+  }
+  if (wf.status.name !== 'RUNNING' || !s.openTurn) return row;
+  row.current_turn = s.openTurn;
+  row.state = 'running';
+  if (s.waiting) {
+    row.state = s.waiting.status as SessionRowState;
+    if (s.waiting.pending) row.pending = s.waiting.pending;
+  }
+  const progress = await turnProgress(client, s.openTurn);
+  if (progress.step) row.step = progress.step;
+  if (progress.lastAt > Date.parse(row.last_activity_at)) row.last_activity_at = new Date(progress.lastAt).toISOString();
+  return row;
+}
+
+/** What a session's run says: its turns, the open one and what it waits for, its usage and model. */
+interface SessionFacts {
+  turns: number;
+  latestTurn?: string;
+  openTurn?: string;
+  waiting?: { status: string; pending?: Pending };
+  usage: Usage;
+  model?: string;
+  lastOutcome?: string;
+  lastAt: number;
+}
+
+/** Reads a session run's events, oldest first. */
+export function readSession(events: readonly HistoryEvent[]): SessionFacts {
+  const facts: SessionFacts = { turns: 0, usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, lastAt: 0 };
+  const add = (u: Partial<Usage> | undefined) => {
+    if (!u) return;
+    facts.usage = {
+      prompt_tokens: facts.usage.prompt_tokens + (u.prompt_tokens ?? 0),
+      completion_tokens: facts.usage.completion_tokens + (u.completion_tokens ?? 0),
+      total_tokens: facts.usage.total_tokens + (u.total_tokens ?? 0),
+    };
+  };
+  for (const e of events) {
+    facts.lastAt = Math.max(facts.lastAt, ms(e.eventTime));
+    const started = e.workflowExecutionStartedEventAttributes;
+    if (started) {
+      const input = decodePayload(started.input?.payloads?.[0]) as { carry?: SessionCarry; config?: { model?: { provider?: string; model?: string } } } | undefined;
+      facts.turns = input?.carry?.turnCount ?? 0;
+      add(input?.carry?.usage);
+      const m = input?.config?.model;
+      if (m?.model) facts.model = `${m.provider}:${m.model}`;
+    }
+    const child = e.startChildWorkflowExecutionInitiatedEventAttributes;
+    if (child?.workflowId) {
+      facts.latestTurn = facts.openTurn = child.workflowId;
+      facts.waiting = undefined;
+      const n = Number(/\/turn-(\d+)$/.exec(child.workflowId)?.[1]);
+      if (Number.isFinite(n)) facts.turns = Math.max(facts.turns, n);
+    }
+    const closed =
+      e.childWorkflowExecutionCompletedEventAttributes ??
+      e.childWorkflowExecutionFailedEventAttributes ??
+      e.childWorkflowExecutionTerminatedEventAttributes ??
+      e.childWorkflowExecutionTimedOutEventAttributes ??
+      e.childWorkflowExecutionCanceledEventAttributes;
+    if (closed && closed.workflowExecution?.workflowId === facts.openTurn) {
+      facts.openTurn = undefined;
+      facts.waiting = undefined;
+    }
+    const done = e.childWorkflowExecutionCompletedEventAttributes;
+    if (done) {
+      const result = decodePayload(done.result?.payloads?.[0]) as { usage?: Usage; terminated_by?: string } | undefined;
+      add(result?.usage);
+      if (result?.terminated_by) facts.lastOutcome = result.terminated_by;
+    }
+    if (closed && !done) facts.lastOutcome = 'failed';
+    const signal = e.workflowExecutionSignaledEventAttributes;
+    if (signal?.signalName === 'turnStatus') {
+      const s = decodePayload(signal.input?.payloads?.[0]) as { turnId?: string; status?: string; pending?: Pending } | undefined;
+      if (s?.turnId === facts.openTurn) facts.waiting = s?.status && s.status !== 'running' && s.status !== 'idle' ? { status: s.status, ...(s.pending ? { pending: s.pending } : {}) } : undefined;
+    }
+  }
+  return facts;
+}
+
+/** Every event of one run (a session's run is small). */
+async function runEvents(client: Client, workflowId: string, runId: string): Promise<HistoryEvent[]> {
+  const history: History = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+  return (history.events ?? []) as HistoryEvent[];
+}
+
+// A turn's task never changes: read once per process.
+const tasks = new Map<string, string>();
+
+/** The user message a turn started with, from its first event. */
+/** How much of a turn's task a row carries. */
+const TASK_PREVIEW = 200;
+
+async function turnTask(client: Client, turnId: string): Promise<string | undefined> {
+  if (tasks.has(turnId)) return tasks.get(turnId);
+  try {
+    const res = await client.workflowService.getWorkflowExecutionHistory({ namespace: client.options.namespace, execution: { workflowId: turnId }, maximumPageSize: 1 });
+    const started = res.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
+    const input = decodePayload(started?.input?.payloads?.[0]) as { userMessage?: unknown; resume?: unknown } | undefined;
+    if (typeof input?.userMessage !== 'string') return undefined;
+    // A list shows what the task was about, not all of it (a task may be 64 KiB).
+    const task = input.userMessage.length > TASK_PREVIEW ? `${input.userMessage.slice(0, TASK_PREVIEW)}…` : input.userMessage;
+    tasks.set(turnId, task);
+    return task;
+  } catch {
+    return undefined; // past retention, or not started yet: the row goes without it
+  }
+}
+
+/** The running turn's step (its newest model or compression call) and newest event time, from its last events. */
+async function turnProgress(client: Client, turnId: string): Promise<{ step?: number; lastAt: number }> {
+  try {
+    const res = await client.workflowService.getWorkflowExecutionHistoryReverse({ namespace: client.options.namespace, execution: { workflowId: turnId }, maximumPageSize: 100 });
+    const events = (res.history?.events ?? []) as HistoryEvent[];
+    const lastAt = events.length ? ms(events[0]!.eventTime) : 0;
+    for (const e of events) {
+      const a = e.activityTaskScheduledEventAttributes;
+      if (a && (a.activityType?.name === 'callModel' || a.activityType?.name === 'compressContext')) {
+        const step = (decodePayload(a.input?.payloads?.[0]) as { step?: unknown } | undefined)?.step;
+        if (typeof step === 'number') return { step, lastAt };
+      }
+    }
+    return { lastAt };
+  } catch {
+    return { lastAt: 0 };
+  }
+}
+
+function ms(t: HistoryEvent['eventTime']): number {
+  return t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0;
+}

@@ -1,0 +1,165 @@
+/**
+ * A session's real state for `harness status`. A running session answers its `state` query
+ * (through a worker); a closed one is described from its history, which needs no worker: a
+ * failed, terminated, timed-out or ended session says so, with the reason and when. The query
+ * alone would tell a failed session's state as it was when it failed (`idle`), as if it were
+ * still there.
+ */
+import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { SessionState, SessionStatus } from '../common/session';
+import { stateQuery } from '../common/messages';
+import { UserError } from '../host/errors';
+import { lookUntil, type RideOut } from './ride-out';
+import { look } from './wait-progress';
+import { GONE_POLLER_MS, lastPoll } from './worker-presence';
+
+/** How a session stands: `ended` by `harness end`, or closed by a failure, a termination or a timeout. */
+export type SessionViewStatus = SessionStatus | 'failed' | 'terminated' | 'timed_out' | 'cancelled';
+
+/** What `status` shows: the state query's answer, or for a closed session what its history says (and the query's details when a worker could give them). */
+export type SessionView = Partial<Omit<SessionState, 'status'>> & {
+  sessionId: string;
+  status: SessionViewStatus;
+  /** Why a closed session closed, in one line. */
+  reason?: string;
+  /** When it closed (ISO 8601). */
+  closedAt?: string;
+  /** Why turns, usage and the rest are missing for a closed session. */
+  detailsMissing?: string;
+};
+
+/** How long a describe or a history read may take while waiting. */
+const SERVER_MS = 10_000;
+/** How long the state query may take (the server gives up at 30 s). */
+const QUERY_MS = 30_000;
+/** How long a closed session's details are waited for: they are extra, the status is already known. */
+const CLOSED_QUERY_MS = 10_000;
+
+// temporal.api.enums.v1.HistoryEventFilterType.CLOSE_EVENT
+const CLOSE_EVENT = 2;
+
+/** The session's view, waiting out trouble (Temporal down, no worker for a running session) with `ride`. */
+export async function sessionView(client: Client, sessionId: string, ride: RideOut): Promise<SessionView> {
+  const handle = client.workflow.getHandle(sessionId);
+  for (;;) {
+    let d: WorkflowExecutionDescription;
+    try {
+      d = await lookUntil(client, sessionId, 'server', () => handle.describe(), SERVER_MS, ride);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new UserError(`no session named ${sessionId}`, 'list sessions with `harness sessions`');
+      throw err;
+    }
+    if (d.type !== 'sessionWorkflow') throw new UserError(`${sessionId} is not a session (it is a ${d.type})`, 'list sessions with `harness sessions`');
+    if (d.status.name === 'RUNNING') return (await lookUntil(client, sessionId, 'query', () => handle.query(stateQuery), QUERY_MS, ride)) as SessionState;
+    // A run that continued as new was replaced between the describe and now: look again.
+    if (d.status.name !== 'CONTINUED_AS_NEW') return closedView(client, d, ride);
+  }
+}
+
+/** A closed session: its status and reason from the close event, its details from the query when a worker is there. */
+async function closedView(client: Client, d: WorkflowExecutionDescription, ride: RideOut): Promise<SessionView> {
+  const execution = { workflowId: d.workflowId, runId: d.runId };
+  const namespace = client.options.namespace;
+  const history = await lookUntil(
+    client,
+    d.workflowId,
+    'server',
+    () => client.workflowService.getWorkflowExecutionHistory({ namespace, execution, historyEventFilterType: CLOSE_EVENT, maximumPageSize: 1 }),
+    SERVER_MS,
+    ride,
+  );
+  const close = history.history?.events?.at(-1);
+  const view: SessionView = {
+    sessionId: d.workflowId,
+    status: 'ended',
+    ...(d.closeTime ? { closedAt: d.closeTime.toISOString() } : {}),
+  };
+  if (close?.workflowExecutionFailedEventAttributes) {
+    view.status = 'failed';
+    view.reason = failureWords(close.workflowExecutionFailedEventAttributes.failure);
+  } else if (close?.workflowExecutionTerminatedEventAttributes) {
+    const t = close.workflowExecutionTerminatedEventAttributes;
+    view.status = 'terminated';
+    view.reason = `${t.reason || 'no reason given'}${t.identity ? ` (by ${t.identity})` : ''}`;
+  } else if (close?.workflowExecutionTimedOutEventAttributes) {
+    view.status = 'timed_out';
+    view.reason = 'its run timeout passed';
+  } else if (close?.workflowExecutionCanceledEventAttributes) {
+    view.status = 'cancelled';
+    view.reason = 'cancelled through Temporal';
+  } else {
+    const turns = decode<{ turns?: number }>(close?.workflowExecutionCompletedEventAttributes?.result?.payloads?.[0])?.turns;
+    if (typeof turns === 'number') view.turnCount = turns;
+    view.reason = (await whoEnded(client, execution)) ?? 'ended with `harness end`';
+  }
+  return { ...view, ...(await details(client, d, view)) };
+}
+
+/** The state query's details of a closed session (turns, usage, last turn), when a worker answers soon; else why not. */
+async function details(client: Client, d: WorkflowExecutionDescription, view: SessionView): Promise<Partial<SessionView>> {
+  const last = await lastPoll(client, d.taskQueue);
+  if (!last?.polled || last.agoMs > GONE_POLLER_MS) return { detailsMissing: `turns and usage need a worker to read (none polls task queue ${d.taskQueue})` };
+  try {
+    const out = await look(client, d.workflowId, 'query', () => client.workflow.getHandle(d.workflowId, d.runId).query(stateQuery), CLOSED_QUERY_MS);
+    if (out.ok) {
+      const { status: _replayed, ...state } = out.value as SessionState;
+      return { ...state, sessionId: view.sessionId };
+    }
+    return { detailsMissing: `turns and usage could not be read: ${out.trouble.text}` };
+  } catch (err) {
+    // A history today's code cannot replay, for one: the close event has said what matters.
+    return { detailsMissing: `turns and usage could not be read: ${(err as Error).message.split('\n')[0]}` };
+  }
+}
+
+interface FailureProto {
+  message?: string | null;
+  cause?: FailureProto | null;
+  activityFailureInfo?: { activityType?: { name?: string | null } | null } | null;
+}
+
+/** A workflow failure in one line: the activity that failed, if one did, and the deepest cause's message. */
+export function failureWords(failure: FailureProto | null | undefined): string {
+  let activity: string | undefined;
+  let message = '';
+  for (let f = failure, depth = 0; f && depth < 10; f = f.cause, depth++) {
+    activity ??= f.activityFailureInfo?.activityType?.name ?? undefined;
+    if (f.message?.trim()) message = f.message.trim();
+  }
+  const line = (message.split('\n')[0] ?? '').slice(0, 300) || 'no message';
+  return activity ? `its ${activity} activity failed: ${line}` : line;
+}
+
+/** Who ended the session and why, from the endSession update in its last run's history (read from the end, a few pages at most). */
+async function whoEnded(client: Client, execution: { workflowId: string; runId: string }): Promise<string | undefined> {
+  let nextPageToken: Uint8Array | undefined;
+  try {
+    for (let page = 0; page < 5; page++) {
+      const res = await client.withDeadline(Date.now() + SERVER_MS, () =>
+        client.workflowService.getWorkflowExecutionHistoryReverse({ namespace: client.options.namespace, execution, maximumPageSize: 200, nextPageToken }),
+      );
+      for (const e of res.history?.events ?? []) {
+        const request = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
+        if (request?.input?.name !== 'endSession') continue;
+        const reason = decode<{ reason?: string }>(request.input.args?.payloads?.[0])?.reason;
+        const who = request.meta?.identity;
+        return `ended${who ? ` by ${who}` : ''}${typeof reason === 'string' && reason ? `: ${reason}` : ''}`;
+      }
+      if (!res.nextPageToken?.length) return undefined;
+      nextPageToken = res.nextPageToken;
+    }
+  } catch {
+    // Only the wording of the reason is lost.
+  }
+  return undefined;
+}
+
+function decode<T>(payload: Parameters<typeof defaultPayloadConverter.fromPayload>[0] | undefined | null): T | undefined {
+  if (!payload) return undefined;
+  try {
+    return defaultPayloadConverter.fromPayload(payload) as T;
+  } catch {
+    return undefined;
+  }
+}

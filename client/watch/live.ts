@@ -1,0 +1,128 @@
+/**
+ * A turn or a session as it happens: its history followed (follow.ts), rebuilt into the trace's
+ * spans after each batch of new events, and each span reported when it opens, changes while it
+ * runs, and closes. The live lines of the CLI, `status --follow`, `trace --follow` and the
+ * console all read these changes, so what they show is what `harness trace` shows afterwards.
+ */
+import type { Client } from '@temporalio/client';
+import { HistoryFollower } from './follow';
+import { readTimeline } from '../../history/trace/timeline';
+import { buildTurnSpans } from '../../history/trace/turn-spans';
+import { addCosts } from '../../history/trace/cost-spans';
+import { turnLedger } from '../../history/ledger/compute';
+import { traceId, type BuiltSpan, type Span } from '../../history/trace/types';
+import type { Run } from '../../history/trace/runs';
+import type { Trouble } from '../wait-progress';
+
+/** A span that opened (seen running), changed while running, or closed (seen ended). */
+export interface SpanChange {
+  change: 'opened' | 'updated' | 'closed';
+  span: Span;
+  /** The turn the span belongs to (watchTurn and watchSession set it). */
+  turnId?: string;
+}
+
+/** What a watch reports, and how it stops. */
+export interface WatchOptions {
+  signal?: AbortSignal;
+  onChange: (c: SpanChange) => void;
+  onTrouble?: (t: Trouble | undefined) => void;
+  /** Spans already shown (a trace printed first): reported again only when they change. */
+  known?: readonly Span[];
+  /** Report nothing of what happened before the watch began, only what changes after. */
+  fromNow?: boolean;
+}
+
+/** Remembers each span's state and tells what changed between two builds. */
+export class SpanDiff {
+  private readonly seen = new Map<string, string>();
+
+  constructor(known: readonly Span[] = []) {
+    this.prime(known);
+  }
+
+  /** Takes spans as seen without reporting them. */
+  prime(spans: readonly Span[]): void {
+    for (const s of spans) this.seen.set(s.span_id, stateOf(s));
+  }
+
+  /** The changes from what was seen to `spans`, in story order. */
+  diff(spans: readonly Span[]): SpanChange[] {
+    const out: SpanChange[] = [];
+    for (const s of spans) {
+      const before = this.seen.get(s.span_id);
+      const now = stateOf(s);
+      if (before === now) continue;
+      this.seen.set(s.span_id, now);
+      if (s.status !== 'running') out.push({ change: 'closed', span: s });
+      else out.push({ change: before === undefined ? 'opened' : 'updated', span: s });
+    }
+    return out;
+  }
+}
+
+/** A span's state for the diff: its status, end and output. */
+function stateOf(s: Span): string {
+  return `${s.status}|${s.end ?? ''}|${JSON.stringify(s.output)}`;
+}
+
+/** The spans of a turn from its runs, as `harness trace` builds them (costs included). */
+export function liveTurnSpans(turnId: string, runs: readonly Run[], sessionId: string): BuiltSpan[] {
+  const timeline = readTimeline(runs);
+  const spans = buildTurnSpans(turnId, timeline, { traceId: traceId(sessionId), sessionId });
+  addCosts(spans, turnLedger(turnId, timeline));
+  return spans;
+}
+
+/** The session a turn id belongs to (`<session>/turn-N`). */
+export function sessionOfTurn(turnId: string): string {
+  return /^(.+)\/turn-\d+$/.exec(turnId)?.[1] ?? turnId;
+}
+
+/** Follows a turn until it closes (or `signal` aborts); false when Temporal does not know it. */
+export async function watchTurn(client: Client, turnId: string, o: WatchOptions, diff = new SpanDiff(o.known)): Promise<boolean> {
+  const follower = new HistoryFollower(client, turnId, o.onTrouble);
+  if (!(await follower.load(o.signal))) return false;
+  const sessionId = sessionOfTurn(turnId);
+  const build = () => liveTurnSpans(turnId, follower.current(), sessionId).map((b) => b.span);
+  if (o.fromNow) diff.prime(build());
+  for (;;) {
+    for (const c of diff.diff(build())) o.onChange({ ...c, turnId });
+    if (follower.closed || (await follower.next(o.signal)) === 'closed') {
+      for (const c of diff.diff(build())) o.onChange({ ...c, turnId });
+      return true;
+    }
+  }
+}
+
+/** The turn ids a session's runs started, in order. */
+export function turnsOf(runs: readonly Run[]): string[] {
+  const ids: string[] = [];
+  for (const r of runs) for (const e of r.events) if (e.kind === 'childStarted' && !ids.includes(e.workflowId)) ids.push(e.workflowId);
+  return ids;
+}
+
+/**
+ * Follows a session: its turns one after another as it starts them, each watched until it
+ * closes, until the session closes (or `signal` aborts). False when Temporal does not know it.
+ */
+export async function watchSession(client: Client, sessionId: string, o: WatchOptions): Promise<boolean> {
+  const follower = new HistoryFollower(client, sessionId, o.onTrouble);
+  if (!(await follower.load(o.signal))) return false;
+  const diff = new SpanDiff(o.known);
+  const watched = new Set<string>();
+  // Turns that closed before the watch began are history: only the open one is followed.
+  const before = turnsOf(follower.current());
+  const skip = new Set(o.fromNow || o.known ? before.slice(0, -1) : []);
+  for (;;) {
+    for (const turnId of turnsOf(follower.current())) {
+      if (watched.has(turnId) || skip.has(turnId)) continue;
+      watched.add(turnId);
+      const fromNow = Boolean(o.fromNow) && before.includes(turnId);
+      await watchTurn(client, turnId, { ...o, fromNow }, diff);
+    }
+    if (follower.closed) return true;
+    // Between turns: the session's next event (a message, an end) is awaited.
+    if ((await follower.next(o.signal)) === 'closed' && turnsOf(follower.current()).every((t) => watched.has(t) || skip.has(t))) return true;
+  }
+}

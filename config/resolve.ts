@@ -1,0 +1,232 @@
+/**
+ * Configuration: `harness.config.json` (zod-validated; errors name the field), the
+ * environment and flags, resolved into the SessionConfig a session is started with.
+ * Precedence: flag, then environment, then file, then defaults.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { DEFAULT_LIMITS, type Limits, type ModelSpec, type SessionConfig } from '../common/session';
+import { loadScript, ScriptError } from '../scripted/script';
+import { allowPrivateHostSchema } from '../common/allow-hosts';
+import { JsonSyntaxError, parseJsonText } from '../common/json-text';
+import { parsePolicy, policySchema, POLICY_MODES, type Policy } from '../common/policy/schema';
+import type { McpServerSpec } from '../common/mcp';
+import { freezePolicy } from '../common/policy';
+import { DEFAULT_COMPRESSION, type CompressionConfig } from '../common/context/plan';
+import { TOOL_MODE_SETTINGS, type ToolModeSetting } from '../common/tool-mode';
+import { UsageError, UserError } from '../host/errors';
+import { mcpServersSchema, resolveMcpServers } from './mcp';
+import { isTrusted, sensitiveSettings } from './trust';
+import { pricesSchema, resolvePricing } from './prices';
+import { budgetSchema, checkBudgetPricing } from './budget';
+
+const positiveInt = z.number().int().positive();
+
+/** The config file's shape. Every field optional; unknown fields are errors (typos show). */
+export const FileConfigSchema = z
+  .object({
+    /** Model name for the OpenAI-compatible endpoint, or `scripted:<file>`. */
+    model: z.string().min(1).optional(),
+    /** Base URL of an OpenAI-compatible endpoint (DeepSeek: https://api.deepseek.com). */
+    baseUrl: z.url().optional(),
+    /** How the model is offered the tools: native tool calls, the text protocol, or auto (decided by the first call; README "A real model"). */
+    toolMode: z.enum(['auto', 'native', 'text']).optional(),
+    /** The system prompt every model call starts with. */
+    systemPrompt: z.string().min(1).optional(),
+    limits: z
+      .object({
+        maxSteps: positiveInt.max(1000),
+        errorLimit: positiveInt,
+        repeatLimit: positiveInt.min(2),
+        askUserTimeoutSec: z.number().positive(),
+        approvalTimeoutSec: z.number().positive(),
+        continueAsNewAfterEvents: positiveInt.min(10),
+        turnEventBudget: positiveInt.min(100).max(10_000),
+        modelTimeoutSec: z.number().positive(),
+        modelHeartbeatSec: z.number().positive(),
+        modelMaxAttempts: positiveInt.max(20),
+        /** Most tokens one model reply may have (default 4096): a babbling model cannot hold a turn for minutes. */
+        maxOutputTokens: positiveInt.max(1_000_000),
+        /** What a turn and the session may spend, in tokens or USD (README "Costs and budgets"). */
+        budget: budgetSchema,
+      })
+      .partial()
+      .strict()
+      .optional(),
+    /** The permission policy: mode (strict, ask, auto) and rules; see README "Permission policy". */
+    policy: policySchema.optional(),
+    /** Long-term memory: namespace (isolates users, projects, eval cases) and how many recent entries preload. */
+    memory: z.object({ namespace: z.string().min(1).max(200), preload: z.number().int().min(0).max(50) }).partial().strict().optional(),
+    /** Context compression: window, threshold (fraction of the usable window, or tokens), reply reserve, messages kept verbatim. */
+    compression: z
+      .object({
+        contextWindow: positiveInt,
+        threshold: z.number().positive(),
+        outputReserve: z.number().int().min(0),
+        keepTail: z.number().int().min(1).max(100),
+        compactToolResultsOver: positiveInt,
+      })
+      .partial()
+      .strict()
+      .optional(),
+    /** Extra skill folders (relative to the config file), beside the project's skills/. */
+    skills: z.object({ folders: z.array(z.string().min(1)) }).strict().optional(),
+    /** What http_request may reach beyond the public internet: `host:port` entries, each opening one port of a private or loopback host. */
+    network: z.object({ allowPrivateHosts: z.array(allowPrivateHostSchema).max(100) }).strict().optional(),
+    /** MCP servers whose tools join the session's (see README "MCP servers"). */
+    mcpServers: mcpServersSchema.optional(),
+    /** Prices per model, USD per million tokens, over the shipped default table (README "Costs and budgets"). */
+    prices: pricesSchema.optional(),
+  })
+  .strict();
+
+/** The parsed config file. */
+export type FileConfig = z.infer<typeof FileConfigSchema>;
+
+/** The default system prompt: how the agent should work with its tools. */
+export const DEFAULT_SYSTEM_PROMPT = [
+  'You are an agent that completes tasks by thinking step by step and using tools.',
+  'Work in the session workspace with read_file, write_file and list_files; call tools whenever they help, one or a few at a time.',
+  'Tool results are JSON with ok, result, error_type, message and suggestion: when a call fails, read the suggestion and recover instead of repeating it.',
+  'Ask the user with ask_user only when you cannot proceed without them. Save facts worth keeping with remember.',
+  'When the task is done, reply with the final answer (or call finish).',
+].join('\n');
+
+/**
+ * Finds and parses the config file: --config, HARNESS_CONFIG, or ./harness.config.json. A file
+ * found in the working directory (not named by the user) may not change where the model's
+ * requests go, loosen the policy or widen what the sandbox and network reach unless trusted.
+ */
+export function loadFileConfig(explicit: string | undefined, env: NodeJS.ProcessEnv, cwd: string): { config: FileConfig; file?: string } {
+  const named = explicit ?? env.HARNESS_CONFIG;
+  const file = named ? path.resolve(cwd, named) : path.join(cwd, 'harness.config.json');
+  if (!existsSync(file)) {
+    if (named) throw new UsageError(`config file ${file} does not exist`, 'check --config / HARNESS_CONFIG');
+    return { config: {} };
+  }
+  const config = parseConfigFile(file);
+  if (!named) {
+    const sensitive = sensitiveSettings(config);
+    if (sensitive.length && !isTrusted(file, env)) {
+      throw new UsageError(
+        `${file} was found in the working directory and sets ${sensitive.join('; ')}: a config file nobody named is not trusted to do that`,
+        `if you trust it, run \`harness trust ${path.relative(cwd, file) || file}\` (it is trusted until it changes), or name it with --config`,
+      );
+    }
+  }
+  return { config, file };
+}
+
+/**
+ * Reads and validates a config file. Errors name the file and the field (or the line and
+ * column of a syntax error) and never quote the file's text.
+ */
+export function parseConfigFile(file: string): FileConfig {
+  let raw: unknown;
+  try {
+    raw = parseJsonText(readFileSync(file, 'utf8'));
+  } catch (err) {
+    if (err instanceof JsonSyntaxError) throw new UsageError(`${file}: ${err.message}`, 'fix the JSON syntax (a missing comma or quote?), or move the file away');
+    throw new UsageError(`${file}: cannot read it (${(err as NodeJS.ErrnoException).code ?? 'unknown error'})`, 'check its permissions, or move the file away');
+  }
+  const parsed = FileConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path.length ? issue.path.join('.') : '(root)';
+    // A refinement may say how to fix its field (see common/allow-hosts.ts).
+    const hint = issue.code === 'custom' && typeof issue.params?.hint === 'string' ? issue.params.hint : 'fix the field or remove it; see README "Configuration"';
+    throw new UsageError(`${file}: ${field}: ${issue.message}`, hint);
+  }
+  return parsed.data;
+}
+
+/** Flags that shape a session. */
+export interface ConfigFlags {
+  model?: string;
+  config?: string;
+  policy?: string;
+}
+
+/** Resolves the session configuration; a missing model is a one-line error with the fix. */
+export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): SessionConfig {
+  const { config, file } = loadFileConfig(flags.config, env, cwd);
+  const fileDir = file ? path.dirname(file) : cwd;
+  const fromFlagOrEnv = flags.model ?? env.HARNESS_MODEL;
+  const modelText = fromFlagOrEnv ?? config.model;
+  if (!modelText) {
+    throw new UserError(
+      'no model configured',
+      'pass --model scripted:examples/demo.json for an offline demo, or set HARNESS_MODEL (e.g. gpt-4o-mini) and OPENAI_API_KEY',
+    );
+  }
+  const toolMode = env.HARNESS_TOOL_MODE || config.toolMode;
+  if (toolMode !== undefined && !(TOOL_MODE_SETTINGS as readonly string[]).includes(toolMode)) {
+    throw new UsageError(`tool mode "${toolMode}" is not one of ${TOOL_MODE_SETTINGS.join(', ')}`, 'set HARNESS_TOOL_MODE (or toolMode in the config file) to auto, native or text');
+  }
+  const spec = modelSpec(modelText, fromFlagOrEnv ? cwd : fileDir, env.OPENAI_BASE_URL ?? config.baseUrl);
+  const model = toolMode ? { ...spec, toolMode: toolMode as ToolModeSetting } : spec;
+  const l = config.limits ?? {};
+  const sec = (v: number | undefined, fallback: number) => (v === undefined ? fallback : Math.round(v * 1000));
+  const limits: Limits = {
+    maxSteps: l.maxSteps ?? DEFAULT_LIMITS.maxSteps,
+    errorLimit: l.errorLimit ?? DEFAULT_LIMITS.errorLimit,
+    repeatLimit: l.repeatLimit ?? DEFAULT_LIMITS.repeatLimit,
+    askUserTimeoutMs: sec(l.askUserTimeoutSec, DEFAULT_LIMITS.askUserTimeoutMs),
+    approvalTimeoutMs: sec(l.approvalTimeoutSec, DEFAULT_LIMITS.approvalTimeoutMs),
+    continueAsNewAfterEvents: l.continueAsNewAfterEvents ?? DEFAULT_LIMITS.continueAsNewAfterEvents,
+    turnEventBudget: l.turnEventBudget ?? DEFAULT_LIMITS.turnEventBudget,
+    modelTimeoutMs: sec(l.modelTimeoutSec, DEFAULT_LIMITS.modelTimeoutMs),
+    modelHeartbeatMs: sec(l.modelHeartbeatSec, DEFAULT_LIMITS.modelHeartbeatMs),
+    modelMaxAttempts: l.modelMaxAttempts ?? DEFAULT_LIMITS.modelMaxAttempts,
+    maxOutputTokens: l.maxOutputTokens ?? DEFAULT_LIMITS.maxOutputTokens,
+    ...(l.budget ? { budget: l.budget } : {}),
+  };
+  const pricing = resolvePricing(model, config.prices);
+  checkBudgetPricing(limits.budget, pricing);
+  const mode = flags.policy ?? env.HARNESS_POLICY;
+  if (mode !== undefined && !(POLICY_MODES as readonly string[]).includes(mode)) {
+    throw new UsageError(`policy mode "${mode}" is not one of ${POLICY_MODES.join(', ')}`, 'use --policy strict|ask|auto (or HARNESS_POLICY)');
+  }
+  // The effective rules (defaults included) are written into the session's config, so a new
+  // release's defaults can never change the decisions of a session already running.
+  const mcpServers = resolveMcpServers(config.mcpServers, fileDir);
+  const policy = effectivePolicy(config, mode);
+  const memory = { namespace: env.HARNESS_MEMORY_NAMESPACE || config.memory?.namespace || 'default', preload: config.memory?.preload ?? 5 };
+  const skills = config.skills?.folders.length ? { skills: { folders: config.skills.folders.map((f) => path.resolve(fileDir, f)) } } : {};
+  const compression: CompressionConfig = { ...DEFAULT_COMPRESSION, ...(config.compression ?? {}) };
+  const network = config.network?.allowPrivateHosts.length ? { network: { allowPrivateHosts: config.network.allowPrivateHosts } } : {};
+  const mcp = mcpServers.length ? { mcp: { servers: mcpServers } } : {};
+  return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits, policy, memory, compression, ...skills, ...network, ...mcp, pricing };
+}
+
+/**
+ * The policy a session is fixed with: the file's policy and mode (or the flag's) and the default
+ * rules written out (freezePolicy). What MCP server entries decide for their tools is applied per
+ * discovered tool in the turn (common/mcp-tools.ts mcpRules).
+ */
+export function effectivePolicy(config: FileConfig, mode: string | undefined): Policy {
+  return freezePolicy(parsePolicy({ ...(config.policy ?? {}), ...(mode ? { mode } : {}) }));
+}
+
+/** The MCP servers of the config file (for `harness mcp`: no model needed). */
+export function resolveMcpConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): { servers: McpServerSpec[]; policy: Policy; file?: string } {
+  const { config, file } = loadFileConfig(flags.config, env, cwd);
+  const servers = resolveMcpServers(config.mcpServers, file ? path.dirname(file) : cwd);
+  return { servers, policy: effectivePolicy(config, flags.policy ?? env.HARNESS_POLICY), ...(file ? { file } : {}) };
+}
+
+/** `scripted:<file>` loads and validates the script now, so a bad file fails before anything starts. */
+export function modelSpec(text: string, baseDir: string, baseUrl: string | undefined): ModelSpec {
+  if (text.startsWith('scripted:')) {
+    const file = path.resolve(baseDir, text.slice('scripted:'.length));
+    try {
+      return { provider: 'scripted', model: 'scripted', script: loadScript(file) };
+    } catch (err) {
+      if (err instanceof ScriptError) throw new UsageError(err.message, 'see README "Scripted model" for the script format');
+      throw err;
+    }
+  }
+  if (text === 'scripted') throw new UsageError('--model scripted needs a script: scripted:<file>');
+  return { provider: 'openai', model: text, ...(baseUrl ? { baseUrl } : {}) };
+}

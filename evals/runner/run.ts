@@ -1,0 +1,127 @@
+/**
+ * Starting an eval (the evalWorkflow) and following it: progress by query until it closes, then
+ * the report with its wall time. A follower that stops (Ctrl-C, a killed CLI) loses nothing:
+ * `harness eval status <id>` follows the same workflow again.
+ */
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Client } from '@temporalio/client';
+import type { EvalProgress, EvalReport } from '../../common/eval';
+import type { SessionConfig } from '../../common/session';
+import type { BudgetLimit } from '../../common/budget';
+import type { EvalInput } from '../../workflows/eval';
+import { evalProgressQuery } from '../../common/messages';
+import { UsageError, UserError } from '../../host/errors';
+import type { Suite } from './suite';
+import { describeWorkflow } from '../../history/workflow-runs';
+import { lookUntil, RideOut } from '../../client/ride-out';
+import { look, troubleOf, type Trouble } from '../../client/wait-progress';
+
+/** Largest eval input (the cases with their scripts) a workflow start carries. */
+const MAX_INPUT_BYTES = 1536 * 1024;
+/** Most trials one eval runs (each is a child workflow of the eval's history). */
+export const MAX_TRIALS = 2000;
+
+export interface EvalOptions {
+  concurrency: number;
+  trials: number;
+  config: SessionConfig;
+  model: string;
+  scriptedPerCase: boolean;
+  /** `--budget`: no trial starts once those run have spent it. */
+  budget?: BudgetLimit;
+}
+
+/** A new eval id: sortable by time. */
+export function newEvalId(now = new Date()): string {
+  return `eval-${now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}-${randomBytes(3).toString('hex')}`;
+}
+
+/** Checks the suite against the options and starts the eval workflow; returns its id. */
+export async function startEval(client: Client, taskQueue: string, suite: Suite, o: EvalOptions, evalId = newEvalId()): Promise<string> {
+  if (o.scriptedPerCase) {
+    const missing = suite.cases.filter((c) => !c.model_script && !c.from);
+    if (missing.length) {
+      throw new UsageError(
+        `with the scripted model every case needs a model_script; ${missing.map((c) => `${c.id} (line ${c.line})`).slice(0, 5).join(', ')}${missing.length > 5 ? ` and ${missing.length - 5} more` : ''} have none`,
+        'add model_script to those cases, or run the suite with a real model: --model <name>',
+      );
+    }
+  }
+  const trials = suite.cases.reduce((n, c) => n + (c.trials ?? o.trials), 0);
+  if (trials > MAX_TRIALS) throw new UsageError(`the suite asks for ${trials} trials; one eval runs at most ${MAX_TRIALS}`, 'split the suite or lower --trials');
+  const input: EvalInput = {
+    evalId,
+    suite: suite.file,
+    model: o.model,
+    cases: suite.cases,
+    trials: o.trials,
+    concurrency: o.concurrency,
+    config: o.config,
+    scriptedPerCase: o.scriptedPerCase,
+    ...(o.budget ? { budget: o.budget } : {}),
+  };
+  const bytes = Buffer.byteLength(JSON.stringify(input));
+  if (bytes > MAX_INPUT_BYTES) throw new UsageError(`the suite is ${Math.round(bytes / 1024)} KiB with its scripts; an eval takes at most ${MAX_INPUT_BYTES / 1024} KiB`, 'split the suite');
+  await client.workflow.start('evalWorkflow', { workflowId: evalId, taskQueue, args: [input] });
+  return evalId;
+}
+
+/**
+ * Follows an eval until it closes, calling `onProgress` as it goes; returns the report. Trouble
+ * on the way (Temporal down or overloaded, no worker answering the progress query) is reported
+ * through `onTrouble` and waited out: the eval goes on without us, so only a closed eval ends this.
+ */
+export async function followEval(
+  client: Client,
+  evalId: string,
+  onProgress: (p: EvalProgress) => void,
+  pollMs = 500,
+  onTrouble?: (trouble: Trouble | undefined) => void,
+): Promise<EvalReport> {
+  const handle = client.workflow.getHandle(evalId);
+  const ride = new RideOut({ deadline: Infinity, ...(onTrouble ? { onTrouble } : {}) });
+  const described = await lookUntil(client, evalId, 'server', () => describeWorkflow(client, evalId), 10_000, ride);
+  if (!described) throw new UserError(`no eval ${evalId} in Temporal`, 'the eval id is printed when it starts (eval-YYYYMMDD-HHMMSS-xxxxxx)');
+  if (described.type !== 'evalWorkflow') throw new UserError(`${evalId} is not an eval`, 'the eval id is printed when it starts (eval-YYYYMMDD-HHMMSS-xxxxxx)');
+  for (;;) {
+    // The result by long poll; one broken by an outage is started again.
+    let outcome: { report: EvalReport } | { error: unknown } | undefined;
+    const result = handle.result().then(
+      (report) => void (outcome = { report: report as EvalReport }),
+      (error: unknown) => void (outcome = { error }),
+    );
+    while (!outcome) {
+      // Any other failure of the query (one that raced the close, say) is not ours to judge: the result tells.
+      const progress = await look(client, evalId, 'query', () => handle.query(evalProgressQuery), 20_000).catch(() => undefined);
+      if (progress?.ok) {
+        ride.clear();
+        onProgress(progress.value);
+      }
+      if (progress && !progress.ok && !outcome) await Promise.race([ride.troubled(progress.trouble), result]);
+      else await Promise.race([sleep(pollMs), result]);
+    }
+    const got: { report: EvalReport } | { error: unknown } = outcome;
+    if ('report' in got) {
+      ride.clear();
+      const report = got.report;
+      const closed = (await lookUntil(client, evalId, 'server', () => handle.describe(), 10_000, ride)).closeTime;
+      if (closed) {
+        report.finished_at = closed.toISOString();
+        report.wall_ms = closed.getTime() - Date.parse(report.started_at);
+      }
+      return report;
+    }
+    const trouble = troubleOf(client, got.error, 'server');
+    if (!trouble) throw got.error;
+    await ride.troubled(trouble);
+  }
+}
+
+/** A progress line: a bar on a terminal, plain text elsewhere. */
+export function progressLine(p: EvalProgress, elapsedMs: number, width = 24): string {
+  const frac = p.total ? p.done / p.total : 0;
+  const filled = Math.round(frac * width);
+  const eta = p.done > 0 && p.done < p.total ? ` · ETA ${Math.round(((elapsedMs / p.done) * (p.total - p.done)) / 1000)} s` : '';
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${p.done}/${p.total} · ${p.passed} passed · ${p.failed} failed · ${p.running} running · ${Math.round(elapsedMs / 1000)} s${eta}`;
+}

@@ -1,0 +1,181 @@
+/**
+ * `harness fork`: a new session that goes on with a recorded turn from one of its steps. What
+ * the fork starts from is read from the turn's history alone: the conversation the model call
+ * of that step carried (by reference to the message store), the turn's input (config, memory,
+ * rules), the `remember` and `write_file` calls of the steps before. The steps before are not
+ * asked of the model again: the fork's first model call is the one of the fork step.
+ */
+import type { Client } from '@temporalio/client';
+import { isBlobArg, type PendingMessage } from '../common/conversation';
+import type { ForkSpec, ForkWrite, ModelSpec, SessionConfig, TurnInput } from '../common/session';
+import { UsageError, UserError } from '../host/errors';
+import type { PrepareTurnResult } from '../common/activity-types';
+import type { WorkspaceSnapshot } from '../common/snapshot';
+import { loadTrace } from './trace';
+import { fetchRuns, type Run } from './trace/runs';
+import type { BuiltSpan } from './trace/types';
+import { callsBefore } from './trace/before-step';
+import type { ToolMode } from '../common/tool-mode';
+
+/** What a fork changes of the recorded turn. */
+export interface ForkEdits {
+  /** The system prompt from this text. */
+  system?: string;
+  /** The last user message before the step, as this text. */
+  message?: string;
+  /** Another model: its calls are numbered from 0 (a new script starts at its first step) unless `modelCallBase` says otherwise. */
+  model?: ModelSpec;
+  /** Where the fork's model calls are numbered from (default: the record's index at the step, or 0 with another model). */
+  modelCallBase?: number;
+  /** The fork's step limit, counted like the record's steps (default: the recorded turn's limit). */
+  maxSteps?: number;
+}
+
+/** A fork ready to start: the new session's config and input, and what it could not take over. */
+export interface ForkPlan {
+  config: SessionConfig;
+  spec: ForkSpec;
+  /** Steps the recorded turn ran before the fork step (taken from the record). */
+  kept: { steps: number; modelCalls: number; toolCalls: number };
+  /** Calls before the step whose effects the fork's workspace does not have, in words. */
+  notRestored: string[];
+  /** What the plan was read from (the turn's runs and trace), for callers that need more of it. */
+  record: { runs: Run[]; spans: BuiltSpan[] };
+}
+
+/** Calls with effects outside the files the record holds: the fork cannot redo them. */
+const UNRECORDED_EFFECTS = new Set(['run_shell', 'http_request', 'remember_longterm']);
+
+/** Plans a fork of `turnId` at `step`; a step the turn never reached is a one-line UserError. */
+export async function planFork(client: Client, turnId: string, step: number, edits: ForkEdits = {}): Promise<ForkPlan> {
+  const runs = await fetchRuns(client, turnId);
+  if (!runs.length) throw new UserError(`no turn ${turnId} in Temporal`, '`harness status <session>` names its turns; Temporal keeps histories for its retention period');
+  if (runs[0]!.workflowType !== 'turnWorkflow') throw new UserError(`${turnId} is not a turn`, 'a turn id is <session>/turn-N');
+  const started = runs[0]!.events.find((e) => e.kind === 'started');
+  const input = (started?.kind === 'started' ? started.input : undefined) as TurnInput | undefined;
+  if (!input?.config) throw new UserError(`the history of ${turnId} holds no turn input`, 'is it a turn of this harness?');
+
+  // The model call of the step (its first attempt's schedule): what it carried is the
+  // conversation before the step.
+  const calls = modelCallsByStep(runs);
+  const at = calls.get(step);
+  const last = Math.max(0, ...calls.keys());
+  if (!at) {
+    throw new UserError(`turn ${turnId} has no step ${step}`, last ? `it made model calls at steps 1–${last}: fork at one of them` : 'it made no model call');
+  }
+  if (!at.conversation) {
+    throw new UserError(`turn ${turnId} was recorded before the message store and cannot be forked`, 'fork a turn recorded by this version');
+  }
+
+  const trace = await loadTrace(client, turnId, { runs });
+  const before = callsBefore(trace.spans, step);
+  const memory = { ...input.memory };
+  const writes: ForkWrite[] = [];
+  const notRestored: string[] = [];
+  let modelCalls = 0;
+  for (const c of before) {
+    if (c.span.type === 'llm_call') {
+      if (c.span.status === 'ok') modelCalls++;
+      continue;
+    }
+    if (c.span.status !== 'ok') continue;
+    const args = (c.refs?.kind === 'tool_call' ? c.refs.args : undefined) ?? c.span.input.args;
+    const a = (args ?? {}) as Record<string, unknown>;
+    if (c.span.name === 'remember' && typeof a.key === 'string' && typeof a.value === 'string') {
+      if (a.value === '') delete memory[a.key];
+      else memory[a.key] = a.value;
+    } else if (c.span.name === 'write_file' && typeof a.path === 'string') {
+      writes.push({ step: c.step, path: a.path, content: a.content, ...(a.append === true ? { append: true } : {}) });
+    } else if (UNRECORDED_EFFECTS.has(c.span.name) || c.span.source?.startsWith('mcp:')) {
+      const what = typeof a.command === 'string' ? a.command : typeof a.url === 'string' ? a.url : '';
+      notRestored.push(`${c.span.name} at step ${c.step}${what ? ` (${clip(what)})` : ''}: its effects are not in the record`);
+    }
+  }
+  // The workspace as the turn began is the base the turn's writes go over; turns recorded
+  // before snapshots had none, and their earlier turns' files cannot be restored.
+  const snapshot = startSnapshot(runs);
+  if (!snapshot && input.turn > 1) notRestored.unshift(`files from the ${input.turn - 1} earlier turn(s) of the session are not restored`);
+
+  // Steps are numbered on from the record, so the limit counts them as the recorded turn did
+  // (its per-turn `run --max-steps` is in its input; the config's limit otherwise).
+  const maxSteps = edits.maxSteps ?? input.maxSteps;
+  const limit = maxSteps ?? input.config.limits.maxSteps;
+  if (limit < step) {
+    throw new UsageError(
+      `--max-steps ${limit} leaves the fork no step: steps are numbered on from the record, and the fork starts at step ${step}`,
+      `give --max-steps ${step} or more (the recorded turn's limit was ${input.maxSteps ?? input.config.limits.maxSteps})`,
+    );
+  }
+
+  // The recorded model is offered the tools as the recorded turn did (auto decided it there, or
+  // the session carried it): the same mode, not a new guess. Another model decides its own.
+  const recordedMode = input.toolMode?.mode ?? recordedToolMode(trace.spans);
+  const config: SessionConfig = {
+    ...input.config,
+    ...(edits.system !== undefined ? { systemPrompt: edits.system } : {}),
+    ...(edits.model ? { model: edits.model } : recordedMode ? { model: { ...input.config.model, toolMode: recordedMode } } : {}),
+  };
+  const script = config.model.provider === 'scripted' ? config.model.script : undefined;
+  const spec: ForkSpec = {
+    from: { sessionId: input.sessionId, turnId, step },
+    conversation: { head: at.conversation.head, pending: at.conversation.pending },
+    ...(edits.message !== undefined ? { editMessage: edits.message } : {}),
+    writes,
+    userMessage: edits.message ?? input.userMessage,
+    memory,
+    sessionRules: input.sessionRules ?? [],
+    // The recorded model answers from the same point; another one (a new script) from its start.
+    modelCallBase: edits.modelCallBase ?? (edits.model ? 0 : (at.callIndex ?? 0)),
+    ...(maxSteps !== undefined ? { maxSteps } : {}),
+    ...(snapshot ? { seed: { snapshot, from: input.sessionId } } : {}),
+    // A recorded script kept in the source's store is copied with the conversation.
+    ...(isBlobArg(script) ? { copyBlobs: [script.$blob] } : {}),
+  };
+  return {
+    config,
+    spec,
+    kept: { steps: step - 1, modelCalls, toolCalls: before.filter((c) => c.span.type === 'tool_call').length },
+    notRestored,
+    record: { runs, spans: trace.spans },
+  };
+}
+
+/** The tool mode the turn's model calls ran in (turns recorded before tool modes: none). */
+function recordedToolMode(spans: BuiltSpan[]): ToolMode | undefined {
+  const mode = spans.find((s) => s.span.type === 'llm_call' && typeof s.span.output?.tool_mode === 'string')?.span.output?.tool_mode;
+  return mode === 'text' || mode === 'native' ? mode : undefined;
+}
+
+/** The recorded model calls of a turn by step (each step's first schedule). */
+export function modelCallsByStep(runs: Run[]): Map<number, ModelCallRecord> {
+  const out = new Map<number, ModelCallRecord>();
+  for (const run of runs) {
+    for (const e of run.events) {
+      if (e.kind !== 'scheduled' || e.activityType !== 'callModel') continue;
+      const i = e.input as ModelCallRecord;
+      if (typeof i?.step === 'number' && !out.has(i.step)) out.set(i.step, i);
+    }
+  }
+  return out;
+}
+
+/** The snapshot of the workspace the turn's first run took as it began (prepareTurn's result), if it took one. */
+export function startSnapshot(runs: Run[]): WorkspaceSnapshot | undefined {
+  const events = runs[0]?.events ?? [];
+  const scheduled = events.find((e) => e.kind === 'scheduled' && e.activityType === 'prepareTurn');
+  if (!scheduled) return undefined;
+  const done = events.find((e) => e.kind === 'activityCompleted' && e.scheduledId === scheduled.id);
+  const result = (done?.kind === 'activityCompleted' ? done.result : undefined) as PrepareTurnResult | undefined;
+  return result?.workspace;
+}
+
+/** What the input of a recorded model call holds that a fork reads. */
+export interface ModelCallRecord {
+  step?: number;
+  callIndex?: number;
+  conversation?: { head: string | null; pending: PendingMessage[] };
+}
+
+function clip(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
+}

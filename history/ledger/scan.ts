@@ -1,0 +1,101 @@
+/**
+ * A turn's runs read for the ledger alone: the turn's input (its pricing), its model-call and
+ * compression activities with their attempts and outcomes, and how it closed. The trace's reader
+ * (history/trace/timeline.ts) decodes every payload of every event; this one decodes only these, so
+ * the ledger of a long turn costs little more than fetching it. The result is a Timeline, which
+ * the one ledger function (turnLedger) counts, as it counts the trace's.
+ */
+import type { History } from '@temporalio/common/lib/proto-utils';
+import type { TurnInput, TurnResult } from '../../common/session';
+import { decodePayload, failureDetails, failureText, type HistoryEvent } from '../trace/events';
+import type { ActivityItem, Timeline } from '../trace/timeline';
+import type { RawRun } from './fetch';
+
+const COUNTED = new Set(['callModel', 'compressContext']);
+
+/** The workflow type of a run (its first event), without decoding anything. */
+export function workflowTypeOf(run: RawRun): string {
+  return run.history.events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name ?? '';
+}
+
+/** The runs a reset replaced are left out: the run the reset made holds their history up to its point. */
+export function withoutResetBases(runs: RawRun[]): RawRun[] {
+  const bases = new Set(runs.map((r) => resetBase(r.history)).filter(Boolean));
+  return runs.filter((r) => !bases.has(r.runId));
+}
+
+function resetBase(h: History): string | undefined {
+  for (const e of h.events ?? []) {
+    const base = e.workflowTaskFailedEventAttributes?.baseRunId;
+    if (base) return base;
+  }
+  return undefined;
+}
+
+/** Children a run started (a session's turns, an eval's trials), in order, without decoding their inputs. */
+export function childrenOf(runs: RawRun[]): string[] {
+  const ids: string[] = [];
+  for (const r of runs) {
+    for (const e of r.history.events ?? []) {
+      const id = e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId;
+      if (id && !ids.includes(id)) ids.push(id);
+    }
+  }
+  return ids;
+}
+
+const num = (v: unknown): number => (v && typeof v === 'object' && 'toNumber' in v ? (v as { toNumber(): number }).toNumber() : Number(v ?? 0));
+const first = (p: { payloads?: Parameters<typeof decodePayload>[0][] | null } | null | undefined) => decodePayload(p?.payloads?.[0]);
+
+/** The ledger's view of a turn's runs (oldest first, reset bases left out). */
+export function scanTurn(runs: RawRun[]): Timeline {
+  const t: Timeline = { runs: runs.length, activities: [], executions: new Map(), waits: [], updates: [], mcpQuestions: [], records: new Map(), storedRecords: [], toolMessages: new Map() };
+  for (const [i, run] of runs.entries()) {
+    const scheduled = new Map<number, ActivityItem>();
+    for (const e of run.history.events ?? []) scanEvent(t, e, scheduled, i === 0);
+  }
+  return t;
+}
+
+function scanEvent(t: Timeline, e: HistoryEvent, scheduled: Map<number, ActivityItem>, firstRun: boolean): void {
+  const at = num(e.eventTime?.seconds) * 1000;
+  if (firstRun && e.workflowExecutionStartedEventAttributes) t.input = first(e.workflowExecutionStartedEventAttributes.input) as TurnInput;
+  const s = e.activityTaskScheduledEventAttributes;
+  if (s && COUNTED.has(s.activityType?.name ?? '')) {
+    const input = (first(s.input) ?? {}) as Record<string, unknown>;
+    const item: ActivityItem = { type: s.activityType!.name!, input, step: typeof input.step === 'number' ? input.step : 0, scheduledAt: at };
+    scheduled.set(num(e.eventId), item);
+    t.activities.push(item);
+    return;
+  }
+  const started = e.activityTaskStartedEventAttributes;
+  if (started) {
+    const item = scheduled.get(num(started.scheduledEventId));
+    if (item) item.attempt = started.attempt ?? 1;
+    return;
+  }
+  const done = e.activityTaskCompletedEventAttributes;
+  if (done) {
+    const item = scheduled.get(num(done.scheduledEventId));
+    if (item) Object.assign(item, { closedAt: at, result: first(done.result) });
+    return;
+  }
+  const failed = e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
+  if (failed) {
+    const item = scheduled.get(num(failed.scheduledEventId));
+    const details = failureDetails(failed.failure);
+    if (item) Object.assign(item, { closedAt: at, failure: failureText(failed.failure) }, details !== undefined ? { failureDetails: details } : {});
+    return;
+  }
+  const canceled = e.activityTaskCanceledEventAttributes;
+  if (canceled) {
+    const item = scheduled.get(num(canceled.scheduledEventId));
+    if (item) Object.assign(item, { closedAt: at, canceled: true, failure: 'cancelled' });
+    return;
+  }
+  if (e.workflowExecutionCompletedEventAttributes) t.closed = { at, status: 'completed', result: first(e.workflowExecutionCompletedEventAttributes.result) as TurnResult };
+  else if (e.workflowExecutionFailedEventAttributes) t.closed = { at, status: 'failed' };
+  else if (e.workflowExecutionTerminatedEventAttributes) t.closed = { at, status: 'terminated' };
+  else if (e.workflowExecutionCanceledEventAttributes) t.closed = { at, status: 'canceled' };
+  else if (e.workflowExecutionTimedOutEventAttributes) t.closed = { at, status: 'timed_out' };
+}

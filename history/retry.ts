@@ -1,0 +1,147 @@
+/**
+ * `harness retry`: a turn that failed (its model endpoint down past its retries) or was
+ * terminated goes on from its last good point with the current code. Temporal resets the turn's
+ * run to the workflow task that scheduled the failed model call (or to its last workflow task):
+ * everything before that point is replayed from history, not executed again.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { TurnResult } from '../common/session';
+import { UserError } from '../host/errors';
+import { decodePayload, failureText, type HistoryEvent } from './trace/events';
+import { loadTrace, TURN_ID } from './trace';
+import { callsBefore } from './trace/before-step';
+import { describeWorkflow, workflowRuns } from './workflow-runs';
+import { decodeRuns, type Run } from './trace/runs';
+
+/** Where a retry resets the turn and what it keeps. */
+export interface RetryPlan {
+  turnId: string;
+  sessionId: string;
+  turn: number;
+  /** The run that is reset (the turn's latest). */
+  runId: string;
+  /** The WorkflowTaskCompleted event the run is reset to. */
+  resetEventId: number;
+  /** The step the retried run starts from. */
+  step: number;
+  /** Why the turn ended. */
+  why: string;
+  /** Completed model calls and tool calls of earlier steps: taken from history, not run again. */
+  kept: { steps: number; modelCalls: number; toolCalls: number };
+  /** The session whose last turn this is (a turn started as a child). */
+  parent?: string;
+}
+
+/** Works out where to reset the turn; a turn that cannot be retried is a one-line UserError. */
+export async function planRetry(client: Client, turnId: string): Promise<RetryPlan> {
+  const m = TURN_ID.exec(turnId);
+  if (!m) throw new UserError(`${turnId} is not a turn id`, 'a turn id is <session>/turn-N (see `harness status <session>`)', 2);
+  const desc = await describeWorkflow(client, turnId);
+  if (!desc) throw new UserError(`no turn ${turnId} in Temporal`, '`harness status <session>` names its turns; Temporal keeps histories for its retention period');
+  const status = desc.status.name;
+  if (status === 'RUNNING') throw new UserError(`turn ${turnId} is still running`, `follow it with \`harness status ${m[1]}\`; retry is for a turn that failed`);
+  if (status === 'CANCELLED') throw new UserError(`turn ${turnId} was cancelled`, `send a new message with \`harness run --session ${m[1]} "<task>"\``);
+  // Every run of the turn, fetched once: the last one's raw events place the reset, all of them
+  // (decoded) tell what the steps before it did.
+  const raw = await workflowRuns(client, turnId);
+  const events = (raw.find((r) => r.runId === desc.runId)?.history.events ?? []) as HistoryEvent[];
+  let point: { eventId: number; step: number; why: string };
+  if (status === 'COMPLETED') {
+    const result = decodePayload(events.at(-1)?.workflowExecutionCompletedEventAttributes?.result?.payloads?.[0]) as TurnResult;
+    if (result.terminated_by !== 'failed') {
+      throw new UserError(
+        `turn ${turnId} ended with ${result.terminated_by}, not a failure: there is nothing to retry`,
+        `to try another way from one of its steps: harness fork ${turnId} --at-step N`,
+      );
+    }
+    point = failedModelCall(events, result);
+  } else {
+    point = lastWorkflowTask(events, status.toLowerCase().replace('_', ' '));
+  }
+  const kept = await keptBefore(client, turnId, decodeRuns(turnId, raw), point.step);
+  return {
+    turnId,
+    sessionId: m[1]!,
+    turn: Number(m[2]),
+    runId: desc.runId,
+    resetEventId: point.eventId,
+    step: point.step,
+    why: point.why,
+    kept,
+    ...(desc.parentExecution?.workflowId ? { parent: desc.parentExecution.workflowId } : {}),
+  };
+}
+
+type ResetRequest = Parameters<Client['workflowService']['resetWorkflowExecution']>[0];
+
+/** Resets the run; returns the id of the run that goes on. */
+export async function resetTurn(client: Client, plan: RetryPlan): Promise<string> {
+  const res = await client.workflowService.resetWorkflowExecution({
+    namespace: client.options.namespace,
+    workflowExecution: { workflowId: plan.turnId, runId: plan.runId },
+    // An int64 field: protobufjs encodes a plain number as well as a Long.
+    workflowTaskFinishEventId: plan.resetEventId as unknown as ResetRequest['workflowTaskFinishEventId'],
+    reason: `harness retry from step ${plan.step}`,
+    requestId: randomUUID(),
+  });
+  return res.runId ?? '';
+}
+
+/** The plan in words: from which step, why, and what is not done again. */
+export function retryWords(plan: RetryPlan): string {
+  const k = plan.kept;
+  const kept = k.steps
+    ? `; step${k.steps > 1 ? `s 1–${k.steps}` : ' 1'} kept from history (${k.modelCalls} model call${k.modelCalls === 1 ? '' : 's'} and ${k.toolCalls} tool call${k.toolCalls === 1 ? '' : 's'} not repeated)`
+    : '';
+  return `retrying ${plan.turnId} from step ${plan.step} (${plan.why})${kept}`;
+}
+
+/** A turn that returned `failed`: reset to the task that scheduled its last model call. */
+function failedModelCall(events: HistoryEvent[], result: TurnResult): { eventId: number; step: number; why: string } {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const a = events[i]!.activityTaskScheduledEventAttributes;
+    if (a?.activityType?.name !== 'callModel') continue;
+    const input = decodePayload(a.input?.payloads?.[0]) as { step?: number } | undefined;
+    return {
+      eventId: Number(a.workflowTaskCompletedEventId),
+      step: input?.step ?? result.steps,
+      why: `its model call failed: ${result.error ?? 'unknown error'}`,
+    };
+  }
+  // The failure came before any model call in this run (preparing the turn): start it over.
+  return { eventId: firstWorkflowTask(events), step: result.steps || 1, why: result.error ?? 'it failed' };
+}
+
+/** A run that failed, was terminated or timed out: reset to its last completed workflow task. */
+function lastWorkflowTask(events: HistoryEvent[], status: string): { eventId: number; step: number; why: string } {
+  const close = events[events.length - 1];
+  const f = close?.workflowExecutionFailedEventAttributes?.failure ?? undefined;
+  const reason = close?.workflowExecutionTerminatedEventAttributes?.reason;
+  const why = f ? `it failed: ${failureText(f)}` : reason ? `it was ${status}: ${reason}` : `it was ${status}`;
+  let eventId = 0;
+  let step = 1;
+  for (const e of events) {
+    if (e.workflowTaskCompletedEventAttributes) eventId = Number(e.eventId);
+    const a = e.activityTaskScheduledEventAttributes;
+    if (a?.activityType?.name === 'callModel') step = (decodePayload(a.input?.payloads?.[0]) as { step?: number } | undefined)?.step ?? step;
+  }
+  if (!eventId) throw new UserError(`turn ${status} before its first workflow task: there is no point to resume from`, 'send the message again');
+  return { eventId, step, why };
+}
+
+function firstWorkflowTask(events: HistoryEvent[]): number {
+  const e = events.find((x) => x.workflowTaskCompletedEventAttributes);
+  if (!e) throw new UserError('the turn ended before its first workflow task: there is no point to resume from', 'send the message again');
+  return Number(e.eventId);
+}
+
+/** What the steps before `step` did, from the trace of the turn (every run of it). */
+async function keptBefore(client: Client, turnId: string, runs: Run[], step: number): Promise<RetryPlan['kept']> {
+  const before = callsBefore((await loadTrace(client, turnId, { runs })).spans, step);
+  return {
+    steps: step - 1,
+    modelCalls: before.filter((c) => c.span.type === 'llm_call' && c.span.status === 'ok').length,
+    toolCalls: before.filter((c) => c.span.type === 'tool_call').length,
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * A throwaway harness for scripts (benchmarks, history recording): a headless dev server
+ * with its data in a temp folder, an in-process worker, and a client; all gone afterwards.
+ */
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Runtime } from '@temporalio/worker';
+import { createHarnessWorker } from '../workers/worker';
+import { McpPool } from '../activities/mcp/pool';
+import { embeddedFiles, spawnDevServer, waitForServer } from '../client/embedded';
+import { temporalSettings } from '../client/temporal';
+import { escapingLogger } from '../host/terminal/temporal-log';
+import { writeErrLine } from '../host/terminal/write';
+
+/** A TCP port nobody listens on right now. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+/** What a scratch run gets. */
+export interface Scratch {
+  client: Client;
+  taskQueue: string;
+  home: string;
+  address: string;
+}
+
+/** Runs `fn` against a fresh dev server and worker, then tears both down. */
+export async function withScratchHarness<T>(name: string, fn: (s: Scratch) => Promise<T>): Promise<T> {
+  Runtime.install({ logger: escapingLogger('WARN') });
+  const home = mkdtempSync(path.join(os.tmpdir(), `harness-${name}-`));
+  const settings = temporalSettings({
+    HARNESS_EMBEDDED_PORT: String(await freePort()),
+    HARNESS_UI_PORT: String(await freePort()),
+    HARNESS_HTTP_PORT: String(await freePort()),
+  });
+  const server = spawnDevServer(settings, home, { detached: false, headless: true });
+  try {
+    await waitForServer(settings, embeddedFiles(home).serverLog);
+    const taskQueue = `${name}-${randomUUID()}`;
+    const native = await NativeConnection.connect({ address: settings.address });
+    const mcp = new McpPool({ env: {} });
+    // DATABASE_URL (if set) is the one setting passed on: a benchmark may measure with Postgres.
+    const env = process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {};
+    const worker = await createHarnessWorker({ connection: native, namespace: 'default', taskQueue, home, env, mcp });
+    const client = new Client({ connection: await Connection.connect({ address: settings.address }) });
+    try {
+      return await worker.runUntil(fn({ client, taskQueue, home, address: settings.address }));
+    } finally {
+      await mcp.closeAll();
+      await native.close();
+      await client.connection.close();
+    }
+  } finally {
+    server.kill('SIGTERM');
+  }
+}
+
+/** Runs a script's main and exits with its outcome (open gRPC channels would keep it alive). */
+export function runScript(main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      writeErrLine(String((err as Error)?.stack ?? err));
+      process.exit(1);
+    },
+  );
+}
