@@ -1,7 +1,8 @@
 /**
  * Every transient answer Temporal can give a waiting command, one test each: `run` (waiting on
  * its turn) and `status` (started meanwhile) keep waiting, print one line saying what they wait
- * for, and finish with the answer once the fault clears; `eval` and `answer` likewise. The CLI talks to the shared dev server
+ * for, and finish with the answer once the fault clears; `eval` likewise (`answer` with no worker
+ * polling: answer-no-worker.test.ts). The CLI talks to the shared dev server
  * through a gRPC proxy that produces the fault (test/support/grpc-fault-proxy.ts); the worker
  * talks to the server directly, so the turn itself goes on. The real outages (a worker gone
  * for minutes, a server restart) are in test/durability/wait-outage.test.ts.
@@ -11,8 +12,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
-import { kill, spawnWorker } from '../support/processes';
+import { startHarness, type TestHarness } from '../support/harness';
 import { startFaultProxy, type FaultProxy } from '../support/grpc-fault-proxy';
 import { modelCallRunning, watchCli } from '../support/watched-cli';
 import { cliEnv, removeTempDirs, tempDir, writeScript } from '../support/cli';
@@ -115,36 +115,3 @@ it('eval: following an eval rides out the same way (UNAVAILABLE), and prints the
   expect(ev.out.stdout, ev.dump()).toMatch(/^\| slow-hello \| pass \| 1\/1 \|/m);
   expect(ev.out.stderr, ev.dump()).toMatch(/^… Temporal answers again$/m);
 }, 150_000);
-
-it('answer: with no worker polling, says so and waits; once a worker is back the answer is delivered and the turn finishes', async () => {
-  // A worker process of its own, to stop and start again (the shared one stays up for the other tests).
-  const taskQueue = `answer-no-worker-${process.pid}`;
-  const workerEnv = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: taskQueue, HARNESS_HOME: path.join(dir, 'answer-home'), DATABASE_URL: TEST_DATABASE_URL });
-  let worker = await spawnWorker(workerEnv);
-  const own = { ...env, HARNESS_TASK_QUEUE: taskQueue, HARNESS_HOME: workerEnv.HARNESS_HOME! };
-  const script = writeScript(dir, {
-    steps: [
-      { tool_calls: [{ name: 'ask_user', arguments: { question: 'Which colour?' } }] },
-      { expect: { last_message_contains: 'green' }, content: 'You chose green. HARNESS_OK' },
-    ],
-  });
-  try {
-    const asked = watchCli(['run', '--policy', 'auto', '--model', `scripted:${script}`, 'pick a colour'], { env: own, cwd: dir });
-    children.push(asked.child);
-    const code = await new Promise<number | null>((resolve) => asked.child.once('close', (c) => resolve(c)));
-    expect(code, asked.dump()).toBe(3);
-    const sessionId = /^session (\S+) · /m.exec(asked.out.stderr)![1]!;
-    await kill(worker, 'SIGKILL');
-
-    const answer = watchCli(['answer', sessionId, 'green'], { env: own, cwd: dir });
-    children.push(answer.child);
-    // The first query may only time out (20 s) before Temporal says no poller is seen (measured up to 40 s under load).
-    await answer.until(new RegExp(`^waiting: no worker polls task queue ${taskQueue} on Temporal at \\S+.*; retrying$`, 'm'), 80_000);
-    worker = await spawnWorker(workerEnv);
-    await answer.finished(90_000);
-    expect(answer.out.stdout, answer.dump()).toContain('You chose green. HARNESS_OK');
-    expect(answer.out.stderr, answer.dump()).toMatch(/^… a worker answers again$/m);
-  } finally {
-    await kill(worker, 'SIGKILL');
-  }
-}, 240_000);

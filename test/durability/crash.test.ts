@@ -25,6 +25,7 @@ import { startScriptedModel, type ScriptedModelServer } from '../../scripted/ser
 import { DEFAULT_POLICY, endpointConfig, newSessionId, TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker } from '../support/processes';
 import { cliEnv } from '../support/cli';
+import { figure } from '../support/figures';
 
 let client: Client;
 let model: ScriptedModelServer;
@@ -227,7 +228,7 @@ it('kills the worker during a write_file append, an approval wait, a running com
     ]);
     // Resumed within seconds of each new worker (heartbeats and workflow-task timeouts are
     // seconds; the old fixed tool timeout was 11 minutes). Printed for the record.
-    console.info(`resumed after a new worker started (ms): ${JSON.stringify(elapsed)}`);
+    figure('crash', `resumed after a new worker started (ms): ${JSON.stringify(elapsed)}`);
     for (const [label, ms] of Object.entries(elapsed)) expect(ms, label).toBeLessThan(60_000);
   } finally {
     await db.query('DELETE FROM memories WHERE namespace = $1', [namespace]).catch(() => undefined);

@@ -20,6 +20,7 @@ import type { Script } from '../../scripted/script';
 import { endpointConfig, newSessionId } from '../support/harness';
 import { kill, spawnWorker } from '../support/processes';
 import { cliEnv, describeResult, runCli } from '../support/cli';
+import { figure } from '../support/figures';
 
 const KILLS = 10;
 
@@ -123,7 +124,7 @@ it(`recovers a model call whose worker was SIGKILLed within 15 s (median of ${KI
   expect(completions.map((c) => c.attempt)).toEqual([...Array.from({ length: KILLS }, () => 2), 1]);
   const recovery = kills.map((k, i) => completions[i]!.at - k);
   const after = load();
-  console.info(
+  figure('recovery', 
     `model-call recovery after SIGKILL (ms): ${recovery.join(', ')}; median ${median(recovery)}; ` +
       `replacement worker ready after (ms): ${startups.join(', ')}; ` +
       `heartbeat ${DEFAULT_LIMITS.modelHeartbeatMs} ms; load before: ${before}; after: ${after}`,
@@ -177,6 +178,6 @@ it('shows the session right within 15 s after its worker is killed while it wait
     turnDone: since(turnEvents.at(-1)),
     sessionWaitDone: since(sessionEvents.filter((e) => e.activityTaskCompletedEventAttributes).at(-1)),
   };
-  console.info(`session view right ${correctAfter} ms after the worker was killed during a retry (${JSON.stringify(breakdown)}); load: ${load()}`);
+  figure('recovery', `session view right ${correctAfter} ms after the worker was killed during a retry (${JSON.stringify(breakdown)}); load: ${load()}`);
   expect(correctAfter).toBeLessThanOrEqual(15_000);
 }, 300_000);

@@ -18,6 +18,7 @@ import { TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker } from '../support/processes';
 import { cliEnv, removeTempDirs, tempDir, writeScript } from '../support/cli';
 import { modelCallRunning, watchCli, type WatchedCli } from '../support/watched-cli';
+import { figure } from '../support/figures';
 
 const OUTAGE_MS = 60_000;
 const processes: ChildProcess[] = [];
@@ -71,7 +72,7 @@ it('run and status wait through a server gone for 60 s, saying Temporal is unrea
   await status.finished(60_000);
   const statusDoneAfter = Date.now() - back;
   expect(status.out.stdout, status.dump()).toMatch(new RegExp(`^session ${sessionId}: (running|idle)$`, 'm'));
-  console.log(
+  figure('server-gone', 
     `server gone: run finished ${Math.round(runDoneAfter / 1000)} s and status within ${Math.round(statusDoneAfter / 1000)} s after the server was back; run said:\n${lines.join('\n')}`,
   );
 }, 330_000);

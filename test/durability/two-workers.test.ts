@@ -19,6 +19,7 @@ import type { SessionConfig } from '../../common/session';
 import { newSessionId, scriptedConfig } from '../support/harness';
 import { kill, ROOT } from '../support/processes';
 import { cliEnv } from '../support/cli';
+import { figure } from '../support/figures';
 
 const SESSIONS = 20;
 const AT_ONCE = 5;
@@ -129,7 +130,7 @@ it('a second worker on the same home does not poll while the first holds the emb
   const killedAt = Date.now();
   await kill(first.child, 'SIGKILL');
   await second.until(/worker ready/);
-  console.info(`the waiting worker polled ${Date.now() - killedAt} ms after the first was killed`);
+  figure('two-workers', `the waiting worker polled ${Date.now() - killedAt} ms after the first was killed`);
   const sessionId = newSessionId('two-after');
   const { turnId } = await sendMessage(client, { taskQueue, sessionId, config: sessionConfig(namespace, SESSIONS), text: 'remember a fact' });
   const out = await waitForTurn(client, turnId, { pollMs: 200 });

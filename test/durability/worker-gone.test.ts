@@ -13,6 +13,7 @@ import { TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker } from '../support/processes';
 import { cliEnv, removeTempDirs, tempDir, writeScript } from '../support/cli';
 import { modelCallRunning, watchCli, type WatchedCli } from '../support/watched-cli';
+import { figure } from '../support/figures';
 
 const OUTAGE_MS = 120_000;
 const processes: ChildProcess[] = [];
@@ -61,5 +62,5 @@ it('run and status wait through a worker gone for 2 minutes, saying no worker po
   await status.finished(60_000);
   expect(status.out.stdout, status.dump()).toMatch(new RegExp(`^session ${sessionId}: (running|idle)$`, 'm'));
   // The figures for the record: when the wait said so, and how long after the worker came back it finished.
-  console.log(`worker gone: run said "no worker polls" after ${Math.round(runSaidAfter / 1000)} s; finished ${Math.round(runDoneAfter / 1000)} s after a worker was back; it said:\n${lines.join('\n')}`);
+  figure('worker-gone', `worker gone: run said "no worker polls" after ${Math.round(runSaidAfter / 1000)} s; finished ${Math.round(runDoneAfter / 1000)} s after a worker was back; it said:\n${lines.join('\n')}`);
 }, 330_000);

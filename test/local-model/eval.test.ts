@@ -14,6 +14,7 @@ import { loadTrace } from '../../history/trace';
 import { startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, ROOT, runCli, tempDir } from '../support/cli';
 import { LOCAL_MODEL, startLocalModel, type LocalModel } from '../support/local-model';
+import { figure } from '../support/figures';
 
 let h: TestHarness;
 let model: LocalModel;
@@ -58,7 +59,7 @@ describe('evals/local-model.jsonl against SmolLM2', () => {
 
     const seconds = trials.map((t) => t.elapsed_ms / 1000).sort((a, b) => a - b);
     const median = seconds[Math.floor(seconds.length / 2)]!;
-    console.log(
+    figure('local-model-eval', 
       [
         `local-model eval: ${report.totals.passed_trials}/${report.totals.trials} trials passed (pass rate ${report.totals.pass_rate.toFixed(2)}), pass@${TRIALS} ${report.totals.pass_at_k.toFixed(2)}`,
         `per case: ${report.cases.map((c) => `${c.id} ${c.passes}/${c.trials} (pass@${TRIALS} ${c.pass_at_k.toFixed(2)})`).join(', ')}`,

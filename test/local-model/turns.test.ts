@@ -13,6 +13,7 @@ import { loadTrace } from '../../history/trace';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { LOCAL_MODEL, startLocalModel, type LocalModel } from '../support/local-model';
 import { watchedTurn } from '../support/watched-turn';
+import { figure } from '../support/figures';
 
 let h: TestHarness;
 let model: LocalModel;
@@ -48,7 +49,7 @@ describe('SmolLM2 under llama-server', () => {
     expect(llm.every((s) => s.output.tool_mode === 'text')).toBe(true);
     expect(llm.some((s) => (s.output.tool_calls as unknown[]).length > 0)).toBe(true);
     expect(spans.find((s) => s.type === 'turn')!.output.tool_mode).toMatch(/^text \(/);
-    console.log(`auto chose ${JSON.stringify(r.toolMode)}; calls: ${r.toolCalls.map((c) => `${c.name} ${JSON.stringify(c.args)} ${c.ok ? 'ok' : c.error_type}`).join('; ')}; ${r.terminated_by} in ${r.steps} step(s): ${r.answer.slice(0, 200)}`);
+    figure('local-model-turns', `auto chose ${JSON.stringify(r.toolMode)}; calls: ${r.toolCalls.map((c) => `${c.name} ${JSON.stringify(c.args)} ${c.ok ? 'ok' : c.error_type}`).join('; ')}; ${r.terminated_by} in ${r.steps} step(s): ${r.answer.slice(0, 200)}`);
   }, 600_000);
 
   it('native forced: the tools field is dropped, the model answers without calling any; the trace says native', async () => {
@@ -57,6 +58,6 @@ describe('SmolLM2 under llama-server', () => {
     expect([r.terminated_by, r.toolCalls.length]).toEqual(['final_answer', 0]);
     expect(llm.map((s) => s.output.tool_mode)).toEqual(['native']);
     expect(spans.find((s) => s.type === 'turn')!.output.tool_mode).toMatch(/^native \(configured/);
-    console.log(`native: ${r.terminated_by} without a call: ${r.answer.slice(0, 200)}`);
+    figure('local-model-turns', `native: ${r.terminated_by} without a call: ${r.answer.slice(0, 200)}`);
   }, 600_000);
 });

@@ -4,7 +4,7 @@
  * failure, never a skip: CI must run these tests for real.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,6 +14,7 @@ import { findTemporalCli } from '../../client/temporal-cli';
 import { DEV_SERVER_TUNING } from '../../client/embedded';
 import { freePort } from '../../scripts/scratch';
 import { isReachable, temporalSettings } from '../../client/temporal';
+import { FIGURES_DIR } from './figures';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -34,7 +35,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     { stdio: 'ignore' },
   );
   const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+  rmSync(FIGURES_DIR, { recursive: true, force: true });
   const stop = async () => {
+    printFigures();
     server.kill('SIGTERM');
     const done = await Promise.race([exited.then(() => true), sleep(5_000).then(() => false)]);
     if (!done) server.kill('SIGKILL');
@@ -63,4 +66,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('temporalAddress', address);
   project.provide('workflowBundle', bundlePath);
   return stop;
+}
+
+/** The figures tests measured (test/support/figures.ts), printed once at the end of the run. */
+function printFigures(): void {
+  let files: string[];
+  try {
+    files = readdirSync(FIGURES_DIR).sort();
+  } catch {
+    return;
+  }
+  if (!files.length) return;
+  const body = files.map((f) => `${f.replace(/\.txt$/, '')}:\n${readFileSync(`${FIGURES_DIR}/${f}`, 'utf8').replace(/^(?=.)/gm, '  ')}`).join('');
+  process.stdout.write(`\nFigures measured in this run (test-output/figures):\n${body}`);
 }

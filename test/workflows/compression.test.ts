@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_COMPRESSION } from '../../common/context/plan';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { ARCH_GOAL, ARCH_PATHS, pySource, tsSource } from '../../bench/fixtures/conversations';
+import { figure } from '../support/figures';
 
 let h: TestHarness;
 beforeAll(async () => {
@@ -51,7 +52,7 @@ describe('context compression in a turn', () => {
     expect(r.conversation?.pending).toHaveLength(0);
     expect(r.compressions).toHaveLength(1);
     const c = r.compressions![0]!;
-    console.info(`architecture case: ${c.before_tokens} -> ${c.after_tokens} tokens (${(c.before_tokens / c.after_tokens).toFixed(1)}x), ${c.summarized_messages} messages summarised, ${c.compacted_tool_results} results compacted`);
+    figure('compression-turn', `architecture case: ${c.before_tokens} -> ${c.after_tokens} tokens (${(c.before_tokens / c.after_tokens).toFixed(1)}x), ${c.summarized_messages} messages summarised, ${c.compacted_tool_results} results compacted`);
     expect(c.before_tokens / c.after_tokens).toBeGreaterThanOrEqual(6);
     expect(c.after_tokens).toBeLessThan(c.before_tokens);
 

@@ -9,6 +9,7 @@ import type { CompressResult } from '../../../common/context/types';
 import type { ChatMessage } from '../../../common/types';
 import { startScriptedModel, type ScriptedModelServer } from '../../../scripted/server';
 import { ARCH_GOAL, ARCH_PATHS, architectureCase, call, randomConversation, readFileResult, rng, tsSource } from '../../../bench/fixtures/conversations';
+import { figure } from '../../support/figures';
 
 const MODEL = 'gpt-4o';
 const DATE = '2025-06-01';
@@ -42,7 +43,7 @@ function longConversation(): ChatMessage[] {
 }
 
 function report(label: string, r: CompressResult): void {
-  console.log(
+  figure('compression', 
     `${label}: chars ${r.before_chars} -> ${r.after_chars} (${(r.before_chars / r.after_chars).toFixed(1)}x), ` +
       `tokens ${r.before_tokens} -> ${r.after_tokens} (${(r.before_tokens / r.after_tokens).toFixed(1)}x), ` +
       `compacted ${r.compacted_tool_results}, summarized ${r.summarized_messages}, truncated ${r.truncated_messages}`,
@@ -135,7 +136,7 @@ describe('compressContext', () => {
       seen.summarized += Number(r.summarized_messages > 0);
       seen.truncated += Number(r.truncated_messages > 0);
     }
-    console.log('random conversations:', seen);
+    figure('compression', 'random conversations:', seen);
     // The loop must exercise every path, not only the trivial one.
     expect(seen.compressed).toBeGreaterThan(60);
     expect(Math.min(seen.compacted, seen.summarized, seen.truncated)).toBeGreaterThan(10);

@@ -8,6 +8,7 @@ import { SANDBOX_ENV, TRACE_SCRATCH } from '../../../fuzz/policy/container';
 import { compare, formatDisagreement, signature } from '../../../fuzz/policy/judge';
 import { runDifferential } from '../../../fuzz/policy/run';
 import { Tracer } from '../../../fuzz/policy/tracer';
+import { figure } from '../../support/figures';
 
 const SEED = 20_251_201;
 const COUNT = 2_000;
@@ -99,7 +100,7 @@ describe('the tracer (a broken one could make the differential test pass)', () =
 describe('the default policy against reality', () => {
   it('allows only commands that run no program it did not see and write no file', async () => {
     const s = await runDifferential({ seed: SEED, count: COUNT, tracer });
-    console.log(
+    figure('policy-differential', 
       `differential: ${s.generated} generated, ${s.allowed} allowed (traced at ${s.perTracedMs.toFixed(1)} ms each), ` +
         `${s.asked} asked, ${s.denied} denied, ${s.disagreements.length} disagreements`,
     );
