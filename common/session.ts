@@ -1,99 +1,32 @@
 /**
- * Session-level contracts: the resolved configuration a session starts with (a workflow
- * input, so replay sees the same settings) and what turns take and give back.
- * Secrets never appear here: the config names a provider and model, keys stay with the worker.
+ * Session and turn contracts: what sessionWorkflow starts with and carries across turns and
+ * continue-as-new, and what a turn takes, gives back and resumes from.
+ *
+ * The other session contracts live in their own files: the configuration (session-config.ts),
+ * tool call records (call-records.ts), fork and rerun (fork.ts), query answers (session-state.ts)
+ * and usage arithmetic (usage.ts). They are re-exported here because some eighty files, workflow
+ * code among them, import them from this path.
  */
-import type { ChatMessage, Risk, Usage } from './types';
-import type { Policy, Rule } from './policy/schema';
-import type { CompressionConfig } from './context/plan';
-import type { BlobArg, ConversationRef, PendingMessage } from './conversation';
+import type { ChatMessage, Usage } from './types';
+import type { Rule } from './policy/schema';
+import type { ConversationRef } from './conversation';
 import type { EvalApprovals } from './eval';
-import type { McpServerSpec, McpServerStatus, McpToolSet } from './mcp';
-import type { WorkspaceSnapshot } from './snapshot';
+import type { McpToolSet } from './mcp';
 import type { CustomToolSet } from './custom-tools';
-import type { ToolModeDecision, ToolModeSetting } from './tool-mode';
-import type { Budget, BudgetBreach, BudgetRaises, Spend } from './budget';
+import type { ToolModeDecision } from './tool-mode';
+import type { BudgetRaises, Spend } from './budget';
 import type { Pricing } from './pricing';
 import type { LedgerTally } from './ledger';
+import type { SessionConfig } from './session-config';
+import type { ToolCallRecord } from './call-records';
+import type { ForkSpec, RecordedDecision } from './fork';
 
-/** How the model is reached. `scripted` carries its script so any worker can serve it. */
-export type ModelSpec =
-  | { provider: 'openai'; model: string; baseUrl?: string; toolMode?: ToolModeSetting }
-  | { provider: 'scripted'; model: string; script: unknown; toolMode?: ToolModeSetting };
-
-/** The model spec as sent with each call: the scripted script is registered once per turn instead. */
-export type ModelRef = { provider: 'openai' | 'scripted'; model: string; baseUrl?: string };
-
-/** Limits that bound a turn and a session. */
-export interface Limits {
-  /** Steps (model calls) per turn before `max_steps`. */
-  maxSteps: number;
-  /** Consecutive failed steps before `error_limit`. */
-  errorLimit: number;
-  /** Identical consecutive tool calls before the model is warned; one more stops the turn. */
-  repeatLimit: number;
-  /** How long ask_user waits for an answer before `USER_TIMEOUT`. */
-  askUserTimeoutMs: number;
-  /** How long a call waits for a human approval before `APPROVAL_TIMEOUT`. */
-  approvalTimeoutMs: number;
-  /** Continue-as-new once the session history has this many events (Temporal may suggest sooner). */
-  continueAsNewAfterEvents: number;
-  /** A turn continues as new, between steps, once its run's history has about this many events, as the turn counts them (Temporal warns at 10,240). */
-  turnEventBudget?: number;
-  /** Start-to-close timeout of one model call attempt. */
-  modelTimeoutMs: number;
-  /** A model call that sends no heartbeat for this long is retried elsewhere (worker crash); the call heartbeats every third of it. */
-  modelHeartbeatMs: number;
-  /** Attempts per model call (408/409/429/5xx/network are retried). */
-  modelMaxAttempts: number;
-  /** Most tokens one model reply may have (sent as the provider expects); absent in sessions from before it: the default. */
-  maxOutputTokens?: number;
-  /** What a turn and the session may spend (tokens or USD); a model call that would pass it waits for a person. */
-  budget?: Budget;
-}
-
-/** Defaults used when neither flag, environment nor config file says otherwise. */
-export const DEFAULT_LIMITS: Limits = {
-  maxSteps: 20,
-  errorLimit: 3,
-  repeatLimit: 3,
-  askUserTimeoutMs: 24 * 60 * 60 * 1000,
-  approvalTimeoutMs: 60 * 60 * 1000,
-  continueAsNewAfterEvents: 2000,
-  turnEventBudget: 4000,
-  modelTimeoutMs: 120_000,
-  modelHeartbeatMs: 5_000,
-  modelMaxAttempts: 5,
-  maxOutputTokens: 4096,
-};
-
-/** Everything a session is fixed with when it starts. */
-export interface SessionConfig {
-  model: ModelSpec;
-  systemPrompt: string;
-  limits: Limits;
-  /** The permission policy (absent in sessions started before policies existed). */
-  policy?: Policy;
-  /** Long-term memory: the namespace this session reads and writes, and how many recent entries preload. */
-  memory?: { namespace: string; preload: number };
-  /** Extra skill folders (beside the project's `skills/`). */
-  skills?: { folders: string[] };
-  /** Context compression settings (absent: no compression). */
-  compression?: CompressionConfig;
-  /** Network reach of http_request: hosts (`host` or `host:port`) whose private or loopback addresses it may use. */
-  network?: { allowPrivateHosts: string[] };
-  /** MCP servers whose tools the session offers (discovered at session start). */
-  mcp?: { servers: McpServerSpec[] };
-  /** Custom tools the session cannot do without: a first turn whose worker lacks one fails saying so. */
-  tools?: { required: string[] };
-  /** The price of the session's model, fixed when it starts (absent in sessions from before prices). */
-  pricing?: Pricing;
-  /**
-   * Carry the whole conversation in every model call's input, as turns did before the message
-   * store. For the history benchmark's comparison only: not settable from a config file.
-   */
-  inlineHistory?: boolean;
-}
+export { DEFAULT_LIMITS } from './session-config';
+export type { Limits, ModelRef, ModelSpec, SessionConfig } from './session-config';
+export type { ApprovalRecord, PolicyRecord, ToolCallRecord } from './call-records';
+export type { ForkPrepared, ForkSpec, ForkWrite, RecordedDecision, RerunReport } from './fork';
+export type { Pending, PendingApproval, SessionState, SessionStatus, TurnState } from './session-state';
+export { addUsage, NO_USAGE, subtractUsage } from './usage';
 
 /** What one session carries across turns and across continue-as-new. */
 export interface SessionCarry {
@@ -139,71 +72,6 @@ export interface SessionInput {
   fork?: ForkSpec;
 }
 
-/** One file write a recorded turn made, replayed into a fork's workspace (content as history holds it). */
-export interface ForkWrite {
-  step: number;
-  path: string;
-  content: unknown;
-  append?: boolean;
-}
-
-/**
- * Where a fork starts: the recorded turn's conversation before the model call of `from.step`
- * (read from the source session's store), the turn's state then, and the edits asked for.
- */
-export interface ForkSpec {
-  from: { sessionId: string; turnId: string; step: number };
-  conversation: { head: string | null; pending: PendingMessage[] };
-  /** Replaces the text of the conversation's last user message. */
-  editMessage?: string;
-  /** What the recorded turn wrote with write_file before the step, in order. */
-  writes: ForkWrite[];
-  userMessage: string;
-  memory: Record<string, string>;
-  sessionRules: Rule[];
-  /** The recorded call index of the step: the fork's model calls are numbered on from it. */
-  modelCallBase: number;
-  /** Values of the source session's store the fork's config names (a scripted model's script). */
-  copyBlobs?: string[];
-  /**
-   * `harness rerun`: the recorded turn's conversation at its end. Its replies after the fork point
-   * become the fork's model (a script), and the fork's turn is compared with it once done.
-   */
-  replay?: { conversation: { head: string | null; pending: PendingMessage[] }; decisions: RecordedDecision[] };
-  /**
-   * Seeds the fork's workspace: the recorded turn's starting snapshot (in the store of session
-   * `from`), a copy of a session's workspace as it is now (turns recorded before snapshots), or
-   * of a folder on the worker's host.
-   */
-  seed?: { session: string } | { dir: string } | { snapshot: WorkspaceSnapshot; from: string };
-  /** The fork's step limit (the recorded turn's own, or `--max-steps`); steps are numbered on from the record. Absent: the config's. */
-  maxSteps?: number;
-  mcpTools?: McpToolSet;
-}
-
-/** What preparing a fork made: its conversation in the fork's own store, and its workspace. */
-export interface ForkPrepared {
-  conversation: ConversationRef;
-  /** Files written into the workspace, with the step that wrote them last. */
-  restored: { path: string; step: number }[];
-  /** What could not be done (a file that would not write, no user message to edit). */
-  problems: string[];
-  /** `harness rerun`: the recorded replies as the fork's script (in the fork's store). */
-  script?: BlobArg;
-  /** Files the seed put in the workspace. */
-  seeded?: number;
-}
-
-/** Where a rerun first went another way than its record, compared message by message. */
-export interface RerunReport {
-  /** Steps whose tool results were compared. */
-  compared: number;
-  diverged: boolean;
-  first?: { step: number; callId?: string; tool?: string; what: string; recorded: string; now: string };
-  /** Why the comparison stopped early (a compression rewrote the recorded conversation). */
-  note?: string;
-}
-
 /** Why a turn stopped. */
 export type TerminatedBy =
   | 'final_answer'
@@ -246,54 +114,6 @@ export interface TurnInput {
   sessionBudget?: { spent: Spend; raised?: BudgetRaises['session'] };
   /** How the session's earlier turns offered the tools (native or text): this turn keeps it. */
   toolMode?: ToolModeDecision;
-}
-
-/** A human decision of a recorded turn: the call by its digest (tool and arguments). */
-export interface RecordedDecision {
-  digest: string;
-  approved: boolean;
-  reason?: string;
-  /** The recorded turn that decided it. */
-  from: string;
-}
-
-/** How the policy judged a call (recorded with it). */
-export interface PolicyRecord {
-  decision: 'allow' | 'deny' | 'ask';
-  rule?: string;
-  reason: string;
-}
-
-/**
- * A human's answer to an approval request (recorded with the call). `updateId` names the
- * update in history, whose event carries when the server accepted it and the identity of the
- * client that sent it: who and when never come from the request body.
- */
-export interface ApprovalRecord {
-  approved: boolean;
-  /** Only in turns recorded before decisions were bound server-side: what the client claimed. */
-  by?: string;
-  at?: string;
-  updateId?: string;
-  reason?: string;
-  always?: boolean;
-  /** The command words an `--always` granted instead of exactly the command shown. */
-  pattern?: string;
-  timedOut?: boolean;
-  /** Decided by the record a rerun reproduces (the turn id), not by a human now. */
-  fromRecord?: string;
-}
-
-/** One tool call as the turn saw it: what was asked, how it was judged, what came back. */
-export interface ToolCallRecord {
-  step: number;
-  callId: string;
-  name: string;
-  args: unknown;
-  ok: boolean;
-  error_type?: string;
-  policy?: PolicyRecord;
-  approval?: ApprovalRecord;
 }
 
 /**
@@ -379,81 +199,4 @@ export interface CompressionRecord {
   after_tokens: number;
   summarized_messages: number;
   compacted_tool_results: number;
-}
-
-/** Session status as the `state` query reports it. */
-export type SessionStatus = 'idle' | 'running' | 'waiting_for_user' | 'waiting_for_approval' | 'waiting_for_budget' | 'ended';
-
-/** A tool call waiting for a human decision. */
-export interface PendingApproval {
-  callId: string;
-  tool: string;
-  args: unknown;
-  /** Digest of tool and arguments: a decision must name it, so it applies only to what was shown. */
-  digest?: string;
-  risk: Risk;
-  rule?: string;
-  reason: string;
-}
-
-/** Something a turn waits on a human for: a question, or the calls of one step to approve. */
-export type Pending =
-  | { kind: 'question'; callId: string; question: string }
-  | { kind: 'approvals'; calls: PendingApproval[] }
-  | ({ kind: 'budget'; step?: number } & BudgetBreach);
-
-/** Answer of the `state` query. */
-export interface SessionState {
-  sessionId: string;
-  status: SessionStatus;
-  turnCount: number;
-  currentTurnId?: string;
-  pending?: Pending;
-  usage: Usage;
-  memory: Record<string, string>;
-  messageCount: number;
-  model: string;
-  lastTurn?: { turnId: string; terminated_by: TerminatedBy; answer: string; steps: number };
-  /** A forked session: the turn and step it comes from, the files put back in its workspace, what could not be. */
-  fork?: { from: string; step: number; restored: string[]; problems: string[]; seeded?: number };
-  /** A rerun: how its first turn compared with the record (once it finished). */
-  rerun?: RerunReport;
-  /** The session's MCP servers as discovery found them. */
-  mcp?: McpServerStatus[];
-  /** How the model is offered the tools (native or text) and why, once a turn decided it. */
-  toolMode?: ToolModeDecision;
-  /** What the session spent so far (sessions from before prices: absent). */
-  spend?: Spend;
-}
-
-/** Answer of a turn's own `turnState` query. */
-export interface TurnState {
-  turnId: string;
-  status: 'running' | 'waiting_for_user' | 'waiting_for_approval' | 'waiting_for_budget' | 'done';
-  step: number;
-  pending?: Pending;
-}
-
-/** Zero usage. */
-export const NO_USAGE: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
-
-/** Sums two usages. */
-/** a − b, never below zero (a turn's usage taken back out of the session's totals). */
-export function subtractUsage(a: Usage, b: Usage): Usage {
-  return {
-    prompt_tokens: Math.max(0, a.prompt_tokens - b.prompt_tokens),
-    completion_tokens: Math.max(0, a.completion_tokens - b.completion_tokens),
-    total_tokens: Math.max(0, a.total_tokens - b.total_tokens),
-  };
-}
-
-export function addUsage(a: Usage, b: Usage): Usage {
-  const cached = (a.cached_tokens ?? 0) + (b.cached_tokens ?? 0);
-  return {
-    prompt_tokens: a.prompt_tokens + b.prompt_tokens,
-    completion_tokens: a.completion_tokens + b.completion_tokens,
-    total_tokens: a.total_tokens + b.total_tokens,
-    // Only when a provider reported cached tokens, so usages recorded before stay as they were.
-    ...(cached ? { cached_tokens: cached } : {}),
-  };
 }

@@ -1,0 +1,91 @@
+/**
+ * Which history belongs to which tool call of a step. A call runs in the workflow (finish,
+ * ask_user, remember, and every call decided before running: denied, invalid, unknown), as a
+ * local activity (a marker without the call's id: matched by order among the calls that can run
+ * locally) or as an activity (whose input names the call).
+ */
+import { builtinRegistry } from '../../common/builtin-tools';
+import type { ToolOutcome } from '../../common/activity-types';
+import type { ToolCallRecord } from '../../common/call-records';
+import type { ToolCall } from '../../common/types';
+import { decisionOf } from './human-spans';
+import type { Execution, LocalItem } from './timeline';
+import type { TurnContext } from './types';
+
+const REGISTRY = builtinRegistry();
+
+/** Errors the workflow gives a call without running it. */
+const DECIDED_IN_WORKFLOW = new Set(['INVALID_ARGUMENTS', 'UNKNOWN_TOOL', 'PERMISSION_DENIED', 'APPROVAL_DENIED', 'APPROVAL_TIMEOUT', 'REPEATED_ACTION']);
+
+/** A call of the step with what history knows of it by its id. */
+export interface CallView {
+  call: ToolCall;
+  id: string;
+  index: number;
+  record?: ToolCallRecord;
+  /** The outcome as far as history knows it before matching executions (tool message or record). */
+  known?: Outcome;
+}
+
+/** A tool's outcome as history shows it (error types of older releases included). */
+export type Outcome = Omit<ToolOutcome, 'error_type'> & { error_type?: string };
+
+/** The harness id of a call: the reply's own, or (turns from before the store) `t<turn>-s<step>-c<i>`. */
+export function callId(ctx: TurnContext, call: ToolCall, step: number, index: number): string {
+  const t = ctx.timeline;
+  const named = (id: string) => t.records.has(id) || t.toolMessages.has(id) || t.activities.some((a) => a.input.callId === id);
+  if (named(call.id)) return call.id;
+  const harness = `t${ctx.turn}-s${step}-c${index}`;
+  return named(harness) ? harness : call.id;
+}
+
+/** Pairs each execution with its call: activities by the id in their input, markers by order. */
+export function matchExecutions(ctx: TurnContext, views: CallView[], executions: readonly Execution[]): Map<string, Execution[]> {
+  const out = new Map<string, Execution[]>();
+  const add = (id: string, e: Execution) => out.set(id, [...(out.get(id) ?? []), e]);
+  let cursor = 0;
+  for (const e of executions) {
+    if (e.kind === 'activity') {
+      const id = String(e.item.input.callId ?? '');
+      const index = views.findIndex((v) => v.id === id);
+      add(id, e);
+      if (index >= 0) cursor = Math.max(cursor, index + 1);
+      continue;
+    }
+    // The workflow runs a step's calls one after another, in the order the model gave them.
+    const index = views.findIndex((v, i) => i >= cursor && runsLocally(ctx, v));
+    if (index < 0) continue;
+    add(views[index]!.id, e);
+    cursor = index + 1;
+  }
+  return out;
+}
+
+/** Whether a call may have run as a local activity: a host-local or MCP tool the workflow did not decide itself. */
+function runsLocally(ctx: TurnContext, v: CallView): boolean {
+  const name = v.call.name;
+  if (!(REGISTRY.get(name)?.runsIn === 'local_activity' || name.startsWith('mcp__'))) return false;
+  const k = v.known;
+  if (k && !k.ok && k.error_type && DECIDED_IN_WORKFLOW.has(k.error_type)) return false;
+  if (k && !k.ok && k.error_type === 'MCP_SERVER_UNAVAILABLE' && /^The MCP server /.test(k.message ?? '')) return false;
+  if (v.record?.policy?.decision === 'deny') return false;
+  const decision = decisionOf(ctx.timeline, v.id);
+  return !(decision && decision.update.args && (decision.update.args as { approve?: boolean }).approve === false);
+}
+
+/** When the execution after `e` in its step started (a bound on when `e` ended). */
+export function nextStart(executions: readonly Execution[], e: Execution): number | undefined {
+  const next = executions[executions.indexOf(e) + 1];
+  return next ? (next.kind === 'activity' ? next.item.scheduledAt : (next.item.scheduledAt ?? next.item.at)) : undefined;
+}
+
+/**
+ * When a local activity ended: its marker's completion time, unless that is before its schedule
+ * time (the two come from different clocks); then the next execution's start, or the marker.
+ */
+export function localEnd(item: LocalItem, next: number | undefined): number {
+  const start = item.scheduledAt ?? item.at;
+  if (item.completedAt !== undefined && item.completedAt >= start) return item.completedAt;
+  return Math.max(start, Math.min(item.at, next ?? item.at));
+}
+
