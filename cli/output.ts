@@ -9,6 +9,7 @@ import { escapeForTerminal } from '../host/terminal/escape';
 import { budgetLine } from '../common/budget';
 import { Control, type Text } from '../host/terminal/text';
 import { writeErr, writeErrLine, writeJson, writeJsonLines, writeOut } from '../host/terminal/write';
+import { snakeKeys } from './json-casing';
 
 /** Exit codes of the CLI contract. */
 export const EXIT = { ok: 0, error: 1, usage: 2, waiting: 3 } as const;
@@ -58,7 +59,7 @@ export function turnJson(r: TurnResult) {
 
 /** The `run --json` shape of a turn waiting on a human. */
 export function waitingJson(sessionId: string, s: TurnState) {
-  return { session_id: sessionId, workflow_id: s.turnId, status: s.status, pending: s.pending };
+  return { session_id: sessionId, workflow_id: s.turnId, status: s.status, pending: snakeKeys(s.pending) };
 }
 
 /** Human summary line of a usage. */

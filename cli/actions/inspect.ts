@@ -15,6 +15,7 @@ import { describeToolMode } from '../../common/tool-mode';
 import { costLine, ledgerSummaryJson, sessionCost } from './cost';
 import { follow, sessionsList } from './watch';
 import { turnProgress, type TurnProgress } from '../../client/watch/progress';
+import { snakeKeys } from '../json-casing';
 
 export interface StatusFlags {
   json?: boolean;
@@ -55,7 +56,7 @@ export async function status(ctx: CliContext, sessionId: string, o: StatusFlags)
   const cost = await sessionCost(harness.temporal, sessionId);
   // A running turn: its step, current call and tokens so far, from its history.
   const progress = s.currentTurnId ? await turnProgress(harness.temporal, s.currentTurnId).catch(() => undefined) : undefined;
-  const json = { ...s, ...(cost.ledger ? { cost: ledgerSummaryJson(cost.ledger) } : {}), ...(progress ? { progress } : {}) };
+  const json = snakeKeys({ ...s, ...(cost.ledger ? { cost: ledgerSummaryJson(cost.ledger) } : {}), ...(progress ? { progress } : {}) });
   // Following: the state is the first JSON line, each event one more.
   if (o.json && o.follow) printJsonLines([json]);
   else if (o.json) printJson(json);

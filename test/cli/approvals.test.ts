@@ -71,7 +71,7 @@ describe('approve from another process after `run` has exited', () => {
       status: 'waiting_for_approval',
       pending: {
         kind: 'approvals',
-        calls: [{ callId, tool: 'write_file', args: { path: 'cli-note.txt', content: 'from the cli' }, risk: 'write', rule: 'mode ask' }],
+        calls: [{ call_id: callId, tool: 'write_file', args: { path: 'cli-note.txt', content: 'from the cli' }, risk: 'write', rule: 'mode ask' }],
       },
     });
     expect((out.pending as { calls: unknown[] }).calls).toHaveLength(1);
@@ -106,7 +106,7 @@ describe('approve from another process after `run` has exited', () => {
     expect(r.code, describeResult(r)).toBe(1);
     expect(r.errLines[0], describeResult(r)).toMatch(/^error: .*bogus-id is not pending/);
     const s = await cli(['status', sessionId, '--json']);
-    expect(parseJson(s)).toMatchObject({ status: 'waiting_for_approval', pending: { kind: 'approvals', calls: [{ callId }] } });
+    expect(parseJson(s)).toMatchObject({ status: 'waiting_for_approval', pending: { kind: 'approvals', calls: [{ call_id: callId }] } });
     expect(existsSync(workspaceFile(sessionId, 'cli-note.txt'))).toBe(false);
     // Like every user error: a single error line, a hint, no stack.
     expectUserError(r, 1);

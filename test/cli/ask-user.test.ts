@@ -67,7 +67,7 @@ describe('a turn waiting for the user, driven from separate CLI processes', () =
       )
       .toBe('waiting_for_user');
     const r = await cli(['status', sessionId, '--json']);
-    expect(parseJson(r)).toMatchObject({ sessionId, status: 'waiting_for_user', pending: { question: 'Which colour?' } });
+    expect(parseJson(r)).toMatchObject({ session_id: sessionId, status: 'waiting_for_user', pending: { question: 'Which colour?' } });
   });
 
   it('`answer --json` from another process finishes the turn and prints the run result', async () => {

@@ -129,9 +129,9 @@ describe('`deny` on a budget wait', () => {
     const out = parseJson<{ terminated_by: string; steps: number; answer: string }>(r);
     expect(out).toMatchObject({ terminated_by: 'budget_exceeded', steps: 1 });
     expect(out.answer).toMatch(/Stopped by a person: too dear/);
-    const s = parseJson<{ status: string; lastTurn: { terminated_by: string }; messageCount: number }>(await cli(['status', sessionId, '--json']));
-    expect(s).toMatchObject({ status: 'idle', lastTurn: { terminated_by: 'budget_exceeded' } });
+    const s = parseJson<{ status: string; last_turn: { terminated_by: string }; message_count: number }>(await cli(['status', sessionId, '--json']));
+    expect(s).toMatchObject({ status: 'idle', last_turn: { terminated_by: 'budget_exceeded' } });
     // The user message, the reply with its call and the call's result are kept.
-    expect(s.messageCount).toBeGreaterThanOrEqual(3);
+    expect(s.message_count).toBeGreaterThanOrEqual(3);
   });
 });

@@ -122,9 +122,9 @@ describe('harness on a fresh machine (no server running, empty HARNESS_HOME)', (
     expect(sessionId, 'the first run must have succeeded').not.toBe('');
     const status = await cli(['status', sessionId, '--json']);
     expect(status.code, describeResult(status)).toBe(0);
-    const state = parseJson<{ sessionId: string; turnCount: number; status: string }>(status);
-    expect(state.sessionId).toBe(sessionId);
-    expect(state.turnCount).toBe(1);
+    const state = parseJson<{ session_id: string; turn_count: number; status: string }>(status);
+    expect(state.session_id).toBe(sessionId);
+    expect(state.turn_count).toBe(1);
     expect(status.stderr).not.toMatch(/starting/i);
 
     const sessions = await cli(['sessions', '--json']);

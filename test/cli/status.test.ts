@@ -70,8 +70,8 @@ describe('a session that failed', () => {
     expect(r.stdout).toContain('0 turn(s)');
 
     const json = parseJson<Record<string, unknown>>(await runCli(['status', sessionId, '--json'], { env: envFor(taskQueue), cwd: dir, timeoutMs: 60_000 }));
-    expect(json).toMatchObject({ sessionId, status: 'failed', reason: expect.stringContaining('could not be removed'), turnCount: 0 });
-    expect(typeof json.closedAt).toBe('string');
+    expect(json).toMatchObject({ session_id: sessionId, status: 'failed', reason: expect.stringContaining('could not be removed'), turn_count: 0 });
+    expect(typeof json.closed_at).toBe('string');
   }, 90_000);
 });
 
@@ -106,6 +106,6 @@ describe('a session that was terminated or ended', () => {
     expect(r.stdout).toContain('1 turn(s)');
     expect(r.stdout).toMatch(/^last turn \S+\/turn-1: final_answer in 1 step\(s\) — Done\. HARNESS_OK$/m);
     const json = parseJson<Record<string, unknown>>(await runCli(['status', sessionId, '--json'], { env, cwd: dir, timeoutMs: 60_000 }));
-    expect(json).toMatchObject({ sessionId, status: 'ended', turnCount: 1, reason: expect.stringMatching(/^ended by harness-cli /) });
+    expect(json).toMatchObject({ session_id: sessionId, status: 'ended', turn_count: 1, reason: expect.stringMatching(/^ended by harness-cli /) });
   }, 90_000);
 });
