@@ -5,7 +5,7 @@
  * result, and a terminated turn waiting for approval waits again. Turns that cannot be retried
  * get one line and a hint.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
@@ -128,4 +128,16 @@ describe('harness retry', () => {
     expect(unknown.errLines[0]).toMatch(/^error: no turn .* in Temporal$/);
     expect(stackLines(unknown.stderr)).toEqual([]);
   }, 60_000);
+  it('a turn that fails under `harness run` says so and names `harness retry` in its hint', async () => {
+    const dir = tempDir('harness-cli-retry-hint-');
+    const script = path.join(dir, 'down.json');
+    writeFileSync(script, JSON.stringify({ steps: [{ fault: { status: 503, times: 10 }, content: 'never' }] }));
+    const config = path.join(dir, 'harness.config.json');
+    writeFileSync(config, JSON.stringify({ limits: { modelMaxAttempts: 1 } }));
+    const r = await runCli(['run', '--model', `scripted:${script}`, '--config', config, 'answer me'], { env, cwd: dir, timeoutMs: 120_000 });
+    expect(r.code, describeResult(r)).toBe(1);
+    const hint = r.errLines.find((l) => l.startsWith('hint: '));
+    expect(hint, describeResult(r)).toMatch(/^hint: once the cause is fixed \(see `harness trace (\S+\/turn-1)`\), continue the turn from its last good step with `harness retry \1`/);
+    expect(stackLines(r.stderr)).toEqual([]);
+  });
 });
