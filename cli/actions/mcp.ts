@@ -12,6 +12,7 @@ import { refreshMcpToolsUpdate } from '../../common/messages';
 import type { CliContext } from '../context';
 import { escapeForTerminal } from '../../host/terminal/escape';
 import { EXIT, print, printJson, say } from '../output';
+import { snakeKeys } from '../json-casing';
 
 export interface McpFlags {
   config?: string;
@@ -31,7 +32,7 @@ interface ServerReport extends McpServerStatus {
 export async function listServers(ctx: CliContext, o: McpFlags): Promise<void> {
   if (o.refresh && !o.session) throw new UsageError('--refresh needs --session <id>', 'the config itself is read fresh every time');
   const servers = o.session ? await sessionServers(ctx, o.session, o.refresh === true) : await configServers(ctx, o);
-  if (o.json) printJson({ servers });
+  if (o.json) printJson(snakeKeys({ servers }));
   else printServers(servers);
   if (servers.some((s) => s.status === 'failed')) process.exitCode = EXIT.error;
 }

@@ -36,10 +36,10 @@ describe('harness mcp', () => {
   it('lists servers, status and tools with risk and decision; a failed server is named with why (exit 1)', async () => {
     const r = await cli(['mcp', '--config', 'mcp.json', '--json']);
     expect(r.code, describeResult(r)).toBe(1);
-    const out = parseJson<{ servers: Array<{ server: string; status: string; error?: string; toolList?: Array<{ name: string; risk: string; decision: string; hints?: string[] }> }> }>(r);
+    const out = parseJson<{ servers: Array<{ server: string; status: string; error?: string; tool_list?: Array<{ name: string; risk: string; decision: string; hints?: string[] }> }> }>(r);
     const everything = out.servers.find((s) => s.server === 'everything')!;
     expect(everything.status).toBe('connected');
-    expect(everything.toolList).toEqual(
+    expect(everything.tool_list).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ name: 'mcp__everything__echo', risk: 'write', decision: 'allow', hints: expect.arrayContaining(['readOnlyHint']) }),
         expect.objectContaining({ name: 'mcp__everything__get-env', risk: 'dangerous', decision: 'deny' }),
