@@ -10,7 +10,7 @@ import type { OwnPortLookup } from '../../../activities/tools/own-ports';
 import type { SessionConfig } from '../../../common/session';
 import type { ChatMessage, ToolResult } from '../../../common/types';
 import { startForeignServer, type ForeignServer } from '../../support/foreign-server';
-import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../../support/harness';
+import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../../support/harness';
 
 // How the worker hands http_request the session's allowance and its own services. This server
 // runs in the test process, which for the executor tests plays a foreign host, not the worker.
@@ -90,7 +90,7 @@ describe('a worker running http_request for a session', () => {
 
   const results = (messages: ChatMessage[]) => messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content) as ToolResult);
 
-  it("reaches an allowed host:port of the session's network.allowPrivateHosts but never the worker's own Web UI or scripted model", async () => {
+  it("under the default policy, approved, reaches an allowed host:port of the session's network.allowPrivateHosts but never the worker's own Web UI or scripted model", async () => {
     const appUrl = `http://127.0.0.1:${app.port}/`;
     const config: SessionConfig = {
       ...scriptedConfig({
@@ -100,10 +100,13 @@ describe('a worker running http_request for a session', () => {
           { expect: { last_message_contains: 'PERMISSION_DENIED' }, tool_calls: [{ name: 'http_request', arguments: { url: `http://127.0.0.1:${scriptedPort}/v1/models` } }] },
           { expect: { last_message_contains: 'PERMISSION_DENIED' }, content: 'Refused. HARNESS_OK' },
         ],
-      }),
+      }, {}, DEFAULT_POLICY),
       network: { allowPrivateHosts: [`127.0.0.1:${app.port}`, `127.0.0.1:${uiPort}`, `127.0.0.1:${scriptedPort}`] },
     };
-    const r = await h.finish(newSessionId(), config, 'fetch them');
+    // Each request asks (network), a person approves each: the allowance and the approval together
+    // still never open the worker's own ports.
+    const r = await h.finishApproving(newSessionId(), config, 'fetch them');
+    expect(r.asked.map((a) => a.split(':')[0])).toEqual(['http_request', 'http_request', 'http_request']);
     expect(r.answer).toBe('Refused. HARNESS_OK');
     const [reached, ui, model] = results(r.messages);
     expect(reached).toMatchObject({ ok: true, result: { body: '0123456789' } });
