@@ -1,7 +1,7 @@
 /**
  * bench:policy — what judging a run_shell command costs inside the workflow, where a workflow
- * task over 2 s fails. decide() under the default policy as a session keeps it (version 2, RE2
- * patterns) for a short everyday command (the baseline, measured in the same run) and for
+ * task over 2 s fails (target: every case under 50 ms). decide() under the default policy as a
+ * session keeps it (version 3, RE2 patterns) for a short everyday command (the baseline, measured in the same run) and for
  * pathological commands of the longest accepted length (MAX_SHELL_COMMAND): backtracking bait
  * for regular expressions, deep nesting, thousands of pipes, lists, arguments, here-documents.
  * Each is also timed at half the length: a ratio near 2 says the cost grows linearly (4 would
@@ -25,6 +25,8 @@ const WRAPPER_CHAINS = [
   'watch ', 'sh -c ', 'find . -exec ', 'eval ',
 ];
 const SHORT = 'cat README.md | grep foo | wc -l';
+/** The worst median the analysis may take on any adversarial input of the longest accepted length. */
+const TARGET_MS = 50;
 const SHORT_RUNS = Number(process.env.BENCH_RUNS ?? 2_000);
 const LONG_RUNS = Math.max(5, Math.round(SHORT_RUNS / 100));
 
@@ -79,18 +81,22 @@ async function main(): Promise<void> {
   console.log(`bench:policy — decide() under the frozen default policy, ${os.cpus().length} cores; commands of ${MAX_SHELL_COMMAND} characters`);
   console.log(`  baseline ${JSON.stringify(SHORT)}: median ${fmt(base, 3)} ms (${SHORT_RUNS} runs)`);
   let worst = 0;
+  let worstRatio = 0;
   for (const [name, make] of CASES) {
     const command = make(MAX_SHELL_COMMAND);
     const m = median(time(command, LONG_RUNS));
     const half = median(time(make(MAX_SHELL_COMMAND / 2), LONG_RUNS));
     worst = Math.max(worst, m);
+    // The ratio is noise for cases that take well under a millisecond.
+    if (m >= 1) worstRatio = Math.max(worstRatio, m / half);
     const d = decide(POLICY, { tool: 'run_shell', risk: 'dangerous', args: { command } });
     console.log(
       `  ${name.padEnd(38)} median ${fmt(m, 1).padStart(6)} ms  ${fmt(m / base, 0).padStart(5)}x baseline` +
         `  full/half length ${fmt(m / half, 1)}  → ${d.decision} (${d.rule})`,
     );
   }
-  console.log(`  worst median ${fmt(worst, 1)} ms of the 2,000 ms a workflow task may take (${LONG_RUNS} runs each)`);
+  console.log(`  worst median ${fmt(worst, 1)} ms (target < ${TARGET_MS} ms: ${worst < TARGET_MS ? 'met' : 'missed'}; a workflow task may take 2,000 ms), ${LONG_RUNS} runs each`);
+  console.log(`  worst full/half length ratio ${fmt(worstRatio, 1)} among cases of 1 ms or more (2 is linear, 4 quadratic)`);
 }
 
 runScript(main);
