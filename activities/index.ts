@@ -27,7 +27,7 @@ import { resolveArgs, resultView } from './store/views';
 import { isBlobArg, type BlobArg } from '../common/conversation';
 import { ScriptedHost } from './scripted-host';
 import { createToolExecutor } from './tools/executor';
-import { workerServices } from './tools/net-guard';
+import { workerServices } from './tools/net-services';
 import { ownPortLookup } from './tools/own-ports';
 import path from 'node:path';
 import { rm } from 'node:fs/promises';

@@ -17,6 +17,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { UserError } from '../host/errors';
 import { processAlive, readPidFile } from '../host/pids';
 
+/** What a process says when another one holds the lock: starting, and stopping, both wait this way. */
+export const WAITING_FOR_START_LOCK = 'waiting for another harness process to bring up the embedded server …';
+
 /** A held lock; release it in a `finally`. */
 export interface StartLock {
   release(): Promise<void>;

@@ -1,12 +1,15 @@
-/** Sandbox containers: name, hardened spec, orphan removal at worker start, the doctor's checks. */
+/**
+ * Sandbox containers as Docker objects: name, hardened spec, opening a session's container
+ * (recreated when it no longer fits), orphan removal at worker start, the doctor's checks.
+ */
 import * as path from 'node:path';
 import Docker from 'dockerode';
 import { BUILD_HINT, DEFAULT_SANDBOX_IMAGE, statusOf, toSandboxError } from './docker-errors';
 
-/** Labels every harness container carries; orphan removal selects on them. */
 /** The whole environment of the sandbox container: nothing from the worker's (API keys) reaches it. */
 export const SANDBOX_ENV: readonly string[] = ['PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'HOME=/tmp', 'LANG=C.UTF-8'];
 
+/** Labels every harness container carries; orphan removal selects on them. */
 export const LABELS = { managed: 'harness.managed', session: 'harness.session', home: 'harness.home' } as const;
 
 /** Resource limits of a sandbox container. */
@@ -35,8 +38,8 @@ export function containerName(sessionId: string): string {
   return `harness-${sessionId}`;
 }
 
-/** The hardened create options of a session container; `workspace` is the absolute host folder. */
-export function containerSpec(o: {
+/** What a session container is made from; `workspace` is the absolute host folder. */
+export interface ContainerSettings {
   name: string;
   image: string;
   user: string;
@@ -48,7 +51,10 @@ export function containerSpec(o: {
   skillsMounts?: readonly ReadOnlyMount[];
   /** The session's exec-record folder, mounted writable at EXEC_MOUNT. */
   execDir?: string;
-}): Docker.ContainerCreateOptions {
+}
+
+/** The hardened create options of a session container. */
+export function containerSpec(o: ContainerSettings): Docker.ContainerCreateOptions {
   const mounts = [
     ...(o.skillsMounts ?? []).map((m) => ({ Type: 'bind' as const, Source: path.resolve(m.host), Target: m.container, ReadOnly: true })),
     ...(o.execDir ? [{ Type: 'bind' as const, Source: path.resolve(o.execDir), Target: EXEC_MOUNT, ReadOnly: false }] : []),
@@ -86,6 +92,42 @@ export function containerSpec(o: {
       LogConfig: { Type: 'none', Config: {} },
     },
   };
+}
+
+/**
+ * Finds the session's container, or creates it, and starts it. A container that no longer fits
+ * these settings is removed first. `onCreate` runs once a container was made anew, before the
+ * start, so the caller learns of it even when the start fails. Throws SandboxError only.
+ */
+export async function openContainer(docker: Docker, o: ContainerSettings & { execDir: string }, onCreate: () => void): Promise<Docker.Container> {
+  const c = docker.getContainer(o.name);
+  try {
+    let info = await c.inspect().catch((err: unknown) => (statusOf(err) === 404 ? undefined : Promise.reject(err)));
+    if (info && !fits(info, o)) {
+      // Same name, other workspace (another HARNESS_HOME on this engine): never expose the
+      // wrong files; the other harness recreates its own on its next command.
+      await c.remove({ force: true });
+      info = undefined;
+    }
+    if (!info) {
+      await docker.createContainer(containerSpec(o)).catch((err: unknown) => (statusOf(err) === 409 ? undefined : Promise.reject(err)));
+      onCreate();
+    }
+    await c.start().catch((err: unknown) => (statusOf(err) === 304 ? undefined : Promise.reject(err)));
+    return c;
+  } catch (err) {
+    throw toSandboxError(err, o.image);
+  }
+}
+
+/** Whether an existing container is this session's, with its workspace and every mount and limit it needs now. */
+function fits(info: Docker.ContainerInspectInfo, o: ContainerSettings & { execDir: string }): boolean {
+  const mount = info.Mounts.find((m) => m.Destination === '/workspace');
+  const skillsMissing = (o.skillsMounts ?? []).some((m) => !info.Mounts.some((x) => x.Destination === m.container && x.Source === path.resolve(m.host) && !x.RW));
+  // Containers made before exec records or the file-size limit existed lack them: recreate.
+  const execsMissing = !info.Mounts.some((x) => x.Destination === EXEC_MOUNT && x.Source === o.execDir && x.RW);
+  const fsizeMissing = !info.HostConfig.Ulimits?.some((u) => u.Name === 'fsize' && u.Hard === o.limits.fileSizeBytes);
+  return info.Config.Labels?.[LABELS.session] === o.sessionId && mount?.Source === o.workspace && !skillsMissing && !execsMissing && !fsizeMissing;
 }
 
 /**

@@ -26,7 +26,7 @@ import type { Sandbox } from '../sandbox/docker-sandbox';
 import { appliedRef } from './applied-writes';
 import { listFiles, readFile, writeFile } from './files';
 import { httpRequest } from './http';
-import type { ServiceAddress } from './net-guard';
+import type { ServiceAddress } from './net-services';
 import type { OwnPortLookup } from './own-ports';
 import { runShell } from './shell';
 import { getCurrentTime } from './time';
