@@ -85,7 +85,7 @@ export function mcpActivity(timeoutMs: number, askUserTimeoutMs: number, idempot
   return fn;
 }
 
-/** MCP calls of idempotent tools, first as a local activity (see runTool); the activity bounds them to a few seconds. */
+/** MCP calls of idempotent tools, first as a local activity (see tool-runner.ts); the activity bounds them to a few seconds. */
 const mcpLocalActivities = new Map<number, Activities['executeTool']>();
 export function mcpLocalActivity(timeoutMs: number): Activities['executeTool'] {
   // Room for the server to start (its startup timeout is part of the call) and the ping after a timeout.

@@ -65,7 +65,7 @@ export function createMcpActivities(deps: McpActivityDeps) {
       const ctx = Context.current();
       const { server, tool } = input.mcp;
       const timeoutMs = input.timeoutMs ?? server.callTimeoutMs;
-      // A local activity (idempotent tools, see workflows/turn.ts) cannot wait for a human nor
+      // A local activity (idempotent tools, see workflows/tool-runner.ts) cannot wait for a human nor
       // for long: a question from the server or a slow call sends it back to run as an activity.
       const local = ctx.info.isLocal;
       let back: string | undefined;

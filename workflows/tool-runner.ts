@@ -1,0 +1,72 @@
+/**
+ * How the turn workflow runs one tool call the loop hands it: which activity (local, per-tool
+ * timeout, MCP first as a local activity when idempotent), what the request carries, and a
+ * failure after the activity's retries turned into a result the model sees.
+ */
+import { isCancellation } from '@temporalio/workflow';
+import type { ExecuteToolInput, ToolOutcome } from '../common/activity-types';
+import { rootCauseMessage, toolError } from '../common/errors';
+import type { TurnInput } from '../common/session';
+import type { RunEvents } from './run-events';
+import { executeTool, executeToolLocally, mcpActivity, mcpLocalActivity, toolActivity } from './tool-activities';
+import type { ToolExecution } from './turn-ops';
+import type { TurnPatches } from './turn-patches';
+
+/** The turn's executeTool op: one tool execution, as the turn's patches and config say. */
+export function toolRunner(
+  input: TurnInput,
+  patches: Pick<TurnPatches, 'localTools' | 'perToolTimeouts' | 'toolFailuresAsResults' | 'messageStore'>,
+  events: RunEvents,
+  dropMcpQuestions: (callId: string) => Promise<void>,
+): (call: ToolExecution) => Promise<ToolOutcome> {
+  const { limits } = input.config;
+  const { localTools, perToolTimeouts, toolFailuresAsResults, messageStore } = patches;
+  const mcpServers = input.config.mcp?.servers ?? [];
+  return async ({ local, mcp, ...call }: ToolExecution): Promise<ToolOutcome> => {
+    const server = mcp && mcpServers.find((s) => s.name === mcp.server);
+    const activity = server
+      ? mcpActivity(call.timeoutMs, limits.askUserTimeoutMs, mcp!.idempotent)
+      : local && localTools
+        ? executeToolLocally
+        : perToolTimeouts
+          ? toolActivity(call.timeoutMs)
+          : executeTool;
+    const req: ExecuteToolInput = {
+      sessionId: input.sessionId,
+      turnId: input.turnId,
+      ...call,
+      ...(server ? { mcp: { server, tool: mcp!.tool, askUserTimeoutMs: limits.askUserTimeoutMs } } : {}),
+      ...(messageStore ? { store: true } : {}),
+      ...(input.config.memory ? { namespace: input.config.memory.namespace } : {}),
+      ...(input.config.network?.allowPrivateHosts.length ? { allowPrivateHosts: input.config.network.allowPrivateHosts } : {}),
+    };
+    try {
+      // Tools the server calls idempotent run as local activities (no server round trip, so an
+      // MCP step costs what a built-in one does); one that asks the user or is slow runs again
+      // as a regular activity, which a retry of an idempotent tool allows.
+      if (server && mcp!.idempotent) {
+        try {
+          events.add('local');
+          return await mcpLocalActivity(call.timeoutMs)(req);
+        } catch (err) {
+          // Sent back (a question, a slow call), or the local attempts failed: the activity decides.
+          if (isCancellation(err)) throw err;
+        }
+      }
+      events.add(activity === executeToolLocally ? 'local' : 'activity');
+      return await activity(req);
+    } catch (err) {
+      if (!toolFailuresAsResults || isCancellation(err)) throw err;
+      const type = call.name === 'run_shell' ? 'SANDBOX_UNAVAILABLE' : server ? 'MCP_SERVER_UNAVAILABLE' : 'EXECUTION_ERROR';
+      // An MCP tool not retried (the server does not call it idempotent), or a custom one that is
+      // not idempotent (its claim stops a second run): it may have run before the loss.
+      const unsure = (server && !mcp!.idempotent) || call.custom?.idempotent === false ? ' (it may or may not have taken effect: check before calling it again)' : '';
+      return toolError(type, `${call.name} could not be run: ${rootCauseMessage(err)}${unsure}`, {
+        suggestion: 'the tool infrastructure failed, not your call: try again later, or continue another way',
+      });
+    } finally {
+      // A question the server asked during the call cannot be answered once the call is over.
+      if (server) await dropMcpQuestions(call.callId);
+    }
+  };
+}

@@ -1,0 +1,170 @@
+/**
+ * The turn's side of the people around it: its state query, the answer and approval updates,
+ * the questions MCP servers ask during calls, the durable wait on a person (telling the parent
+ * session around it), and where an eval case or a rerun's record stands in for the person.
+ */
+import { condition, currentUpdateInfo, getExternalWorkflowHandle, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  answerUpdate,
+  decideApprovalsUpdate,
+  mcpAnswerQuery,
+  mcpQuestionSignal,
+  turnStateQuery,
+  turnStatusSignal,
+  MAX_MESSAGE_BYTES,
+  utf8Length,
+  type McpQuestion,
+  type TurnStatusSignal,
+} from '../common/messages';
+import { questionText, validateMcpAnswer } from '../common/mcp-questions';
+import type { Policy } from '../common/policy/schema';
+import type { ApprovalRecord, TurnInput, TurnState } from '../common/session';
+import { evalDecision } from './eval-humans';
+import { grantsOf } from './grants';
+import type { RunEvents } from './run-events';
+import type { TurnOps } from './turn-ops';
+import { validateDecision } from './validate-decision';
+
+/** The turn's state and its waits on people, as the turn workflow and its loop use them. */
+export interface TurnHumans {
+  /** What the state query returns; the workflow also sets its step and its end. */
+  state: TurnState;
+  /** Waits on a person for a pending item, the session told before and after; resolves false on timeout. */
+  waitForHuman(pending: NonNullable<TurnState['pending']>, done: () => boolean, timeoutMs: number): Promise<boolean>;
+  /** A call whose activity failed (its worker lost) leaves no question of its server pending. */
+  dropMcpQuestions(callId: string): Promise<void>;
+  askUser: TurnOps['askUser'];
+  awaitApprovals: TurnOps['awaitApprovals'];
+}
+
+/** Registers the turn's query, signal and update handlers (before its first await) and returns its waits. */
+export function turnHumans(input: TurnInput, events: RunEvents, policy: Policy | undefined): TurnHumans {
+  const { limits } = input.config;
+  const state: TurnState = { turnId: input.turnId, status: 'running', step: 0 };
+  const answers = new Map<string, string>();
+  const decisions = new Map<string, ApprovalRecord>();
+  // Questions MCP servers asked during calls, by key; their answers go to `answers` under the key.
+  const mcpQuestions = new Map<string, McpQuestion>();
+  let askedInEval = 0;
+  setHandler(turnStateQuery, () => state);
+  setHandler(mcpAnswerQuery, (key) => answers.get(key));
+  setHandler(mcpQuestionSignal, async (q) => {
+    events.add('message');
+    // A retried attempt asking the same question again reads the answer already given.
+    if (answers.has(q.key) || mcpQuestions.has(q.key)) return;
+    mcpQuestions.set(q.key, q);
+    state.status = 'waiting_for_user';
+    state.pending = { kind: 'question', callId: q.key, question: questionText(q) };
+    await notifyParent({ turnId: input.turnId, status: state.status, pending: state.pending });
+  });
+  setHandler(
+    answerUpdate,
+    async (a) => {
+      events.add('message');
+      // Who answered is the client identity in this update's history event, not a field of it.
+      const callId = state.pending!.kind === 'question' ? state.pending!.callId : '';
+      answers.set(callId, a.text);
+      state.pending = undefined;
+      state.status = 'running';
+      // An MCP server's question: the call goes on in its activity; tell the session we run again.
+      if (mcpQuestions.has(callId)) await notifyParent({ turnId: input.turnId, status: 'running' });
+      return { accepted: true as const, callId };
+    },
+    {
+      validator: (a) => {
+        const p = state.pending;
+        if (!p || p.kind !== 'question') throw new Error('no question is pending in this turn');
+        if (a.callId && a.callId !== p.callId) throw new Error(`no pending question has call id ${a.callId}`);
+        if (typeof a.text !== 'string' || a.text.trim() === '') throw new Error('the answer must be non-empty text');
+        // The answer becomes part of the conversation every later model call carries.
+        if (utf8Length(a.text) > MAX_MESSAGE_BYTES) throw new Error(`the answer is more than ${MAX_MESSAGE_BYTES / 1024} KiB of UTF-8 text`);
+        const q = mcpQuestions.get(p.callId);
+        if (q) validateMcpAnswer(q, a.text);
+      },
+    },
+  );
+  setHandler(
+    decideApprovalsUpdate,
+    async (d) => {
+      events.add('message');
+      const pending = state.pending!.kind === 'approvals' ? state.pending!.calls : [];
+      // Updates recorded before approval binding named ids only, or nothing for "all pending".
+      const ids = d.calls?.length ? d.calls.map((c) => c.callId) : d.callIds?.length ? d.callIds : pending.map((c) => c.callId);
+      // Who decided and when are the identity and time the server recorded in this update's
+      // event; the record points at it rather than trusting fields the client filled in.
+      const updateId = currentUpdateInfo()?.id;
+      for (const id of ids) {
+        decisions.set(id, {
+          approved: d.approve,
+          ...(updateId ? { updateId } : {}),
+          ...(d.reason ? { reason: d.reason } : {}),
+          ...(d.always ? { always: true } : {}),
+          ...(d.always && d.pattern !== undefined ? { pattern: d.pattern } : {}),
+        });
+      }
+      const left = pending.filter((c) => !decisions.has(c.callId));
+      state.pending = left.length ? { kind: 'approvals', calls: left } : undefined;
+      if (!left.length) state.status = 'running';
+      // Keep the session's view in step when only part of the step was decided.
+      else if (patched('approvals-partial-notify')) await notifyParent({ turnId: input.turnId, status: 'waiting_for_approval', pending: state.pending! });
+      // What each `--always` adds to the session, said back to the person who gave it.
+      const granted = d.always ? grantsOf(pending.filter((c) => ids.includes(c.callId)), policy, d.pattern) : [];
+      return granted.length ? { decided: ids, granted } : { decided: ids };
+    },
+    {
+      validator: (d) => validateDecision(state.pending, d, policy),
+    },
+  );
+
+  const waitForHuman = async (pending: NonNullable<TurnState['pending']>, done: () => boolean, timeoutMs: number): Promise<boolean> => {
+    state.status = pending.kind === 'question' ? 'waiting_for_user' : pending.kind === 'budget' ? 'waiting_for_budget' : 'waiting_for_approval';
+    state.pending = pending;
+    await notifyParent({ turnId: input.turnId, status: state.status, pending });
+    const ok = await condition(done, timeoutMs);
+    state.status = 'running';
+    state.pending = undefined;
+    await notifyParent({ turnId: input.turnId, status: 'running' });
+    return ok;
+  };
+
+  const dropMcpQuestions = async (callId: string) => {
+    const p = state.pending;
+    if (p?.kind !== 'question' || !p.callId.startsWith(`${callId}#e`)) return;
+    state.pending = undefined;
+    state.status = 'running';
+    await notifyParent({ turnId: input.turnId, status: 'running' });
+  };
+
+  const askUser = async (callId: string, question: string): Promise<string | undefined> => {
+    // An eval trial answers from its case, in order; none left is the user not answering.
+    if (input.evalHumans) return input.evalHumans.answers[askedInEval++];
+    events.add('wait');
+    const answered = await waitForHuman({ kind: 'question', callId, question }, () => answers.has(callId), limits.askUserTimeoutMs);
+    return answered ? answers.get(callId) : undefined;
+  };
+
+  const awaitApprovals: TurnOps['awaitApprovals'] = async (calls) => {
+    // A rerun decides the calls its record decided, as they were decided: nobody is asked again.
+    for (const c of calls) {
+      const d = input.recordedDecisions?.find((r) => r.digest === c.digest);
+      if (d && !decisions.has(c.callId)) decisions.set(c.callId, { approved: d.approved, fromRecord: d.from, ...(d.reason ? { reason: d.reason } : {}) });
+      else if (input.evalHumans && !decisions.has(c.callId)) decisions.set(c.callId, evalDecision(input.evalHumans.approvals, c));
+    }
+    if (!(input.recordedDecisions || input.evalHumans) || !calls.every((c) => decisions.has(c.callId))) {
+      events.add('wait');
+      await waitForHuman({ kind: 'approvals', calls }, () => calls.every((c) => decisions.has(c.callId)), limits.approvalTimeoutMs);
+    }
+    const out = new Map<string, ApprovalRecord>();
+    for (const c of calls) out.set(c.callId, decisions.get(c.callId) ?? { approved: false, timedOut: true });
+    return out;
+  };
+
+  return { state, waitForHuman, dropMcpQuestions, askUser, awaitApprovals };
+}
+
+/** Tells the parent session about a wait; a turn started on its own has no parent to tell. */
+async function notifyParent(status: TurnStatusSignal): Promise<void> {
+  const parent = workflowInfo().parent;
+  if (!parent) return;
+  await getExternalWorkflowHandle(parent.workflowId).signal(turnStatusSignal, status);
+}

@@ -1,0 +1,168 @@
+/**
+ * What the step loop accumulates over a turn: started from the turn's input (or from where the
+ * previous run of a long turn stopped), and read back as the turn's result or as the point the
+ * next run resumes from. Pure and deterministic.
+ */
+import type { ModelReply } from '../common/activity-types';
+import { builtinRegistry } from '../common/builtin-tools';
+import { EMPTY_CONVERSATION } from '../common/conversation';
+import { estimateTextTokens } from '../common/context/estimate';
+import type { Rule } from '../common/policy';
+import {
+  addUsage,
+  NO_USAGE,
+  type CompressionRecord,
+  type TerminatedBy,
+  type ToolCallRecord,
+  type TurnInput,
+  type TurnResult,
+  type TurnResume,
+} from '../common/session';
+import type { McpToolSet } from '../common/mcp';
+import type { ToolRegistry } from '../common/tools';
+import type { ChatMessage, ToolCall, Usage } from '../common/types';
+import { InlineConversation, StoredConversation, type TurnConversation } from './conversation';
+import { RepeatGuard } from './repeat-guard';
+import { resultSpend, resumeSpend, type Spent } from './turn-budget';
+import type { TurnOptions } from './turn-ops';
+
+/** Everything the loop holds between steps (what a continue-as-new carries, plus the run's registry and open calls). */
+export interface LoopState {
+  registry: ToolRegistry;
+  /** MCP tools a server re-listed during this turn (kept by the session for later turns). */
+  mcpTools: McpToolSet | undefined;
+  mcpChanged: boolean;
+  memory: Record<string, string>;
+  sessionRules: Rule[];
+  compressions: CompressionRecord[];
+  toolCalls: ToolCallRecord[];
+  storedToolCalls: string[];
+  repeat: RepeatGuard;
+  usage: Usage;
+  modelCalls: number;
+  /** Attempts beyond the first of the turn's model calls (a rate-limited endpoint shows here). */
+  retriedAttempts: number;
+  failedSteps: number;
+  lastContent: string;
+  conversation: TurnConversation;
+  /** Calls of the current step without a result yet (a cancellation answers them with an error). */
+  open: ToolCall[];
+}
+
+/** The loop's state at the start of a run: fresh, or as the previous run of the turn left it. */
+export function startLoop(input: TurnInput, opts: TurnOptions): LoopState {
+  const r = input.resume;
+  return {
+    registry: opts.registry ?? builtinRegistry(),
+    // opts.registry and opts.mcp.tools already hold the list a previous run of the turn re-listed.
+    mcpTools: opts.mcp?.tools,
+    mcpChanged: r?.mcpTools !== undefined,
+    memory: { ...(r?.memory ?? input.memory) },
+    sessionRules: [...(r?.sessionRules ?? input.sessionRules ?? [])],
+    compressions: [...(r?.compressions ?? [])],
+    toolCalls: [...(r?.toolCalls ?? [])],
+    storedToolCalls: [...(r?.storedToolCalls ?? [])],
+    repeat: new RepeatGuard(input.config.limits.repeatLimit, r?.repeat, opts.boundedInput),
+    usage: r?.usage ?? NO_USAGE,
+    modelCalls: r?.modelCalls ?? 0,
+    retriedAttempts: r?.retriedAttempts ?? 0,
+    failedSteps: r?.failedSteps ?? 0,
+    lastContent: r?.lastContent ?? '',
+    conversation: startConversation(input, opts),
+    open: [],
+  };
+}
+
+/** Counts a model reply that came back: the call, its extra attempts, its usage and its text. */
+export function countReply(s: LoopState, reply: ModelReply): void {
+  s.modelCalls++;
+  s.retriedAttempts += Math.max(0, (reply.attempt ?? 1) - 1);
+  s.usage = addUsage(s.usage, reply.usage);
+  s.lastContent = reply.content ?? s.lastContent;
+}
+
+/** How a turn ended: why, the answer it gives, and the steps it counts. */
+export interface TurnEnd {
+  terminated_by: TerminatedBy;
+  answer: string;
+  steps: number;
+  error?: string;
+}
+
+/** The turn's result from the loop's state, as the session records it. */
+export function turnResult(input: TurnInput, opts: TurnOptions, s: LoopState, end: TurnEnd, spent: Spent | undefined): TurnResult {
+  const { terminated_by, answer, steps, error } = end;
+  return {
+    sessionId: input.sessionId,
+    turnId: input.turnId,
+    turn: input.turn,
+    answer,
+    terminated_by,
+    steps,
+    usage: s.usage,
+    ...s.conversation.outcome(),
+    ...(s.compressions.length ? { compressions: s.compressions } : {}),
+    memory: s.memory,
+    modelCalls: s.modelCalls,
+    toolCalls: s.toolCalls,
+    ...(s.storedToolCalls.length ? { storedToolCalls: s.storedToolCalls } : {}),
+    sessionRules: s.sessionRules,
+    ...(s.mcpChanged && s.mcpTools ? { mcpTools: s.mcpTools } : {}),
+    ...(opts.custom?.listed ? { customTools: opts.custom.tools } : {}),
+    ...(s.retriedAttempts ? { retriedAttempts: s.retriedAttempts } : {}),
+    ...(error ? { error } : {}),
+    ...resultSpend(spent),
+  };
+}
+
+/** Where to go on from in a new run: everything the loop holds, between steps. */
+export function resumeAt(s: LoopState, opts: TurnOptions, next: number, c: StoredConversation, spent: Spent | undefined): TurnResume {
+  return {
+    step: next,
+    usage: s.usage,
+    modelCalls: s.modelCalls,
+    ...(s.retriedAttempts ? { retriedAttempts: s.retriedAttempts } : {}),
+    failedSteps: s.failedSteps,
+    lastContent: s.lastContent,
+    repeat: s.repeat.state(),
+    memory: s.memory,
+    sessionRules: s.sessionRules,
+    compressions: s.compressions,
+    toolCalls: s.toolCalls,
+    storedToolCalls: s.storedToolCalls,
+    conversation: c.snapshot(),
+    ...(s.mcpChanged && s.mcpTools ? { mcpTools: s.mcpTools } : {}),
+    ...resumeSpend(spent),
+    prepared: {
+      ...(opts.context?.skillsIndex ? { skillsIndex: opts.context.skillsIndex } : {}),
+      ...(opts.context?.memories?.length ? { memories: opts.context.memories } : {}),
+      ...(opts.turnRules?.length ? { skillRules: [...opts.turnRules] } : {}),
+      ...(opts.custom?.listed ? { customTools: opts.custom.tools } : {}),
+    },
+  };
+}
+
+/**
+ * The turn's conversation: continued from where a previous run stopped; by reference to the
+ * message store (sessions from before it hand over their messages as pending, stored by the
+ * first model call); or inline, for turns recorded before the store.
+ */
+function startConversation(input: TurnInput, opts: TurnOptions): TurnConversation {
+  const user: ChatMessage = { role: 'user', content: input.userMessage };
+  if (input.resume) return new StoredConversation(input.resume.conversation);
+  if (opts.messageStore) {
+    const start = input.conversation ?? EMPTY_CONVERSATION;
+    const c = new StoredConversation(start);
+    for (const m of input.history) c.add(m);
+    c.add(user);
+    return c;
+  }
+  const c = new InlineConversation(input.history, opts.scriptAwareEstimate ? estimateTextTokens : quarterChars);
+  c.add(user);
+  return c;
+}
+
+/** The estimate turns recorded before script-aware counting used: 4 characters a token. */
+function quarterChars(text: string): number {
+  return text.length / 4;
+}
