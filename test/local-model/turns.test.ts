@@ -1,8 +1,9 @@
 /**
  * A real model no one here wrote: SmolLM2-135M-Instruct under llama.cpp's llama-server, whose
  * chat template has no tool support (the server drops the tools field). With nothing but the
- * model and the endpoint, auto picks text mode and the turn calls a tool and ends; the same
- * turn with native forced shows the model ignoring the tools, and the trace says which mode ran.
+ * model and the endpoint (`harness run --model smollm2`, OPENAI_BASE_URL), auto picks text mode
+ * and the turn calls a tool and ends; the same turn with native forced shows the model ignoring
+ * the tools, and the trace says which mode ran.
  * Greedy decoding (temperature 0) keeps the path repeatable; the test asserts the path, not the
  * model's quality. Default policy.
  */
@@ -13,6 +14,7 @@ import { loadTrace } from '../../history/trace';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { LOCAL_MODEL, startLocalModel, type LocalModel } from '../support/local-model';
 import { watchedTurn } from '../support/watched-turn';
+import { cliEnv, describeResult, parseJson, runCli } from '../support/cli';
 import { figure } from '../support/figures';
 
 let h: TestHarness;
@@ -41,15 +43,20 @@ async function run(toolMode?: ToolModeSetting) {
 }
 
 describe('SmolLM2 under llama-server', () => {
-  it('auto: the probe finds the tools dropped, text mode runs, the model calls the clock and the turn ends', async () => {
-    const { r, spans, llm } = await run();
-    expect(r.toolMode, model.log()).toMatchObject({ mode: 'text', source: 'probe', reason: expect.stringContaining('dropped the tools') });
-    expect(r.terminated_by).not.toBe('failed');
-    expect(r.toolCalls.filter((c) => c.name === 'get_current_time' && c.ok).length, JSON.stringify(r.messages)).toBeGreaterThan(0);
+  it('auto, through the CLI with only --model and the endpoint: the probe finds the tools dropped, text mode runs, the model calls the clock and the turn ends', async () => {
+    const env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: h.home, OPENAI_BASE_URL: model.url });
+    const out = await runCli(['run', '--model', LOCAL_MODEL, '--json', TASK], { env, timeoutMs: 540_000 });
+    expect(out.code, `${describeResult(out)}\n${model.log()}`).toBe(0);
+    const { workflow_id: turnId, terminated_by: end } = parseJson<{ workflow_id: string; terminated_by: string }>(out);
+    // The turn ends on its own (an answer, or a limit the model ran into), never as a failed workflow.
+    expect(['final_answer', 'finish', 'max_steps', 'error_limit', 'repeated_action']).toContain(end);
+    const spans = (await loadTrace(h.client, turnId)).spans.map((b) => b.span);
+    const llm = spans.filter((s) => s.type === 'llm_call');
+    const calls = spans.filter((s) => s.type === 'tool_call');
+    expect(spans.find((s) => s.type === 'turn')!.output.tool_mode, model.log()).toMatch(/^text \(JSON-schema constrained; probe: the endpoint dropped the tools/);
     expect(llm.every((s) => s.output.tool_mode === 'text')).toBe(true);
-    expect(llm.some((s) => (s.output.tool_calls as unknown[]).length > 0)).toBe(true);
-    expect(spans.find((s) => s.type === 'turn')!.output.tool_mode).toMatch(/^text \(/);
-    figure('local-model-turns', `auto chose ${JSON.stringify(r.toolMode)}; calls: ${r.toolCalls.map((c) => `${c.name} ${JSON.stringify(c.args)} ${c.ok ? 'ok' : c.error_type}`).join('; ')}; ${r.terminated_by} in ${r.steps} step(s): ${r.answer.slice(0, 200)}`);
+    expect(calls.some((s) => s.name.startsWith('get_current_time') && s.status === 'ok'), JSON.stringify(calls.map((c) => [c.name, c.status]))).toBe(true);
+    figure('local-model-turns', `auto (CLI): ${end} in ${llm.length} model call(s); calls: ${calls.map((c) => `${c.name} ${c.status}`).join('; ')}`);
   }, 600_000);
 
   it('native forced: the tools field is dropped, the model answers without calling any; the trace says native', async () => {
