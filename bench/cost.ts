@@ -10,69 +10,28 @@
  * already-read timeline is timed too.
  */
 import os from 'node:os';
-import { performance } from 'node:perf_hooks';
-import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
-import { DEFAULT_LIMITS, type SessionConfig } from '../common/session';
-import { freezePolicy } from '../common/policy';
-import { parsePolicy } from '../common/policy/schema';
 import { usdText } from '../common/pricing';
-import { sendMessage, waitForTurn } from '../client/session-client';
 import { runScript, withScratchHarness } from '../scripts/scratch';
 import { loadLedger } from '../history/ledger/load';
 import { turnLedger } from '../history/ledger/compute';
 import type { Ledger } from '../history/ledger/types';
 import { fetchRuns } from '../history/trace/runs';
 import { readTimeline } from '../history/trace/timeline';
-import { workflowRuns } from '../history/workflow-runs';
 import { fetchRawRuns } from '../history/ledger/fetch';
 import { fmt, median, percentile } from './stats';
+import { fetchOnly, runLongSession, time } from './long-session';
 
 const STEPS = Number(process.env.BENCH_STEPS ?? 1000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 9);
 const TARGET_MS = 200;
-const ZONES = ['UTC', 'Europe/Paris', 'America/New_York', 'Asia/Tokyo', 'Australia/Sydney'];
 
-function config(): SessionConfig {
-  const steps = [
-    ...Array.from({ length: STEPS - 1 }, (_, i) => ({ tool_calls: [{ name: 'get_current_time', arguments: { timezone: ZONES[i % ZONES.length] } }] })),
-    { content: 'done' },
-  ];
-  return {
-    model: { provider: 'scripted', model: 'scripted', script: { steps } },
-    systemPrompt: 'bench',
-    limits: { ...DEFAULT_LIMITS, maxSteps: STEPS, repeatLimit: 100_000 },
-    policy: freezePolicy(parsePolicy({ mode: 'auto', defaults: false })),
-    pricing: { model: 'scripted', price: { input: 2, output: 8 }, source: 'config' },
-  };
-}
 
-/** Baseline: the histories of every run of the session and of its turn, nothing read. */
-async function fetchOnly(client: Client, ids: string[]): Promise<{ runs: number; events: number }> {
-  let runs = 0;
-  let events = 0;
-  for (const id of ids) {
-    for (const r of await workflowRuns(client, id)) {
-      runs++;
-      events += r.history.events?.length ?? 0;
-    }
-  }
-  return { runs, events };
-}
 
-async function time<T>(fn: () => Promise<T> | T): Promise<[number, T]> {
-  const t0 = performance.now();
-  const out = await fn();
-  return [performance.now() - t0, out];
-}
 
 async function main(): Promise<void> {
   const loadStart = os.loadavg();
   await withScratchHarness('bench-cost', async ({ client, taskQueue }) => {
-    const sessionId = `bench-cost-${randomUUID().slice(0, 8)}`;
-    const { turnId } = await sendMessage(client, { taskQueue, sessionId, config: config(), text: 'go' });
-    const out = await waitForTurn(client, turnId, { pollMs: 200 });
-    if (out.kind !== 'done' || out.result.steps !== STEPS) throw new Error(`bench turn did not run ${STEPS} steps: ${JSON.stringify(out).slice(0, 2000)}`);
+    const { sessionId, turnId, result } = await runLongSession(client, taskQueue, 'bench-cost', STEPS, { pricing: { model: 'scripted', price: { input: 2, output: 8 }, source: 'config' } });
     const timeline = readTimeline(await fetchRuns(client, turnId));
     const ms = { fetch: [] as number[], rawFetch: [] as number[], ledger: [] as number[], scan: [] as number[], count: [] as number[] };
     let base = { runs: 0, events: 0 };
@@ -103,7 +62,7 @@ async function main(): Promise<void> {
       if (run) ms.count.push(c);
     }
     const l = ledger!;
-    if (l.total.calls !== STEPS || l.total.total_tokens !== out.result.usage.total_tokens) throw new Error(`the ledger counted ${l.total.calls} calls, ${l.total.total_tokens} tokens; the turn made ${STEPS} calls, ${out.result.usage.total_tokens} tokens`);
+    if (l.total.calls !== STEPS || l.total.total_tokens !== result.usage.total_tokens) throw new Error(`the ledger counted ${l.total.calls} calls, ${l.total.total_tokens} tokens; the turn made ${STEPS} calls, ${result.usage.total_tokens} tokens`);
     const load = os.loadavg();
     const nproc = os.availableParallelism();
     const m = (k: keyof typeof ms) => median(ms[k]);

@@ -15,60 +15,26 @@
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { randomUUID } from 'node:crypto';
-import type { Client } from '@temporalio/client';
-import { DEFAULT_LIMITS, type SessionConfig } from '../common/session';
-import { freezePolicy } from '../common/policy';
-import { parsePolicy } from '../common/policy/schema';
-import { sendMessage, waitForTurn } from '../client/session-client';
+import { waitForTurn } from '../client/session-client';
 import { runScript, withScratchHarness } from '../scripts/scratch';
 import { loadTrace, type Trace } from '../history/trace';
 import { renderTrace } from '../history/trace/render';
-import { workflowRuns } from '../history/workflow-runs';
 import { planFork } from '../history/fork';
 import { startForked } from '../client/fork-start';
 import { escapeForTerminal } from '../host/terminal/escape';
 import { fmt, median, percentile } from './stats';
+import { fetchOnly, runLongSession, time } from './long-session';
 
 const STEPS = Number(process.env.BENCH_STEPS ?? 1000);
 const FORK_STEP = Math.max(1, STEPS - 100);
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
 const TARGET_MS = 1000;
-const ZONES = ['UTC', 'Europe/Paris', 'America/New_York', 'Asia/Tokyo', 'Australia/Sydney'];
 
-function config(): SessionConfig {
-  const steps = [
-    ...Array.from({ length: STEPS - 1 }, (_, i) => ({ tool_calls: [{ name: 'get_current_time', arguments: { timezone: ZONES[i % ZONES.length] } }] })),
-    { content: 'done' },
-  ];
-  return {
-    model: { provider: 'scripted', model: 'scripted', script: { steps } },
-    systemPrompt: 'bench',
-    limits: { ...DEFAULT_LIMITS, maxSteps: STEPS, repeatLimit: 100_000 },
-    policy: freezePolicy(parsePolicy({ mode: 'auto', defaults: false })),
-  };
-}
 
 const jsonLines = (t: Trace) => t.spans.map((s) => `${JSON.stringify(s.span)}\n`).join('');
 
 /** Baseline: the histories of every run of the session and of its turns, nothing decoded. */
-async function fetchOnly(client: Client, ids: string[]): Promise<{ runs: number; events: number }> {
-  let runs = 0;
-  let events = 0;
-  for (const id of ids) {
-    for (const r of await workflowRuns(client, id)) {
-      runs++;
-      events += r.history.events?.length ?? 0;
-    }
-  }
-  return { runs, events };
-}
 
-async function time<T>(fn: () => Promise<T> | T): Promise<[number, T]> {
-  const t0 = performance.now();
-  const out = await fn();
-  return [performance.now() - t0, out];
-}
 
 const KEYS = ['fetch', 'trace', 'traceJson', 'json', 'text', 'forkPlan', 'fork'] as const;
 type Key = (typeof KEYS)[number];
@@ -85,10 +51,7 @@ const LABEL: Record<Key, string> = {
 async function main(): Promise<void> {
   const loadStart = os.loadavg();
   await withScratchHarness('bench-trace', async ({ client, taskQueue }) => {
-    const sessionId = `bench-trace-${randomUUID().slice(0, 8)}`;
-    const { turnId } = await sendMessage(client, { taskQueue, sessionId, config: config(), text: 'go' });
-    const out = await waitForTurn(client, turnId, { pollMs: 200 });
-    if (out.kind !== 'done' || out.result.steps !== STEPS) throw new Error(`bench turn did not run ${STEPS} steps: ${JSON.stringify(out).slice(0, 2000)}`);
+    const { sessionId, turnId } = await runLongSession(client, taskQueue, 'bench-trace', STEPS);
     const ms: Record<Key, number[]> = { fetch: [], trace: [], traceJson: [], json: [], text: [], forkPlan: [], fork: [] };
     let trace: Trace | undefined;
     let base = { runs: 0, events: 0 };

@@ -5,7 +5,6 @@
  * REST API and compared with `harness trace --json`: same trace and span ids, same parent links,
  * span kinds, model, tokens, tool names and session. Missing Phoenix is a failure, not a skip.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,78 +14,22 @@ import { exportClosedTurns, exportedFile, type FollowOptions } from '../../clien
 import { otlpTracesUrl } from '../../history/trace/otlp';
 import { traceId } from '../../history/trace/types';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
-import { cliEnv, describeResult, removeTempDirs, ROOT, runCli, spawnCli, stackLines, stopChild, tempDir, writeScript } from '../support/cli';
-import { freePort } from '../support/global-setup';
+import { cliEnv, describeResult, removeTempDirs, runCli, spawnCli, stackLines, stopChild, tempDir, writeScript } from '../support/cli';
 import { isolatedEmbeddedEnv, killDeployment } from '../support/embedded-procs';
-
-/** A Phoenix span as its REST API gives it. */
-interface PhoenixSpan {
-  name: string;
-  context: { trace_id: string; span_id: string };
-  parent_id: string | null;
-  span_kind: string;
-  status_code: string;
-  attributes: Record<string, unknown>;
-}
+import { phoenixSpans, startPhoenix, type Phoenix } from '../support/phoenix';
+import { freePort } from '../../scripts/scratch';
 
 /** A span of `harness trace --json`. */
 type JsonSpan = { trace_id: string; span_id: string; parent_id: string | null; type: string; name: string; session_id: string; output: Record<string, unknown> | null };
 
-const PHOENIX = path.join(ROOT, '.venv', 'bin', 'phoenix');
 
 let h: TestHarness;
 let env: NodeJS.ProcessEnv;
-let phoenix: { base: string; child: ChildProcess; output: () => string } | undefined;
+let phoenix: Phoenix | undefined;
 const sessionId = newSessionId('cli-otlp');
 const cli = (args: string[], extra: Record<string, string> = {}) => runCli(['trace', ...args], { env: { ...env, ...extra }, timeoutMs: 60_000 });
 
-/** Starts Phoenix offline (no telemetry, no web fonts) on free ports and waits until it answers. */
-async function startPhoenix(): Promise<NonNullable<typeof phoenix>> {
-  if (!existsSync(PHOENIX)) throw new Error(`Phoenix is not installed (${PHOENIX}): run scripts/setup-phoenix.sh (npm run setup does)`);
-  const port = await freePort();
-  let grpcPort = await freePort();
-  while (grpcPort === port) grpcPort = await freePort();
-  const child = spawn(PHOENIX, ['serve'], {
-    env: {
-      ...process.env,
-      PHOENIX_WORKING_DIR: tempDir('harness-phoenix-'),
-      PHOENIX_HOST: '127.0.0.1',
-      PHOENIX_PORT: String(port),
-      PHOENIX_GRPC_PORT: String(grpcPort),
-      PHOENIX_TELEMETRY_ENABLED: 'false',
-      PHOENIX_ALLOW_EXTERNAL_RESOURCES: 'false',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  // The tail of its output, for a start that fails.
-  let output = '';
-  const keep = (d: Buffer) => (output = (output + d.toString()).slice(-4_000));
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const base = `http://127.0.0.1:${port}`;
-  const started = Date.now();
-  while (Date.now() - started < 120_000) {
-    if (child.exitCode !== null) throw new Error(`phoenix exited (${child.exitCode}):\n${output}`);
-    const ok = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
-    if (ok) return { base, child, output: () => output };
-    await sleep(250);
-  }
-  await stopChild(child, 'SIGKILL');
-  throw new Error(`phoenix did not answer on ${base} within 120 s:\n${output}`);
-}
 
-/** The spans of a trace in Phoenix's default project once `count` have arrived (ingestion is asynchronous). */
-async function phoenixSpans(trace: string, count: number): Promise<PhoenixSpan[]> {
-  let spans: PhoenixSpan[] = [];
-  for (let i = 0; i < 120; i++) {
-    const r = await fetch(`${phoenix!.base}/v1/projects/default/spans?trace_id=${trace}&limit=1000`);
-    // The project exists once the first span of it is stored.
-    if (r.ok) spans = ((await r.json()) as { data: PhoenixSpan[] }).data;
-    if (spans.length >= count) return spans;
-    await sleep(250);
-  }
-  throw new Error(`Phoenix has ${spans.length} of ${count} spans of trace ${trace}`);
-}
 
 /** Runs a turn, approving each call the policy asks about and answering each question. */
 async function runApproving(session: string, script: unknown, text: string): Promise<void> {
@@ -142,7 +85,7 @@ describe('harness trace --otlp to Phoenix', () => {
 
     const trace = ours[0]!.trace_id;
     expect(trace).toBe(traceId(sessionId));
-    const got = await phoenixSpans(trace, ours.length);
+    const got = await phoenixSpans(phoenix!, trace, ours.length);
     expect(got).toHaveLength(ours.length);
     const byId = new Map(got.map((s) => [s.context.span_id, s]));
     for (const s of ours) {
@@ -208,14 +151,14 @@ describe('harness trace --otlp to Phoenix', () => {
     const early = await cli([waiting, '--otlp', phoenix!.base]);
     expect(early.code, describeResult(early)).toBe(0);
     expect(early.errLines).toEqual([`exported 1 spans of ${waiting} to ${phoenix!.base}/v1/traces (4 still running, not exported: export again once the turn has closed)`]);
-    expect((await phoenixSpans(traceId(waiting), 1)).map((s) => s.span_kind)).toEqual(['LLM']);
+    expect((await phoenixSpans(phoenix!, traceId(waiting), 1)).map((s) => s.span_kind)).toEqual(['LLM']);
 
     await settle(waiting, out);
     const json = await cli([waiting, '--json']);
     const ours = json.stdout.trim().split('\n').map((l) => JSON.parse(l) as JsonSpan);
     const late = await cli([waiting, '--otlp', phoenix!.base]);
     expect(late.errLines).toEqual([`exported ${ours.length} spans of ${waiting} to ${phoenix!.base}/v1/traces`]);
-    const got = await phoenixSpans(traceId(waiting), ours.length);
+    const got = await phoenixSpans(phoenix!, traceId(waiting), ours.length);
     expect(got.map((s) => s.context.span_id).sort()).toEqual(ours.map((s) => s.span_id).sort());
     expect(got.find((s) => s.span_kind === 'AGENT')).toMatchObject({ status_code: 'OK', parent_id: null });
   });
@@ -270,7 +213,7 @@ describe('continuous export (what `harness dev` runs with OTEL_EXPORTER_OTLP_END
     const firstIds = first.exported.map((t) => t.turnId);
     expect(firstIds).toEqual(expect.arrayContaining([`${other}/turn-1`, `${sessionId}/turn-1`]));
     expect(new Set(firstIds).size).toBe(firstIds.length);
-    const spans = await phoenixSpans(traceId(other), first.exported.find((t) => t.turnId === `${other}/turn-1`)!.spans);
+    const spans = await phoenixSpans(phoenix!, traceId(other), first.exported.find((t) => t.turnId === `${other}/turn-1`)!.spans);
     expect(spans.map((s) => s.span_kind).sort()).toEqual(['AGENT', 'CHAIN', 'CHAIN', 'LLM', 'LLM', 'TOOL']);
 
     // The next pass (or a restarted dev reading the same file) sends nothing again.
@@ -310,7 +253,7 @@ describe('continuous export (what `harness dev` runs with OTEL_EXPORTER_OTLP_END
       const run = await runCli(['run', '--model', `scripted:${script}`, '--session', session, '--json', 'what time is it'], { env: devEnv, cwd: scratch, timeoutMs: 120_000 });
       expect(run.code, describeResult(run)).toBe(0);
 
-      const spans = await phoenixSpans(traceId(session), 6);
+      const spans = await phoenixSpans(phoenix!, traceId(session), 6);
       expect(spans.find((s) => s.span_kind === 'AGENT')?.name).toBe(`invoke_agent ${session}/turn-1`);
       for (let i = 0; i < 100 && !out.includes(`of ${session}/turn-1`); i++) await sleep(100);
       expect(out).toContain(`otlp: exported 6 spans of ${session}/turn-1 to ${phoenix!.base}/v1/traces`);

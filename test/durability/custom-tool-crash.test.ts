@@ -5,7 +5,7 @@
  * worker takes the call over each time. Its side effect happens once; the model reads either
  * the recorded result or that the call may or may not have taken effect, never a second run.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,7 +16,7 @@ import { connectHarness, type HarnessClient } from '../../index';
 import { failpointFile } from '../../activities/failpoints';
 import { cliEnv } from '../support/cli';
 import { TEST_DATABASE_URL } from '../support/harness';
-import { kill, ROOT } from '../support/processes';
+import { kill, ROOT, spawnReady } from '../support/processes';
 
 const FIXTURE = path.join(ROOT, 'test', 'support', 'custom-tool-worker.cjs');
 const workers: ChildProcess[] = [];
@@ -26,18 +26,8 @@ let home: string;
 
 /** Starts the fixture worker and resolves once it polls. */
 async function startWorker(extra: Record<string, string> = {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [FIXTURE], { cwd: ROOT, env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = await spawnReady([FIXTURE], { env: { ...env, ...extra }, cwd: ROOT });
   workers.push(child);
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const onData = (d: Buffer) => {
-      output += d.toString();
-      if (output.includes('worker ready')) resolve();
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${output}`)));
-  });
   return child;
 }
 

@@ -25,6 +25,7 @@ export interface PhoenixSpan {
   context: { trace_id: string; span_id: string };
   parent_id: string | null;
   span_kind: string;
+  status_code: string;
   attributes: Record<string, unknown>;
 }
 

@@ -7,8 +7,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 export const ROOT = path.resolve(__dirname, '..', '..');
 
 /** Starts `harness worker` as its own process and resolves once it reports ready. */
-export async function spawnWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'harness.js'), 'worker'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnWorker(env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  return spawnReady([path.join(ROOT, 'bin', 'harness.js'), 'worker'], { env });
+}
+
+/** Starts a Node worker script (`node <args>`) and resolves once it prints `worker ready`. */
+export async function spawnReady(args: string[], opts: { env: NodeJS.ProcessEnv; cwd?: string }): Promise<ChildProcess> {
+  const child = spawn(process.execPath, args, { env: opts.env, ...(opts.cwd ? { cwd: opts.cwd } : {}), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     const onData = (d: Buffer) => {
