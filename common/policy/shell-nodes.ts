@@ -85,6 +85,11 @@ export function visitNode(node: SyntaxNode, scope: Scope, found: Found): Frame[]
     case 'Redirect':
       if (node.descriptor?.type === 'FileDescriptorVariable') found.unmodelled.push(fdVariable(node.descriptor.name));
       break;
+    case 'ProcessSubstitution':
+      // The parser ends a word at a process substitution; bash does not: `<(ls)x` is one word to
+      // bash, and in `<(ls)#<(touch x)` the `#` is text, not a comment hiding the second command.
+      if (joined(scope.src, node.pos, node.end)) found.unmodelled.push(`a process substitution joined to other text in one word (\`${cut(scope.src.slice(node.pos, node.end + 1))}…\`) is not modelled by the policy`);
+      break;
   }
   const children: Frame[] = [];
   forEachChild(node, (child) => {
@@ -104,6 +109,16 @@ function plainWord(w: Word): boolean {
 // Nodes with nothing below them and nothing to record: not worth a frame each (a command of
 // thousands of words would make thousands of frames for its quoted and literal text).
 const LEAVES = new Set(['Literal', 'SingleQuoted', 'AnsiCQuoted', 'SimpleExpansion', 'HereDocDelimiter', 'FileDescriptor', 'Negation', 'Time', 'Names', 'Unknown']);
+
+/** Bash's metacharacters: only these end a word (a `#` starts a comment only at a word's start). */
+const WORD_END = /[\s|&;()<>]/;
+
+/** Whether the text at `pos`..`end` touches a character that bash keeps in the same word. */
+function joined(src: string, pos: number, end: number): boolean {
+  const before = src[pos - 1];
+  const after = src[end];
+  return (before !== undefined && !WORD_END.test(before)) || (after !== undefined && !WORD_END.test(after));
+}
 
 function fdVariable(name: string): string {
   return `\`{${cut(name)}}\` in a redirection assigns a variable`;

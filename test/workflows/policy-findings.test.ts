@@ -133,6 +133,17 @@ describe('the review findings, under the default policy in real turns', () => {
     expect(existsSync(path.join(workspace(sessionId), 'p'))).toBe(false);
   });
 
+  it('the fuzzer\'s finding: a process substitution joined to a `#` hides nothing, it asks and, denied, runs nothing', async () => {
+    const sessionId = newSessionId('fz');
+    seed(sessionId, { f: 'hello\n' });
+    const config = commandsThenAnswer(['diff <(ls)#<(touch pwned)']);
+    const first = asked(await h.turn(sessionId, config, 'go'));
+    expect(first.call.reason).toMatch(/a process substitution joined to other text in one word/);
+    const done = (await decide(sessionId, first.state, first.call, false)).out;
+    expect(done.kind).toBe('done');
+    expect(existsSync(path.join(workspace(sessionId), 'pwned'))).toBe(false);
+  });
+
   it('findings 3 and 4: wrapper chains of any length ask at once; this worker and a second one replaying the turn survive', async () => {
     const sessionId = newSessionId('f3');
     const chain = `${'nice '.repeat(6_550)}ls`;
