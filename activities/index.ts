@@ -50,6 +50,8 @@ import { createMcpActivities } from './mcp/activities';
 import type { HarnessTool } from '../common/custom-tools';
 import { createCustomTools } from './custom-tools/executor';
 import { createToolSpecs } from './tool-specs';
+import { createHostActivities } from './host';
+import type { HostRef } from '../common/host';
 
 /** What the activities depend on. */
 export interface ActivityDeps {
@@ -76,6 +78,8 @@ export interface ActivityDeps {
   toolSecrets?: Readonly<Record<string, Readonly<Record<string, string>>>>;
   /** Stream model replies' text to files under HARNESS_HOME for live views (host/model-stream.ts); the CLI's workers do. */
   streamText?: boolean;
+  /** The sandbox host this worker serves (common/host.ts): prepareTurn names it, claimHost takes sessions over to it. */
+  host?: HostRef;
 }
 
 /** Builds the activities; the returned object is what the worker registers. */
@@ -98,6 +102,7 @@ export function createActivities(deps: ActivityDeps) {
   const clients = new Map<string, ModelClient>();
   const failpoint = failpoints(deps.env, deps.home);
   const messageStore = deps.messageStore ?? (() => memory.messages());
+  scripted.useStore(messageStore);
   const conversations = new Conversations(messageStore);
   const mcp = createMcpActivities({ pool: deps.mcp ?? new McpPool({ env: deps.env }), conversations });
   const custom = createCustomTools({ home: deps.home, tools: deps.tools ?? [], ...(deps.toolSecrets ? { secrets: deps.toolSecrets } : {}) });
@@ -174,8 +179,11 @@ export function createActivities(deps: ActivityDeps) {
         ...(memoryProblem ? { memoryProblem } : {}),
         ...(catalog.problems.length ? { skillProblems: catalog.problems } : {}),
         ...(rules.length ? { skillRules: rules } : {}),
+        ...(deps.host ? { host: deps.host } : {}),
       };
     },
+
+    ...createHostActivities({ home: deps.home, ...(deps.host ? { host: deps.host } : {}), store: messageStore }),
 
     /** One model call; with the message store, the conversation is rebuilt from it and the reply chained to it. */
     callModel: (input: ModelCallInput) =>

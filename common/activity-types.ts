@@ -7,6 +7,7 @@ import type { McpServerSpec, McpToolSet } from './mcp';
 import type { WorkspaceSnapshot } from './snapshot';
 import type { CustomToolSet } from './custom-tools';
 import type { ToolMode, ToolModeDecision } from './tool-mode';
+import type { HostRef } from './host';
 
 /** One model call. `callIndex` is unique and stable per session, so a retried call is recognisable. */
 export interface ModelCallInput {
@@ -103,6 +104,21 @@ export interface PrepareTurnResult {
   skillRules?: Rule[];
   /** With listCustomTools: the worker's custom tools, which the session then keeps. */
   customTools?: CustomToolSet;
+  /** The host of the worker that prepared the turn, when it serves one (the session lives there). */
+  host?: HostRef;
+}
+
+/** Input of claimHost: a session whose host was lost, and the workspace to restore on the next. */
+export interface ClaimHostInput {
+  sessionId: string;
+  lost: HostRef;
+  snapshot?: WorkspaceSnapshot;
+}
+
+/** Output of claimHost: the worker's host (absent when it serves none) and what the restore did. */
+export interface ClaimHostResult {
+  host?: HostRef;
+  restored?: { files: number; problems: string[] };
 }
 
 /** One tool execution outside the workflow. */

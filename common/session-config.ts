@@ -44,6 +44,8 @@ export interface Limits {
   maxOutputTokens?: number;
   /** What a turn and the session may spend (tokens or USD); a model call that would pass it waits for a person. */
   budget?: Budget;
+  /** How long a call waits for its sandbox host's worker before the session moves to another host (absent: common/host.ts's default). */
+  hostTimeoutMs?: number;
 }
 
 /** Defaults used when neither flag, environment nor config file says otherwise. */

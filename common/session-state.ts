@@ -52,6 +52,8 @@ export interface SessionState {
   toolMode?: ToolModeDecision;
   /** What the session spent so far (sessions from before prices: absent). */
   spend?: Spend;
+  /** The sandbox host the session lives on (workers with a host id; common/host.ts). */
+  host?: string;
 }
 
 /** Answer of a turn's own `turnState` query. */

@@ -20,6 +20,8 @@ import type { LedgerTally } from './ledger';
 import type { SessionConfig } from './session-config';
 import type { ToolCallRecord } from './call-records';
 import type { ForkSpec, RecordedDecision } from './fork';
+import type { HostMove, HostRef } from './host';
+import type { WorkspaceSnapshot } from './snapshot';
 
 export { DEFAULT_LIMITS } from './session-config';
 export type { Limits, ModelRef, ModelSpec, SessionConfig } from './session-config';
@@ -52,6 +54,8 @@ export interface SessionCarry {
   spend?: Spend;
   /** What people added to the session's budget (`approve --budget`). */
   budgetRaised?: BudgetRaises['session'];
+  /** The sandbox host the session lives on (common/host.ts). */
+  host?: HostRef;
 }
 
 /** What the session remembers of its last turn (carried across continue-as-new for `harness retry`). */
@@ -114,6 +118,8 @@ export interface TurnInput {
   sessionBudget?: { spent: Spend; raised?: BudgetRaises['session'] };
   /** How the session's earlier turns offered the tools (native or text): this turn keeps it. */
   toolMode?: ToolModeDecision;
+  /** The session's sandbox host (common/host.ts): its sandbox calls go to that host's queue. */
+  host?: HostRef;
 }
 
 /**
@@ -145,6 +151,9 @@ export interface TurnResume {
   budgetRaised?: BudgetRaises;
   /** The turn's tally so far. */
   ledger?: RecordedLedger;
+  /** The session's sandbox host as the previous run left it, and the workspace the turn began with (to restore on another host). */
+  host?: HostRef;
+  workspace?: WorkspaceSnapshot;
 }
 
 /** Output of turnWorkflow. */
@@ -187,6 +196,9 @@ export interface TurnResult {
   sessionBudgetRaised?: BudgetRaises['session'];
   /** The turn's ledger as it counted it (common/ledger.ts): read from the close event instead of every event. */
   ledger?: RecordedLedger;
+  /** The session's sandbox host after this turn (the session keeps it), and the moves off lost hosts. */
+  host?: HostRef;
+  hostMoves?: HostMove[];
 }
 
 /** A turn's own tally of its model calls, priced; `exact` unless a call ended in a way only history tells (its attempts unknown). */

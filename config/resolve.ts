@@ -50,6 +50,8 @@ export const FileConfigSchema = z
         maxOutputTokens: positiveInt.max(1_000_000),
         /** What a turn and the session may spend, in tokens or USD (README "Costs and budgets"). */
         budget: budgetSchema,
+        /** How long a sandbox call waits for its host's worker before the session moves to another host (default 60). */
+        hostTimeoutSec: z.number().min(5).max(3600),
       })
       .partial()
       .strict()
@@ -181,6 +183,7 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
     modelMaxAttempts: l.modelMaxAttempts ?? DEFAULT_LIMITS.modelMaxAttempts,
     maxOutputTokens: l.maxOutputTokens ?? DEFAULT_LIMITS.maxOutputTokens,
     ...(l.budget ? { budget: l.budget } : {}),
+    ...(l.hostTimeoutSec !== undefined ? { hostTimeoutMs: sec(l.hostTimeoutSec, 0) } : {}),
   };
   const pricing = resolvePricing(model, config.prices);
   checkBudgetPricing(limits.budget, pricing);

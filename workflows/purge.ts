@@ -6,7 +6,9 @@
  * purgeAtEnd when `end --purge` asked while it ran. storedSessionsWorkflow lists sessions by
  * their last write to the store, which outlives Temporal's own records of closed workflows.
  */
-import { isCancellation, proxyActivities } from '@temporalio/workflow';
+import { isCancellation, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
+import { DEFAULT_HOST_TIMEOUT_MS, type HostRef } from '../common/host';
+import { hostLost } from './host-route';
 import type { createActivities } from '../activities';
 import type { PurgeReport } from '../activities/store/purge';
 import { rootCauseMessage } from '../common/errors';
@@ -17,11 +19,12 @@ type Activities = ReturnType<typeof createActivities>;
 
 // Deleting a large workspace takes a while; the activity heartbeats as it goes, so a worker
 // that dies is noticed in a minute. A store that is down is retried for about a minute.
-const { purgeSession } = proxyActivities<Activities>({
+const PURGE: ActivityOptions = {
   startToCloseTimeout: '30 minutes',
   heartbeatTimeout: '1 minute',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
-});
+};
+const { purgeSession } = proxyActivities<Activities>(PURGE);
 
 const { storedSessionsIdleSince } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -61,9 +64,20 @@ export interface PurgeAtEnd {
   purgeFailed?: string;
 }
 
-/** Purges one session; a failure (after the activity's retries) is returned, never thrown. */
-export async function purgeAtEnd(sessionId: string): Promise<PurgeAtEnd> {
+/**
+ * Purges one session; a failure (after the activity's retries) is returned, never thrown. A
+ * session on a sandbox host is purged there (its workspace and container are there); when that
+ * host is gone, whichever worker answers purges what the store holds.
+ */
+export async function purgeAtEnd(sessionId: string, host?: HostRef): Promise<PurgeAtEnd> {
   try {
+    if (host) {
+      try {
+        return { purged: await proxyActivities<Activities>({ ...PURGE, taskQueue: host.queue, scheduleToStartTimeout: DEFAULT_HOST_TIMEOUT_MS }).purgeSession({ sessionId }) };
+      } catch (err) {
+        if (!hostLost(err)) throw err;
+      }
+    }
     return { purged: await purgeSession({ sessionId }) };
   } catch (err) {
     if (isCancellation(err)) throw err; // a cancelled purge stops; it is not a failed one

@@ -88,6 +88,7 @@ export class SessionBook {
       ...(c.mcpTools ? { mcpTools: c.mcpTools } : {}),
       ...(c.customTools ? { customTools: c.customTools } : {}),
       ...(c.toolMode ? { toolMode: c.toolMode } : {}),
+      ...(c.host ? { host: c.host } : {}),
     };
   }
 
@@ -117,6 +118,8 @@ export class SessionBook {
       ...(c.toolMode ?? r.toolMode ? { toolMode: c.toolMode ?? r.toolMode } : {}),
       ...(c.spend || r.spend ? { spend: addSpend(c.spend ?? NO_SPEND, r.spend ?? NO_SPEND) } : {}),
       ...(c.budgetRaised || r.sessionBudgetRaised ? { budgetRaised: sumLimits(c.budgetRaised, r.sessionBudgetRaised) } : {}),
+      // Where the session's sandbox lives now (a turn may have moved it off a lost host).
+      ...(r.host ?? c.host ? { host: r.host ?? c.host } : {}),
       lastTurn: { turn: r.turn, terminated_by: r.terminated_by, modelCalls: r.modelCalls, usage: r.usage, ...(r.spend ? { spend: r.spend } : {}) },
     };
     this.lastTurn = { turnId: r.turnId, terminated_by: r.terminated_by, answer: r.answer, steps: r.steps };
@@ -238,6 +241,7 @@ export class SessionBook {
       ...(this.rerunView ? { rerun: this.rerunView } : {}),
       ...(c.mcpTools ? { mcp: c.mcpTools.servers } : {}),
       ...(c.toolMode ? { toolMode: c.toolMode } : {}),
+      ...(c.host ? { host: c.host.id } : {}),
     };
   }
 }

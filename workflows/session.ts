@@ -31,6 +31,8 @@ import { turnWorkflow } from './turn';
 import { discoverActivity, STORE_ACTIVITY } from './tool-activities';
 import { purgeAtEnd, type PurgeAtEnd } from './purge';
 import type { createActivities } from '../activities';
+import { DEFAULT_HOST_TIMEOUT_MS, type HostRef } from '../common/host';
+import { hostLost } from './host-route';
 
 const { closeSession } = proxyActivities<ReturnType<typeof createActivities>>({
   startToCloseTimeout: '1 minute',
@@ -46,6 +48,17 @@ const { awaitTurnRun } = proxyActivities<ReturnType<typeof createActivities>>({
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1s', maximumAttempts: 20 },
 });
+
+/** Removes the session's sandbox where it lives: on its host (nothing to remove when that host is gone). */
+async function closeSandbox(sessionId: string, host: HostRef | undefined, hostTimeoutMs: number | undefined): Promise<void> {
+  if (!host) return void (await closeSession({ sessionId }));
+  const onHost = proxyActivities<ReturnType<typeof createActivities>>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 }, taskQueue: host.queue, scheduleToStartTimeout: hostTimeoutMs ?? DEFAULT_HOST_TIMEOUT_MS });
+  try {
+    await onHost.closeSession({ sessionId });
+  } catch (err) {
+    if (!hostLost(err)) throw err;
+  }
+}
 
 /** Runs a session until it is ended; continues as new between turns when history grows. */
 export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId: string; turns: number } & PurgeAtEnd> {
@@ -237,9 +250,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
     }
   }
   book.end();
-  if (patched('close-sandbox-on-end')) await closeSession({ sessionId: input.sessionId });
+  if (patched('close-sandbox-on-end')) await closeSandbox(input.sessionId, book.carry().host, input.config.limits.hostTimeoutMs);
   closing = true;
-  const purge: PurgeAtEnd = purgeOnEnd && patched('purge-on-end') ? await purgeAtEnd(input.sessionId) : {};
+  const purge: PurgeAtEnd = purgeOnEnd && patched('purge-on-end') ? await purgeAtEnd(input.sessionId, book.carry().host) : {};
   await condition(allHandlersFinished);
   return { sessionId: input.sessionId, turns: book.turnCount, ...purge };
 }

@@ -49,16 +49,17 @@ const TOOL_TIMEOUT_MARGIN_MS = 30_000;
 // Tool activities heartbeat every few seconds: a worker killed mid-call is noticed this fast.
 const TOOL_HEARTBEAT = '10 seconds';
 
+/** The bounds of a tool call's activity, derived from the tool's own timeout. */
+export function toolOptions(timeoutMs: number): ActivityOptions {
+  return { startToCloseTimeout: timeoutMs + TOOL_TIMEOUT_MARGIN_MS, heartbeatTimeout: TOOL_HEARTBEAT, retry: TOOL_RETRY };
+}
+
 /** The executeTool activity with a start-to-close bound derived from the tool's own timeout. */
 const toolActivities = new Map<number, Activities['executeTool']>();
 export function toolActivity(timeoutMs: number): Activities['executeTool'] {
   let fn = toolActivities.get(timeoutMs);
   if (!fn) {
-    fn = proxyActivities<Activities>({
-      startToCloseTimeout: timeoutMs + TOOL_TIMEOUT_MARGIN_MS,
-      heartbeatTimeout: TOOL_HEARTBEAT,
-      retry: TOOL_RETRY,
-    }).executeTool;
+    fn = proxyActivities<Activities>(toolOptions(timeoutMs)).executeTool;
     toolActivities.set(timeoutMs, fn);
   }
   return fn;
@@ -70,16 +71,16 @@ export function toolActivity(timeoutMs: number): Activities['executeTool'] {
  * when the server calls the tool idempotent: an external server's side effects cannot be made
  * exactly-once by the harness, so otherwise a lost worker is a result the model sees.
  */
+export function mcpOptions(timeoutMs: number, askUserTimeoutMs: number, idempotent: boolean): ActivityOptions {
+  return { startToCloseTimeout: timeoutMs + askUserTimeoutMs + TOOL_TIMEOUT_MARGIN_MS, heartbeatTimeout: TOOL_HEARTBEAT, retry: { ...TOOL_RETRY, maximumAttempts: idempotent ? 3 : 1 } };
+}
+
 const mcpActivities = new Map<string, Activities['executeTool']>();
 export function mcpActivity(timeoutMs: number, askUserTimeoutMs: number, idempotent: boolean): Activities['executeTool'] {
   const key = `${timeoutMs}/${askUserTimeoutMs}/${idempotent}`;
   let fn = mcpActivities.get(key);
   if (!fn) {
-    fn = proxyActivities<Activities>({
-      startToCloseTimeout: timeoutMs + askUserTimeoutMs + TOOL_TIMEOUT_MARGIN_MS,
-      heartbeatTimeout: TOOL_HEARTBEAT,
-      retry: { ...TOOL_RETRY, maximumAttempts: idempotent ? 3 : 1 },
-    }).executeTool;
+    fn = proxyActivities<Activities>(mcpOptions(timeoutMs, askUserTimeoutMs, idempotent)).executeTool;
     mcpActivities.set(key, fn);
   }
   return fn;

@@ -8,7 +8,8 @@ import type { ExecuteToolInput, ToolOutcome } from '../common/activity-types';
 import { rootCauseMessage, toolError } from '../common/errors';
 import type { TurnInput } from '../common/session';
 import type { RunEvents } from './run-events';
-import { executeTool, executeToolLocally, mcpActivity, mcpLocalActivity, toolActivity } from './tool-activities';
+import { executeTool, executeToolLocally, mcpActivity, mcpLocalActivity, mcpOptions, toolActivity, toolOptions } from './tool-activities';
+import { hostLost, type HostRoute } from './host-route';
 import type { ToolExecution } from './turn-ops';
 import type { TurnPatches } from './turn-patches';
 
@@ -18,19 +19,25 @@ export function toolRunner(
   patches: Pick<TurnPatches, 'localTools' | 'perToolTimeouts' | 'toolFailuresAsResults' | 'messageStore'>,
   events: RunEvents,
   dropMcpQuestions: (callId: string) => Promise<void>,
+  route?: HostRoute,
 ): (call: ToolExecution) => Promise<ToolOutcome> {
   const { limits } = input.config;
   const { localTools, perToolTimeouts, toolFailuresAsResults, messageStore } = patches;
   const mcpServers = input.config.mcp?.servers ?? [];
   return async ({ local, mcp, ...call }: ToolExecution): Promise<ToolOutcome> => {
     const server = mcp && mcpServers.find((s) => s.name === mcp.server);
-    const activity = server
-      ? mcpActivity(call.timeoutMs, limits.askUserTimeoutMs, mcp!.idempotent)
-      : local && localTools
-        ? executeToolLocally
-        : perToolTimeouts
-          ? toolActivity(call.timeoutMs)
-          : executeTool;
+    // A session on a sandbox host runs every call there, as a regular activity (a local one would
+    // run on whichever worker runs the turn, not where the workspace is).
+    const hosted = route?.activity(server ? `mcp/${call.timeoutMs}/${mcp!.idempotent}` : `tool/${call.timeoutMs}`, server ? mcpOptions(call.timeoutMs, limits.askUserTimeoutMs, mcp!.idempotent) : toolOptions(call.timeoutMs));
+    const activity =
+      hosted ??
+      (server
+        ? mcpActivity(call.timeoutMs, limits.askUserTimeoutMs, mcp!.idempotent)
+        : local && localTools
+          ? executeToolLocally
+          : perToolTimeouts
+            ? toolActivity(call.timeoutMs)
+            : executeTool);
     const req: ExecuteToolInput = {
       sessionId: input.sessionId,
       turnId: input.turnId,
@@ -44,7 +51,8 @@ export function toolRunner(
       // Tools the server calls idempotent run as local activities (no server round trip, so an
       // MCP step costs what a built-in one does); one that asks the user or is slow runs again
       // as a regular activity, which a retry of an idempotent tool allows.
-      if (server && mcp!.idempotent) {
+      // (Not for a session on a host: its MCP servers run on that host only.)
+      if (server && mcp!.idempotent && !hosted) {
         try {
           events.add('local');
           return await mcpLocalActivity(call.timeoutMs)(req);
@@ -56,6 +64,8 @@ export function toolRunner(
       events.add(activity === executeToolLocally ? 'local' : 'activity');
       return await activity(req);
     } catch (err) {
+      // Its host's worker never took the call: the session moves, and the model reads what it lost.
+      if (route && hostLost(err)) return toolError('SANDBOX_HOST_LOST', await route.move(call.step), { recoverable: true, suggestion: 'run the call again if it is still needed: it did not run' });
       if (!toolFailuresAsResults || isCancellation(err)) throw err;
       const type = call.name === 'run_shell' ? 'SANDBOX_UNAVAILABLE' : server ? 'MCP_SERVER_UNAVAILABLE' : 'EXECUTION_ERROR';
       // An MCP tool not retried (the server does not call it idempotent), or a custom one that is

@@ -25,6 +25,7 @@ import { turnPatches } from './turn-patches';
 import { turnHumans } from './turn-humans';
 import { toolRunner } from './tool-runner';
 import { loopOptions, prepareRequest } from './turn-options';
+import { HostRoute } from './host-route';
 
 /** Runs one turn of a session and returns its result; failures of the model end it as `failed`. */
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
@@ -51,8 +52,14 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const humans = turnHumans(input, events, policy);
   const { state, waitForHuman } = humans;
 
-  // A run that continues a long turn keeps what the turn's first run prepared.
-  const prepared = input.resume?.prepared ?? (await prepareTurn(prepareRequest(input)));
+  // A run that continues a long turn keeps what the turn's first run prepared; a turn prepares
+  // on its session's sandbox host (host-route.ts), which a session without one never has.
+  const hosted = input.resume?.prepared
+    ? { route: HostRoute.resumed(input, events), prepared: input.resume.prepared, note: undefined }
+    : await HostRoute.prepare({ ...input, ...(input.resume?.host ? { host: input.resume.host } : {}) }, prepareRequest(input), events, prepareTurn);
+  const { route, prepared } = hosted;
+  // A session moved off a lost host is told so with the message that starts the turn.
+  const turnInput = hosted.note ? { ...input, userMessage: `${hosted.note}\n\n${input.userMessage}` } : input;
 
   const mcpServers = input.config.mcp?.servers ?? [];
   // Turns recorded before model input was bounded (argument depth, MCP schema cost and patterns,
@@ -64,7 +71,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   let toolMode = decidedToolMode(input.config.model, input.resume?.prepared?.toolMode ?? input.toolMode);
   const maxOutputTokens = limits.maxOutputTokens ?? DEFAULT_LIMITS.maxOutputTokens;
   const result = await runTurn(
-    input,
+    turnInput,
     {
       callModel: async (req) => {
         events.add('activity');
@@ -94,7 +101,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
           }
         : {}),
       // One tool execution; a failure after the activity's retries is a result the model sees.
-      executeTool: toolRunner(input, patches, events, humans.dropMcpQuestions),
+      executeTool: toolRunner(input, patches, events, humans.dropMcpQuestions, route),
       ...(messageStore
         ? {
             storeValue: async (value: unknown) => {
@@ -123,7 +130,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       askUser: humans.askUser,
       awaitApprovals: humans.awaitApprovals,
     },
-    loopOptions(input, prepared, patches, boundedInput),
+    loopOptions(turnInput, prepared, patches, boundedInput),
   );
   state.pending = undefined;
   // An update still in its handler (an approval arriving as the turn ends) gets its answer
@@ -132,9 +139,10 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   if ('continueAsNew' in result) {
     // The same turn goes on in a new run: its id, queries, updates and the session's wait on it
     // all follow the chain of runs (with the tool mode this run used).
-    const resume = result.continueAsNew;
+    const resume = { ...result.continueAsNew, ...route.resume() };
     return continueAsNew<typeof turnWorkflow>({ ...input, resume: toolMode ? { ...resume, prepared: { ...resume.prepared, toolMode } } : resume });
   }
   state.status = 'done';
-  return toolMode ? { ...result, toolMode } : result;
+  const hostFields = { ...(route.current ? { host: route.current } : {}), ...(route.moves.length ? { hostMoves: route.moves } : {}) };
+  return { ...result, ...(toolMode ? { toolMode } : {}), ...hostFields };
 }

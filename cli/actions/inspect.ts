@@ -178,6 +178,8 @@ function statusLines(s: SessionView): string[] {
   if (facts.length) lines.push(facts.join(' · '));
   // Native tool calls or the text protocol, and why (auto's probe or the config).
   if (s.toolMode) lines.push(`tool calls: ${escapeForTerminal(describeToolMode(s.toolMode))}`);
+  // Where its sandbox lives, when workers run as sandbox hosts (HARNESS_HOST_ID).
+  if (s.host) lines.push(`sandbox host: ${escapeForTerminal(s.host)}`);
   if (s.detailsMissing) lines.push(`(${escapeForTerminal(s.detailsMissing)})`);
   if (s.currentTurnId) lines.push(`current turn: ${s.currentTurnId}`);
   if (s.pending) lines.push(...pendingLines(s.pending).map((l) => `pending ${l}`));

@@ -1,0 +1,105 @@
+/**
+ * Where a turn's sandbox calls go (common/host.ts): to the task queue of the session's host when
+ * it has one, with a schedule-to-start bound, so a call whose host's worker is gone fails after
+ * `hostTimeoutMs` instead of waiting for it forever. Such a loss moves the session: the next
+ * worker that answers on the shared queue claims it, restores the workspace as this turn began,
+ * and the model reads what was lost. Sessions of workers without a host id have no host: their
+ * calls take the paths they always took.
+ */
+import { ActivityFailure, proxyActivities, TimeoutFailure, type ActivityOptions } from '@temporalio/workflow';
+import { DEFAULT_HOST_TIMEOUT_MS, hostLostMessage, type HostMove, type HostRef } from '../common/host';
+import type { PrepareTurnInput, PrepareTurnResult } from '../common/activity-types';
+import type { TurnInput } from '../common/session';
+import type { WorkspaceSnapshot } from '../common/snapshot';
+import { STORE_ACTIVITY, type Activities } from './tool-activities';
+import type { RunEvents } from './run-events';
+
+// Claiming a host is a store read and a workspace restore on whichever worker takes it.
+const { claimHost } = proxyActivities<Activities>(STORE_ACTIVITY);
+
+function hostTimeout(input: TurnInput): number {
+  return input.config.limits.hostTimeoutMs ?? DEFAULT_HOST_TIMEOUT_MS;
+}
+
+/** Whether an activity failed because no worker of its queue took it in time: its host is gone. */
+export function hostLost(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === 'SCHEDULE_TO_START';
+}
+
+/** The host a turn's sandbox calls go to, and how it moves when that host is lost. */
+export class HostRoute {
+  readonly moves: HostMove[] = [];
+  private readonly proxies = new Map<string, Activities['executeTool']>();
+
+  private constructor(
+    private host: HostRef | undefined,
+    private readonly timeoutMs: number,
+    private readonly sessionId: string,
+    private readonly events: RunEvents,
+    private snapshot: WorkspaceSnapshot | undefined,
+  ) {}
+
+  /**
+   * Prepares the turn where the session lives: on its host, or (a new session, or its host lost
+   * since its last turn) on the shared queue, whose worker then hosts it. Returns the route and
+   * what prepareTurn found, with a note for the model when the host was lost.
+   */
+  static async prepare(input: TurnInput, request: PrepareTurnInput, events: RunEvents, prepare: (req: PrepareTurnInput) => Promise<PrepareTurnResult>): Promise<{ route: HostRoute; prepared: PrepareTurnResult; note?: string }> {
+    const timeoutMs = hostTimeout(input);
+    if (!input.host) {
+      const prepared = await prepare(request);
+      return { route: new HostRoute(prepared.host, timeoutMs, input.sessionId, events, prepared.workspace), prepared };
+    }
+    try {
+      const prepared = await proxyActivities<Activities>({ ...STORE_ACTIVITY, taskQueue: input.host.queue, scheduleToStartTimeout: timeoutMs }).prepareTurn(request);
+      return { route: new HostRoute(prepared.host ?? input.host, timeoutMs, input.sessionId, events, prepared.workspace), prepared };
+    } catch (err) {
+      if (!hostLost(err)) throw err;
+    }
+    // Lost since the session's last turn: another worker hosts it, its workspace starts empty.
+    events.add('activity');
+    const prepared = await prepare(request);
+    const route = new HostRoute(prepared.host, timeoutMs, input.sessionId, events, prepared.workspace);
+    route.moves.push({ step: 0, from: input.host.id, ...(prepared.host ? { to: prepared.host.id } : {}) });
+    const where = prepared.host ? `this session moved to host ${prepared.host.id}` : 'this session goes on without a host of its own';
+    const note = `[The harness: the sandbox host ${input.host.id} did not answer for ${Math.round(timeoutMs / 1000)} s and is taken as lost: ${where} with an empty workspace. Lost with the old host: the files of earlier turns and anything installed or started in its sandbox.]`;
+    return { route, prepared, note };
+  }
+
+  /** The route of a long turn's later run: where the run before it left the session. */
+  static resumed(input: TurnInput, events: RunEvents): HostRoute {
+    return new HostRoute(input.resume?.host, hostTimeout(input), input.sessionId, events, input.resume?.workspace);
+  }
+
+  /** The session's host now (the turn result carries it to the session). */
+  get current(): HostRef | undefined {
+    return this.host;
+  }
+
+  /** What the next run of a long turn needs to go on where this one is. */
+  resume(): { host?: HostRef; workspace?: WorkspaceSnapshot } {
+    return { ...(this.host ? { host: this.host } : {}), ...(this.snapshot ? { workspace: this.snapshot } : {}) };
+  }
+
+  /** executeTool on the host's queue with `base`'s bounds, or undefined when the session has no host. */
+  activity(key: string, base: ActivityOptions): Activities['executeTool'] | undefined {
+    if (!this.host) return undefined;
+    const id = `${this.host.queue}|${key}`;
+    let fn = this.proxies.get(id);
+    if (!fn) {
+      fn = proxyActivities<Activities>({ ...base, taskQueue: this.host.queue, scheduleToStartTimeout: this.timeoutMs }).executeTool;
+      this.proxies.set(id, fn);
+    }
+    return fn;
+  }
+
+  /** Moves the session off its lost host (at `step`) and says to the model what that cost. */
+  async move(step: number): Promise<string> {
+    const lost = this.host!;
+    this.events.add('activity');
+    const claimed = await claimHost({ sessionId: this.sessionId, lost, ...(this.snapshot ? { snapshot: this.snapshot } : {}) });
+    this.host = claimed.host;
+    this.moves.push({ step, from: lost.id, ...(claimed.host ? { to: claimed.host.id } : {}) });
+    return hostLostMessage(lost, claimed.host, claimed.restored, this.timeoutMs);
+  }
+}
