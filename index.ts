@@ -8,6 +8,7 @@ export { defineTool, type ToolDefinitionInput } from './api/define-tool';
 export { ToolError, type HarnessTool, type ToolContext, type ToolLogger } from './common/custom-tools';
 export { ToolDefinitionError } from './common/tools';
 export { createHarnessWorker, type HarnessWorker, type HarnessWorkerOptions } from './api/worker';
+export type { WorkerTuning } from './workers/tuning';
 export { connectHarness, HarnessClient, type ConnectOptions, type Decided, type RunOutcome, type SendOptions, type SentMessage, type TraceOptions } from './api/client';
 export { UserError, UsageError } from './host/errors';
 export type { TurnOutcome, WaitOptions, DecisionRequest } from './client/session-client';

@@ -15,13 +15,15 @@ import { McpPool } from '../activities/mcp/pool';
 import { serverNotesDir } from '../activities/mcp/orphans';
 import { MemoryHost } from '../activities/memory/host';
 import { ScriptedHost } from '../activities/scripted-host';
-import { UserError } from '../host/errors';
+import { UsageError, UserError } from '../host/errors';
 import { harnessHome } from '../host/paths';
 import { connectWorker, temporalSettings } from '../client/temporal';
 import { writeErrLine } from '../host/terminal/write';
 import { installEscapingRuntime } from '../host/terminal/temporal-log';
 import { openStore } from '../workers/open-store';
-import { createHarnessWorker as createWorker } from '../workers/worker';
+import { createHarnessWorker as createWorker, type HarnessWorkers } from '../workers/worker';
+import { TUNING_VARIABLES, tuningProblems, workerTuning, type WorkerTuning } from '../workers/tuning';
+import { InFlightActivities, runDraining } from '../workers/drain';
 
 /** What createHarnessWorker takes; everything but `tools` has a default from the environment. */
 export interface HarnessWorkerOptions {
@@ -39,8 +41,17 @@ export interface HarnessWorkerOptions {
   log?: (line: string) => void;
   /** Stream model replies' text to files under the home, where `harness run` and `status --follow` show it as it arrives (default: unless HARNESS_STREAM=0). */
   streamText?: boolean;
+  /**
+   * Slots, workflow cache, sticky queue timeout and drain grace, over what the environment says
+   * (HARNESS_WORKFLOW_SLOTS, HARNESS_ACTIVITY_SLOTS, HARNESS_LOCAL_ACTIVITY_SLOTS,
+   * HARNESS_WORKFLOW_CACHE, HARNESS_REUSE_V8_CONTEXT, HARNESS_STICKY_TIMEOUT_MS,
+   * HARNESS_DRAIN_GRACE_SEC); see docs/worker-tuning.md. A bad value throws a UsageError naming it.
+   */
+  tuning?: Partial<WorkerTuning>;
   /** @internal The workflow bundle (tests bundle the sources; default dist/workflow-bundle.js). */
   bundlePath?: string;
+  /** Serve as this sandbox host (default HARNESS_HOST_ID): also poll its task queue, where the sessions it hosts send their sandbox calls. */
+  hostId?: string;
 }
 
 /** A worker ready to poll. */
@@ -51,11 +62,14 @@ export interface HarnessWorker {
   readonly home: string;
   /** The names of its custom tools. */
   readonly tools: readonly string[];
-  /** Polls until shutdown() (or SIGINT/SIGTERM), then closes what it opened. */
+  /**
+   * Polls until shutdown() (or SIGINT/SIGTERM), drains (calls in flight get the drain grace,
+   * then are cancelled; sandbox containers are kept), then closes what it opened.
+   */
   run(): Promise<void>;
-  /** Stops polling; run() resolves once calls in flight are done. */
+  /** Stops polling; run() resolves once calls in flight are done, or cancelled after the drain grace. */
   shutdown(): void;
-  /** The Temporal SDK worker underneath (advanced: its state, metrics). */
+  /** The Temporal SDK worker underneath, the one running workflows (advanced: its state, metrics). */
   readonly worker: Worker;
 }
 
@@ -68,6 +82,7 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Prom
   };
   const log = opts.log ?? writeErrLine;
   const tools = opts.tools ?? [];
+  const tuning = tuningOf(env, opts.tuning);
   // The SDK's log lines quote activity errors (model and tool text): escaped like everything
   // the harness prints, unless the process installed its own Temporal runtime first.
   installEscapingRuntime();
@@ -81,17 +96,18 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Prom
   const mcp = new McpPool({ env, log: (line) => log(`mcp: ${line}`), notesDir: serverNotesDir(home) });
   // The scripted model's server is this worker's too: closed with it, so the process can end.
   const scripted = new ScriptedHost(home);
+  const inFlight = new InFlightActivities();
   const close = async () => {
     await scripted.close();
     await mcp.closeAll();
     await memory.close();
     await connection.close().catch(() => undefined);
   };
-  let worker: Worker;
+  let workers: HarnessWorkers;
   try {
     // The message store before polling: a worker without it would take turns it can only fail.
     if ((await openStore(memory, env, log)) === 'stopped') throw new UserError('stopped while waiting for the message store');
-    worker = await createWorker({
+    workers = await createWorker({
       connection,
       namespace: s.namespace,
       taskQueue: s.taskQueue,
@@ -106,6 +122,9 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Prom
       streamText: opts.streamText ?? env.HARNESS_STREAM !== '0',
       ...(opts.secrets ? { toolSecrets: opts.secrets } : {}),
       ...(opts.bundlePath ? { bundlePath: opts.bundlePath } : {}),
+      tuning,
+      inFlight,
+      ...(opts.hostId ?? env.HARNESS_HOST_ID ? { hostId: opts.hostId ?? env.HARNESS_HOST_ID } : {}),
     });
   } catch (err) {
     await close();
@@ -116,8 +135,9 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Prom
     address: s.address,
     home,
     tools: tools.map((t) => t.name),
-    worker,
+    worker: workers.main,
     async run() {
+      const worker = workers;
       const running = worker.run();
       try {
         // Ready means polling (a client may look for a polling worker next).
@@ -125,15 +145,28 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Prom
         void running.finally(() => (ended = true)).catch(() => undefined);
         while (!ended && worker.getState() !== 'RUNNING') await sleep(50);
         if (!ended) log(`worker ready: ${s.address} namespace=${s.namespace} task queue=${s.taskQueue} home=${home} tools=${tools.map((t) => t.name).join(',') || '(none of its own)'}`);
-        await running;
+        // Over once the drain is: only then is what the activities use closed.
+        await runDraining(worker, running, { inFlight, graceMs: tuning.drainGraceMs, taskQueue: s.taskQueue, log });
       } finally {
         await close();
       }
     },
     shutdown() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      workers.shutdown();
     },
   };
+}
+
+/** The tuning from the environment with the given settings over it; a bad value of either throws naming it. */
+function tuningOf(env: NodeJS.ProcessEnv, given: Partial<WorkerTuning> | undefined): WorkerTuning {
+  const fromEnv = workerTuning(env);
+  const set = Object.fromEntries(Object.entries(given ?? {}).filter(([, v]) => v !== undefined)) as Partial<WorkerTuning>;
+  const tuning = { ...fromEnv.tuning, ...set };
+  // Checked together: slots given here may disagree with a cache from the environment.
+  const combined = tuningProblems(tuning, (key) => (key in set ? `tuning.${key}` : TUNING_VARIABLES[key]));
+  const problems = [...fromEnv.problems, ...combined.problems];
+  if (problems.length) throw new UsageError(problems.join('; '), 'see docs/worker-tuning.md for each setting and its default');
+  return tuning;
 }
 
 /** The worker's connection, or one line saying Temporal cannot be reached and how to get one. */

@@ -9,6 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { embeddedFiles } from '../host/paths';
 import { checkPidFile, findEmbeddedServers, processAlive } from '../host/pids';
 import { acquireStartLock, WAITING_FOR_START_LOCK } from './start-lock';
+import { workerTuning } from '../workers/tuning';
 
 /** What stopEmbedded did. */
 export interface StopReport {
@@ -26,10 +27,10 @@ function signal(pid: number, sig: NodeJS.Signals): void {
   }
 }
 
-async function stopPid(pid: number, stillOurs: () => boolean): Promise<void> {
+async function stopPid(pid: number, stillOurs: () => boolean, patienceMs = 5_000): Promise<void> {
   signal(pid, 'SIGTERM');
-  for (let i = 0; i < 50 && processAlive(pid); i++) await sleep(100);
-  // Checked again: after five seconds the pid could in principle be someone else's.
+  for (let i = 0; i < patienceMs / 100 && processAlive(pid); i++) await sleep(100);
+  // Checked again: after that long the pid could in principle be someone else's.
   if (processAlive(pid) && stillOurs()) signal(pid, 'SIGKILL');
   for (let i = 0; i < 20 && processAlive(pid); i++) await sleep(100);
 }
@@ -38,7 +39,7 @@ async function stopPid(pid: number, stillOurs: () => boolean): Promise<void> {
  * Stops what ensureEmbedded or `harness dev` started: the processes the pid files name once
  * checked to be ours, then any other server still running on this HARNESS_HOME's database.
  */
-export async function stopEmbedded(home: string, say: (line: string) => void = () => undefined): Promise<StopReport> {
+export async function stopEmbedded(home: string, say: (line: string) => void = () => undefined, env: NodeJS.ProcessEnv = process.env): Promise<StopReport> {
   const files = embeddedFiles(home);
   const report: StopReport = { stopped: [], ignored: [] };
   // No HARNESS_HOME, nothing of ours: do not create it just to take the lock.
@@ -52,7 +53,9 @@ export async function stopEmbedded(home: string, say: (line: string) => void = (
       const check = checkPidFile(file, role, home);
       const name = path.basename(file);
       if (check.state === 'ours') {
-        await stopPid(check.pid, () => checkPidFile(file, role, home).state === 'ours');
+        // A worker drains first (calls in flight finish within the grace, workers/tuning.ts); an idle one exits at once.
+        const patience = role === 'worker' ? workerTuning(env).tuning.drainGraceMs + 10_000 : 5_000;
+        await stopPid(check.pid, () => checkPidFile(file, role, home).state === 'ours', patience);
         report.stopped.push(`${role} (pid ${check.pid})`);
       } else if (check.state === 'dead') {
         report.ignored.push(`ignored stale ${name}: pid ${check.pid} is no longer running`);

@@ -15,9 +15,23 @@ import type { Worker } from '@temporalio/worker';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { installEscapingRuntime } from '../host/terminal/temporal-log';
 import { writeErrLine } from '../host/terminal/write';
+import { UsageError } from '../host/errors';
+import { describeTuning, workerTuning } from './tuning';
+import { hostIdProblem } from '../common/host';
+import { InFlightActivities, runDraining } from './drain';
 
-/** Runs until SIGINT/SIGTERM; writes pid/ready files when asked to (background workers). */
+/**
+ * Runs until SIGINT/SIGTERM, then drains (workers/drain.ts): stops polling, lets activities in
+ * flight finish within HARNESS_DRAIN_GRACE_SEC, leaves the session containers for the next
+ * worker, and only then closes MCP servers, the store and the connection. Writes pid/ready files
+ * when asked to (background workers).
+ */
 export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line: string) => void = writeErrLine): Promise<void> {
+  // Before anything starts: a bad value is a usage error (exit 2) naming its variable.
+  const tuned = workerTuning(env);
+  if (tuned.problems.length) throw new UsageError(tuned.problems.join('; '), 'fix or unset it (docs/worker-tuning.md lists each setting and its default)');
+  const badHost = hostIdProblem(env.HARNESS_HOST_ID);
+  if (badHost) throw new UsageError(badHost, 'a host id is letters, digits, dots, dashes and underscores (the node or machine name)');
   // Before the first connection: the SDK's log lines quote activity errors (model and tool text).
   installEscapingRuntime();
   const s = temporalSettings(env);
@@ -46,18 +60,25 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
   const mcp = new McpPool({ env, log: (line) => log(`mcp: ${line}`), notesDir });
   // Model replies stream to the live views of `run`, `chat` and `status --follow` (HARNESS_STREAM=0: not).
   const streamText = env.HARNESS_STREAM !== '0';
-  const worker = await createHarnessWorker({ connection, namespace: s.namespace, taskQueue: s.taskQueue, home, env, sandboxes, skills, memory, mcp, streamText });
+  const inFlight = new InFlightActivities();
+  const hostId = env.HARNESS_HOST_ID;
+  const worker = await createHarnessWorker({ connection, namespace: s.namespace, taskQueue: s.taskQueue, home, env, sandboxes, skills, memory, mcp, streamText, tuning: tuned.tuning, inFlight, ...(hostId ? { hostId } : {}) });
   if (env.HARNESS_WORKER_PIDFILE) writePidFile(env.HARNESS_WORKER_PIDFILE, process.pid);
-  const running = worker.run(); // the SDK shuts down gracefully on SIGINT/SIGTERM
+  // The SDK shuts down on SIGINT/SIGTERM: polling stops, calls in flight get the drain grace.
+  const running = worker.run();
   try {
     // Ready means polling: a client that started us looks for a polling worker next.
     await untilRunning(worker, running);
     if (env.HARNESS_WORKER_READYFILE) writePidFile(env.HARNESS_WORKER_READYFILE, process.pid);
-    log(`worker ready: ${s.address} namespace=${s.namespace} task queue=${s.taskQueue} home=${home}`);
-    await running;
+    const tuning = describeTuning(tuned.tuning);
+    const hosting = worker.host ? ` sandbox host=${hostId} (also polls ${worker.host.options.taskQueue})` : '';
+    log(`worker ready: ${s.address} namespace=${s.namespace} task queue=${s.taskQueue} home=${home}${hosting}${tuning ? ` (${tuning})` : ''}`);
+    // Resolves once the drain is over; only then is anything the activities use closed.
+    await runDraining(worker, running, { inFlight, graceMs: tuned.tuning.drainGraceMs, taskQueue: s.taskQueue, log });
   } finally {
+    // After the drain: nothing in flight uses them any more (a call the drain gave up on aside).
     await mcp.closeAll();
-    await connection.close();
+    await connection.close().catch(() => undefined); // still referenced by a worker whose drain was cut short
     await memory.close();
     if (env.HARNESS_WORKER_READYFILE) rmSync(env.HARNESS_WORKER_READYFILE, { force: true });
     // Only while it still names us: a worker started after us may have taken the file over.
@@ -66,7 +87,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
 }
 
 /** Resolves once the worker polls (or its run ended, which `running` then reports). */
-async function untilRunning(worker: Worker, running: Promise<void>): Promise<void> {
+async function untilRunning(worker: Pick<Worker, 'getState'>, running: Promise<void>): Promise<void> {
   let ended = false;
   void running.finally(() => (ended = true)).catch(() => undefined);
   while (!ended && worker.getState() !== 'RUNNING') await sleep(50);

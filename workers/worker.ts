@@ -1,8 +1,15 @@
-/** Builds a harness worker: the workflows (prebundled when available) and the activities. */
+/**
+ * Builds a harness worker: the workflows (prebundled when available) and the activities; with a
+ * host id, also a second Worker polling that sandbox host's own task queue with the same
+ * activities (common/host.ts), so the sessions it hosts find their sandbox here.
+ */
 import { existsSync } from 'node:fs';
-import { Worker, type NativeConnection } from '@temporalio/worker';
+import { Worker, type NativeConnection, type State, type WorkerOptions } from '@temporalio/worker';
+import { hostQueueOf } from '../common/host';
 import { createActivities, type ActivityDeps } from '../activities';
 import { workflowBundlePath } from '../host/paths';
+import { DEFAULT_TUNING, tuningOptions, type WorkerTuning } from './tuning';
+import type { InFlightActivities } from './drain';
 
 export { workflowBundlePath };
 import { sweepStreams } from '../host/model-stream';
@@ -14,31 +21,80 @@ export interface HarnessWorkerOptions extends ActivityDeps {
   taskQueue: string;
   /** A prebuilt bundle; defaults to dist/workflow-bundle.js, else bundles the sources at start. */
   bundlePath?: string;
+  /** Slots, cache, sticky timeout, drain grace (workers/tuning.ts; default DEFAULT_TUNING). */
+  tuning?: WorkerTuning;
+  /** Keeps count of the activities running, for the drain's lines (workers/drain.ts). */
+  inFlight?: InFlightActivities;
+  /** Serve as sandbox host `hostId` (HARNESS_HOST_ID): also poll its task queue. */
+  hostId?: string;
+}
+
+/** The Workers of one harness worker: the main one (workflows and activities) and its host's, run and stopped together. */
+export class HarnessWorkers {
+  constructor(
+    readonly main: Worker,
+    readonly host?: Worker,
+  ) {}
+
+  /** Runs both until shut down (the SDK shuts both down on SIGINT/SIGTERM); one failing stops the other. */
+  async run(): Promise<void> {
+    const runs = [this.main.run(), ...(this.host ? [this.host.run()] : [])];
+    try {
+      await Promise.all(runs);
+    } catch (err) {
+      this.shutdown();
+      await Promise.allSettled(runs);
+      throw err;
+    }
+  }
+
+  /** Runs both until `work` settles, then stops them. */
+  async runUntil<T>(work: Promise<T> | (() => Promise<T>)): Promise<T> {
+    const host = this.host?.run();
+    try {
+      return await this.main.runUntil(work);
+    } finally {
+      if (this.host && this.host.getState() === 'RUNNING') this.host.shutdown();
+      await host;
+    }
+  }
+
+  /** The main Worker's state (the host's follows it). */
+  getState(): State {
+    return this.main.getState();
+  }
+
+  /** Starts the shutdown of both (each drains as its tuning says). */
+  shutdown(): void {
+    for (const w of [this.main, this.host]) if (w && w.getState() === 'RUNNING') w.shutdown();
+  }
 }
 
 /** Creates (but does not run) a worker serving sessions, turns and their activities. */
-export async function createHarnessWorker(opts: HarnessWorkerOptions): Promise<Worker> {
-  const { connection, namespace, taskQueue, bundlePath, ...deps } = opts;
+export async function createHarnessWorker(opts: HarnessWorkerOptions): Promise<HarnessWorkers> {
+  const { connection, namespace, taskQueue, bundlePath, tuning, inFlight, hostId, ...deps } = opts;
   // Streams a killed worker left mid reply (history has those replies whole).
   if (deps.streamText && deps.home) sweepStreams(deps.home);
   const bundle = bundlePath ?? workflowBundlePath();
-  return Worker.create({
+  const host = hostId ? { id: hostId, queue: hostQueueOf(taskQueue, hostId) } : undefined;
+  const activities = createActivities({ ...deps, ...(host ? { host } : {}) });
+  const common: Omit<WorkerOptions, 'taskQueue'> = {
     connection,
     namespace,
-    taskQueue,
-    ...(existsSync(bundle)
-      ? { workflowBundle: { codePath: bundle } }
-      : { workflowsPath: require.resolve('../workflows') }),
-    activities: createActivities(deps),
+    activities,
     // The SDK sends heartbeats at most every 0.8 × the heartbeat timeout: with a timeout of 5 s
     // (model calls) that left a second between the last beat the server saw and a false
     // "worker lost" under load. Activities beat every third of their timeout; this sends each.
     maxHeartbeatThrottleInterval: '1s',
-    // A workflow's next task goes to the worker that ran its last one (its sticky queue) while
-    // that worker polled within the last 10 s; a killed worker's tasks then sat there for the
-    // SDK's default 10 s before any other worker could take them. A live worker starts its
-    // sticky task at once (its poll is waiting for it); one that does not within 3 s has the
-    // task moved to the shared queue, where it is replayed from history.
-    stickyQueueScheduleToStartTimeout: '3s',
+    // Slots, cache, V8 contexts, the sticky queue timeout (3 s) and the drain on shutdown.
+    ...tuningOptions(tuning ?? DEFAULT_TUNING),
+    ...(inFlight ? { interceptors: { activity: [inFlight.interceptor] } } : {}),
+  };
+  const main = await Worker.create({
+    ...common,
+    taskQueue,
+    ...(existsSync(bundle) ? { workflowBundle: { codePath: bundle } } : { workflowsPath: require.resolve('../workflows') }),
   });
+  // The host's queue: activities only, the same ones (one sandbox pool, one MCP pool per host).
+  return new HarnessWorkers(main, host ? await Worker.create({ ...common, taskQueue: host.queue }) : undefined);
 }

@@ -7,7 +7,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
+import { DEFAULT_TUNING } from '../../workers/tuning';
 import { inject } from 'vitest';
 import { DEFAULT_LIMITS, type Limits, type SessionConfig, type TurnResult } from '../../common/session';
 import { decideApprovals, sendMessage, waitForTurn, type TurnOutcome } from '../../client/session-client';
@@ -68,7 +69,7 @@ export async function startHarness(overrides: Partial<ActivityDeps> & { taskQueu
   const store = await messageStore();
   const conversations = new Conversations(messageStore);
   const mcp = overrides.mcp ?? new McpPool({ env: overrides.env ?? {} });
-  const worker: Worker = await createHarnessWorker({
+  const worker = await createHarnessWorker({
     messageStore,
     mcp,
     connection: nativeConnection,
@@ -77,6 +78,8 @@ export async function startHarness(overrides: Partial<ActivityDeps> & { taskQueu
     bundlePath: inject('workflowBundle'),
     home,
     env: {},
+    // A test's worker stops at once, as the SDK's default does (harness worker drains: drain.test.ts).
+    tuning: { ...DEFAULT_TUNING, drainGraceMs: 0 },
     ...overrides,
   });
   const running = worker.run();
