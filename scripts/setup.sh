@@ -32,6 +32,7 @@ fi
 step "Arize Phoenix (OpenTelemetry trace viewer) in .venv"; bash scripts/setup-phoenix.sh
 
 step "Docker Engine and sandbox image"; bash scripts/setup-docker.sh
+step "Docker Compose (Debian docker-compose, for docker-compose.yml)"; bash scripts/setup-compose.sh
 
 step "local model: SmolLM2-135M and llama-server (built once per machine, ~10 min on 2 cores)"; bash scripts/setup-local-model.sh
 
