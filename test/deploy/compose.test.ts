@@ -398,7 +398,13 @@ describe('the worker image, built and run without an image registry', () => {
     });
     const env = cliEnv({ TEMPORAL_ADDRESS: address, HARNESS_TASK_QUEUE: queue, HARNESS_HOME: home, DATABASE_URL: TEST_DATABASE_URL });
     const started = Date.now();
-    const r = await runCli(['run', '--policy', 'auto', '--model', `scripted:${script}`, 'Run the command in the sandbox', '--json'], { env, cwd: home, timeoutMs: 120_000 });
+    // Under the default policy: the command asks, `run` leaves it pending (exit 3), and an approval
+    // from another process runs it in the image's worker.
+    const asked = await runCli(['run', '--model', `scripted:${script}`, 'Run the command in the sandbox', '--json'], { env, cwd: home, timeoutMs: 120_000 });
+    expect(asked.code, describeResult(asked)).toBe(3);
+    const pending = JSON.parse(asked.stdout) as { session_id: string; status: string };
+    expect(pending.status).toBe('waiting_for_approval');
+    const r = await runCli(['approve', pending.session_id, '--json'], { env, cwd: home, timeoutMs: 120_000 });
     const logsAfter = await docker(['logs', name]);
     expect(r.code, `${describeResult(r)}\n--- worker logs\n${(logsAfter.stdout + logsAfter.stderr).slice(-3000)}`).toBe(0);
     figure('deploy-compose', `a turn with run_shell through the image's worker: ${((Date.now() - started) / 1000).toFixed(1)} s`);
