@@ -11,7 +11,6 @@ import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { SessionState } from '../../common/session';
@@ -23,7 +22,7 @@ import { MemoryHost } from '../../activities/memory/host';
 import { Conversations } from '../../activities/store/conversations';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, TEST_DATABASE_URL } from '../support/harness';
-import { kill, spawnWorker } from '../support/processes';
+import { kill, spawnWorker, until } from '../support/processes';
 import { cliEnv } from '../support/cli';
 import { figure } from '../support/figures';
 
@@ -99,16 +98,6 @@ it('finishes the turn on a new worker after the first is SIGKILLed mid model cal
   expect(replies.map((r) => r.attempt)).toEqual([1, 2, 1]);
 }, 120_000);
 
-/** Polls `check` until it is truthy (or fails after `timeoutMs`, naming what it waited for). */
-async function until<T>(what: string, check: () => Promise<T> | T, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 it('kills the worker during a write_file append, an approval wait, a running command, a memory write and a model call: each side effect happens once and the turn resumes within seconds each time', async () => {
   const home = mkdtempSync(path.join(os.tmpdir(), 'harness-crash-'));

@@ -10,13 +10,12 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { connectHarness, type HarnessClient } from '../../index';
 import { failpointFile } from '../../activities/failpoints';
 import { cliEnv } from '../support/cli';
 import { TEST_DATABASE_URL } from '../support/harness';
-import { kill, ROOT, spawnReady } from '../support/processes';
+import { kill, ROOT, spawnReady, until } from '../support/processes';
 
 const FIXTURE = path.join(ROOT, 'test', 'support', 'custom-tool-worker.cjs');
 const workers: ChildProcess[] = [];
@@ -31,13 +30,6 @@ async function startWorker(extra: Record<string, string> = {}): Promise<ChildPro
   return child;
 }
 
-async function until(what: string, check: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 function model(steps: unknown[]): string {
   const file = path.join(home, `script-${randomUUID()}.json`);

@@ -11,7 +11,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
-import { setTimeout as sleep } from 'node:timers/promises';
 import Docker from 'dockerode';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
@@ -19,7 +18,7 @@ import { decideApprovals, sendMessage, sessionState, waitForTurn } from '../../c
 import { containerName } from '../../activities/sandbox/docker-sandbox';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, TEST_DATABASE_URL } from '../support/harness';
-import { kill, spawnWorker } from '../support/processes';
+import { kill, spawnWorker, until } from '../support/processes';
 import { cliEnv, removeTempDirs, runCli } from '../support/cli';
 import { figure } from '../support/figures';
 
@@ -60,15 +59,6 @@ function watch(child: ChildProcess) {
 /** The worker's own lines about its drain. */
 const drainLines = (output: string) => output.split('\n').filter((l) => /^worker (draining|drained|stopped)/.test(l)).join('\n');
 
-async function until<T>(what: string, check: () => Promise<T> | T, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 /** A session on a fresh home and task queue whose first step runs `command` under the default policy (approved here). */
 async function startShellSession(label: string, command: string, extraEnv: Record<string, string> = {}) {

@@ -35,3 +35,14 @@ export async function kill(child: ChildProcess | undefined, signal: NodeJS.Signa
   await Promise.race([gone, sleep(10_000)]);
   if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 }
+
+/** Polls `check` until it is truthy (or fails after `timeoutMs`, naming what it waited for). */
+export async function until<T>(what: string, check: () => Promise<T> | T, timeoutMs = 90_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
