@@ -6,7 +6,6 @@
  * queue record the tools when they start (their first turn), so every turn and replay sees the
  * same list; keep every worker of one task queue on the same tools.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { HarnessTool } from '../common/custom-tools';
 import { defaultSandboxes, defaultSkills } from '../activities';
@@ -21,7 +20,7 @@ import { connectWorker, temporalSettings } from '../client/temporal';
 import { writeErrLine } from '../host/terminal/write';
 import { installEscapingRuntime } from '../host/terminal/temporal-log';
 import { openStore } from '../workers/open-store';
-import { createHarnessWorker as createWorker, type HarnessWorkers } from '../workers/worker';
+import { createHarnessWorker as createWorker, untilRunning, type HarnessWorkers } from '../workers/worker';
 import { TUNING_VARIABLES, tuningProblems, workerTuning, type WorkerTuning } from '../workers/tuning';
 import { InFlightActivities, runDraining } from '../workers/drain';
 
@@ -137,16 +136,12 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Prom
     tools: tools.map((t) => t.name),
     worker: workers.main,
     async run() {
-      const worker = workers;
-      const running = worker.run();
+      const running = workers.run();
       try {
         // Ready means polling (a client may look for a polling worker next).
-        let ended = false;
-        void running.finally(() => (ended = true)).catch(() => undefined);
-        while (!ended && worker.getState() !== 'RUNNING') await sleep(50);
-        if (!ended) log(`worker ready: ${s.address} namespace=${s.namespace} task queue=${s.taskQueue} home=${home} tools=${tools.map((t) => t.name).join(',') || '(none of its own)'}`);
+        if (await untilRunning(workers, running)) log(`worker ready: ${s.address} namespace=${s.namespace} task queue=${s.taskQueue} home=${home} tools=${tools.map((t) => t.name).join(',') || '(none of its own)'}`);
         // Over once the drain is: only then is what the activities use closed.
-        await runDraining(worker, running, { inFlight, graceMs: tuning.drainGraceMs, taskQueue: s.taskQueue, log });
+        await runDraining(workers, running, { inFlight, graceMs: tuning.drainGraceMs, taskQueue: s.taskQueue, log });
       } finally {
         await close();
       }

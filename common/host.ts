@@ -33,11 +33,16 @@ export interface HostMove {
 /** How long a call waits for its host's worker to take it before the session moves: longer than a restart. */
 export const DEFAULT_HOST_TIMEOUT_MS = 60_000;
 
-/** What a session was told when its host was lost (a tool result's message, and the trace's note). */
-export function hostLostMessage(lost: HostRef, to: HostRef | undefined, restored: { files: number; problems: string[] } | undefined, waitedMs: number): string {
+/**
+ * What the model is told when its session's host was lost: during a call (`restored` says what
+ * the turn-start workspace brought back; the call did not run) or, `betweenTurns`, before the turn
+ * began (the workspace starts empty).
+ */
+export function hostLostMessage(lost: HostRef, to: HostRef | undefined, restored: { files: number; problems: string[] } | undefined, waitedMs: number, betweenTurns = false): string {
   const where = to ? `this session moved to host ${to.id}` : 'this session goes on without a host of its own';
   const workspace = restored
     ? `its workspace there is the one this turn started with (${restored.files} file(s) restored${restored.problems.length ? `; not restored: ${restored.problems.slice(0, 3).join('; ')}` : ''})`
     : 'its workspace there starts empty';
-  return `the sandbox host ${lost.id} did not answer for ${Math.round(waitedMs / 1000)} s and is taken as lost: ${where}, and ${workspace}. Lost with the old host: changes to files since this turn began, anything installed or started in its sandbox, and this call, which did not run.`;
+  const lostWith = betweenTurns ? 'the files of earlier turns and anything installed or started in its sandbox' : 'changes to files since this turn began, anything installed or started in its sandbox, and this call, which did not run';
+  return `the sandbox host ${lost.id} did not answer for ${Math.round(waitedMs / 1000)} s and is taken as lost: ${where}, and ${workspace}. Lost with the old host: ${lostWith}.`;
 }

@@ -9,10 +9,8 @@ import { DEFAULT_SANDBOX_IMAGE, sandboxProblems } from '../activities/sandbox/do
 import { MemoryHost } from '../activities/memory/host';
 import { McpPool } from '../activities/mcp/pool';
 import { serverNotesDir, sweepOrphanServers } from '../activities/mcp/orphans';
-import { createHarnessWorker } from './worker';
+import { createHarnessWorker, untilRunning } from './worker';
 import { openStore } from './open-store';
-import type { Worker } from '@temporalio/worker';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { installEscapingRuntime } from '../host/terminal/temporal-log';
 import { writeErrLine } from '../host/terminal/write';
 import { UsageError } from '../host/errors';
@@ -86,12 +84,6 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
   }
 }
 
-/** Resolves once the worker polls (or its run ended, which `running` then reports). */
-async function untilRunning(worker: Pick<Worker, 'getState'>, running: Promise<void>): Promise<void> {
-  let ended = false;
-  void running.finally(() => (ended = true)).catch(() => undefined);
-  while (!ended && worker.getState() !== 'RUNNING') await sleep(50);
-}
 
 /**
  * Says at start what would make run_shell fail (Docker down, image missing) — the worker

@@ -4,15 +4,16 @@
  * activities (common/host.ts), so the sessions it hosts find their sandbox here.
  */
 import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type NativeConnection, type State, type WorkerOptions } from '@temporalio/worker';
 import { hostQueueOf } from '../common/host';
 import { createActivities, type ActivityDeps } from '../activities';
 import { workflowBundlePath } from '../host/paths';
 import { DEFAULT_TUNING, tuningOptions, type WorkerTuning } from './tuning';
 import type { InFlightActivities } from './drain';
+import { sweepStreams } from '../host/model-stream';
 
 export { workflowBundlePath };
-import { sweepStreams } from '../host/model-stream';
 
 /** What a harness worker needs. */
 export interface HarnessWorkerOptions extends ActivityDeps {
@@ -97,4 +98,12 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions): Promise<H
   });
   // The host's queue: activities only, the same ones (one sandbox pool, one MCP pool per host).
   return new HarnessWorkers(main, host ? await Worker.create({ ...common, taskQueue: host.queue }) : undefined);
+}
+
+/** Resolves once the worker polls (true), or its run ended first (false; `running` reports why). */
+export async function untilRunning(worker: Pick<HarnessWorkers, 'getState'>, running: Promise<void>): Promise<boolean> {
+  let ended = false;
+  void running.finally(() => (ended = true)).catch(() => undefined);
+  while (!ended && worker.getState() !== 'RUNNING') await sleep(50);
+  return !ended;
 }

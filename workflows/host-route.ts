@@ -61,8 +61,7 @@ export class HostRoute {
     const prepared = await prepare(request);
     const route = new HostRoute(prepared.host, timeoutMs, input.sessionId, events, prepared.workspace);
     route.moves.push({ step: 0, from: input.host.id, ...(prepared.host ? { to: prepared.host.id } : {}) });
-    const where = prepared.host ? `this session moved to host ${prepared.host.id}` : 'this session goes on without a host of its own';
-    const note = `[The harness: the sandbox host ${input.host.id} did not answer for ${Math.round(timeoutMs / 1000)} s and is taken as lost: ${where} with an empty workspace. Lost with the old host: the files of earlier turns and anything installed or started in its sandbox.]`;
+    const note = `[The harness: ${hostLostMessage(input.host, prepared.host, undefined, timeoutMs, true)}]`;
     return { route, prepared, note };
   }
 
