@@ -4,7 +4,7 @@
  * answers. Deciding when to start it, under the start lock, is embedded.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UserError } from '../host/errors';
@@ -84,9 +84,12 @@ export function exited(child: ChildProcess): boolean {
  */
 export async function waitForServer(s: TemporalSettings, logFile: string, timeoutMs = 60_000, child?: ChildProcess): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  // The log is appended to across starts: only what this start wrote tells why it ended.
+  const logFrom = sizeOf(logFile);
   while (Date.now() < deadline) {
     if (child && exited(child)) {
-      throw new UserError(`the embedded Temporal server exited (${child.exitCode ?? child.signalCode}) before answering on ${s.address}`, `see ${logFile}`);
+      const why = exitReason(logFile, logFrom);
+      throw new UserError(`the embedded Temporal server exited (${child.exitCode ?? child.signalCode}) before answering on ${s.address}${why ? `: ${why}` : ''}`, `see ${logFile}`);
     }
     if ((await tcpProbe(s.address, 2_000)) !== 'refused' && (await isReachable(s, 3_000))) return;
     await sleep(250);
@@ -106,4 +109,29 @@ export async function probeServer(s: TemporalSettings): Promise<'up' | 'down' | 
     await sleep(250);
   }
   return 'busy';
+}
+
+/**
+ * The last error line of a server log (a port taken, a database locked), shortened: what the
+ * user needs in the one-line error instead of opening the log. Undefined for no log or no error.
+ */
+export function exitReason(logFile: string, from = 0): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(logFile).subarray(from).toString('utf8').slice(-16_384);
+  } catch {
+    return undefined;
+  }
+  const lines = text.split('\n').filter((l) => /error|fatal|panic|address already in use|locked/i.test(l));
+  const last = lines.at(-1)?.replace(/[\x00-\x1f\x7f]/g, ' ').trim();
+  if (!last) return undefined;
+  return last.length > 300 ? `${last.slice(0, 297)}...` : last;
+}
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
 }
