@@ -14,11 +14,11 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { projectRoot } from '../host/paths';
+import { freePort } from '../scripts/scratch';
 import { fmt, median } from './stats';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10);
@@ -54,17 +54,6 @@ interface Sample {
 interface Case {
   name: string;
   args: () => string[];
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Runs one process to its end; a non-zero exit fails the benchmark (it would measure an error path). */
