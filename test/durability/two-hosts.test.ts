@@ -106,6 +106,17 @@ async function queuesOf(turnId: string): Promise<Map<string, Set<string>>> {
   return byType;
 }
 
+/** How many executeTool activities of a turn's runs have completed. */
+async function completedTools(turnId: string): Promise<number> {
+  let n = 0;
+  for (const run of await workflowRuns(client, turnId)) {
+    const events = run.history.events ?? [];
+    const tools = new Set(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'executeTool').map((e) => String(e.eventId)));
+    n += events.filter((e) => tools.has(String(e.activityTaskCompletedEventAttributes?.scheduledEventId ?? ''))).length;
+  }
+  return n;
+}
+
 const workspaceFile = (host: 'a' | 'b', sessionId: string, file: string) => path.join(homes[host], 'workspaces', sessionId, file);
 
 it('spreads sessions over two hosts, runs every sandbox, file and MCP call on its own host, and moves the sessions of a host whose worker is gone', async () => {
@@ -163,13 +174,16 @@ it('spreads sessions over two hosts, runs every sandbox, file and MCP call on it
   const asked = await waitForTurn(client, turnId, { pollMs: 100 });
   if (asked.kind !== 'waiting' || asked.state.pending?.kind !== 'approvals') throw new Error(`expected the write to ask: ${JSON.stringify(asked)}`);
   await decideApprovals(client, moved, { calls: asked.state.pending.calls.map((c) => ({ callId: c.callId, digest: c.digest ?? '' })), approve: true });
-  for (let i = 0; i < 200 && !existsSync(workspaceFile('a', moved, 'late.txt')); i++) await new Promise((res) => setTimeout(res, 50));
+  // Killed once the write's completion is in history, not when its file appears: a kill between
+  // the two would leave the write itself to be retried and lost, a different story.
+  for (let i = 0; i < 400 && (await completedTools(turnId)) < 1; i++) await new Promise((res) => setTimeout(res, 50));
+  expect(await completedTools(turnId)).toBe(1);
   expect(existsSync(workspaceFile('a', moved, 'late.txt'))).toBe(true);
   await kill(workers.a, 'SIGKILL');
   const killedAt = Date.now();
   const done = await approving(moved, await waitForTurn(client, turnId, { pollMs: 100 }));
   const r = done.result;
-  expect(r.terminated_by).toBe('final_answer');
+  expect(r.terminated_by, JSON.stringify({ error: r.error, toolCalls: r.toolCalls, hostMoves: r.hostMoves })).toBe('final_answer');
   expect(r.host?.id).toBe('b');
   expect(r.hostMoves).toEqual([{ step: 2, from: 'a', to: 'b' }]);
   // The call that found its host gone did not run; the model read what was lost and carried on.
