@@ -16,7 +16,6 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Duplex } from 'node:stream';
 import Docker from 'dockerode';
 import { ensureWorkspace } from '../tools/workspace';
 import { DEFAULT_SANDBOX_IMAGE, isGone, SandboxError, statusOf, toSandboxError } from './docker-errors';
@@ -24,7 +23,8 @@ import { containerName, DEFAULT_LIMITS, openContainer, type ReadOnlyMount, type 
 import { commandSha, ExecRecords, execsDir, oneShotId, recordId, type ExecMeta, type ExecResult } from './exec-record';
 import { followExec, START_GRACE_MS } from './exec-follow';
 import { adoptTree, canAdopt } from './ownership';
-import { WRAPPER } from './exec-wrapper';
+import { endOf, WRAPPER } from './exec-wrapper';
+import { ExecSession, sessionCanRun } from './exec-session';
 import { DEFAULT_MAX_OUTPUT_BYTES, type ExecOptions, type Sandbox } from './sandbox';
 
 export { DEFAULT_MAX_OUTPUT_BYTES, type ExecOptions, type ExecResult, type Sandbox } from './sandbox';
@@ -46,6 +46,26 @@ export interface DockerSandboxOptions {
   user?: string;
   /** Host folders mounted read-only (skills at /skills/<name>); a container made without them is recreated. */
   skillsMounts?: readonly ReadOnlyMount[];
+  /** Start commands through one shell session per container (default) rather than a Docker exec each. */
+  sessions?: boolean;
+}
+
+/** A started command: `ended` resolves when its wrapper exited or the channel that would tell closed; absent when unknown. */
+interface Launched {
+  ended?: Promise<void>;
+  close(): void;
+}
+
+/** Starts a created Docker exec; never throws (a failed start leaves the record to tell whether it ran). */
+async function startExec(exec: Docker.Exec | Promise<Docker.Exec>): Promise<Launched> {
+  try {
+    const stream = await (await exec).start({ hijack: true, stdin: false });
+    // The wrapper prints nothing; reading keeps the stream flowing until it ends.
+    stream.resume();
+    return { ended: endOf(stream), close: () => stream.destroy() };
+  } catch {
+    return { close: () => undefined };
+  }
 }
 
 /** The hardened container of one session, created on first use and reused after that. */
@@ -56,6 +76,10 @@ export class DockerSandbox implements Sandbox {
   private readonly limits: SandboxLimits;
   private readonly user: string;
   private container?: Docker.Container;
+  private readonly sessions: boolean;
+  private shell?: ExecSession;
+  private shellOf?: Docker.Container;
+  private shellOpening?: Promise<ExecSession>;
   private opening?: Promise<Docker.Container>;
   private ownershipDirty = true;
   private recordsReady?: Promise<ExecRecords>;
@@ -68,6 +92,7 @@ export class DockerSandbox implements Sandbox {
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
     const own = process.getuid && process.getuid() !== 0 ? `${process.getuid()}:${process.getgid!()}` : '1000:1000';
     this.user = opts.user ?? own;
+    this.sessions = opts.sessions ?? true;
   }
 
   /** The file-size limit (RLIMIT_FSIZE) of the session container. */
@@ -98,14 +123,14 @@ export class DockerSandbox implements Sandbox {
       const earlier = await this.resume(records, id, cmd, opts);
       if (earlier) return earlier;
     }
-    // Nothing ran for this call yet: every failure until the exec starts may be retried.
-    const { container, exec } = await this.prepare(id, cmd, opts.timeoutMs);
+    // Nothing ran for this call yet: every failure until the command starts may be retried.
+    const { container, launch } = await this.prepare(id, cmd, opts.timeoutMs);
     // Taken after the (possibly slow) container start: the deadline counts from the command's start.
     const meta = execMeta(cmd, opts, Date.now());
     try {
       if (!keep) await records.prepareOutputDir(id);
       else if (!(await records.claim(id, meta))) {
-        // Another attempt of this call claimed it meanwhile: follow that one (this exec never starts).
+        // Another attempt of this call claimed it meanwhile: follow that one (this one never starts).
         const theirs = await this.resume(records, id, cmd, opts);
         if (theirs) return theirs;
         throw new SandboxError('the exec record of this call vanished while being claimed', { started: true });
@@ -115,18 +140,11 @@ export class DockerSandbox implements Sandbox {
       throw new SandboxError(`cannot write the exec record in ${records.dir}: ${(err as Error).message}`);
     }
     const t0 = performance.now();
-    let stream: Duplex | undefined;
+    const started = await launch();
     try {
-      stream = await exec.start({ hijack: true, stdin: false });
-      // The wrapper prints nothing; reading keeps the stream flowing until it ends.
-      stream.resume();
-    } catch {
-      // Whether the command started is for the record to tell, never for a retry to guess.
-    }
-    try {
-      return await followExec(container, records, id, meta, { stream, own: true, keep, stopIf: opts.stopIf, t0 });
+      return await followExec(container, records, id, meta, { ended: started.ended, own: true, keep, stopIf: opts.stopIf, t0 });
     } finally {
-      stream?.destroy();
+      started.close();
       if (!keep) await records.forget(id).catch(() => undefined);
       this.maybePrune(records);
     }
@@ -135,6 +153,8 @@ export class DockerSandbox implements Sandbox {
   /** Removes the container (force) and the session's exec records; the workspace folder stays. */
   async remove(): Promise<void> {
     this.container = undefined;
+    this.shell?.close();
+    this.shell = undefined;
     await this.docker
       .getContainer(this.name)
       .remove({ force: true })
@@ -161,31 +181,64 @@ export class DockerSandbox implements Sandbox {
     return followExec(container, records, id, meta, { own: false, keep: true, stopIf: opts.stopIf });
   }
 
-  /** Ready container and created (not started) exec; a container removed behind our back is recreated once. */
-  private async prepare(id: string, cmd: string, timeoutMs: number): Promise<{ container: Docker.Container; exec: Docker.Exec }> {
+  /**
+   * The ready container and how to start the command in it: through the container's shell
+   * session (opened when there is none), or a Docker exec created here. A container removed
+   * behind our back is recreated once. Launching never throws: whether the command started
+   * is for the record to tell, never for a retry to guess.
+   */
+  private async prepare(id: string, cmd: string, timeoutMs: number): Promise<{ container: Docker.Container; launch: () => Promise<Launched> }> {
     const container = await this.ready();
     const [uid, gid = uid] = this.user.split(':').map(Number);
     if (this.ownershipDirty && canAdopt() && Number.isInteger(uid) && Number.isInteger(gid)) {
       this.ownershipDirty = false;
       await adoptTree(await this.workspace(), uid!, gid!);
     }
+    const timeoutSec = (timeoutMs / 1000).toFixed(3);
+    const launcher = async (c: Docker.Container) => {
+      if (this.sessions && sessionCanRun(cmd)) {
+        const session = await this.session(c);
+        return async (): Promise<Launched> => {
+          const ended = session.run(id, timeoutSec, cmd);
+          // The session ended since it was found open: a Docker exec of its own, then.
+          return ended ? { ended, close: () => undefined } : startExec(this.createExec(c, id, cmd, timeoutSec));
+        };
+      }
+      const exec = await this.createExec(c, id, cmd, timeoutSec);
+      return () => startExec(exec);
+    };
     try {
-      return { container, exec: await this.createExec(container, id, cmd, timeoutMs) };
+      return { container, launch: await launcher(container) };
     } catch (err) {
       if (!isGone(err)) throw toSandboxError(err, this.image);
       this.container = undefined;
       const again = await this.ready();
       try {
-        return { container: again, exec: await this.createExec(again, id, cmd, timeoutMs) };
+        return { container: again, launch: await launcher(again) };
       } catch (e) {
         throw toSandboxError(e, this.image);
       }
     }
   }
 
-  private createExec(container: Docker.Container, id: string, cmd: string, timeoutMs: number): Promise<Docker.Exec> {
+  /** The container's open shell session, started when there is none (or the last one ended). */
+  private session(container: Docker.Container): Promise<ExecSession> {
+    if (this.shell?.alive && this.shellOf === container) return Promise.resolve(this.shell);
+    this.shell?.close();
+    this.shell = undefined;
+    this.shellOpening ??= ExecSession.start(container, this.docker.modem)
+      .then((s) => {
+        this.shell = s;
+        this.shellOf = container;
+        return s;
+      })
+      .finally(() => (this.shellOpening = undefined));
+    return this.shellOpening;
+  }
+
+  private createExec(container: Docker.Container, id: string, cmd: string, timeoutSec: string): Promise<Docker.Exec> {
     return container.exec({
-      Cmd: ['/bin/sh', '-c', WRAPPER, 'harness-exec', id, (timeoutMs / 1000).toFixed(3), cmd],
+      Cmd: ['/bin/sh', '-c', WRAPPER, 'harness-exec', id, timeoutSec, cmd],
       AttachStdout: true,
       AttachStderr: true,
       WorkingDir: '/workspace',

@@ -6,11 +6,10 @@
  * started lives here; creating the container and the exec is docker-sandbox.ts.
  */
 import { performance } from 'node:perf_hooks';
-import type { Duplex } from 'node:stream';
 import type Docker from 'dockerode';
 import { isGone, isPaused, SandboxError } from './docker-errors';
 import type { ExecMeta, ExecRecords, ExecResult } from './exec-record';
-import { endOf, runProbe, waitUpTo } from './exec-wrapper';
+import { runProbe, waitUpTo } from './exec-wrapper';
 
 // Beyond the in-container `timeout`, how long before the host kills by marker itself.
 const KILL_GRACE_MS = 1_500;
@@ -35,8 +34,8 @@ interface Ending {
 
 /** How followExec was started and what it may do. */
 export interface FollowOptions {
-  /** The attached exec stream of the attempt that started the command (ends when the wrapper exits). */
-  stream?: Duplex;
+  /** For the attempt that started the command: resolves when its wrapper exited, or when the channel that would have said so closed. */
+  ended?: Promise<void>;
   /** This attempt started the command (no start grace needed). */
   own: boolean;
   /** The record is kept (a keyed call); otherwise it is removed after. */
@@ -53,8 +52,8 @@ export interface FollowOptions {
  */
 export async function followExec(container: Docker.Container, records: ExecRecords, id: string, meta: ExecMeta, o: FollowOptions): Promise<ExecResult> {
   const deadline = meta.startedAt + meta.timeoutMs + KILL_GRACE_MS;
-  let streamOpen = o.stream !== undefined;
-  const ended = o.stream ? endOf(o.stream).then(() => void (streamOpen = false)) : undefined;
+  let streamOpen = o.ended !== undefined;
+  const ended = o.ended?.then(() => void (streamOpen = false));
   let killed: 'timeout' | 'stopped' | undefined;
   let killedAt = 0;
   let killFailed = false;

@@ -7,8 +7,8 @@
  *   <id>.claim   meta (JSON), created exclusively before the command starts. Once it exists
  *                the command may have run, so no attempt ever starts it again.
  *   <id>/        written by the in-container wrapper: `out` and `err` (the command's output)
- *                and, when it ends, `status` (its exit code; written to a temporary file and
- *                renamed, so it is whole or absent).
+ *                and, when it ends, `status` (its exit code and a newline, in one small
+ *                write: read as written only once the newline is there).
  *   <id>.result  the ExecResult the host built from those, created exclusively: whichever
  *                attempt finishes first wins and every later one returns that result.
  *
@@ -150,7 +150,8 @@ export class ExecRecords {
   /** The exit status the wrapper wrote when the command ended, and when (ms), if it did. */
   async status(id: string): Promise<{ code: number; at: number } | undefined> {
     const read = await this.inOutputDir(id, (base) => readSmall(`${base}/status`, STATUS_CAP));
-    const t = read?.text.trim();
+    // Written in one small write: whole once it ends in a newline, and empty or absent before.
+    const t = read?.text.endsWith('\n') ? read.text.trim() : undefined;
     return t && /^\d{1,3}$/.test(t) ? { code: Number(t), at: read!.mtimeMs } : undefined;
   }
 

@@ -83,6 +83,7 @@ export async function killDeployment(home: string): Promise<void> {
 export async function isolatedEmbeddedEnv(home: string, extra: Record<string, string> = {}): Promise<NodeJS.ProcessEnv> {
   const port = await freePort();
   let uiPort = await freePort();
-  while (uiPort === port) uiPort = await freePort();
+  // The UI port and the two above it (HTTP API, metrics) clear of the gRPC port.
+  while (Math.abs(uiPort - port) <= 2) uiPort = await freePort();
   return cliEnv({ HARNESS_HOME: home, HARNESS_EMBEDDED_PORT: String(port), HARNESS_UI_PORT: String(uiPort), ...extra });
 }

@@ -10,18 +10,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerName, DockerSandbox, removeOrphans, SandboxError, type ExecResult, type Sandbox } from '../../../activities/sandbox/docker-sandbox';
 import { ExecRecords, execsDir, recordId } from '../../../activities/sandbox/exec-record';
 import { runShell } from '../../../activities/tools/shell';
+import { CHILD_BOOT } from './exec-child-boot';
 
 const docker = new Docker();
 const ROOT = path.resolve(__dirname, '..', '..', '..');
-// A stand-in worker runs TypeScript straight from the sources (no build needed).
-const CHILD_BOOT = `
-const ts = require('typescript');
-const fs = require('fs');
-require.extensions['.ts'] = (m, file) => m._compile(ts.transpileModule(fs.readFileSync(file, 'utf8'), {
-  compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
-}).outputText, file);
-require(${JSON.stringify(path.join(__dirname, 'exec-child.ts'))});
-`;
 // Runs longer than the start grace (3 s) of a fresh claim, so a follower must see it running.
 const AB = 'echo A >> log.txt; sleep 5; echo B >> log.txt; echo done';
 
