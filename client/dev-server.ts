@@ -8,6 +8,7 @@ import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs'
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UserError } from '../host/errors';
+import { escapeForTerminal } from '../host/terminal/escape';
 import { embeddedFiles } from '../host/paths';
 import { findTemporalCli } from './temporal-cli';
 import { isReachable, tcpProbe, type TemporalSettings } from './temporal';
@@ -123,7 +124,7 @@ export function exitReason(logFile: string, from = 0): string | undefined {
     return undefined;
   }
   const lines = text.split('\n').filter((l) => /error|fatal|panic|address already in use|locked/i.test(l));
-  const last = lines.at(-1)?.replace(/[\x00-\x1f\x7f]/g, ' ').trim();
+  const last = lines.at(-1) && escapeForTerminal(lines.at(-1)!.trim());
   if (!last) return undefined;
   return last.length > 300 ? `${last.slice(0, 297)}...` : last;
 }

@@ -47,7 +47,7 @@ it('exitReason reads only what this start wrote, and none of its control charact
   mkdirSync(scratch, { recursive: true });
   const earlier = 'Error: an earlier start failed\n';
   writeFileSync(log, `${earlier}started\nError: can't set port 1: \x1b[31mbind\x1b[0m\n`);
-  expect(exitReason(log)).toBe("Error: can't set port 1:  [31mbind [0m");
+  expect(exitReason(log)).toBe("Error: can't set port 1: \\e[31mbind\\e[0m");
   expect(exitReason(log, Buffer.byteLength(earlier) + 'started\n'.length + 100)).toBeUndefined();
   writeFileSync(log, `${earlier}all fine\n`);
   expect(exitReason(log, Buffer.byteLength(earlier))).toBeUndefined();
