@@ -2,7 +2,8 @@
 import { rmSync } from 'node:fs';
 import { harnessHome } from '../host/paths';
 import { removePidFileIf, writePidFile } from '../host/pids';
-import { connectClient, connectWorker, temporalSettings, type TemporalSettings } from '../client/temporal';
+import { connectClient, temporalSettings, type TemporalSettings } from '../client/temporal';
+import { connectPatiently } from './connect';
 import type { SandboxPool } from '../activities/sandbox/pool';
 import { defaultSandboxes, defaultSkills } from '../activities';
 import { DEFAULT_SANDBOX_IMAGE, sandboxProblems } from '../activities/sandbox/docker-sandbox';
@@ -34,7 +35,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
   installEscapingRuntime();
   const s = temporalSettings(env);
   const home = harnessHome(env);
-  const connection = await connectWorker(s);
+  const connection = await connectPatiently(s, log);
   const skills = defaultSkills(env);
   for (const problem of skills.catalog().problems) log(`skills: ${problem}`);
   const sandboxes = defaultSandboxes(home, env, skills);
