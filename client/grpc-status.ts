@@ -26,7 +26,7 @@ export interface SeenStatus {
 interface Observed {
   /** The last UNAVAILABLE or RESOURCE_EXHAUSTED an attempt ended with. */
   transient?: SeenStatus;
-  /** When an attempt last succeeded. */
+  /** When the latest attempt that succeeded began. */
   okAt: number;
 }
 
@@ -45,10 +45,13 @@ export function observingInterceptors(): { interceptors: Interceptor[]; bind: (c
   const recorder: Interceptor = (options, nextCall) =>
     new InterceptingCall(nextCall(options), {
       start(metadata, _listener, next) {
+        const began = Date.now();
         // Only onReceiveStatus: grpc-js fills in the rest and chains this to the caller's listener.
         next(metadata, {
           onReceiveStatus(status, nextStatus) {
-            if (status.code === OK) observed.okAt = Date.now();
+            // When the call began, not when it ended: a long poll that went out before the
+            // trouble and came back fine says nothing about the server now.
+            if (status.code === OK) observed.okAt = Math.max(observed.okAt, began);
             else if (SILENTLY_RETRIED.has(status.code)) observed.transient = { code: status.code, details: status.details, at: Date.now() };
             nextStatus(status);
           },
@@ -63,7 +66,7 @@ export function observingInterceptors(): { interceptors: Interceptor[]; bind: (c
 
 /**
  * The silently retried status the client's connection received within the last `withinMs`,
- * when no call has succeeded since: the likely reason a call just ran out of time.
+ * when no call begun since has succeeded: the likely reason a call just ran out of time.
  */
 export function recentTransient(client: Client, withinMs: number): SeenStatus | undefined {
   const observed = observedBy.get(client.connection);
