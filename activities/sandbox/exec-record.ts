@@ -17,8 +17,13 @@
  * opened with O_NOFOLLOW, `<id>/` is opened once and its entries are reached through
  * /proc/self/fd/<fd>, nothing is read past a size cap, and removal never recurses into a
  * folder the container could swap for a link.
+ *
+ * The operations on a command's way (claim, status, outputs, result, cleanup) use synchronous
+ * calls: each takes microseconds on a local disk, while through libuv's thread pool every one
+ * was a round trip of its own (about 4 ms of a warm command's records, now well under one).
+ * Output is read head and tail only, so no call reads more than twice the output cap.
  */
-import { constants, type Stats } from 'node:fs';
+import { chmodSync, chownSync, closeSync, constants, fstatSync, linkSync, mkdirSync, openSync, readdirSync, readSync, rmdirSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
@@ -108,18 +113,22 @@ export class ExecRecords {
   /** Prepares `<id>/` for a call that is not recorded (no key): the wrapper needs it all the same. */
   async prepareOutputDir(id: string): Promise<void> {
     const out = path.join(this.dir, id);
-    await fs.mkdir(out, { mode: 0o700 }).catch((err: NodeJS.ErrnoException) => (err.code === 'EEXIST' ? undefined : Promise.reject(err)));
+    try {
+      mkdirSync(out, { mode: 0o700 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
     const own = process.getuid?.();
     const u = this.sandboxUser;
     if (!u || own === undefined || u.uid === own) return;
     // The folder is the sandbox user's own, so it can write its output there and nowhere else.
-    if (own === 0) await fs.chown(out, u.uid, u.gid);
-    else await fs.chmod(out, 0o777);
+    if (own === 0) chownSync(out, u.uid, u.gid);
+    else chmodSync(out, 0o777);
   }
 
   /** The claim's meta; null when a claim exists but cannot be read; undefined when unclaimed. */
   async readClaim(id: string): Promise<ExecMeta | null | undefined> {
-    const read = await readSmall(path.join(this.dir, `${id}.claim`), META_CAP);
+    const read = readSmall(path.join(this.dir, `${id}.claim`), META_CAP);
     if (read === undefined) return undefined;
     try {
       const meta = JSON.parse(read.text) as ExecMeta;
@@ -131,7 +140,7 @@ export class ExecRecords {
 
   /** The stored outcome, if an attempt finished the call. */
   async readResult(id: string): Promise<ExecResult | undefined> {
-    const read = await readSmall(path.join(this.dir, `${id}.result`), META_CAP * 16);
+    const read = readSmall(path.join(this.dir, `${id}.result`), META_CAP * 16);
     if (read === undefined) return undefined;
     try {
       const r = JSON.parse(read.text) as ExecResult;
@@ -149,7 +158,7 @@ export class ExecRecords {
 
   /** The exit status the wrapper wrote when the command ended, and when (ms), if it did. */
   async status(id: string): Promise<{ code: number; at: number } | undefined> {
-    const read = await this.inOutputDir(id, (base) => readSmall(`${base}/status`, STATUS_CAP));
+    const read = this.inOutputDir(id, (base) => readSmall(`${base}/status`, STATUS_CAP));
     // Written in one small write: whole once it ends in a newline, and empty or absent before.
     const t = read?.text.endsWith('\n') ? read.text.trim() : undefined;
     return t && /^\d{1,3}$/.test(t) ? { code: Number(t), at: read!.mtimeMs } : undefined;
@@ -157,28 +166,28 @@ export class ExecRecords {
 
   /** stdout and stderr so far, head and tail kept within `maxBytes` each (empty when missing). */
   async outputs(id: string, maxBytes: number): Promise<{ stdout: OutputCapture; stderr: OutputCapture }> {
-    const read = await this.inOutputDir(id, async (base) => ({
-      stdout: await captureFile(`${base}/out`, maxBytes),
-      stderr: await captureFile(`${base}/err`, maxBytes),
+    const read = this.inOutputDir(id, (base) => ({
+      stdout: captureFile(`${base}/out`, maxBytes),
+      stderr: captureFile(`${base}/err`, maxBytes),
     }));
     return read ?? { stdout: new OutputCapture(maxBytes), stderr: new OutputCapture(maxBytes) };
   }
 
   /** Removes `<id>/` (the raw output); the claim and the result stay. */
   async discardOutputs(id: string): Promise<void> {
-    await this.inOutputDir(id, async (base) => {
-      for (const name of await fs.readdir(base).catch(() => [] as string[])) {
+    this.inOutputDir(id, (base) => {
+      for (const name of quietly(() => readdirSync(base)) ?? []) {
         // rmdir for a folder the container made (only when empty): never a recursive walk.
-        await fs.unlink(`${base}/${name}`).catch(() => fs.rmdir(`${base}/${name}`).catch(() => undefined));
+        if (quietly(() => unlinkSync(`${base}/${name}`)) === undefined) quietly(() => rmdirSync(`${base}/${name}`));
       }
     });
-    await fs.rmdir(path.join(this.dir, id)).catch(() => fs.unlink(path.join(this.dir, id)).catch(() => undefined));
+    if (quietly(() => rmdirSync(path.join(this.dir, id))) === undefined) quietly(() => unlinkSync(path.join(this.dir, id)));
   }
 
   /** Removes everything of one record (calls without a key leave nothing behind). */
   async forget(id: string): Promise<void> {
     await this.discardOutputs(id);
-    for (const suffix of ['.claim', '.result']) await fs.unlink(path.join(this.dir, `${id}${suffix}`)).catch(() => undefined);
+    for (const suffix of ['.claim', '.result']) quietly(() => unlinkSync(path.join(this.dir, `${id}${suffix}`)));
   }
 
   /** Forgets records claimed more than `ageMs` ago: no retry of their activity can still come. */
@@ -202,67 +211,75 @@ export class ExecRecords {
   // Writes a temporary file and links it to `name`: the file appears whole, and only once.
   private async createExclusive(name: string, content: string): Promise<boolean> {
     const tmp = path.join(this.dir, `.${name}.${randomBytes(6).toString('hex')}.tmp`);
-    await fs.writeFile(tmp, content, { flag: 'wx', mode: 0o644 });
+    writeFileSync(tmp, content, { flag: 'wx', mode: 0o644 });
     try {
-      await fs.link(tmp, path.join(this.dir, name));
+      linkSync(tmp, path.join(this.dir, name));
       return true;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
       throw err;
     } finally {
-      await fs.unlink(tmp).catch(() => undefined);
+      quietly(() => unlinkSync(tmp));
     }
   }
 
   // Runs fn with a path to `<id>/` that cannot be redirected; undefined when it is missing or not a folder.
-  private async inOutputDir<T>(id: string, fn: (base: string) => Promise<T>): Promise<T | undefined> {
-    const dir = await fs.open(path.join(this.dir, id), DIR_FLAGS).catch(() => undefined);
-    if (!dir) return undefined;
+  private inOutputDir<T>(id: string, fn: (base: string) => T): T | undefined {
+    const fd = quietly(() => openSync(path.join(this.dir, id), DIR_FLAGS));
+    if (fd === undefined) return undefined;
     try {
-      return await fn(PASS_THROUGH ? `/proc/self/fd/${dir.fd}` : path.join(this.dir, id));
+      return fn(PASS_THROUGH ? `/proc/self/fd/${fd}` : path.join(this.dir, id));
     } finally {
-      await dir.close();
+      closeSync(fd);
     }
+  }
+}
+
+/** fn's value, or undefined when it throws (a file that is missing, or not what it should be). */
+function quietly<T>(fn: () => T): T | undefined {
+  try {
+    return fn();
+  } catch {
+    return undefined;
   }
 }
 
 /** A regular file's text and mtime, or undefined when it is missing, a link, not a file, or over `cap`. */
-async function readSmall(file: string, cap: number): Promise<{ text: string; mtimeMs: number } | undefined> {
-  const fh = await fs.open(file, READ_FLAGS).catch(() => undefined);
-  if (!fh) return undefined;
+function readSmall(file: string, cap: number): { text: string; mtimeMs: number } | undefined {
+  const fd = quietly(() => openSync(file, READ_FLAGS));
+  if (fd === undefined) return undefined;
   try {
-    const st = await fh.stat();
+    const st = fstatSync(fd);
     if (!st.isFile() || st.size > cap) return undefined;
     const buf = Buffer.alloc(st.size);
-    const { bytesRead } = await fh.read(buf, 0, st.size, 0);
+    const bytesRead = readSync(fd, buf, 0, st.size, 0);
     return { text: buf.subarray(0, bytesRead).toString('utf8'), mtimeMs: st.mtimeMs };
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
 /** The head and tail of a (possibly huge) output file, read without loading the middle. */
-async function captureFile(file: string, maxBytes: number): Promise<OutputCapture> {
+function captureFile(file: string, maxBytes: number): OutputCapture {
   const capture = new OutputCapture(maxBytes);
-  const fh = await fs.open(file, READ_FLAGS).catch(() => undefined);
-  if (!fh) return capture;
+  const fd = quietly(() => openSync(file, READ_FLAGS));
+  if (fd === undefined) return capture;
   try {
-    const st = await fh.stat();
+    const st = fstatSync(fd);
     if (!st.isFile()) return capture;
-    const read = async (length: number, position: number) => {
+    const read = (length: number, position: number) => {
       const buf = Buffer.alloc(length);
-      const { bytesRead } = await fh.read(buf, 0, length, position);
-      return buf.subarray(0, bytesRead);
+      return buf.subarray(0, readSync(fd, buf, 0, length, position));
     };
     if (st.size <= maxBytes) {
-      capture.push(await read(st.size, 0));
+      capture.push(read(st.size, 0));
     } else {
-      capture.push(await read(capture.headMax, 0));
+      capture.push(read(capture.headMax, 0));
       capture.skip(st.size - capture.headMax - capture.tailMax);
-      capture.push(await read(capture.tailMax, st.size - capture.tailMax));
+      capture.push(read(capture.tailMax, st.size - capture.tailMax));
     }
     return capture;
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
