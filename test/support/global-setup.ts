@@ -4,17 +4,19 @@
  * failure, never a skip: CI must run these tests for real.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import Docker from 'dockerode';
 import type { TestProject } from 'vitest/node';
 import { findTemporalCli } from '../../client/temporal-cli';
 import { DEV_SERVER_TUNING } from '../../client/embedded';
 import { freePort } from '../../scripts/scratch';
 import { isReachable, temporalSettings } from '../../client/temporal';
 import { FIGURES_DIR } from './figures';
+import { LABELS } from '../../activities/sandbox/containers';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -36,8 +38,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
   );
   const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
   rmSync(FIGURES_DIR, { recursive: true, force: true });
+  const startedAt = Date.now();
   const stop = async () => {
     printFigures();
+    await removeTestSandboxes(startedAt);
     server.kill('SIGTERM');
     const done = await Promise.race([exited.then(() => true), sleep(5_000).then(() => false)]);
     if (!done) server.kill('SIGKILL');
@@ -79,4 +83,17 @@ function printFigures(): void {
   if (!files.length) return;
   const body = files.map((f) => `${f.replace(/\.txt$/, '')}:\n${readFileSync(`${FIGURES_DIR}/${f}`, 'utf8').replace(/^(?=.)/gm, '  ')}`).join('');
   process.stdout.write(`\nFigures measured in this run (test-output/figures):\n${body}`);
+}
+
+/**
+ * Removes the sandbox containers this run's tests left (sessions never ended: a test that
+ * stops at its assertion), so a run does not leave dozens idle on the machine: only containers
+ * made since the run started, for a HARNESS_HOME under the temporary folder.
+ */
+async function removeTestSandboxes(since: number): Promise<void> {
+  const docker = new Docker();
+  const tmp = realpathSync(os.tmpdir());
+  const left = await docker.listContainers({ all: true, filters: { label: [`${LABELS.managed}=true`] } }).catch(() => []);
+  const ours = left.filter((c) => c.Created * 1000 >= since - 1_000 && (c.Labels[LABELS.home] ?? '').startsWith(`${tmp}${path.sep}`));
+  await Promise.all(ours.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => undefined)));
 }
