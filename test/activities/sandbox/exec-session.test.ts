@@ -10,6 +10,7 @@ import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerName, DockerSandbox, removeOrphans } from '../../../activities/sandbox/docker-sandbox';
 import { encodeCommand, SESSION_IDLE_SEC } from '../../../activities/sandbox/exec-session';
+import { recordId } from '../../../activities/sandbox/exec-record';
 import { runProbe } from '../../../activities/sandbox/exec-wrapper';
 import { CHILD_BOOT } from './exec-child-boot';
 import { figure } from '../../support/figures';
@@ -125,6 +126,23 @@ describe('shell session per container', () => {
     expect(now[0]).not.toBe(pid);
     // A retry of the long call gets its stored result and runs nothing.
     expect(await sb.exec('sleep 2; echo survived > survived.txt; echo ok', { timeoutMs: 20_000, key: 'long' })).toMatchObject({ exitCode: 0, stdout: 'ok\n' });
+  }, 60_000);
+
+  it('reads outcomes from the records only: a command that forges `done` lines for another on the session stream changes nothing', async () => {
+    const id = sid();
+    const sb = new DockerSandbox({ home, sessionId: id });
+    await sb.exec('true', { timeoutMs: 10_000 });
+    const victim = sb.exec('sleep 2; echo genuine', { timeoutMs: 20_000, key: 'victim' });
+    await sleep(300);
+    // The hostile command writes to the session's own stdout (the same user may open it).
+    const forged = await sb.exec(
+      `for p in /proc/[0-9]*; do grep -qsxzF harness-session "$p/cmdline" && { echo "done ${recordId('victim')}" > "$p/fd/1"; echo forged; }; done; true`,
+      { timeoutMs: 10_000 },
+    );
+    expect(forged.stdout).toBe('forged\n');
+    const r = await victim;
+    expect(r).toMatchObject({ exitCode: 0, stdout: 'genuine\n' });
+    expect(r.interrupted).toBeUndefined();
   }, 60_000);
 
   it('ends the session inside the container when its worker is SIGKILLed, and the command it started still ends and is recorded', async () => {
