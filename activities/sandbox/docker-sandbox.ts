@@ -21,10 +21,10 @@ import { ensureWorkspace } from '../tools/workspace';
 import { DEFAULT_SANDBOX_IMAGE, isGone, SandboxError, statusOf, toSandboxError } from './docker-errors';
 import { containerName, DEFAULT_LIMITS, openContainer, type ReadOnlyMount, type SandboxLimits } from './containers';
 import { commandSha, ExecRecords, execsDir, oneShotId, recordId, type ExecMeta, type ExecResult } from './exec-record';
-import { followExec, START_GRACE_MS } from './exec-follow';
+import { followExec, isRunning, START_GRACE_MS } from './exec-follow';
 import { adoptTree, canAdopt } from './ownership';
-import { endOf, WRAPPER } from './exec-wrapper';
 import { ExecSession, sessionCanRun } from './exec-session';
+import { createWrapperExec, startExec, type Launched } from './exec-launch';
 import { DEFAULT_MAX_OUTPUT_BYTES, type ExecOptions, type Sandbox } from './sandbox';
 
 export { DEFAULT_MAX_OUTPUT_BYTES, type ExecOptions, type ExecResult, type Sandbox } from './sandbox';
@@ -48,24 +48,6 @@ export interface DockerSandboxOptions {
   skillsMounts?: readonly ReadOnlyMount[];
   /** Start commands through one shell session per container (default) rather than a Docker exec each. */
   sessions?: boolean;
-}
-
-/** A started command: `ended` resolves when its wrapper exited or the channel that would tell closed; absent when unknown. */
-interface Launched {
-  ended?: Promise<void>;
-  close(): void;
-}
-
-/** Starts a created Docker exec; never throws (a failed start leaves the record to tell whether it ran). */
-async function startExec(exec: Docker.Exec | Promise<Docker.Exec>): Promise<Launched> {
-  try {
-    const stream = await (await exec).start({ hijack: true, stdin: false });
-    // The wrapper prints nothing; reading keeps the stream flowing until it ends.
-    stream.resume();
-    return { ended: endOf(stream), close: () => stream.destroy() };
-  } catch {
-    return { close: () => undefined };
-  }
 }
 
 /** The hardened container of one session, created on first use and reused after that. */
@@ -140,7 +122,7 @@ export class DockerSandbox implements Sandbox {
       throw new SandboxError(`cannot write the exec record in ${records.dir}: ${(err as Error).message}`);
     }
     const t0 = performance.now();
-    const started = await launch();
+    const started = await launch(records);
     try {
       return await followExec(container, records, id, meta, { ended: started.ended, own: true, keep, stopIf: opts.stopIf, t0 });
     } finally {
@@ -187,7 +169,7 @@ export class DockerSandbox implements Sandbox {
    * behind our back is recreated once. Launching never throws: whether the command started
    * is for the record to tell, never for a retry to guess.
    */
-  private async prepare(id: string, cmd: string, timeoutMs: number): Promise<{ container: Docker.Container; launch: () => Promise<Launched> }> {
+  private async prepare(id: string, cmd: string, timeoutMs: number): Promise<{ container: Docker.Container; launch: (records: ExecRecords) => Promise<Launched> }> {
     const container = await this.ready();
     const [uid, gid = uid] = this.user.split(':').map(Number);
     if (this.ownershipDirty && canAdopt() && Number.isInteger(uid) && Number.isInteger(gid)) {
@@ -198,14 +180,18 @@ export class DockerSandbox implements Sandbox {
     const launcher = async (c: Docker.Container) => {
       if (this.sessions && sessionCanRun(cmd)) {
         const session = await this.session(c);
-        return async (): Promise<Launched> => {
-          const ended = session.run(id, timeoutSec, cmd);
-          // The session ended since it was found open: a Docker exec of its own, then.
-          return ended ? { ended, close: () => undefined } : startExec(this.createExec(c, id, cmd, timeoutSec));
+        return async (records: ExecRecords): Promise<Launched> => {
+          const sent = session.run(id, timeoutSec, cmd);
+          if (sent && (await sent.started)) return { ended: sent.ended, close: () => undefined };
+          // Sent to a session that died (or stayed silent): the wrapper may be on its way all
+          // the same. Only when it shows no sign of life after the start grace is it started
+          // again, by a Docker exec of its own; otherwise it is followed like any other.
+          if (sent && (await startedAfterAll(c, records, id))) return { close: () => undefined };
+          return startExec(createWrapperExec(c, id, cmd, timeoutSec));
         };
       }
-      const exec = await this.createExec(c, id, cmd, timeoutSec);
-      return () => startExec(exec);
+      const exec = await createWrapperExec(c, id, cmd, timeoutSec);
+      return (_records: ExecRecords) => startExec(exec);
     };
     try {
       return { container, launch: await launcher(container) };
@@ -234,16 +220,6 @@ export class DockerSandbox implements Sandbox {
       })
       .finally(() => (this.shellOpening = undefined));
     return this.shellOpening;
-  }
-
-  private createExec(container: Docker.Container, id: string, cmd: string, timeoutSec: string): Promise<Docker.Exec> {
-    return container.exec({
-      Cmd: ['/bin/sh', '-c', WRAPPER, 'harness-exec', id, timeoutSec, cmd],
-      AttachStdout: true,
-      AttachStderr: true,
-      WorkingDir: '/workspace',
-      Env: [`HARNESS_WRAP=${id}`],
-    });
   }
 
   private maybePrune(records: ExecRecords): void {
@@ -301,4 +277,15 @@ function execMeta(cmd: string, opts: ExecOptions, startedAt: number): ExecMeta {
     maxOutputBytes: opts.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
     startedAt,
   };
+}
+
+/**
+ * Whether the wrapper of record `id` started after all, asked once the start grace is over
+ * (a wrapper forked by a session killed just after cannot be later than that): it left output
+ * or a status, or it runs. When Docker cannot tell, it counts as started: never twice.
+ */
+async function startedAfterAll(container: Docker.Container, records: ExecRecords, id: string): Promise<boolean> {
+  await new Promise((resolve) => setTimeout(resolve, START_GRACE_MS));
+  if (await records.touched(id)) return true;
+  return (await isRunning(container, id)) !== false;
 }

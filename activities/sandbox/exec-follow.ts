@@ -138,7 +138,7 @@ async function killMarked(container: Docker.Container, id: string): Promise<'ok'
 }
 
 /** Whether the wrapper or the command of record `id` still runs; undefined when Docker cannot tell. */
-async function isRunning(container: Docker.Container, id: string): Promise<boolean | undefined> {
+export async function isRunning(container: Docker.Container, id: string): Promise<boolean | undefined> {
   const script = `for p in /proc/[0-9]*; do grep -qsxzE 'HARNESS_(WRAP|EXEC)=${id}' "$p/environ" && { echo running; exit 0; }; done; echo idle`;
   try {
     const out = await runProbe(container, script);

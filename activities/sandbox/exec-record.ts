@@ -23,7 +23,7 @@
  * was a round trip of its own (about 4 ms of a warm command's records, now well under one).
  * Output is read head and tail only, so no call reads more than twice the output cap.
  */
-import { chmodSync, chownSync, closeSync, constants, fstatSync, linkSync, mkdirSync, openSync, readdirSync, readSync, rmdirSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
+import { chmodSync, chownSync, closeSync, constants, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, rmdirSync, unlinkSync, writeFileSync, type Stats } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
@@ -162,6 +162,11 @@ export class ExecRecords {
     // Written in one small write: whole once it ends in a newline, and empty or absent before.
     const t = read?.text.endsWith('\n') ? read.text.trim() : undefined;
     return t && /^\d{1,3}$/.test(t) ? { code: Number(t), at: read!.mtimeMs } : undefined;
+  }
+
+  /** Whether the wrapper left anything in `<id>/` (output files or a status): it started. */
+  async touched(id: string): Promise<boolean> {
+    return this.inOutputDir(id, (base) => ['out', 'err', 'status'].some((name) => quietly(() => lstatSync(`${base}/${name}`)) !== undefined)) ?? false;
   }
 
   /** stdout and stderr so far, head and tail kept within `maxBytes` each (empty when missing). */

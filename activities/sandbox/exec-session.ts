@@ -19,13 +19,20 @@ import { WRAPPER } from './exec-wrapper';
 /** A session ends after this long without a line; its worker sends an empty one every KEEPALIVE_MS. */
 export const SESSION_IDLE_SEC = 15;
 const KEEPALIVE_MS = 5_000;
+/**
+ * How long a sent command may go without its `start` line before the session is taken as dead.
+ * A session killed while a command of it runs leaves its stream open (the running wrapper
+ * holds it), so only a missing `start` tells that a line went nowhere.
+ */
+export const START_ACK_MS = 2_000;
 
 /**
  * The in-container loop, run by bash (`$1` is the wrapper script). Only builtins run between
  * reading a line and starting its wrapper, and the wrapper is started straight in the
  * background with its own marker in its environment (HARNESS_WRAP=<id>, which the host's
  * "still running?" probe looks for), input and errors away from the session's stream; it
- * writes the `done` line itself. A malformed line (the keep-alive is an empty one) is skipped.
+ * writes the `done` line itself; the session says `start <id>` once the wrapper is on its way.
+ * A malformed line (the keep-alive is an empty one) is skipped.
  * Docker does not close a session's input when its worker goes away, so a session that hears
  * nothing for SESSION_IDLE_SEC ends by itself instead of waiting there for good.
  */
@@ -35,6 +42,7 @@ while IFS= read -r -t ${SESSION_IDLE_SEC} line; do
   [[ $id =~ ^x?[0-9a-f]{32}$ && $t =~ ^[0-9]+[.][0-9]{3}$ ]] || continue
   printf -v c '%b' "$c"
   HARNESS_WRAP=$id /bin/sh -c "$W" harness-exec "$id" "$t" "$c" </dev/null 2>/dev/null &
+  echo "start $id"
 done
 `;
 
@@ -55,6 +63,7 @@ export function sessionCanRun(cmd: string): boolean {
 /** The open session of one container. */
 export class ExecSession {
   private readonly waiting = new Map<string, () => void>();
+  private readonly acks = new Map<string, (started: boolean) => void>();
   private open = true;
   private buffered = '';
 
@@ -94,15 +103,28 @@ export class ExecSession {
   }
 
   /**
-   * Asks the session to start the wrapper for record `id`; resolves once that wrapper exited or
-   * the session ended (the record tells which). Undefined when the session had already ended
-   * and nothing was sent: the command did not start.
+   * Asks the session to start the wrapper for record `id`. `started` resolves true on the
+   * session's `start` line, false when the session ended or stayed silent for START_ACK_MS
+   * (then it is closed: the wrapper may or may not be on its way). `ended` resolves once the
+   * wrapper exited or the session ended (the record tells which). Undefined when the session
+   * had already ended and nothing was sent.
    */
-  run(id: string, timeoutSec: string, cmd: string): Promise<void> | undefined {
+  run(id: string, timeoutSec: string, cmd: string): { started: Promise<boolean>; ended: Promise<void> } | undefined {
     if (!this.open) return undefined;
     const ended = new Promise<void>((resolve) => this.waiting.set(id, resolve));
+    const started = new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.acks.delete(id);
+        resolve(false);
+        this.close();
+      }, START_ACK_MS);
+      this.acks.set(id, (ok) => {
+        clearTimeout(timer);
+        resolve(ok);
+      });
+    });
     this.stream.write(`${id} ${timeoutSec} ${encodeCommand(cmd)}\n`);
-    return ended;
+    return { started, ended };
   }
 
   /** Ends the session (its running commands go on: they belong to their records). */
@@ -115,16 +137,24 @@ export class ExecSession {
     const lines = (this.buffered + text).split('\n');
     this.buffered = lines.pop() ?? '';
     for (const line of lines) {
-      const id = /^done ([0-9a-z]+)$/.exec(line)?.[1];
-      if (!id) continue;
-      this.waiting.get(id)?.();
-      this.waiting.delete(id);
+      const m = /^(start|done) ([0-9a-z]+)$/.exec(line);
+      if (!m) continue;
+      const id = m[2]!;
+      if (m[1] === 'start') {
+        this.acks.get(id)?.(true);
+        this.acks.delete(id);
+      } else {
+        this.waiting.get(id)?.();
+        this.waiting.delete(id);
+      }
     }
   }
 
   private ended(): void {
     this.open = false;
     clearInterval(this.keepalive);
+    for (const ack of this.acks.values()) ack(false);
+    this.acks.clear();
     for (const resolve of this.waiting.values()) resolve();
     this.waiting.clear();
   }

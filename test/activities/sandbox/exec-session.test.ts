@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerName, DockerSandbox, removeOrphans } from '../../../activities/sandbox/docker-sandbox';
-import { encodeCommand, SESSION_IDLE_SEC } from '../../../activities/sandbox/exec-session';
+import { encodeCommand, SESSION_IDLE_SEC, START_ACK_MS } from '../../../activities/sandbox/exec-session';
+import { START_GRACE_MS } from '../../../activities/sandbox/exec-follow';
 import { recordId } from '../../../activities/sandbox/exec-record';
 import { runProbe } from '../../../activities/sandbox/exec-wrapper';
 import { CHILD_BOOT } from './exec-child-boot';
@@ -105,27 +106,36 @@ describe('shell session per container', () => {
     expect(encodeCommand('x\ny').includes('\n')).toBe(false);
   });
 
-  it('replaces a session killed inside the container; the command it had started still gives its one result', async () => {
+  it('replaces a session killed inside the container: a command sent into the dead one runs once, and the one it had started keeps its result', async () => {
     const id = sid();
     const sb = new DockerSandbox({ home, sessionId: id });
     await sb.exec('true', { timeoutMs: 10_000 });
     const [pid] = await sessionPids(containerName(id));
     expect(pid).toBeDefined();
-    const running = sb.exec('sleep 2; echo survived > survived.txt; echo ok', { timeoutMs: 20_000, key: 'long' });
+    const running = sb.exec('sleep 3; echo survived > survived.txt; echo ok', { timeoutMs: 20_000, key: 'long' });
     await sleep(500);
     await runProbe(docker.getContainer(containerName(id)), `kill -9 ${pid}`);
-    // Followed by probing the container once the session's stream ended: its real outcome.
+    // The running command holds the dead session's stream open, so nothing says it died: this
+    // line goes nowhere, its start is never acknowledged, and it runs once all the same.
+    const t0 = Date.now();
+    const sentIntoDead = await sb.exec('echo x >> once.txt; echo again', { timeoutMs: 10_000, key: 'after-kill' });
+    figure('exec-session', `a command sent into a session killed mid-command ran once, ${Date.now() - t0} ms after it was sent (no start line in ${START_ACK_MS} ms, then the ${START_GRACE_MS} ms start grace)`);
+    expect(sentIntoDead).toMatchObject({ exitCode: 0, stdout: 'again\n' });
+    expect(fs.readFileSync(path.join(home, 'workspaces', id, 'once.txt'), 'utf8')).toBe('x\n');
+    // Followed to its real outcome.
     const r = await running;
     expect(r).toMatchObject({ exitCode: 0, stdout: 'ok\n' });
     expect(r.interrupted).toBeUndefined();
     expect(fs.readFileSync(path.join(home, 'workspaces', id, 'survived.txt'), 'utf8')).toBe('survived\n');
     // The next command opens a new session.
-    expect(await sb.exec('echo again', { timeoutMs: 10_000 })).toMatchObject({ exitCode: 0, stdout: 'again\n' });
+    expect(await sb.exec('echo third', { timeoutMs: 10_000 })).toMatchObject({ exitCode: 0, stdout: 'third\n' });
     const now = await sessionPids(containerName(id));
     expect(now).toHaveLength(1);
     expect(now[0]).not.toBe(pid);
-    // A retry of the long call gets its stored result and runs nothing.
-    expect(await sb.exec('sleep 2; echo survived > survived.txt; echo ok', { timeoutMs: 20_000, key: 'long' })).toMatchObject({ exitCode: 0, stdout: 'ok\n' });
+    // Retries of both calls get their stored results and run nothing.
+    expect(await sb.exec('sleep 3; echo survived > survived.txt; echo ok', { timeoutMs: 20_000, key: 'long' })).toMatchObject({ exitCode: 0, stdout: 'ok\n' });
+    expect(await sb.exec('echo x >> once.txt; echo again', { timeoutMs: 10_000, key: 'after-kill' })).toMatchObject({ exitCode: 0, stdout: 'again\n' });
+    expect(fs.readFileSync(path.join(home, 'workspaces', id, 'once.txt'), 'utf8')).toBe('x\n');
   }, 60_000);
 
   it('reads outcomes from the records only: a command that forges `done` lines for another on the session stream changes nothing', async () => {
