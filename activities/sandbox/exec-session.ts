@@ -7,8 +7,8 @@
  * wrapper ended; the outcome itself is always read from the record.
  *
  * The protocol is a line each way. To the session: `<id> <timeout-seconds> <command>`, the
- * command encoded without newlines (encodeCommand). From it: `done <id>` once the wrapper
- * exited. A session that ends (its stream closed: the container stopped or was removed, the
+ * command encoded without newlines (encodeCommand). From it: `start <id>` once the wrapper
+ * is on its way and `done <id>` once it exited. A session that ends (its stream closed: the container stopped or was removed, the
  * process killed) resolves everything in flight, whose followers then probe the container as
  * they would after a lost Docker exec stream; the next command opens a new session.
  */
@@ -33,8 +33,8 @@ export const START_ACK_MS = 2_000;
  * "still running?" probe looks for), input and errors away from the session's stream; it
  * writes the `done` line itself; the session says `start <id>` once the wrapper is on its way.
  * A malformed line (the keep-alive is an empty one) is skipped.
- * Docker does not close a session's input when its worker goes away, so a session that hears
- * nothing for SESSION_IDLE_SEC ends by itself instead of waiting there for good.
+ * Docker closes a session's input when its worker's connection closes; should a connection
+ * hang instead, a session that hears nothing for SESSION_IDLE_SEC ends by itself.
  */
 export const SESSION_SCRIPT = `W=$1
 while IFS= read -r -t ${SESSION_IDLE_SEC} line; do

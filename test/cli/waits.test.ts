@@ -10,11 +10,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { devServerArgs, embeddedFiles, waitForServer } from '../../client/embedded';
 import { freePort } from '../../scripts/scratch';
 import { temporalSettings } from '../../client/temporal';
-import { findTemporalCli } from '../../client/temporal-cli';
 import { kill, spawnWorker } from '../support/processes';
+import { startOwnServer } from '../support/embedded-procs';
 import { endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { startSilentEndpoint, type SilentEndpoint } from '../support/silent-endpoint';
 import { cliEnv, describeResult, HARNESS_BIN, removeTempDirs, runCli, spawnCli, stackLines, tempDir, writeScript, type CliResult } from '../support/cli';
@@ -243,12 +242,8 @@ describe('Temporal going away while `run` waits', () => {
   it('says Temporal is unreachable in one line, keeps waiting, and prints the result once it is back', async () => {
     const port = await freePort();
     const settings = temporalSettings({ HARNESS_EMBEDDED_PORT: String(port), HARNESS_UI_PORT: String(await freePort()) });
-    const start = async () => {
-      // The same port and database file each time: the restarted server has the session.
-      const child = spawn(findTemporalCli(), devServerArgs(settings, home, { headless: true }), { stdio: 'ignore' });
-      await waitForServer(settings, embeddedFiles(home).serverLog, 90_000);
-      return child;
-    };
+    // The same port and database file each time: the restarted server has the session.
+    const start = () => startOwnServer(settings, home);
     server = await start();
     const outageEnv = cliEnv({ TEMPORAL_ADDRESS: settings.address, HARNESS_TASK_QUEUE: 'outage', HARNESS_HOME: path.join(home, 'harness') });
     worker = await spawnWorker(outageEnv);

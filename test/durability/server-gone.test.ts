@@ -5,17 +5,16 @@
  * The test runs its own dev server (the shared one is not disturbed) on a database file, so the
  * restarted server has the session.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, expect, it } from 'vitest';
-import { devServerArgs, embeddedFiles, waitForServer } from '../../client/embedded';
 import { freePort } from '../../scripts/scratch';
 import { temporalSettings } from '../../client/temporal';
-import { findTemporalCli } from '../../client/temporal-cli';
 import { TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker } from '../support/processes';
+import { startOwnServer } from '../support/embedded-procs';
 import { cliEnv, removeTempDirs, tempDir, writeScript } from '../support/cli';
 import { modelCallRunning, watchCli, type WatchedCli } from '../support/watched-cli';
 import { figure } from '../support/figures';
@@ -33,13 +32,8 @@ it('run and status wait through a server gone for 60 s, saying Temporal is unrea
   const home = path.join(dir, 'server');
   mkdirSync(home);
   const settings = temporalSettings({ HARNESS_EMBEDDED_PORT: String(await freePort()), HARNESS_UI_PORT: String(await freePort()) });
-  const startServer = async () => {
-    // The same port and database file each time: the restarted server has the session.
-    const child = spawn(findTemporalCli(), devServerArgs(settings, home, { headless: true }), { stdio: 'ignore' });
-    processes.push(child);
-    await waitForServer(settings, embeddedFiles(home).serverLog, 90_000);
-    return child;
-  };
+  // The same port and database file each time: the restarted server has the session.
+  const startServer = () => startOwnServer(settings, home, (child) => processes.push(child));
   const server = await startServer();
   const env = cliEnv({ TEMPORAL_ADDRESS: settings.address, HARNESS_TASK_QUEUE: 'server-gone', HARNESS_HOME: path.join(dir, 'harness'), DATABASE_URL: TEST_DATABASE_URL });
   processes.push(await spawnWorker(env));

@@ -3,18 +3,17 @@
  * in one line that Temporal is unreachable and why, keeps trying, and serves turns once the
  * server is there; a host name that does not resolve reads the same way. Never a stack trace.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { devServerArgs, embeddedFiles, waitForServer } from '../../client/embedded';
 import { freePort } from '../../scripts/scratch';
 import { temporalSettings } from '../../client/temporal';
-import { findTemporalCli } from '../../client/temporal-cli';
 import { TEST_DATABASE_URL } from '../support/harness';
 import { kill } from '../support/processes';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir, writeScript } from '../support/cli';
 import { watchCli } from '../support/watched-cli';
+import { startOwnServer } from '../support/embedded-procs';
 
 const processes: ChildProcess[] = [];
 
@@ -35,15 +34,13 @@ it('waits for a server that is not up yet, saying why, and serves a turn once it
   const address = settings.address.replace(/\./g, '\\.');
   await worker.until(new RegExp(`^waiting: Temporal at ${address} is unreachable \\(connection refused\\); retrying until it answers`, 'm'), 60_000);
 
-  const server = spawn(findTemporalCli(), devServerArgs(settings, home, { headless: true }), { stdio: 'ignore' });
-  processes.push(server);
-  await waitForServer(settings, embeddedFiles(home).serverLog, 90_000);
+  await startOwnServer(settings, home, (child) => processes.push(child));
   await worker.until(/^worker ready: /m, 60_000);
   expect(worker.out.stderr, worker.dump()).toMatch(new RegExp(`^Temporal at ${address} answers; connected$`, 'm'));
   expect(stackLines(worker.out.stderr), worker.dump()).toEqual([]);
 
   const script = writeScript(dir, { steps: [{ content: 'Served after the wait. HARNESS_OK' }] });
-  const r = await runCli(['run', '--policy', 'auto', '--model', `scripted:${script}`, 'hello', '--json'], { env, cwd: dir, timeoutMs: 120_000 });
+  const r = await runCli(['run', '--model', `scripted:${script}`, 'hello', '--json'], { env, cwd: dir, timeoutMs: 120_000 });
   expect(r.code, describeResult(r)).toBe(0);
   expect(parseJson(r).answer).toBe('Served after the wait. HARNESS_OK');
 }, 240_000);

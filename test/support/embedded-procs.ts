@@ -5,11 +5,15 @@
  * worker|dev` with the test's HARNESS_HOME. Also an isolated environment on free ports and a
  * cleanup that kills whatever is left, so a failing test leaks nothing.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from './global-setup';
 import { cliEnv, processAlive, waitGone } from './cli';
+import { devServerArgs, embeddedFiles, waitForServer } from '../../client/embedded';
+import { findTemporalCli } from '../../client/temporal-cli';
+import type { TemporalSettings } from '../../client/temporal';
 
 /** The `\0`-separated command line of a pid, or undefined when it is gone or unreadable. */
 function cmdline(pid: number): string[] | undefined {
@@ -86,4 +90,16 @@ export async function isolatedEmbeddedEnv(home: string, extra: Record<string, st
   // The UI port and the two above it (HTTP API, metrics) clear of the gRPC port.
   while (Math.abs(uiPort - port) <= 2) uiPort = await freePort();
   return cliEnv({ HARNESS_HOME: home, HARNESS_EMBEDDED_PORT: String(port), HARNESS_UI_PORT: String(uiPort), ...extra });
+}
+
+/**
+ * A headless dev server of a test's own on `settings`' ports with `home`'s database (so a
+ * restart on the same two has the sessions), once it answers; `started` hears the process at
+ * once, so the test can kill it even when it never answers.
+ */
+export async function startOwnServer(settings: TemporalSettings, home: string, started?: (child: ChildProcess) => void): Promise<ChildProcess> {
+  const child = spawn(findTemporalCli(), devServerArgs(settings, home, { headless: true }), { stdio: 'ignore' });
+  started?.(child);
+  await waitForServer(settings, embeddedFiles(home).serverLog, 90_000);
+  return child;
 }
