@@ -36,7 +36,7 @@ function layers(above) {
 }
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.venv/**', '.harness/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', '.venv/**', '.harness/**', 'coverage/**', 'bench/peers/*/node_modules/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -54,8 +54,12 @@ export default tseslint.config(
     },
   },
   {
-    files: ['bin/**/*.js', 'test/**/*.cjs'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly', __dirname: 'readonly' } },
+    // bench/peers: the peers' own turns, plain CommonJS run by Node as written.
+    files: ['bin/**/*.js', 'test/**/*.cjs', 'bench/peers/**/*.js'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: Object.fromEntries(['require', 'process', '__dirname', 'module', 'console', 'fetch', 'performance', 'setTimeout'].map((g) => [g, 'readonly'])),
+    },
   },
   {
     // Terminal safety: what people read goes through the escaping writers (cli/output.ts on
