@@ -107,4 +107,19 @@ describe('getCurrentTime', () => {
     expect(r.message).toMatch(/^timezone:/);
     expect(r.message).toContain('Mars/Olympus_Mons');
   });
+
+  it('answers every zone as a formatter of its own would, through the bounded formatter cache (more zones than it keeps, twice over)', () => {
+    const zones = Intl.supportedValuesOf('timeZone');
+    expect(zones.length).toBeGreaterThan(200);
+    const expected = (tz: string) => new Intl.DateTimeFormat('en-US', { timeZone: tz, timeZoneName: 'longOffset' }).formatToParts(FIXED).find((p) => p.type === 'timeZoneName')!.value;
+    for (const round of [1, 2]) {
+      for (const tz of round === 1 ? zones : [...zones].reverse()) {
+        const r = getCurrentTime({ timezone: tz }, () => FIXED).result as { local: string };
+        const offset = expected(tz) === 'GMT' ? '+00:00' : expected(tz).replace('GMT', '');
+        expect(r.local.endsWith(offset), `${tz} in round ${round}`).toBe(true);
+      }
+    }
+    // An unknown zone is refused after the cache is full, as before.
+    expect(getCurrentTime({ timezone: 'Mars/Olympus_Mons' }, () => FIXED)).toMatchObject({ ok: false, error_type: 'INVALID_ARGUMENTS' });
+  });
 });
