@@ -70,13 +70,29 @@ export class Conversations {
 
   /** A stored text by hash. */
   async getText(sessionId: string, hash: string): Promise<string> {
-    const key = `${sessionId}\u0000${hash}`;
-    const cached = this.texts.get(key);
-    if (cached !== undefined) return cached;
-    const got = (await (await this.store()).getBlobs(sessionId, [hash])).get(hash);
+    const got = (await this.textsOf(sessionId, [hash])).get(hash);
     if (got === undefined) throw new StoreUnavailableError(`stored value ${hash} of session ${sessionId} is missing from the store`);
-    this.remember(this.texts, key, got);
     return got;
+  }
+
+  /**
+   * Stored texts by hash: those this worker wrote or read lately from its cache, the rest in one
+   * read (a large tool result the tool activity stored here is not read back by the model call).
+   */
+  private async textsOf(sessionId: string, hashes: readonly string[]): Promise<Map<string, string>> {
+    const found = new Map<string, string>();
+    const missing: string[] = [];
+    for (const hash of hashes) {
+      const cached = this.texts.get(`${sessionId}\u0000${hash}`);
+      if (cached !== undefined) found.set(hash, cached);
+      else missing.push(hash);
+    }
+    if (missing.length === 0) return found;
+    for (const [hash, body] of await (await this.store()).getBlobs(sessionId, missing)) {
+      found.set(hash, body);
+      this.remember(this.texts, `${sessionId}\u0000${hash}`, body);
+    }
+    return found;
   }
 
   /** Stores one message (a large tool result) and returns the hash the workflow refers to it by. */
@@ -117,10 +133,10 @@ export class Conversations {
   async draft(sessionId: string, head: string | null, pending: readonly PendingMessage[]): Promise<Draft> {
     const base = await this.load(sessionId, head);
     const refs = pending.flatMap((p) => ('ref' in p ? [p.ref] : []));
-    const resolved = refs.length ? await (await this.store()).getBlobs(sessionId, refs) : new Map<string, string>();
+    const resolved = await this.textsOf(sessionId, refs);
     const added = pending.map((p) => {
       if (!('ref' in p)) return entry(p.message);
-      const body = resolved.get(p.ref) ?? this.texts.get(`${sessionId}\u0000${p.ref}`);
+      const body = resolved.get(p.ref);
       if (body === undefined) throw new StoreUnavailableError(`message ${p.ref} of session ${sessionId} is missing from the store`);
       return { message: JSON.parse(body) as ChatMessage, body, blob: p.ref };
     });
@@ -148,7 +164,7 @@ export class Conversations {
   async read(sessionId: string, ref: { head: string | null; pending: readonly PendingMessage[] }): Promise<ChatMessage[]> {
     const base = await this.load(sessionId, ref.head);
     const refs = ref.pending.flatMap((p) => ('ref' in p ? [p.ref] : []));
-    const bodies = refs.length ? await (await this.store()).getBlobs(sessionId, refs) : new Map<string, string>();
+    const bodies = await this.textsOf(sessionId, refs);
     const pending = ref.pending.map((p) => {
       if (!('ref' in p)) return p.message;
       const body = bodies.get(p.ref);

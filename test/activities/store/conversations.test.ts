@@ -37,6 +37,26 @@ describe('Conversations', () => {
     expect(await reader.load('s1', head)).toEqual([user, assistant]);
   });
 
+  it('reads back nothing it wrote itself: a tool result this worker stored is chained into the next call without a store read', async () => {
+    const store = new InMemoryMessageStore();
+    let reads = 0;
+    const getBlobs = store.getBlobs.bind(store);
+    store.getBlobs = async (sessionId, hashes) => {
+      reads += 1;
+      return getBlobs(sessionId, hashes);
+    };
+    const c = new Conversations(async () => store);
+    const { head } = await c.append('s1', null, [{ message: user }], [assistant]);
+    const ref = await c.putMessage('s1', tool);
+    const draft = await c.draft('s1', head, [{ ref, tokens: 5 }]);
+    expect(draft.messages).toEqual([user, assistant, tool]);
+    expect(await c.read('s1', { head, pending: [{ ref, tokens: 5 }] })).toEqual([user, assistant, tool]);
+    expect(reads).toBe(0);
+    // Another session's draft naming the same hash is not answered from this one's cache.
+    await expect(c.draft('s2', null, [{ ref, tokens: 5 }])).rejects.toThrow(/missing from the store/);
+    expect(reads).toBe(1);
+  });
+
   it('fails with StoreUnavailableError, naming what is missing, when a referenced message is not stored', async () => {
     const c = new Conversations(async () => new InMemoryMessageStore());
     await expect(c.append('s1', 'no-such-head', [])).rejects.toBeInstanceOf(StoreUnavailableError);
