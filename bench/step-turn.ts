@@ -31,11 +31,16 @@ function config(model: SessionConfig['model'], inline = false): SessionConfig {
 
 type History = Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>;
 
+/** When a history event happened, in milliseconds since the epoch. */
+function eventMs(e: NonNullable<History['events']>[number]): number {
+  return Number(e.eventTime!.seconds) * 1000 + (e.eventTime!.nanos ?? 0) / 1e6;
+}
+
 /** Milliseconds between consecutive schedulings of the model activity (`activityType`) in a history. */
 export function stepTimes(history: History, activityType: string): number[] {
   const starts = history
     .events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType)
-    .map((e) => Number(e.eventTime!.seconds) * 1000 + (e.eventTime!.nanos ?? 0) / 1e6);
+    .map(eventMs);
   return starts.slice(1).map((t, i) => t - starts[i]!);
 }
 
@@ -53,7 +58,7 @@ export interface StepPhases {
 
 /** The phases of each step of a history, read from when its events happened. */
 export function stepPhases(history: History, activityType: string): StepPhases {
-  const at = (e: NonNullable<History['events']>[number]) => Number(e.eventTime!.seconds) * 1000 + (e.eventTime!.nanos ?? 0) / 1e6;
+  const at = eventMs;
   const events = history.events!;
   const phases: StepPhases = { dispatch: [], activity: [], toTask: [], task: [] };
   for (let i = 0; i < events.length; i++) {
