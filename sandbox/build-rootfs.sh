@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
 # Offline build of the sandbox image: no image registry is needed, only the Debian mirror
 # this machine already uses. debootstrap makes a minimal bookworm rootfs (shell, coreutils,
-# grep, sed, find, procps, python3), we add the non-root user `agent` (uid 1000) and
+# grep, sed, find, procps, python3, and bash's loadable builtins, which let the command wrapper
+# make and remove a command's scratch folder without a process each), we add the non-root user `agent` (uid 1000) and
 # /workspace, trim what a sandbox never reads, then `docker import` it.
 #
-# Usage: sandbox/build-rootfs.sh [--force]
+# Usage: sandbox/build-rootfs.sh [--force | --up-to-date]
 #   HARNESS_SANDBOX_IMAGE  tag to build (default harness-sandbox:latest)
 #   HARNESS_SANDBOX_CACHE  where the rootfs tarball is kept (default /var/cache/harness-sandbox)
 #   DEBIAN_MIRROR          override the mirror read from /etc/apt/sources.list(.d)
-# Idempotent: skips when the image exists; re-imports the cached tarball when only the image
-# is gone. --force (or FORCE=1) rebuilds from scratch.
+# Idempotent: skips when the image exists and was built from this suite and package list (its
+# label harness.rootfs); re-imports the cached tarball when only the image is gone or outdated.
+# An image under another tag without that label is someone's own build and is left alone.
+# --force (or FORCE=1) rebuilds from scratch. --up-to-date only answers (exit 0 when nothing
+# is to do), without root.
 set -euo pipefail
 
 IMAGE="${HARNESS_SANDBOX_IMAGE:-harness-sandbox:latest}"
 SUITE=bookworm
-PACKAGES=python3,coreutils,grep,sed,findutils,procps
+PACKAGES=python3,coreutils,grep,sed,findutils,procps,bash-builtins
 CACHE="${HARNESS_SANDBOX_CACHE:-/var/cache/harness-sandbox}"
 # The cache key names the suite and packages, so changing either rebuilds.
-TARBALL="$CACHE/rootfs-$SUITE-$(printf '%s' "$PACKAGES" | md5sum | cut -c1-8).tar"
+KEY="$SUITE-$(printf '%s' "$PACKAGES" | md5sum | cut -c1-8)"
+TARBALL="$CACHE/rootfs-$KEY.tar"
 FORCE="${FORCE:-0}"
 [ "${1:-}" = "--force" ] && FORCE=1
 
@@ -27,8 +32,15 @@ die() { printf '[sandbox] error: %s\n' "$*" >&2; exit 1; }
 command -v docker >/dev/null || die "docker client not found (run scripts/setup-docker.sh)"
 docker info >/dev/null 2>&1 || die "Docker Engine is not answering (run scripts/setup-docker.sh)"
 
-if [ "$FORCE" != 1 ] && docker image inspect "$IMAGE" >/dev/null 2>&1; then
-  say "image $IMAGE already exists (use --force to rebuild)"
+# Nothing to do: the image is this build's, or an image of the user's own under another tag.
+up_to_date() {
+  local built
+  built="$(docker image inspect --format '{{index .Config.Labels "harness.rootfs"}}' "$IMAGE" 2>/dev/null)" || return 1
+  [ "$built" = "$KEY" ] || { [ -z "$built" ] && [ "$IMAGE" != harness-sandbox:latest ]; }
+}
+if [ "${1:-}" = "--up-to-date" ]; then up_to_date; exit; fi
+if [ "$FORCE" != 1 ] && up_to_date; then
+  say "image $IMAGE is up to date (use --force to rebuild)"
   exit 0
 fi
 
@@ -98,6 +110,7 @@ docker import \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change 'ENV LANG=C.UTF-8' \
   --change 'LABEL harness.sandbox=true' \
+  --change "LABEL harness.rootfs=$KEY" \
   --change 'CMD ["sleep", "infinity"]' \
   - "$IMAGE" <"$TARBALL" >/dev/null
 say "built $IMAGE ($(docker image inspect --format '{{.Size}}' "$IMAGE" | awk '{ printf "%.0f MB", $1 / 1e6 }'))"

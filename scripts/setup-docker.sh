@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Docker for the sandbox, idempotently: install Debian's docker.io (and debootstrap) when the
 # engine is missing, start dockerd when it does not answer (these machines have no systemd),
-# then build the sandbox image offline when it is missing. Safe to run again at any time.
+# then build the sandbox image offline when it is missing or outdated. Safe to run again at any time.
 #   HARNESS_SKIP_DOCKER=1   skip everything (machines where Docker is managed elsewhere)
 #   DOCKERD_FLAGS           extra dockerd flags, tried first (e.g. "--storage-driver=vfs")
 set -euo pipefail
@@ -90,7 +90,7 @@ else
 fi
 
 IMAGE="${HARNESS_SANDBOX_IMAGE:-harness-sandbox:latest}"
-if docker image inspect "$IMAGE" >/dev/null 2>&1; then
+if bash sandbox/build-rootfs.sh --up-to-date; then
   say "sandbox image $IMAGE present"
 elif [ "$(id -u)" = 0 ]; then
   bash sandbox/build-rootfs.sh

@@ -4,7 +4,7 @@
  * carry or when a session ended just as the command was sent.
  */
 import type Docker from 'dockerode';
-import { endOf, WRAPPER } from './exec-wrapper';
+import { endOf, WRAPPER, WRAPPER_SHELL } from './exec-wrapper';
 
 /** A started command: `ended` resolves when its wrapper exited or the channel that would tell closed; absent when unknown. */
 export interface Launched {
@@ -27,7 +27,7 @@ export async function startExec(exec: Docker.Exec | Promise<Docker.Exec>): Promi
 /** A Docker exec (created, not started) of the wrapper for record `id`, marked HARNESS_WRAP=<id>. */
 export function createWrapperExec(container: Docker.Container, id: string, cmd: string, timeoutSec: string): Promise<Docker.Exec> {
   return container.exec({
-    Cmd: ['/bin/sh', '-c', WRAPPER, 'harness-exec', id, timeoutSec, cmd],
+    Cmd: [...WRAPPER_SHELL, WRAPPER, 'harness-exec', id, timeoutSec, cmd],
     AttachStdout: true,
     AttachStderr: true,
     WorkingDir: '/workspace',

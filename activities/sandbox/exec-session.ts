@@ -14,7 +14,7 @@
  */
 import { PassThrough, type Duplex } from 'node:stream';
 import type Docker from 'dockerode';
-import { WRAPPER } from './exec-wrapper';
+import { WRAPPER, WRAPPER_SHELL } from './exec-wrapper';
 
 /** A session ends after this long without a line; its worker sends an empty one every KEEPALIVE_MS. */
 export const SESSION_IDLE_SEC = 15;
@@ -41,7 +41,7 @@ while IFS= read -r -t ${SESSION_IDLE_SEC} line; do
   id=\${line%% *}; rest=\${line#* }; t=\${rest%% *}; c=\${rest#* }
   [[ $id =~ ^x?[0-9a-f]{32}$ && $t =~ ^[0-9]+[.][0-9]{3}$ ]] || continue
   printf -v c '%b' "$c"
-  HARNESS_WRAP=$id /bin/sh -c "$W" harness-exec "$id" "$t" "$c" </dev/null 2>/dev/null &
+  HARNESS_WRAP=$id ${WRAPPER_SHELL.join(' ')} "$W" harness-exec "$id" "$t" "$c" </dev/null 2>/dev/null &
   echo "start $id"
 done
 `;

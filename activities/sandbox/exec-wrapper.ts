@@ -1,5 +1,5 @@
 /**
- * The processes behind one run_shell command inside the container: the POSIX sh wrapper that
+ * The processes behind one run_shell command inside the container: the bash wrapper that
  * runs it and records its status, and small helpers to run probe scripts and wait on streams.
  */
 import Docker from 'dockerode';
@@ -32,6 +32,23 @@ export const SHELL_ENV_SET = ['GIT_OPTIONAL_LOCKS=0'] as const;
 export const SCRATCH_PREFIX = '/tmp/.harness-exec-';
 
 /**
+ * The shell that runs the wrapper: bash too, in privileged mode (-p) so that nothing in its
+ * environment (BASH_ENV, exported functions, SHELLOPTS) runs or changes it, whatever image or
+ * exec it finds itself in.
+ */
+export const WRAPPER_SHELL = ['/bin/bash', '--noprofile', '--norc', '-p', '-c'] as const;
+
+/**
+ * Bash's loadable `mkdir` and `rm` (Debian's bash-builtins, in the sandbox image): the wrapper
+ * makes and removes the command's scratch folder without a process of its own. Without them
+ * (an image of one's own) the same words run /bin/mkdir and /bin/rm.
+ */
+const LOADABLES = '/usr/lib/bash';
+
+/** Read-only in bash, so the wrapper cannot unset them: it stops exporting them instead (-p kept it from taking their values). */
+const BASH_READONLY = new Set(['SHELLOPTS', 'BASHOPTS']);
+
+/**
  * The in-container wrapper: `$1` record id, `$2` timeout in seconds, `$3` the command (a
  * positional argument, never spliced into the script). The wrapper itself carries
  * HARNESS_WRAP=<id>; the command and everything it starts carry HARNESS_EXEC=<id>, so the
@@ -39,16 +56,20 @@ export const SCRATCH_PREFIX = '/tmp/.harness-exec-';
  * Processes the command leaves behind are killed when it ends: their output files are read
  * and removed right after, and nothing would watch the disk they kept writing to.
  *
- * Each fork here costs about a millisecond of a warm command, so the common path has few: one
- * grep over every process's environment finds whether anything of the command is left (the
- * kill loop runs only then), and the status is one small write the host reads only when it
- * ends in a newline (it is whole then), not a write and a rename. Last, `done <id>` on stdout
- * tells a shell session (exec-session.ts) that this command ended; on a Docker exec's stream
- * nobody reads it.
+ * Each process started here costs a millisecond or more of a warm command, so `timeout` and
+ * the command's bash are the only ones: the scratch folder is made and removed by loadable
+ * builtins, and the processes left behind are found by reading every process's environment
+ * with bash's own mapfile (the kill loop, three rounds at most, kills only what it finds). The
+ * status is one small write the host reads only when it ends in a newline (it is whole then),
+ * not a write and a rename. Last, `done <id>` on stdout tells a shell session
+ * (exec-session.ts) that this command ended; on a Docker exec's stream nobody reads it.
  */
 export const WRAPPER = `d=${EXEC_MOUNT}/$1
 t=${SCRATCH_PREFIX}$1
-unset HARNESS_WRAP TMPDIR ${SHELL_ENV_UNSET.join(' ')}
+unset HARNESS_WRAP TMPDIR ${SHELL_ENV_UNSET.filter((v) => !BASH_READONLY.has(v)).join(' ')}
+export -n ${[...BASH_READONLY].join(' ')}
+enable -f ${LOADABLES}/mkdir mkdir 2>/dev/null
+enable -f ${LOADABLES}/rm rm 2>/dev/null
 HARNESS_EXEC=$1
 export HARNESS_EXEC ${SHELL_ENV_SET.join(' ')}
 mkdir -p "$t" && TMPDIR=$t && export TMPDIR
@@ -56,12 +77,17 @@ timeout -s KILL "$2" ${COMMAND_SHELL.join(' ')} "$3" </dev/null >"$d/out" 2>"$d/
 s=$?
 unset HARNESS_EXEC
 n=0
-while [ $n -lt 3 ] && grep -qsxzF "HARNESS_EXEC=$1" /proc/[0-9]*/environ; do
+while [ $n -lt 3 ]; do
+  k=0
   for p in /proc/[0-9]*; do
     p=\${p#/proc/}
     case $p in 1|$$) continue ;; esac
-    grep -qsxzF "HARNESS_EXEC=$1" "/proc/$p/environ" && kill -9 "$p" 2>/dev/null
+    mapfile -d '' -t e 2>/dev/null <"/proc/$p/environ" || continue
+    for v in "\${e[@]}"; do
+      [ "$v" = "HARNESS_EXEC=$1" ] && { kill -9 "$p" 2>/dev/null; k=1; break; }
+    done
   done
+  [ $k = 0 ] && break
   n=$((n + 1))
 done
 rm -rf "$t"

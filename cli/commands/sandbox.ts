@@ -8,7 +8,7 @@ export function registerSandbox(program: Command, ctx: CliContext): void {
 
   sandbox
     .command('build')
-    .description('Build the sandbox image offline (debootstrap rootfs + docker import); skipped when it exists')
+    .description('Build the sandbox image offline (debootstrap rootfs + docker import); skipped when it is up to date')
     .option('--force', 'rebuild even when the image exists')
     .action(async (o: { force?: boolean }) => (await import('../actions/sandbox')).build(ctx, o));
 

@@ -7,7 +7,8 @@ import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerName, DEFAULT_LIMITS, DockerSandbox, EXEC_MOUNT, LABELS, removeOrphans, SandboxError, type ExecResult } from '../../../activities/sandbox/docker-sandbox';
 import { containerSpec } from '../../../activities/sandbox/containers';
-import { execsDir } from '../../../activities/sandbox/exec-record';
+import { ExecRecords, execsDir } from '../../../activities/sandbox/exec-record';
+import { WRAPPER, WRAPPER_SHELL } from '../../../activities/sandbox/exec-wrapper';
 
 const docker = new Docker();
 let home: string;
@@ -151,6 +152,35 @@ describe('DockerSandbox', () => {
     const r = await run(sb, 'sleep 301 >/dev/null 2>&1 & setsid sleep 302 >/dev/null 2>&1 & echo started');
     expect(r).toMatchObject({ exitCode: 0, stdout: 'started\n', timedOut: false });
     expect((await run(sb, 'ps -eo args')).stdout).not.toMatch(/sleep 30[12]/);
+  });
+
+  it('removes the scratch folder (TMPDIR) a command wrote into, with the image\'s loadable mkdir and rm', async () => {
+    const r = await run(sb, 'echo "$TMPDIR"; mkdir -p "$TMPDIR/a/b" && echo x > "$TMPDIR/a/b/f" && ls "$TMPDIR/a/b"');
+    expect(r).toMatchObject({ exitCode: 0, stdout: expect.stringMatching(/^\/tmp\/\.harness-exec-x?[0-9a-f]{32}\nf\n$/) });
+    expect((await run(sb, 'ls -A /tmp')).stdout).toMatch(/^(\.harness-exec-x?[0-9a-f]{32}\n)?$/);
+    // What the wrapper uses so that making and removing that folder starts no process.
+    expect(await run(sb, 'enable -f /usr/lib/bash/mkdir mkdir && enable -f /usr/lib/bash/rm rm && type -t mkdir rm')).toMatchObject({ exitCode: 0, stdout: 'builtin\nbuiltin\n' });
+  });
+
+  it('passes none of bash\'s code or option variables on to the command, even when its exec was given them', async () => {
+    const id = `x${randomUUID().replace(/-/g, '')}`;
+    const records = new ExecRecords(execsDir(home, sbId), { uid: 1000, gid: 1000 });
+    await records.prepareOutputDir(id);
+    const hostile = ['SHELLOPTS=xtrace', 'BASHOPTS=extglob', 'BASH_ENV=/etc/passwd', 'ENV=/etc/passwd', 'IFS=x', 'CDPATH=/', 'GLOBIGNORE=*', 'POSIXLY_CORRECT=1'];
+    const exec = await docker.getContainer(containerName(sbId)).exec({
+      Cmd: [...WRAPPER_SHELL, WRAPPER, 'harness-exec', id, '20.000', 'env; echo "flags $-"; shopt extglob'],
+      AttachStdout: true,
+      AttachStderr: true,
+      Env: [`HARNESS_WRAP=${id}`, ...hostile],
+    });
+    const stream = await exec.start({ hijack: true, stdin: false });
+    stream.resume();
+    await new Promise((resolve) => stream.once('end', resolve));
+    expect(await records.status(id)).toMatchObject({ code: 1 });
+    const { stdout, stderr } = await records.outputs(id, 1 << 16);
+    for (const kv of hostile) expect(stdout.text()).not.toContain(`${kv.split('=')[0]}=`);
+    expect(stdout.text()).toMatch(/^flags hBc$/m);
+    expect(stderr.text()).toBe('');
   });
 
   it('kills a write past the file-size limit with SIGXFSZ (exit 153) and keeps the file at the limit', async () => {
