@@ -48,6 +48,8 @@ export interface Scratch {
   taskQueue: string;
   home: string;
   address: string;
+  /** The dev server's process (benchmarks read its CPU time). */
+  serverPid: number | undefined;
 }
 
 /** Runs `fn` against a fresh dev server and worker, then tears both down. */
@@ -70,7 +72,7 @@ export async function withScratchHarness<T>(name: string, fn: (s: Scratch) => Pr
     const worker = await createHarnessWorker({ connection: native, namespace: 'default', taskQueue, home, env, mcp });
     const client = new Client({ connection: await Connection.connect({ address: settings.address }) });
     try {
-      return await worker.runUntil(fn({ client, taskQueue, home, address: settings.address }));
+      return await worker.runUntil(fn({ client, taskQueue, home, address: settings.address, serverPid: server.pid }));
     } finally {
       await mcp.closeAll();
       await native.close();
