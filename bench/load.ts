@@ -42,6 +42,7 @@ import { embeddedFiles, spawnDevServer, waitForServer } from '../client/embedded
 import { temporalSettings } from '../client/temporal';
 import { workflowRuns } from '../history/workflow-runs';
 import { projectRoot } from '../host/paths';
+import { procStat, TICK_MS, type ProcStat } from './cpu';
 import { freePort } from '../scripts/scratch';
 import { fmt, median, percentile } from './stats';
 
@@ -56,7 +57,6 @@ const TARGET_P95_MS = 150;
 const TARGET_P95_AT = 50;
 const TARGET_ZERO_FAILED_AT = 100;
 const CLI = path.join(projectRoot(), 'bin', 'harness.js');
-const TICK_MS = 1000 / 100; // /proc clock ticks (USER_HZ is 100 on Linux)
 
 for (const [name, xs] of [['BENCH_N', NS], ['BENCH_WORKERS', WORKERS]] as const) {
   if (xs.some((x) => !Number.isInteger(x) || x < 1)) throw new Error(`${name} must be positive whole numbers separated by commas`);
@@ -111,34 +111,13 @@ function rssKiB(pid: number): number {
   }
 }
 
-/** One process as /proc tells it: its name, parent, start time, own CPU and its reaped children's (ms). */
-interface Proc {
-  comm: string;
-  ppid: number;
-  start: string;
-  self: number;
-  children: number;
-}
-
 /** Every process on the machine. */
-function scanProcs(): Map<number, Proc> {
-  const out = new Map<number, Proc>();
+function scanProcs(): Map<number, ProcStat> {
+  const out = new Map<number, ProcStat>();
   for (const d of readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      const f = stat.slice(close + 2).split(' ');
-      out.set(Number(d), {
-        comm: stat.slice(stat.indexOf('(') + 1, close),
-        ppid: Number(f[1]),
-        start: f[19]!,
-        self: (Number(f[11]) + Number(f[12])) * TICK_MS,
-        children: (Number(f[13]) + Number(f[14])) * TICK_MS,
-      });
-    } catch {
-      // gone meanwhile
-    }
+    const st = procStat(d); // undefined: gone meanwhile
+    if (st) out.set(Number(d), st);
   }
   return out;
 }
@@ -152,7 +131,7 @@ function machineCpu(): { busy: number; total: number; steal: number; irq: number
 }
 
 interface CpuSnapshot {
-  procs: Map<number, Proc>;
+  procs: Map<number, ProcStat>;
   machine: ReturnType<typeof machineCpu>;
 }
 
