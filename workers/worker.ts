@@ -12,6 +12,7 @@ import { workflowBundlePath } from '../host/paths';
 import { DEFAULT_TUNING, tuningOptions, type WorkerTuning } from './tuning';
 import type { InFlightActivities } from './drain';
 import { sweepStreams } from '../host/model-stream';
+import { WatchedWorker } from './workflow-threads';
 
 export { workflowBundlePath };
 
@@ -91,13 +92,14 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions): Promise<H
     ...tuningOptions(tuning ?? DEFAULT_TUNING),
     ...(inFlight ? { interceptors: { activity: [inFlight.interceptor] } } : {}),
   };
-  const main = await Worker.create({
+  // Workflow threads without the SDK's per-call watchdog and promise hook (workers/workflow-threads.ts).
+  const main = await WatchedWorker.create({
     ...common,
     taskQueue,
     ...(existsSync(bundle) ? { workflowBundle: { codePath: bundle } } : { workflowsPath: require.resolve('../workflows') }),
   });
   // The host's queue: activities only, the same ones (one sandbox pool, one MCP pool per host).
-  return new HarnessWorkers(main, host ? await Worker.create({ ...common, taskQueue: host.queue }) : undefined);
+  return new HarnessWorkers(main, host ? await WatchedWorker.create({ ...common, taskQueue: host.queue }) : undefined);
 }
 
 /** Resolves once the worker polls (true), or its run ended first (false; `running` reports why). */
