@@ -10,6 +10,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { quietRuntime } from '../support/quiet-runtime';
+import { until } from '../support/processes';
 import { WatchedWorker, stackTracesWanted } from '../../workers/workflow-threads';
 
 let client: Client;
@@ -43,12 +44,12 @@ describe('watched workflow threads', () => {
     await withWorker(taskQueue, async () => {
       const waiting = await client.workflow.start('waiting', { taskQueue, workflowId: `waiting-${randomUUID()}` });
       // Its first task ran (it is cached on the thread the spin will take down).
-      await waitFor(async () => (await waiting.fetchHistory()).events!.some((e) => e.workflowTaskCompletedEventAttributes));
+      await until('the waiting workflow\'s first task', async () => (await waiting.fetchHistory()).events!.some((e) => e.workflowTaskCompletedEventAttributes));
       const spin = await client.workflow.start('spin', { taskQueue, workflowId: `spin-${randomUUID()}` });
-      const failure = await waitFor(async () => {
+      const failure = await until('the spin task to fail', async () => {
         const events = (await spin.fetchHistory()).events ?? [];
         return events.find((e) => e.workflowTaskFailedEventAttributes)?.workflowTaskFailedEventAttributes?.failure?.message;
-      });
+      }, 30_000);
       expect(failure).toMatch(/Potential deadlock detected: workflow code ran 1000 ms without yielding/);
       // A new workflow runs on the replacement thread; the cached one resumes by replay.
       expect(await client.workflow.execute('hello', { taskQueue, workflowId: `hello-${randomUUID()}`, args: ['there'] })).toBe('hello there');
@@ -83,12 +84,3 @@ describe('watched workflow threads', () => {
   }, 120_000);
 });
 
-async function waitFor<T>(probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > until) throw new Error('timed out waiting');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
