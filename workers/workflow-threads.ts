@@ -54,20 +54,35 @@ interface ThreadSetup {
   stackTraces: boolean;
 }
 
+/** What a watch needs of the SDK's thread client. */
+export type ThreadClient = Pick<WorkerThreadClient, 'send' | 'getActiveWorkflowCount' | 'destroy'>;
+
+/** What a watch needs of the setup: the limit, and where to log a kill. */
+export interface WatchSetup {
+  limitMs: number;
+  logger: Pick<Logger, 'error'>;
+}
+
 /** One workflow thread and its watch: requests in flight, and when it last answered. */
-class WatchedThread {
+export class WatchedThread {
   private pending = 0;
   private lastAnswer = Date.now();
   private stuck = false;
+  private confirming = false;
   private readonly watch: NodeJS.Timeout;
 
   private constructor(
-    private readonly thread: NodeWorker,
-    private readonly client: WorkerThreadClient,
-    private readonly setup: ThreadSetup,
+    private readonly thread: Pick<NodeWorker, 'terminate'>,
+    private readonly client: ThreadClient,
+    private readonly setup: WatchSetup,
   ) {
     this.watch = setInterval(() => this.check(), Math.max(50, Math.floor(setup.limitMs / 5)));
     this.watch.unref();
+  }
+
+  /** Watches a thread already running (start() makes the SDK's; tests bring their own). */
+  static watching(thread: Pick<NodeWorker, 'terminate'>, client: ThreadClient, setup: WatchSetup): WatchedThread {
+    return new WatchedThread(thread, client, setup);
   }
 
   static async start(setup: ThreadSetup): Promise<WatchedThread> {
@@ -80,7 +95,7 @@ class WatchedThread {
       },
     });
     const client = new WorkerThreadClient(thread, setup.logger, setup.patchActivationCallback);
-    const watched = new WatchedThread(thread, client, setup);
+    const watched = WatchedThread.watching(thread, client, setup);
     // Unwatched: evaluating the bundle may take long on a loaded machine.
     await client.send({
       type: 'init',
@@ -117,12 +132,25 @@ class WatchedThread {
     }
   }
 
+  private overdue(): boolean {
+    return !this.stuck && this.pending > 0 && Date.now() - this.lastAnswer >= this.setup.limitMs;
+  }
+
   private check(): void {
-    if (this.stuck || this.pending === 0 || Date.now() - this.lastAnswer < this.setup.limitMs) return;
-    this.stuck = true;
-    clearInterval(this.watch);
-    this.setup.logger.error(`Workflow thread stuck: no answer in ${this.setup.limitMs} ms; terminating and replacing it`);
-    void this.thread.terminate();
+    if (!this.overdue() || this.confirming) return;
+    // The answer may already wait in the port: a main thread that was busy itself (a long
+    // synchronous call, a GC pause) runs its due timers before it reads the thread's messages.
+    // setImmediate runs after the poll phase that delivers them, so only a thread that really
+    // has not answered is terminated.
+    this.confirming = true;
+    setImmediate(() => {
+      this.confirming = false;
+      if (!this.overdue()) return;
+      this.stuck = true;
+      clearInterval(this.watch);
+      this.setup.logger.error(`Workflow thread stuck: no answer in ${this.setup.limitMs} ms; terminating and replacing it`);
+      void this.thread.terminate();
+    });
   }
 
   private stuckError(): WorkflowThreadStuckError {
