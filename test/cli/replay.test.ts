@@ -9,6 +9,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { replayWorkflows, reportLines, type ReplayReport } from '../../history/replay/report';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, ROOT, runCli, stackLines, tempDir } from '../support/cli';
+import { freezePolicy } from '../../common/policy';
+import { parsePolicy } from '../../common/policy/schema';
 
 // Turn 1: three local tool calls in as many steps, over a small event budget (so it continues
 // as new: several runs). Turn 2: http_request, a tool run as a regular activity.
@@ -34,9 +36,12 @@ beforeAll(async () => {
   dir = tempDir('harness-cli-replay-');
   env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: path.join(dir, 'home') });
   // Turn 1 passes the budget before its last step (several runs); turn 2 stays within it (one run).
-  const config = scriptedConfig(script, { turnEventBudget: 45 });
-  expect((await h.finish(sessionId, config, 'Look around.')).answer).toBe('Turn one done.');
-  expect((await h.finish(sessionId, config, 'Fetch something.')).answer).toBe('Turn two done.');
+  // The default policy with one rule of the user's own: http_request is allowed, so turn 2 asks
+  // nothing; turn 1's write asks and the person approves it.
+  const policy = freezePolicy(parsePolicy({ rules: [{ id: 'allow-fetch', tool: 'http_request', decision: 'allow' }] }));
+  const config = scriptedConfig(script, { turnEventBudget: 45 }, policy);
+  expect(await h.finishApproving(sessionId, config, 'Look around.')).toMatchObject({ answer: 'Turn one done.', asked: ['write_file: {"path":"a.txt","content":"a"}'] });
+  expect(await h.finishApproving(sessionId, config, 'Fetch something.')).toMatchObject({ answer: 'Turn two done.', asked: [] });
 });
 afterAll(async () => {
   await h?.stop();

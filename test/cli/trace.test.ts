@@ -53,7 +53,8 @@ describe('harness trace', () => {
     expect(spans.filter((s) => s.type === 'step').every((s) => parentOf(s) === 'turn')).toBe(true);
     expect(spans.filter((s) => s.type === 'llm_call' || s.type === 'tool_call').every((s) => parentOf(s) === 'step')).toBe(true);
     expect(spans[0]).toMatchObject({ type: 'turn', name: turnId, parent_id: null, output: { terminated_by: 'final_answer', steps: 3 } });
-    expect(spans[7]).toMatchObject({ name: 'read_file', status: 'error', output: { error_type: 'PATH_OUTSIDE_WORKSPACE' } });
+    // Under the default policy the path outside the workspace is denied by its rule, before the tool.
+    expect(spans[7]).toMatchObject({ name: 'read_file', status: 'error', output: { error_type: 'PERMISSION_DENIED' } });
     // Without --full a large result is its verdict and the hash of the stored message.
     expect(spans[4]).toMatchObject({ name: 'read_file', status: 'ok', output: { ok: true, stored: { ref: expect.any(String) } } });
   });
@@ -63,7 +64,7 @@ describe('harness trace', () => {
     expect(r.code, describeResult(r)).toBe(0);
     expect(r.stdout).toContain(`turn ${turnId}  ok · final_answer · 3 steps`);
     expect(r.stdout).toMatch(/step 1 .*\n\s+model scripted {2}1 attempt .*→ get_current_time, read_file/);
-    expect(r.stdout).toContain('PATH_OUTSIDE_WORKSPACE');
+    expect(r.stdout).toMatch(/tool read_file \{"path":"\.\.\/outside\.txt"\} {2}deny \(deny-outside-workspace\) {2}PERMISSION_DENIED: /);
     expect(r.stdout).not.toContain('a line of the big file');
 
     const full = await cli([turnId, '--full'], { DATABASE_URL: TEST_DATABASE_URL });

@@ -21,7 +21,7 @@ import { failpointFile } from '../../activities/failpoints';
 import { MemoryHost } from '../../activities/memory/host';
 import { Conversations } from '../../activities/store/conversations';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
-import { DEFAULT_POLICY, endpointConfig, newSessionId, TEST_DATABASE_URL } from '../support/harness';
+import { approveUntilDone, DEFAULT_POLICY, endpointConfig, newSessionId, TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker, until } from '../support/processes';
 import { cliEnv } from '../support/cli';
 import { figure } from '../support/figures';
@@ -64,16 +64,17 @@ it('finishes the turn on a new worker after the first is SIGKILLed mid model cal
   workers.push(await spawnWorker(env));
   const config = endpointConfig(model.url, { modelHeartbeatMs: 2_000, modelTimeoutMs: 120_000 });
   const { turnId } = await sendMessage(client, { taskQueue: env.HARNESS_TASK_QUEUE!, sessionId, config, text: 'write two lines' });
+  // Under the default policy each write asks: a person approves them as they come, across the crash.
+  const approving = (async () => approveUntilDone(client, sessionId, await waitForTurn(client, turnId, { pollMs: 200 })))();
 
   await inFlight;
   await kill(workers[0], 'SIGKILL');
   workers.push(await spawnWorker(env));
 
-  const out = await waitForTurn(client, turnId, { pollMs: 200 });
-  expect(out.kind).toBe('done');
-  if (out.kind !== 'done') return;
-  expect(out.result.terminated_by).toBe('final_answer');
-  expect(out.result.answer).toContain('HARNESS_OK');
+  const { result, asked } = await approving;
+  expect(asked.map((a) => a.split(':')[0])).toEqual(['write_file', 'write_file']);
+  expect(result.terminated_by).toBe('final_answer');
+  expect(result.answer).toContain('HARNESS_OK');
 
   // Each completed step's side effect happened exactly once.
   expect(readFileSync(path.join(home, 'workspaces', sessionId, 'log.txt'), 'utf8')).toBe('step1\nstep2\n');

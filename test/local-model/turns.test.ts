@@ -29,7 +29,7 @@ afterAll(async () => {
 
 const TASK = 'What time is it now? Use the get_current_time tool.';
 
-/** The local model's session: the model and the endpoint, a small reply cap, nothing else set (mode: `auto` unless given). */
+/** The local model's session: the model and the endpoint, a small reply cap, the default policy, nothing else set. */
 function localConfig(toolMode?: ToolModeSetting): SessionConfig {
   const c = endpointConfig(model.url, { maxOutputTokens: 128, maxSteps: 3, modelTimeoutMs: 240_000 }, DEFAULT_POLICY);
   return { ...c, model: { provider: 'openai', model: LOCAL_MODEL, baseUrl: model.url, ...(toolMode ? { toolMode } : {}) } };

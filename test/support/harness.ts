@@ -111,16 +111,8 @@ export async function startHarness(overrides: Partial<ActivityDeps> & { taskQueu
       return out.result;
     },
     async finishApproving(sessionId, config, text) {
-      let out = await turn(sessionId, config, text);
-      const asked: string[] = [];
-      while (out.kind === 'waiting') {
-        const p = out.state.pending;
-        if (p?.kind !== 'approvals') throw new Error(`turn waits for something else: ${JSON.stringify(p)}`);
-        asked.push(...p.calls.map((c) => `${c.tool}: ${typeof (c.args as { command?: unknown }).command === 'string' ? (c.args as { command: string }).command : JSON.stringify(c.args)}`));
-        await decideApprovals(client, sessionId, { calls: p.calls.map((c) => ({ callId: c.callId, digest: c.digest ?? '' })), approve: true });
-        out = await withMessages(await waitForTurn(client, out.state.turnId, { pollMs: 100 }));
-      }
-      return { ...out.result, asked };
+      const { result, asked } = await approveUntilDone(client, sessionId, await turn(sessionId, config, text));
+      return { ...(await complete(result)), asked };
     },
     messages,
     complete,
@@ -137,17 +129,37 @@ export async function startHarness(overrides: Partial<ActivityDeps> & { taskQueu
   };
 }
 
+/**
+ * A person who approves every call the policy asks about: from a turn's outcome, approves each
+ * wait for approval until the turn is done. Returns its result and the calls that asked, in
+ * order (`tool: command` for a shell call, `tool: args` for others).
+ */
+export async function approveUntilDone(client: Client, sessionId: string, first: TurnOutcome): Promise<{ result: TurnResult; asked: string[] }> {
+  let out = first;
+  const asked: string[] = [];
+  while (out.kind === 'waiting') {
+    const p = out.state.pending;
+    if (p?.kind !== 'approvals') throw new Error(`turn waits for something else: ${JSON.stringify(p)}`);
+    asked.push(...p.calls.map((c) => `${c.tool}: ${typeof (c.args as { command?: unknown }).command === 'string' ? (c.args as { command: string }).command : JSON.stringify(c.args)}`));
+    await decideApprovals(client, sessionId, { calls: p.calls.map((c) => ({ callId: c.callId, digest: c.digest ?? '' })), approve: true });
+    out = await waitForTurn(client, out.state.turnId, { pollMs: 100 });
+  }
+  return { result: out.result, asked };
+}
+
 /** The policy a user gets without configuring one: mode `ask`, the default rules written out (as resolveSessionConfig makes it). */
 export const DEFAULT_POLICY: Policy = freezePolicy(parsePolicy(undefined));
 
 /**
- * Tests of the turn machinery run with a policy that allows every valid call, so that the
- * tools' own checks (workspace confinement…) are what is tested; policy tests pass their own.
+ * The policy switched off: every valid call runs without asking. Only for tests whose subject
+ * is below the policy (a tool's own checks, such as workspace confinement, that the default
+ * rules would stop first) or that need a call the default policy asks about to run unattended;
+ * each such test passes it explicitly and says why. Everything else runs under DEFAULT_POLICY.
  */
 export const ALLOW_ALL: Policy = parsePolicy({ mode: 'auto', defaults: false });
 
-/** A session config for a scripted model with fast limits suitable for tests. */
-export function scriptedConfig(script: unknown, limits: Partial<Limits> = {}, policy: Policy = ALLOW_ALL): SessionConfig {
+/** A session config for a scripted model with fast limits suitable for tests, under the default policy unless given one. */
+export function scriptedConfig(script: unknown, limits: Partial<Limits> = {}, policy: Policy = DEFAULT_POLICY): SessionConfig {
   return {
     model: { provider: 'scripted', model: 'scripted', script },
     systemPrompt: 'You are a test agent.',
@@ -156,8 +168,8 @@ export function scriptedConfig(script: unknown, limits: Partial<Limits> = {}, po
   };
 }
 
-/** A session config for an OpenAI-compatible endpoint (e.g. a scripted server started by the test). */
-export function endpointConfig(baseUrl: string, limits: Partial<Limits> = {}, policy: Policy = ALLOW_ALL): SessionConfig {
+/** A session config for an OpenAI-compatible endpoint (e.g. a scripted server started by the test), under the default policy unless given one. */
+export function endpointConfig(baseUrl: string, limits: Partial<Limits> = {}, policy: Policy = DEFAULT_POLICY): SessionConfig {
   return {
     model: { provider: 'openai', model: 'test-model', baseUrl },
     systemPrompt: 'You are a test agent.',

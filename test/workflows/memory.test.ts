@@ -36,11 +36,13 @@ describe('long-term memory in turns', () => {
     const h = await harness(DATABASE_URL);
     const ns = `test-${randomUUID()}`;
     const fact = '我们决定使用 PostgreSQL 数据库存储记忆';
-    const a = await h.finish(
+    // Under the default policy a long-term write asks first (risk `write`); the person approves.
+    const a = await h.finishApproving(
       newSessionId('mem'),
       withMemory({ steps: [{ tool_calls: [{ name: 'remember_longterm', arguments: { text: fact } }] }, { content: 'saved' }] }, ns),
       'Remember our database decision.',
     );
+    expect(a.asked).toEqual([`remember_longterm: ${JSON.stringify({ text: fact })}`]);
     expect(a.toolCalls[0]).toMatchObject({ name: 'remember_longterm', ok: true });
 
     const b = await h.finish(
@@ -96,7 +98,7 @@ describe('long-term memory in turns', () => {
   it('runs the same code on the embedded PGlite default when no DATABASE_URL is set', async () => {
     const h = await harness();
     const ns = 'embedded';
-    const r = await h.finish(
+    const r = await h.finishApproving(
       newSessionId('mem'),
       withMemory(
         {
@@ -111,6 +113,7 @@ describe('long-term memory in turns', () => {
       'Remember and recall.',
     );
     expect(r.terminated_by).toBe('final_answer');
+    expect(r.asked).toHaveLength(1);
     expect(r.toolCalls.map((c) => c.ok)).toEqual([true, true]);
   }, 90_000);
 });

@@ -120,7 +120,8 @@ describe('turn termination', () => {
   });
 
   it('treats calls that differ only in argument key order or spacing as the same action', async () => {
-    const r = await h.finish(
+    // The default policy asks about each write; the person approves every one.
+    const r = await h.finishApproving(
       newSessionId(),
       scriptedConfig({
         steps: [
@@ -137,6 +138,7 @@ describe('turn termination', () => {
     );
     expect(r.terminated_by).toBe('repeated_action');
     expect(r.steps).toBe(6);
+    expect(r.asked.every((a) => a.startsWith('write_file: '))).toBe(true);
   });
   it('treats a finish call without an answer as INVALID_ARGUMENTS and keeps the turn going', async () => {
     const r = await h.finish(

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChatMessage, ToolResult } from '../../common/types';
-import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
+import { ALLOW_ALL, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 let h: TestHarness;
 beforeAll(async () => {
@@ -74,15 +74,21 @@ describe('tool errors are results the model sees', () => {
   });
 
   it('refuses parent-directory traversal and absolute paths with PATH_OUTSIDE_WORKSPACE', async () => {
+    // The tool's own confinement, below the policy: the default rules deny these paths first
+    // (the next test), so this one runs with the policy off to reach the tool.
     const r = await h.finish(
       newSessionId(),
-      scriptedConfig({
-        steps: [
-          { tool_calls: [{ name: 'read_file', arguments: { path: '../../etc/passwd' } }] },
-          { expect: { last_message_contains: 'PATH_OUTSIDE_WORKSPACE' }, tool_calls: [{ name: 'read_file', arguments: { path: '/etc/passwd' } }] },
-          { expect: { last_message_contains: 'PATH_OUTSIDE_WORKSPACE' }, content: 'Cannot leave the workspace. HARNESS_OK' },
-        ],
-      }),
+      scriptedConfig(
+        {
+          steps: [
+            { tool_calls: [{ name: 'read_file', arguments: { path: '../../etc/passwd' } }] },
+            { expect: { last_message_contains: 'PATH_OUTSIDE_WORKSPACE' }, tool_calls: [{ name: 'read_file', arguments: { path: '/etc/passwd' } }] },
+            { expect: { last_message_contains: 'PATH_OUTSIDE_WORKSPACE' }, content: 'Cannot leave the workspace. HARNESS_OK' },
+          ],
+        },
+        {},
+        ALLOW_ALL,
+      ),
       'read passwd',
     );
     expect(r.terminated_by).toBe('final_answer');
@@ -93,12 +99,31 @@ describe('tool errors are results the model sees', () => {
     }
   });
 
+  it('under the default policy the same paths are denied before the tool runs, with the rule as the reason', async () => {
+    const r = await h.finish(
+      newSessionId(),
+      scriptedConfig({
+        steps: [
+          { tool_calls: [{ name: 'read_file', arguments: { path: '../../etc/passwd' } }] },
+          { expect: { last_message_contains: 'PERMISSION_DENIED' }, tool_calls: [{ name: 'read_file', arguments: { path: '/etc/passwd' } }] },
+          { expect: { last_message_contains: 'paths must stay inside the workspace' }, content: 'Cannot leave the workspace. HARNESS_OK' },
+        ],
+      }),
+      'read passwd',
+    );
+    expect(r.terminated_by).toBe('final_answer');
+    expect(r.toolCalls.map((c) => c.error_type)).toEqual(['PERMISSION_DENIED', 'PERMISSION_DENIED']);
+    expect(JSON.stringify(r.messages)).not.toContain('root:');
+  });
+
   it('refuses a symlink inside the workspace that leads outside it with PATH_OUTSIDE_WORKSPACE', async () => {
     const sessionId = newSessionId();
     const workspace = path.join(h.home, 'workspaces', sessionId);
     mkdirSync(workspace, { recursive: true });
     symlinkSync('/etc', path.join(workspace, 'link'));
-    const r = await h.finish(
+    // The policy sees a path inside the workspace: the read runs, the write asks and is approved,
+    // and the tool itself finds where the link leads.
+    const r = await h.finishApproving(
       sessionId,
       scriptedConfig({
         steps: [
@@ -110,13 +135,14 @@ describe('tool errors are results the model sees', () => {
       'follow the link',
     );
     expect(r.terminated_by).toBe('final_answer');
+    expect(r.asked).toEqual(['write_file: {"path":"link/evil.txt","content":"x"}']);
     expect(r.toolCalls.map((c) => c.error_type)).toEqual(['PATH_OUTSIDE_WORKSPACE', 'PATH_OUTSIDE_WORKSPACE']);
     expect(JSON.stringify(r.messages)).not.toContain('root:');
   });
 
   it('round-trips write_file then read_file in the same turn inside the session workspace', async () => {
     const sessionId = newSessionId();
-    const r = await h.finish(
+    const r = await h.finishApproving(
       sessionId,
       scriptedConfig({
         steps: [
@@ -136,7 +162,8 @@ describe('tool errors are results the model sees', () => {
   });
 
   it('records every call with its step, ok flag and error type in result.toolCalls', async () => {
-    const r = await h.finish(
+    // The write asks and is approved; the absolute path is denied by the default rules.
+    const r = await h.finishApproving(
       newSessionId(),
       scriptedConfig({
         steps: [
@@ -158,7 +185,7 @@ describe('tool errors are results the model sees', () => {
       { step: 1, name: 'read_file', ok: false, error_type: 'FILE_NOT_FOUND' },
       { step: 1, name: 'nope', ok: false, error_type: 'UNKNOWN_TOOL' },
       { step: 1, name: 'write_file', ok: true, error_type: undefined },
-      { step: 2, name: 'read_file', ok: false, error_type: 'PATH_OUTSIDE_WORKSPACE' },
+      { step: 2, name: 'read_file', ok: false, error_type: 'PERMISSION_DENIED' },
       { step: 2, name: 'read_file', ok: false, error_type: 'INVALID_ARGUMENTS' },
     ]);
     // Each tool message answers its own call id.

@@ -116,8 +116,8 @@ describe('a worker running http_request for a session', () => {
     expect(model!.message).toContain(`the worker's own scripted model server on port ${scriptedPort}`);
   });
 
-  it('refuses loopback for a session whose config allows no private host', async () => {
-    const r = await h.finish(
+  it('refuses loopback for a session whose config allows no private host, even when the person approves the call', async () => {
+    const r = await h.finishApproving(
       newSessionId(),
       scriptedConfig({
         steps: [
@@ -127,6 +127,7 @@ describe('a worker running http_request for a session', () => {
       }),
       'fetch it',
     );
+    expect(r.asked).toEqual([`http_request: {"url":"http://127.0.0.1:${app.port}/"}`]);
     expect(r.answer).toBe('Refused. HARNESS_OK');
     expect(results(r.messages)[0]).toMatchObject({ ok: false, error_type: 'PERMISSION_DENIED' });
   });
