@@ -3,7 +3,7 @@
  * the questions MCP servers ask during calls, the durable wait on a person (telling the parent
  * session around it), and where an eval case or a rerun's record stands in for the person.
  */
-import { condition, currentUpdateInfo, getExternalWorkflowHandle, patched, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, currentUpdateInfo, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
 import {
   answerUpdate,
   decideApprovalsUpdate,
@@ -22,6 +22,7 @@ import type { ApprovalRecord, TurnInput, TurnState } from '../common/session';
 import { evalDecision } from './eval-humans';
 import { grantsOf } from './grants';
 import type { RunEvents } from './run-events';
+import type { TurnPatches } from './turn-patches';
 import type { TurnOps } from './turn-ops';
 import { validateDecision } from './validate-decision';
 
@@ -38,7 +39,7 @@ export interface TurnHumans {
 }
 
 /** Registers the turn's query, signal and update handlers (before its first await) and returns its waits. */
-export function turnHumans(input: TurnInput, events: RunEvents, policy: Policy | undefined): TurnHumans {
+export function turnHumans(input: TurnInput, events: RunEvents, policy: Policy | undefined, since: TurnPatches['since']): TurnHumans {
   const { limits } = input.config;
   const state: TurnState = { turnId: input.turnId, status: 'running', step: 0 };
   const answers = new Map<string, string>();
@@ -106,7 +107,7 @@ export function turnHumans(input: TurnInput, events: RunEvents, policy: Policy |
       state.pending = left.length ? { kind: 'approvals', calls: left } : undefined;
       if (!left.length) state.status = 'running';
       // Keep the session's view in step when only part of the step was decided.
-      else if (patched('approvals-partial-notify')) await notifyParent({ turnId: input.turnId, status: 'waiting_for_approval', pending: state.pending! });
+      else if (since('approvals-partial-notify')) await notifyParent({ turnId: input.turnId, status: 'waiting_for_approval', pending: state.pending! });
       // What each `--always` adds to the session, said back to the person who gave it.
       const granted = d.always ? grantsOf(pending.filter((c) => ids.includes(c.callId)), policy, d.pattern) : [];
       return granted.length ? { decided: ids, granted } : { decided: ids };

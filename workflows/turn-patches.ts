@@ -1,9 +1,14 @@
 /**
  * The turn's version decisions: which behaviours of turns recorded before a change a run keeps.
- * Each is a `patched()` marker, taken in the order recorded histories hold them and before
- * prepareTurn is scheduled. The turn's other patches stay where their markers are recorded:
- * `bounded-model-input` after prepareTurn (turn.ts), `approvals-partial-notify` in the approvals
- * handler (turn-humans.ts).
+ *
+ * A run started by today's code takes one marker, `turn-patches-1`, and with it every patch
+ * below. Each `patched()` call costs a marker and a search-attribute update (Core upserts
+ * TemporalChangeVersion for each, a visibility write on the server): twelve of each a turn
+ * before, a third of an eval trial's events. A history without that marker was recorded before
+ * it: each patch is then its own `patched()` call, taken where its marker is recorded, so older
+ * turns replay as they ran. The early ones are taken here in their recorded order, before
+ * prepareTurn is scheduled; `bounded-model-input` comes after prepareTurn (turn.ts) and
+ * `approvals-partial-notify` in the approvals handler (turn-humans.ts).
  */
 import { patched } from '@temporalio/workflow';
 import { exactPolicy } from '../common/policy/decide';
@@ -30,22 +35,33 @@ export interface TurnPatches {
   messageStore: boolean;
   /** The turn counts its own history events to decide continue-as-new (turns recorded before read Temporal's history length). */
   ownEventCount: boolean;
+  /**
+   * Whether the run takes the code of a later patch (`bounded-model-input`,
+   * `approvals-partial-notify`): always in a run of today's code; in an older one, as its marker says.
+   */
+  since(patchId: string): boolean;
 }
+
+/** The patch set every run of today's code records once, standing for all the patches above. */
+export const TURN_PATCH_SET = 'turn-patches-1';
 
 /** Takes the turn's early patches, in their recorded order. */
 export function turnPatches(input: TurnInput): TurnPatches {
+  // Taken once, first: a run that has it skips every patched() call below (no marker of theirs).
+  const current = patched(TURN_PATCH_SET);
+  const since = (patchId: string) => current || patched(patchId);
   // Sessions recorded before the permission policy existed replay without it.
-  const recordedPolicy = patched('permission-policy') ? (input.config.policy ?? parsePolicy(undefined)) : undefined;
+  const recordedPolicy = since('permission-policy') ? (input.config.policy ?? parsePolicy(undefined)) : undefined;
   // Turns recorded before the exact analysis judged with their policy's own version (which let
   // dash read what the policy parsed as bash); every turn since judges with version 3.
-  const policy = recordedPolicy && patched('policy-exact') ? exactPolicy(recordedPolicy) : recordedPolicy;
-  const localTools = patched('local-fast-tools');
-  const compression = patched('context-compression');
-  const harnessCallIds = patched('harness-call-ids');
-  const perToolTimeouts = patched('per-tool-timeouts');
-  const toolFailuresAsResults = patched('tool-failures-as-results');
-  const scriptAwareEstimate = patched('script-aware-token-estimate');
-  const messageStore = patched('message-store') && !input.config.inlineHistory;
-  const ownEventCount = patched('turn-own-event-count');
-  return { policy, localTools, compression, harnessCallIds, perToolTimeouts, toolFailuresAsResults, scriptAwareEstimate, messageStore, ownEventCount };
+  const policy = recordedPolicy && since('policy-exact') ? exactPolicy(recordedPolicy) : recordedPolicy;
+  const localTools = since('local-fast-tools');
+  const compression = since('context-compression');
+  const harnessCallIds = since('harness-call-ids');
+  const perToolTimeouts = since('per-tool-timeouts');
+  const toolFailuresAsResults = since('tool-failures-as-results');
+  const scriptAwareEstimate = since('script-aware-token-estimate');
+  const messageStore = since('message-store') && !input.config.inlineHistory;
+  const ownEventCount = since('turn-own-event-count');
+  return { policy, localTools, compression, harnessCallIds, perToolTimeouts, toolFailuresAsResults, scriptAwareEstimate, messageStore, ownEventCount, since };
 }

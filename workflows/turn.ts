@@ -11,7 +11,6 @@ import {
   condition,
   continueAsNew,
   isCancellation,
-  patched,
   proxyActivities,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -49,7 +48,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
 
   const events = new RunEvents(input.resume !== undefined);
   // Its handlers are registered before the first await, so the turn's first workflow task has them.
-  const humans = turnHumans(input, events, policy);
+  const humans = turnHumans(input, events, policy, patches.since);
   const { state, waitForHuman } = humans;
 
   // A run that continues a long turn keeps what the turn's first run prepared; a turn prepares
@@ -64,7 +63,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const mcpServers = input.config.mcp?.servers ?? [];
   // Turns recorded before model input was bounded (argument depth, MCP schema cost and patterns,
   // echoed text, fingerprint size) judged calls without those bounds (issue 17).
-  const boundedInput = patched('bounded-model-input');
+  const boundedInput = patches.since('bounded-model-input');
   // How the model is offered the tools: as the config says, as the session's earlier turns (or
   // this turn's earlier run) decided, or, on auto, as the first model call decides — its reply is
   // in history, so replay reads the same decision. Only activity inputs and results change: no patch.

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
+import { TURN_PATCH_SET } from '../../workflows/turn-patches';
 
 let h: TestHarness;
 beforeAll(async () => {
@@ -14,5 +16,19 @@ describe('turnWorkflow', () => {
     expect(r.answer).toBe('Hello. HARNESS_OK');
     expect(r.steps).toBe(1);
     expect(r.usage.total_tokens).toBeGreaterThan(0);
+  });
+});
+
+describe('version markers', () => {
+  it("a turn of today's code records one patch marker and one search-attribute update, however many patches it takes", async () => {
+    const sessionId = newSessionId();
+    const script = { steps: [{ tool_calls: [{ name: 'write_file', arguments: { path: 'a.txt', content: 'a' } }] }, { content: 'Done. HARNESS_OK' }] };
+    const r = await h.finishApproving(sessionId, scriptedConfig(script), 'write a.txt');
+    expect(r.terminated_by).toBe('final_answer');
+    const { events } = await h.client.workflow.getHandle(`${sessionId}/turn-1`).fetchHistory();
+    const markers = events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_patch');
+    const ids = markers.map((e) => defaultPayloadConverter.fromPayload<{ id: string }>(e.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!));
+    expect(ids).toEqual([{ id: TURN_PATCH_SET, deprecated: false }]);
+    expect(events!.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes)).toHaveLength(1);
   });
 });
