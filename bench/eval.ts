@@ -17,6 +17,8 @@ import { parseSuite } from '../evals/runner/suite';
 import { runScript, withScratchHarness } from '../scripts/scratch';
 import { fmt } from './stats';
 import { ownCpuMs, processCpuMs } from './cpu';
+import { historyCounts, sumCounts, type HistoryCounts } from './history-counts';
+import { trialSessionId } from '../workflows/eval';
 
 const CASES = Number(process.env.BENCH_CASES ?? 48);
 const DELAY_MS = Number(process.env.BENCH_DELAY_MS ?? 2000);
@@ -47,6 +49,7 @@ async function main(): Promise<void> {
   const suite = parseSuite(suiteText(), 'bench.jsonl');
   const wall: Record<number, number> = {};
   const cpu: Record<number, { worker: number; server: number }> = {};
+  let perTrial: HistoryCounts | undefined;
   await withScratchHarness('bench-eval', async ({ client, taskQueue, serverPid }) => {
     const serverCpu = () => (serverPid === undefined ? 0 : processCpuMs(serverPid));
     // A warm-up eval of a few cases: code paths, the embedded store, the first sandbox-free turn.
@@ -60,6 +63,9 @@ async function main(): Promise<void> {
       wall[c] = performance.now() - t0;
       cpu[c] = { worker: (ownCpuMs() - w0) / CASES, server: (serverCpu() - s0) / CASES };
       if (report.totals.passed_trials !== CASES) throw new Error(`concurrency ${c}: ${report.totals.passed_trials} of ${CASES} passed: ${JSON.stringify(report.totals.failure_reasons)}`);
+      // What one trial cost the server, from its histories (the trial's workflow and its turn's).
+      const trial = trialSessionId(id, 'case-0', 1);
+      perTrial ??= sumCounts(await Promise.all([historyCounts(client, trial), historyCounts(client, `${trial}/turn-1`)]));
       console.log(`  concurrency ${String(c).padStart(2)}: ${fmt(wall[c]! / 1000)} s for ${CASES} cases (${fmt(wall[c]! / CASES)} ms a case); CPU a trial: worker ${fmt(cpu[c].worker, 1)} ms + server ${fmt(cpu[c].server, 1)} ms`);
     }
   });
@@ -72,7 +78,9 @@ async function main(): Promise<void> {
   console.log(`bench:eval — ${CASES} cases, scripted model answering after ${DELAY_MS} ms, nproc ${os.availableParallelism()}, load ${load.map((l) => fmt(l)).join(' ')} (at start ${loadStart.map((l) => fmt(l)).join(' ')})`);
   console.log(`  speedup at ${top}: ${fmt(speedup)}x (target ≥ ${TARGET}x: ${speedup >= TARGET ? 'met' : 'missed'}); harness overhead ${fmt(overhead)} ms a case at concurrency ${LEVELS[0]}`);
   console.log(`  harness CPU a trial at ${top}: ${fmt(cpuTop, 1)} ms, worker and server (target ≤ ${TARGET_CPU_MS} ms: ${cpuTop <= TARGET_CPU_MS ? 'met' : 'missed'})`);
-  console.log(JSON.stringify({ bench: 'eval', cases: CASES, delayMs: DELAY_MS, nproc: os.availableParallelism(), loadavg: load.map((l) => Number(fmt(l))), wallMs: Object.fromEntries(Object.entries(wall).map(([k, v]) => [k, Number(fmt(v))])), speedup: Number(fmt(speedup)), overheadMsPerCase: Number(fmt(overhead)), cpuMsPerTrial: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, { worker: Number(fmt(v.worker, 1)), server: Number(fmt(v.server, 1)) }])), targetSpeedup: TARGET, targetCpuMs: TARGET_CPU_MS }));
+  const t = perTrial!;
+  console.log(`  a trial in history: ${t.runs} workflow runs, ${t.workflowTasks} workflow tasks, ${t.activityTasks} activity tasks, ${t.localActivities} local activities, ${t.events} events, ${fmt(t.bytes / 1024, 1)} KiB`);
+  console.log(JSON.stringify({ bench: 'eval', cases: CASES, delayMs: DELAY_MS, nproc: os.availableParallelism(), loadavg: load.map((l) => Number(fmt(l))), wallMs: Object.fromEntries(Object.entries(wall).map(([k, v]) => [k, Number(fmt(v))])), speedup: Number(fmt(speedup)), overheadMsPerCase: Number(fmt(overhead)), cpuMsPerTrial: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, { worker: Number(fmt(v.worker, 1)), server: Number(fmt(v.server, 1)) }])), trialHistory: perTrial, targetSpeedup: TARGET, targetCpuMs: TARGET_CPU_MS }));
 }
 
 runScript(main);

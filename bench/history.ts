@@ -17,6 +17,7 @@ import { freezePolicy } from '../common/policy';
 import { sendMessage, waitForTurn } from '../client/session-client';
 import { runScript, withScratchHarness } from '../scripts/scratch';
 import { fmt, median } from './stats';
+import { payloads } from './history-counts';
 
 const SIZES = (process.env.BENCH_STEPS ?? '50,100,200').split(',').map(Number);
 // The inline path is quadratic: 200 steps of 8 KB would pass Temporal's 50 MB limit.
@@ -51,20 +52,6 @@ interface Measure {
   runs: number;
   maxPayload: number;
   msPerStep: number;
-}
-
-type Events = NonNullable<Awaited<ReturnType<ReturnType<Client['workflow']['getHandle']>['fetchHistory']>>['events']>;
-
-function payloads(events: Events): number[] {
-  const out: number[] = [];
-  const walk = (v: unknown): void => {
-    if (!v || typeof v !== 'object' || v instanceof Uint8Array) return;
-    const o = v as Record<string, unknown>;
-    if (Array.isArray(o.payloads)) for (const p of o.payloads as { data?: Uint8Array }[]) out.push(p.data?.length ?? 0);
-    for (const x of Object.values(o)) walk(x);
-  };
-  for (const e of events) walk(e);
-  return out;
 }
 
 async function measure(client: Client, taskQueue: string, steps: number, inline: boolean): Promise<Measure | string> {
