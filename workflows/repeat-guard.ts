@@ -76,11 +76,21 @@ const MAX_CANONICAL_CHARS = 64 * 1024;
  * too deep to normalise (the walk overflows the stack) is compared as written.
  */
 function canonical(args: string): string {
-  // Only a provider breaking the protocol sends anything but text; it must not fail the step.
-  if (typeof args !== 'string') return String(args);
+  // Only a provider breaking the protocol sends anything but text; it must not fail the step,
+  // not even an object whose toString is not a function (String() throws on it).
+  if (typeof args !== 'string') return printable(args);
   try {
     return canonicalJson(JSON.parse(args));
   } catch {
     return args.trim();
+  }
+}
+
+/** What String() gives (as fingerprints always were), or the object's tag where String() throws. */
+function printable(value: unknown): string {
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
   }
 }

@@ -115,6 +115,13 @@ describe('repeat fingerprints', () => {
     );
   });
 
+  it('take arguments that String() throws on (found by the property above: an object whose toString is false)', () => {
+    const guard = new RepeatGuard(2, undefined, true);
+    const calls = [{ id: '', name: '', arguments: { toString: false } as unknown as string }];
+    expect(guard.observe(calls)).toBe('ok');
+    expect(guard.observe(calls)).toBe('warn');
+  });
+
   it('still see a repetition whatever the key order and spacing', () => {
     const guard = new RepeatGuard(2, undefined, true);
     guard.observe([{ id: '1', name: 'read_file', arguments: `{"path":"a","n":"${'x'.repeat(500)}"}` }]);
