@@ -2,11 +2,12 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { workflowBundleOptions } from '../host/workflow-bundle';
 
 async function main(): Promise<void> {
   const out = process.argv[2] ?? path.resolve(__dirname, '..', 'workflow-bundle.js');
   const { code } = await bundleWorkflowCode({
-    workflowsPath: require.resolve('../workflows'),
+    ...workflowBundleOptions(),
     logger: { info() {}, warn: console.warn, error: console.error, debug() {}, trace() {}, log() {} },
   });
   writeFileSync(out, code);

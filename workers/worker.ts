@@ -9,6 +9,7 @@ import { Worker, type NativeConnection, type State, type WorkerOptions } from '@
 import { hostQueueOf } from '../common/host';
 import { createActivities, type ActivityDeps } from '../activities';
 import { workflowBundlePath } from '../host/paths';
+import { bundledAtStart } from '../host/workflow-bundle';
 import { DEFAULT_TUNING, tuningOptions, type WorkerTuning } from './tuning';
 import type { InFlightActivities } from './drain';
 import { sweepStreams } from '../host/model-stream';
@@ -96,7 +97,7 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions): Promise<H
   const main = await WatchedWorker.create({
     ...common,
     taskQueue,
-    ...(existsSync(bundle) ? { workflowBundle: { codePath: bundle } } : { workflowsPath: require.resolve('../workflows') }),
+    ...(existsSync(bundle) ? { workflowBundle: { codePath: bundle } } : bundledAtStart()),
   });
   // The host's queue: activities only, the same ones (one sandbox pool, one MCP pool per host).
   return new HarnessWorkers(main, host ? await WatchedWorker.create({ ...common, taskQueue: host.queue }) : undefined);

@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import { Runtime, Worker } from '@temporalio/worker';
 import type { History } from '@temporalio/common/lib/proto-utils';
 import { workflowBundlePath } from '../../host/paths';
+import { bundledAtStart } from '../../host/workflow-bundle';
 import { escapingLogger } from '../../host/terminal/temporal-log';
 
 /** Outcome of replaying one history. */
@@ -13,7 +14,7 @@ export type ReplayOutcome = { ok: true } | { ok: false; nondeterministic: boolea
 
 /** Replays a history with the bundle written by `npm run build` (or the given one). */
 export async function replayHistory(history: History | unknown, workflowId: string, bundlePath = workflowBundlePath()): Promise<ReplayOutcome> {
-  const source = existsSync(bundlePath) ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath: require.resolve('../../workflows') };
+  const source = existsSync(bundlePath) ? { workflowBundle: { codePath: bundlePath } } : bundledAtStart();
   try {
     await Worker.runReplayHistory({ ...source, replayName: `replay-${workflowId}` }, history, workflowId);
     return { ok: true };

@@ -5,6 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { workflowBundleOptions } from '../../host/workflow-bundle';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { replayWorkflows, reportLines, type ReplayReport } from '../../history/replay/report';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
@@ -72,7 +73,7 @@ describe('harness replay', () => {
   it('the check bites: a workflow change without patched() is reported with the turn, the event and the calls', async () => {
     // The changed code: http_request no longer runs as an activity (as if it had moved into the workflow).
     const { code } = await bundleWorkflowCode({
-      workflowsPath: path.join(ROOT, 'workflows', 'index.ts'),
+      ...workflowBundleOptions(),
       logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} },
       webpackConfigHook: (config) => {
         const edit = { from: "if (def.runsIn !== 'workflow') {", to: "if (def.runsIn !== 'workflow' && def.name !== 'http_request') {" };

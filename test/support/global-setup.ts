@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { workflowBundleOptions } from '../../host/workflow-bundle';
 import Docker from 'dockerode';
 import type { TestProject } from 'vitest/node';
 import { findTemporalCli } from '../../client/temporal-cli';
@@ -50,7 +51,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const bundlePath = path.join(dir, 'workflow-bundle.js');
   const ready = Promise.all([
     bundleWorkflowCode({
-      workflowsPath: path.join(__dirname, '..', '..', 'workflows', 'index.ts'),
+      ...workflowBundleOptions(),
       logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} },
     }),
     (async () => {
