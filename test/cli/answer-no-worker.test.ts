@@ -31,7 +31,7 @@ it('answer: with no worker polling, says so and waits; once a worker is back the
     ],
   });
   try {
-    const asked = watchCli(['run', '--policy', 'auto', '--model', `scripted:${script}`, 'pick a colour'], { env: own, cwd: dir });
+    const asked = watchCli(['run', '--model', `scripted:${script}`, 'pick a colour'], { env: own, cwd: dir });
     children.push(asked.child);
     const code = await new Promise<number | null>((resolve) => asked.child.once('close', (c) => resolve(c)));
     expect(code, asked.dump()).toBe(3);

@@ -34,7 +34,7 @@ describe(`${RUNS} \`harness run\` started at once with nothing running`, () => {
     // Two cores for twenty node processes, a server and a worker: minutes, not seconds.
     const results = await Promise.all(
       Array.from({ length: RUNS }, (_, i) =>
-        runCli(['run', '--model', `scripted:${script}`, '--policy', 'auto', `Say that run ${i} is done`, '--json'], { env, cwd: scratch, timeoutMs: 360_000 }),
+        runCli(['run', '--model', `scripted:${script}`, `Say that run ${i} is done`, '--json'], { env, cwd: scratch, timeoutMs: 360_000 }),
       ),
     );
     for (const r of results) {

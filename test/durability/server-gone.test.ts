@@ -38,7 +38,7 @@ it('run and status wait through a server gone for 60 s, saying Temporal is unrea
   const env = cliEnv({ TEMPORAL_ADDRESS: settings.address, HARNESS_TASK_QUEUE: 'server-gone', HARNESS_HOME: path.join(dir, 'harness'), DATABASE_URL: TEST_DATABASE_URL });
   processes.push(await spawnWorker(env));
   const script = writeScript(dir, { steps: [{ fault: { delay_ms: 30_000 }, content: 'The server came back. HARNESS_OK' }] });
-  const run = watchCli(['run', '--policy', 'auto', '--model', `scripted:${script}`, 'wait for the server'], { env, cwd: dir });
+  const run = watchCli(['run', '--model', `scripted:${script}`, 'wait for the server'], { env, cwd: dir });
   processes.push(run.child);
   const sessionId = await modelCallRunning(settings.address, () => run.out.stderr);
 

@@ -30,7 +30,7 @@ it('run and status wait through a worker gone for 2 minutes, saying no worker po
   const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: taskQueue, HARNESS_HOME: path.join(dir, 'home'), DATABASE_URL: TEST_DATABASE_URL });
   processes.push(await spawnWorker(env));
   const script = writeScript(dir, { steps: [{ fault: { delay_ms: 20_000 }, content: 'A worker came back. HARNESS_OK' }] });
-  const run = watchCli(['run', '--policy', 'auto', '--model', `scripted:${script}`, 'wait for a worker'], { env, cwd: dir });
+  const run = watchCli(['run', '--model', `scripted:${script}`, 'wait for a worker'], { env, cwd: dir });
   processes.push(run.child);
   const sessionId = await modelCallRunning(inject('temporalAddress'), () => run.out.stderr);
 
