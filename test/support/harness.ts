@@ -95,10 +95,12 @@ export async function startHarness(overrides: Partial<ActivityDeps> & { taskQueu
     const chunks = await Promise.all((r.storedToolCalls ?? []).map(async (hash) => JSON.parse(await conversations.getText(r.sessionId, hash)) as TurnResult['toolCalls']));
     return { ...r, messages: await messages(r), toolCalls: [...chunks.flat(), ...r.toolCalls] };
   };
-  const turn = async (sessionId: string, config: SessionConfig, text: string, maxSteps?: number) => {
+  /** The turn's outcome as waitForTurn gives it (messages not read back yet). */
+  const send = async (sessionId: string, config: SessionConfig, text: string, maxSteps?: number) => {
     const { turnId } = await sendMessage(client, { taskQueue, sessionId, config, text, ...(maxSteps ? { maxSteps } : {}) });
-    return withMessages(await waitForTurn(client, turnId, { pollMs: 100 }));
+    return waitForTurn(client, turnId, { pollMs: 100 });
   };
+  const turn = async (sessionId: string, config: SessionConfig, text: string, maxSteps?: number) => withMessages(await send(sessionId, config, text, maxSteps));
   return {
     client,
     taskQueue,
@@ -111,7 +113,8 @@ export async function startHarness(overrides: Partial<ActivityDeps> & { taskQueu
       return out.result;
     },
     async finishApproving(sessionId, config, text) {
-      const { result, asked } = await approveUntilDone(client, sessionId, await turn(sessionId, config, text));
+      // The store is read once, when the turn is done.
+      const { result, asked } = await approveUntilDone(client, sessionId, await send(sessionId, config, text));
       return { ...(await complete(result)), asked };
     },
     messages,
