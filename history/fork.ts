@@ -159,13 +159,17 @@ export function modelCallsByStep(runs: Run[]): Map<number, ModelCallRecord> {
   return out;
 }
 
-/** The snapshot of the workspace the turn's first run took as it began (prepareTurn's result), if it took one. */
+/**
+ * The snapshot of the workspace the turn's first run took as it began (prepareTurn's result), if
+ * it took one: from its local activity's marker (turns since `local-prepare-turn`, a session
+ * without a host) or from its activity (turns before, and a session on its host's queue).
+ */
 export function startSnapshot(runs: Run[]): WorkspaceSnapshot | undefined {
   const events = runs[0]?.events ?? [];
-  const scheduled = events.find((e) => e.kind === 'scheduled' && e.activityType === 'prepareTurn');
-  if (!scheduled) return undefined;
-  const done = events.find((e) => e.kind === 'activityCompleted' && e.scheduledId === scheduled.id);
-  const result = (done?.kind === 'activityCompleted' ? done.result : undefined) as PrepareTurnResult | undefined;
+  const prepared = events.find((e) => (e.kind === 'scheduled' || e.kind === 'localActivity') && e.activityType === 'prepareTurn');
+  if (!prepared) return undefined;
+  const done = prepared.kind === 'localActivity' ? prepared : events.find((e) => e.kind === 'activityCompleted' && e.scheduledId === prepared.id);
+  const result = (done && 'result' in done ? done.result : undefined) as PrepareTurnResult | undefined;
   return result?.workspace;
 }
 

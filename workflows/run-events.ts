@@ -22,9 +22,10 @@ const COST = {
 /**
  * The run's start: the started event and first workflow task, the version markers of the turn's
  * `patched()` calls (a marker and a search-attribute update each, about ten of them, in runs
- * recorded before turn-patches-1), and on the first run prepareTurn. Runs of today's code take
- * one marker and count the same: the count decides continue-as-new, so replay of every recorded
- * run must reach the same decision (it only over-counts new runs by a few events).
+ * recorded before turn-patches-1), and on the first run prepareTurn as an activity. Runs of
+ * today's code take one marker and prepare in a local activity (a marker), yet count the same:
+ * the count decides continue-as-new, so replay of every recorded run must reach the same
+ * decision (it only over-counts new runs by a few events).
  */
 const VERSION_MARKERS = 20;
 const START = { fresh: 3 + VERSION_MARKERS + COST.activity, resumed: 3 + VERSION_MARKERS } as const;

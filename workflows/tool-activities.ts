@@ -34,6 +34,15 @@ export const STORE_ACTIVITY: ActivityOptions = {
 // Preparing a turn reads the skills folders, a few memories and a scripted model's stored script.
 export const { prepareTurn, storeValue } = proxyActivities<Activities>(STORE_ACTIVITY);
 
+/**
+ * prepareTurn on the worker that runs the turn's first workflow task, for a session without a
+ * host (or whose host was lost): that worker serves the shared queue, as the one a regular
+ * activity would reach, so it hosts the session either way. It saves a trial or a short turn an
+ * activity task and a workflow task. The same bounds: a store outage is ridden out for ten
+ * minutes, the backoff past a minute on a timer (the SDK's local retry threshold).
+ */
+export const { prepareTurn: prepareTurnHere } = proxyLocalActivities<Activities>(STORE_ACTIVITY);
+
 /** Listing a server's tools again is bounded by its own startup timeout; this covers the slowest. */
 export function discoverActivity(servers: readonly { startupTimeoutMs: number }[]): Activities['discoverMcpTools'] {
   const slowest = Math.max(1_000, ...servers.map((s) => s.startupTimeoutMs));

@@ -1,14 +1,16 @@
 /**
  * The turn's version decisions: which behaviours of turns recorded before a change a run keeps.
  *
- * A run started by today's code takes one marker, `turn-patches-1`, and with it every patch
+ * A run started by today's code takes one marker, `turn-patches-2`, and with it every patch
  * below. Each `patched()` call costs a marker and a search-attribute update (Core upserts
  * TemporalChangeVersion for each, a visibility write on the server): twelve of each a turn
- * before, a third of an eval trial's events. A history without that marker was recorded before
- * it: each patch is then its own `patched()` call, taken where its marker is recorded, so older
- * turns replay as they ran. The early ones are taken here in their recorded order, before
- * prepareTurn is scheduled; `bounded-model-input` comes after prepareTurn (turn.ts) and
- * `approvals-partial-notify` in the approvals handler (turn-humans.ts).
+ * before, a third of an eval trial's events. A history with the earlier set's marker,
+ * `turn-patches-1`, takes the twelve patches it stood for and none that came after it. A
+ * history with neither was recorded before the sets: each patch is then its own `patched()`
+ * call, taken where its marker is recorded, so older turns replay as they ran. The early ones
+ * are taken here in their recorded order, before prepareTurn is scheduled; `bounded-model-input`
+ * and `local-prepare-turn` come at prepareTurn (turn.ts) and `approvals-partial-notify` in the
+ * approvals handler (turn-humans.ts).
  */
 import { patched } from '@temporalio/workflow';
 import { exactPolicy } from '../common/policy/decide';
@@ -43,13 +45,32 @@ export interface TurnPatches {
 }
 
 /** The patch set every run of today's code records once, standing for all the patches above. */
-export const TURN_PATCH_SET = 'turn-patches-1';
+export const TURN_PATCH_SET = 'turn-patches-2';
+
+/** The first patch set (stop 30) and the patches it stood for: every one before `local-prepare-turn`. */
+export const FIRST_PATCH_SET = 'turn-patches-1';
+const FIRST_SET_PATCHES: ReadonlySet<string> = new Set([
+  'permission-policy',
+  'policy-exact',
+  'local-fast-tools',
+  'context-compression',
+  'harness-call-ids',
+  'per-tool-timeouts',
+  'tool-failures-as-results',
+  'script-aware-token-estimate',
+  'message-store',
+  'turn-own-event-count',
+  'bounded-model-input',
+  'approvals-partial-notify',
+]);
 
 /** Takes the turn's early patches, in their recorded order. */
 export function turnPatches(input: TurnInput): TurnPatches {
   // Taken once, first: a run that has it skips every patched() call below (no marker of theirs).
   const current = patched(TURN_PATCH_SET);
-  const since = (patchId: string) => current || patched(patchId);
+  // Only a run recorded by the first set's code has its marker (today's never asks for it).
+  const first = !current && patched(FIRST_PATCH_SET);
+  const since = (patchId: string) => current || (first && FIRST_SET_PATCHES.has(patchId)) || patched(patchId);
   // Sessions recorded before the permission policy existed replay without it.
   const recordedPolicy = since('permission-policy') ? (input.config.policy ?? parsePolicy(undefined)) : undefined;
   // Turns recorded before the exact analysis judged with their policy's own version (which let

@@ -19,7 +19,7 @@ import { decidedToolMode } from '../common/tool-mode';
 import { runTurn } from './turn-loop';
 import { TurnBudget } from './turn-budget';
 import { RunEvents } from './run-events';
-import { discoverActivity, prepareTurn, storeValue, type Activities } from './tool-activities';
+import { discoverActivity, prepareTurn, prepareTurnHere, storeValue, type Activities } from './tool-activities';
 import { turnPatches } from './turn-patches';
 import { turnHumans } from './turn-humans';
 import { toolRunner } from './tool-runner';
@@ -55,7 +55,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   // on its session's sandbox host (host-route.ts), which a session without one never has.
   const hosted = input.resume?.prepared
     ? { route: HostRoute.resumed(input, events), prepared: input.resume.prepared, note: undefined }
-    : await HostRoute.prepare({ ...input, ...(input.resume?.host ? { host: input.resume.host } : {}) }, prepareRequest(input), events, prepareTurn);
+    : await HostRoute.prepare({ ...input, ...(input.resume?.host ? { host: input.resume.host } : {}) }, prepareRequest(input), events, patches.since('local-prepare-turn') ? prepareTurnHere : prepareTurn);
   const { route, prepared } = hosted;
   // A session moved off a lost host is told so with the message that starts the turn.
   const turnInput = hosted.note ? { ...input, userMessage: `${hosted.note}\n\n${input.userMessage}` } : input;

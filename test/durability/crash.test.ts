@@ -18,6 +18,7 @@ import { decideApprovals, sessionState } from '../../client/session-client';
 import { inject } from 'vitest';
 import { sendMessage, waitForTurn } from '../../client/session-client';
 import { failpointFile } from '../../activities/failpoints';
+import { decodeEvents } from '../../history/trace/events';
 import { MemoryHost } from '../../activities/memory/host';
 import { Conversations } from '../../activities/store/conversations';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
@@ -84,15 +85,15 @@ it('finishes the turn on a new worker after the first is SIGKILLed mid model cal
   expect(calls.filter((r) => r.index === 2)).toHaveLength(1);
 
   // History: every activity scheduled once; the in-flight model call completed on attempt 2;
-  // the two write_file calls (local activities) left exactly one marker each.
+  // prepareTurn and the two write_file calls (local activities) left exactly one marker each.
   const history = await client.workflow.getHandle(turnId).fetchHistory();
   const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes);
   const names = scheduled.map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
-  expect(names).toEqual(['prepareTurn', 'callModel', 'callModel', 'callModel']);
-  const markers = history.events!.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity');
-  expect(markers).toHaveLength(2);
+  expect(names).toEqual(['callModel', 'callModel', 'callModel']);
+  const local = decodeEvents(history.events!).flatMap((e) => (e.kind === 'localActivity' ? [e.activityType] : []));
+  expect(local).toEqual(['prepareTurn', 'executeTool', 'executeTool']);
   const completed = history.events!.filter((e) => e.activityTaskCompletedEventAttributes);
-  expect(completed).toHaveLength(4);
+  expect(completed).toHaveLength(3);
   const replies = completed
     .map((e) => defaultPayloadConverter.fromPayload<{ attempt?: number }>(e.activityTaskCompletedEventAttributes!.result!.payloads![0]!))
     .filter((r) => r && typeof r.attempt === 'number');

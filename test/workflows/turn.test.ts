@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { TURN_PATCH_SET } from '../../workflows/turn-patches';
+import { decodeEvents } from '../../history/trace/events';
 
 let h: TestHarness;
 beforeAll(async () => {
@@ -30,5 +31,19 @@ describe('version markers', () => {
     const ids = markers.map((e) => defaultPayloadConverter.fromPayload<{ id: string }>(e.markerRecordedEventAttributes!.details!['patch-data']!.payloads![0]!));
     expect(ids).toEqual([{ id: TURN_PATCH_SET, deprecated: false }]);
     expect(events!.filter((e) => e.upsertWorkflowSearchAttributesEventAttributes)).toHaveLength(1);
+  });
+
+  it('a session without a host prepares its turn in a local activity: the turn waits on no activity task before its first model call', async () => {
+    const sessionId = newSessionId();
+    const r = await h.finish(sessionId, scriptedConfig({ steps: [{ content: 'Hello. HARNESS_OK' }] }), 'say hi');
+    expect(r.terminated_by).toBe('final_answer');
+    const { events } = await h.client.workflow.getHandle(`${sessionId}/turn-1`).fetchHistory();
+    const decoded = decodeEvents(events!);
+    expect(decoded.flatMap((e) => (e.kind === 'scheduled' ? [e.activityType] : []))).toEqual(['callModel']);
+    const prepared = decoded.find((e) => e.kind === 'localActivity' && e.activityType === 'prepareTurn');
+    // Its result is in history all the same: the tools offered, read by trace, fork and rerun.
+    expect(prepared?.kind === 'localActivity' && (prepared.result as { tools?: unknown[] }).tools?.length).toBeGreaterThan(5);
+    // One workflow task to prepare and call the model, one for the reply.
+    expect(events!.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(2);
   });
 });
