@@ -1,30 +1,33 @@
-/** The built-in tools of the harness (definitions only; see activities/tools for execution). */
+/**
+ * The built-in tools of the harness (definitions only; see activities/tools for execution). Their
+ * parameters are built when first read (defineLazyTool): a workflow builds only those it uses.
+ */
 import { z } from 'zod';
-import { defineTool, ToolRegistry } from './tools';
+import { defineLazyTool, ToolRegistry } from './tools';
 
-export const finishTool = defineTool({
+export const finishTool = defineLazyTool({
   name: 'finish',
   description:
     'End the turn with a final answer for the user. Use when the task is complete. Arguments: answer (the text shown to the user).',
-  parameters: z.object({ answer: z.string().describe('The final answer shown to the user.') }),
+  parameters: () => z.object({ answer: z.string().describe('The final answer shown to the user.') }),
   risk: 'read_only',
   runsIn: 'workflow',
 });
 
-export const askUserTool = defineTool({
+export const askUserTool = defineLazyTool({
   name: 'ask_user',
   description:
     'Ask the human user a question and wait for the answer. Use only when you cannot proceed without information only the user has. Returns the answer text.',
-  parameters: z.object({ question: z.string().min(1).describe('The question to ask, self-contained.') }),
+  parameters: () => z.object({ question: z.string().min(1).describe('The question to ask, self-contained.') }),
   risk: 'read_only',
   runsIn: 'workflow',
 });
 
-export const rememberTool = defineTool({
+export const rememberTool = defineLazyTool({
   name: 'remember',
   description:
     'Store a fact in working memory (key/value) for the rest of this session; it is shown in the system message of later steps and turns.',
-  parameters: z.object({
+  parameters: () => z.object({
     key: z.string().min(1).max(100).describe('Short name of the fact.'),
     value: z.string().max(2000).describe('The fact to remember; empty string forgets the key.'),
   }),
@@ -32,20 +35,20 @@ export const rememberTool = defineTool({
   runsIn: 'workflow',
 });
 
-export const getCurrentTimeTool = defineTool({
+export const getCurrentTimeTool = defineLazyTool({
   name: 'get_current_time',
   description: 'Return the current date and time (ISO 8601, UTC, plus the given IANA time zone when provided).',
-  parameters: z.object({ timezone: z.string().optional().describe('IANA zone such as Europe/Paris.') }),
+  parameters: () => z.object({ timezone: z.string().optional().describe('IANA zone such as Europe/Paris.') }),
   runsIn: 'local_activity',
   risk: 'read_only',
   timeoutMs: 5_000,
 });
 
-export const readFileTool = defineTool({
+export const readFileTool = defineLazyTool({
   name: 'read_file',
   description:
     'Read a text file from the session workspace. Arguments: path (relative to the workspace), optional max_bytes. Returns the content (truncated when larger than max_bytes).',
-  parameters: z.object({
+  parameters: () => z.object({
     path: z.string().min(1).describe('File path relative to the workspace.'),
     max_bytes: z.number().int().positive().max(1_000_000).optional().describe('Read at most this many bytes (default 100000).'),
   }),
@@ -54,11 +57,11 @@ export const readFileTool = defineTool({
   timeoutMs: 10_000,
 });
 
-export const writeFileTool = defineTool({
+export const writeFileTool = defineLazyTool({
   name: 'write_file',
   description:
     'Write (or append to) a text file in the session workspace, creating parent folders. Arguments: path, content, optional append. Returns bytes written.',
-  parameters: z.object({
+  parameters: () => z.object({
     path: z.string().min(1).describe('File path relative to the workspace.'),
     content: z.string().describe('Text to write.'),
     append: z.boolean().optional().describe('Append instead of overwriting.'),
@@ -69,11 +72,11 @@ export const writeFileTool = defineTool({
   timeoutMs: 10_000,
 });
 
-export const listFilesTool = defineTool({
+export const listFilesTool = defineLazyTool({
   name: 'list_files',
   description:
     'List files and folders in the session workspace. Arguments: optional path (default "."), optional recursive. Returns entries with type and size.',
-  parameters: z.object({
+  parameters: () => z.object({
     path: z.string().optional().describe('Folder relative to the workspace (default ".").'),
     recursive: z.boolean().optional().describe('Walk sub-folders too (at most 1000 entries).'),
   }),
@@ -82,11 +85,11 @@ export const listFilesTool = defineTool({
   timeoutMs: 10_000,
 });
 
-export const httpRequestTool = defineTool({
+export const httpRequestTool = defineLazyTool({
   name: 'http_request',
   description:
     'Make an HTTP request. Arguments: url, optional method, headers, body, timeout_ms. Returns status, headers and body (capped in size).',
-  parameters: z.object({
+  parameters: () => z.object({
     url: z.url().describe('Absolute http(s) URL.'),
     method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD']).optional(),
     headers: z.record(z.string(), z.string()).optional(),
@@ -107,13 +110,13 @@ export const httpRequestTool = defineTool({
  */
 export const MAX_SHELL_COMMAND = 32_768;
 
-export const runShellTool = defineTool({
+export const runShellTool = defineLazyTool({
   name: 'run_shell',
   description:
     'Run a shell command (/bin/sh -c) in an isolated Linux sandbox whose current folder /workspace is the session workspace (the same files as read_file/write_file). ' +
     'No network; python3, coreutils, grep, sed, find available; /tmp is scratch space (not executable). Arguments: command, optional timeout_ms (default 60000). ' +
     'Returns exit_code, stdout, stderr (long output keeps its start and end), truncated, duration_ms.',
-  parameters: z.object({
+  parameters: () => z.object({
     command: z.string().min(1).max(MAX_SHELL_COMMAND).describe('The shell command line, run in /workspace.'),
     timeout_ms: z.number().int().positive().max(600_000).optional().describe('Kill the command after this many ms (default 60000).'),
   }),
@@ -121,22 +124,22 @@ export const runShellTool = defineTool({
   timeoutMs: 620_000,
 });
 
-export const rememberLongtermTool = defineTool({
+export const rememberLongtermTool = defineLazyTool({
   name: 'remember_longterm',
   description:
     'Save a fact to long-term memory (kept across sessions in this namespace). Use for decisions, preferences and results worth knowing next time. Argument: text.',
-  parameters: z.object({ text: z.string().min(1).max(4000).describe('The fact, self-contained.') }),
+  parameters: () => z.object({ text: z.string().min(1).max(4000).describe('The fact, self-contained.') }),
   // A write: what is stored here is preloaded into every later session of the namespace, so an
   // instruction injected through a tool result must not reach it without a human's approval.
   risk: 'write',
   timeoutMs: 15_000,
 });
 
-export const recallTool = defineTool({
+export const recallTool = defineLazyTool({
   name: 'recall',
   description:
     'Search long-term memory by relevance and recency (works for any language). Arguments: query, optional top_k (default 5). Returns matching entries with their dates.',
-  parameters: z.object({
+  parameters: () => z.object({
     query: z.string().min(1).describe('What to look for.'),
     top_k: z.number().int().positive().max(50).optional().describe('How many entries (default 5).'),
   }),
@@ -144,11 +147,11 @@ export const recallTool = defineTool({
   timeoutMs: 15_000,
 });
 
-export const useSkillTool = defineTool({
+export const useSkillTool = defineLazyTool({
   name: 'use_skill',
   description:
     'Load the instructions of a skill listed in the system message (its SKILL.md body); its scripts are mounted read-only at /skills/<name> for run_shell. Argument: name.',
-  parameters: z.object({ name: z.string().min(1).describe('Skill name from the index.') }),
+  parameters: () => z.object({ name: z.string().min(1).describe('Skill name from the index.') }),
   risk: 'read_only',
   source: 'skill',
   runsIn: 'local_activity',

@@ -44,20 +44,40 @@ export interface ToolDefinition<P extends z.ZodObject = z.ZodObject> {
 const NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 const RISKS: readonly Risk[] = ['read_only', 'write', 'network', 'dangerous'];
 
+/** What a definition gives: everything but what defineTool fills in by default. */
+export type ToolDefinitionInput<P extends z.ZodObject> = Omit<ToolDefinition<P>, 'source' | 'timeoutMs' | 'runsIn' | 'blobArgs'> &
+  Partial<Pick<ToolDefinition<P>, 'source' | 'timeoutMs' | 'runsIn' | 'blobArgs'>>;
+
 /** Checks a definition and returns it; throws ToolDefinitionError naming the tool and the problem. */
-export function defineTool<P extends z.ZodObject>(
-  def: Omit<ToolDefinition<P>, 'source' | 'timeoutMs' | 'runsIn' | 'blobArgs'> &
-    Partial<Pick<ToolDefinition<P>, 'source' | 'timeoutMs' | 'runsIn' | 'blobArgs'>>,
-): ToolDefinition<P> {
+export function defineTool<P extends z.ZodObject>(def: ToolDefinitionInput<P>): ToolDefinition<P> {
+  const tool = checkedMeta(def);
+  checkParameters(def.name, def.parameters, def.blobArgs);
+  return { ...tool, parameters: def.parameters };
+}
+
+/**
+ * defineTool for a definition whose zod parameters are built when first read, then kept (and
+ * checked then). The workflow bundle's modules are evaluated again for every workflow a thread
+ * creates: building every built-in's schemas was about 7 ms of each, and a workflow now builds
+ * only those of the tools its calls name. Anything that reads `parameters` (validation, the
+ * JSON schema sent to the model, a spread) builds them.
+ */
+export function defineLazyTool<P extends z.ZodObject>(def: Omit<ToolDefinitionInput<P>, 'parameters'> & { parameters: () => P }): ToolDefinition<P> {
+  const { parameters: build, ...rest } = def;
+  const tool = checkedMeta(rest);
+  let built: P | undefined;
+  const parameters = () => (built ??= checkParameters(def.name, build(), def.blobArgs));
+  return Object.defineProperty(tool, 'parameters', { enumerable: true, get: parameters }) as ToolDefinition<P>;
+}
+
+/** The checks of everything but the parameters, with the defaults filled in. */
+function checkedMeta<D extends Omit<ToolDefinitionInput<z.ZodObject>, 'parameters'>>(def: D): Omit<D, 'timeoutMs'> & Pick<ToolDefinition, 'source' | 'runsIn' | 'timeoutMs'> {
   const where = `tool ${JSON.stringify(def.name)}`;
   if (typeof def.name !== 'string' || !NAME.test(def.name)) {
     throw new ToolDefinitionError(`${where}: name must match ${NAME}`);
   }
   if (typeof def.description !== 'string' || def.description.trim().length < 10) {
     throw new ToolDefinitionError(`${where}: description must say what the tool does (10+ characters)`);
-  }
-  if (!(def.parameters instanceof z.ZodObject)) {
-    throw new ToolDefinitionError(`${where}: parameters must be a zod object schema`);
   }
   if (!RISKS.includes(def.risk)) {
     throw new ToolDefinitionError(`${where}: risk must be one of ${RISKS.join(', ')}`);
@@ -66,12 +86,21 @@ export function defineTool<P extends z.ZodObject>(
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     throw new ToolDefinitionError(`${where}: timeoutMs must be a positive number`);
   }
-  for (const name of def.blobArgs ?? []) {
-    const field = def.parameters.shape[name];
-    const inner = field instanceof z.ZodOptional ? field.unwrap() : field;
-    if (!(inner instanceof z.ZodString)) throw new ToolDefinitionError(`${where}: blob argument ${name} must be a string parameter`);
-  }
   return { source: 'local', runsIn: 'activity', ...def, timeoutMs };
+}
+
+/** The parameters must be a zod object, and each blob argument a string parameter. */
+function checkParameters<P extends z.ZodObject>(name: string, parameters: P, blobArgs: readonly string[] | undefined): P {
+  const where = `tool ${JSON.stringify(name)}`;
+  if (!(parameters instanceof z.ZodObject)) {
+    throw new ToolDefinitionError(`${where}: parameters must be a zod object schema`);
+  }
+  for (const arg of blobArgs ?? []) {
+    const field = parameters.shape[arg];
+    const inner = field instanceof z.ZodOptional ? field.unwrap() : field;
+    if (!(inner instanceof z.ZodString)) throw new ToolDefinitionError(`${where}: blob argument ${arg} must be a string parameter`);
+  }
+  return parameters;
 }
 
 /** The JSON-schema view of a definition, as sent to the model. */

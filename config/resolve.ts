@@ -10,7 +10,7 @@ import { DEFAULT_LIMITS, type Limits, type ModelSpec, type SessionConfig } from 
 import { loadScript, ScriptError } from '../scripted/script';
 import { allowPrivateHostSchema } from '../common/allow-hosts';
 import { JsonSyntaxError, parseJsonText } from '../common/json-text';
-import { parsePolicy, policySchema, POLICY_MODES, type Policy } from '../common/policy/schema';
+import { parsePolicy, policySchemas, POLICY_MODES, type Policy } from '../common/policy/schema';
 import type { McpServerSpec } from '../common/mcp';
 import { freezePolicy } from '../common/policy';
 import { DEFAULT_COMPRESSION, type CompressionConfig } from '../common/context/plan';
@@ -57,7 +57,7 @@ export const FileConfigSchema = z
       .strict()
       .optional(),
     /** The permission policy: mode (strict, ask, auto) and rules; see README "Permission policy". */
-    policy: policySchema.optional(),
+    policy: policySchemas().policy.optional(),
     /** Long-term memory: namespace (isolates users, projects, eval cases) and how many recent entries preload. */
     memory: z.object({ namespace: z.string().min(1).max(200), preload: z.number().int().min(0).max(50) }).partial().strict().optional(),
     /** Context compression: window, threshold (fraction of the usable window, or tokens), reply reserve, messages kept verbatim. */

@@ -8,8 +8,7 @@ export { notReadOnlyExact as notReadOnly } from './programs';
 export {
   parsePolicy,
   PolicyConfigError,
-  policySchema,
-  ruleSchema,
+  policySchemas,
   POLICY_MODES,
   POLICY_VERSIONS,
   type Policy,

@@ -4,12 +4,17 @@
  * import into it fails here until it is checked and added. And the bundle the tests run with
  * preloads them, as `npm run build` does.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
 import { PRELOADED_MODULES } from '../../host/workflow-bundle';
 
 const ROOT = path.join(__dirname, '..', '..');
+
+/** The file an import of a path loads: `<path>.ts`, or a folder's `index.ts`. */
+function moduleFile(p: string): string {
+  return existsSync(`${p}.ts`) ? `${p}.ts` : path.join(p, 'index.ts');
+}
 
 /** Every module a module loads (value imports; `import type` loads nothing), transitively. */
 function importClosure(entries: readonly string[]): { files: string[]; packages: string[] } {
@@ -21,7 +26,7 @@ function importClosure(entries: readonly string[]): { files: string[]; packages:
     const source = readFileSync(file, 'utf8');
     for (const m of source.matchAll(/^import\s+(?!type\b)(?:[^'"]*?\sfrom\s+)?['"]([^'"]+)['"]/gm)) {
       const spec = m[1]!;
-      if (spec.startsWith('.')) visit(`${path.resolve(path.dirname(file), spec)}.ts`);
+      if (spec.startsWith('.')) visit(moduleFile(path.resolve(path.dirname(file), spec)));
       else packages.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
     }
   };
@@ -32,8 +37,11 @@ function importClosure(entries: readonly string[]): { files: string[]; packages:
 describe('the modules workflows share', () => {
   it('import only the modules checked to hold no per-workflow state', () => {
     // Checked: zod and re2js keep no state of a workflow in module scope, and no workflow writes
-    // to their exports (zod's own global config is never set).
-    expect(importClosure(PRELOADED_MODULES)).toEqual({ files: ['common/shared-libraries.ts'], packages: ['re2js', 'zod'] });
+    // to their exports (zod's own global config is never set). The program tables are data and
+    // pure functions; their one module-scope cache (getopt's long names of a spec) is a function
+    // of its key, and their regular expressions are neither global nor sticky (no lastIndex to write).
+    const programs = ['find', 'getopt', 'git', 'index', 'sed', 'sed-script', 'table'].map((f) => `common/policy/programs/${f}.ts`);
+    expect(importClosure(PRELOADED_MODULES)).toEqual({ files: ['common/shared-libraries.ts', ...programs].sort(), packages: ['re2js', 'zod'] });
   });
 
   it('are preloaded by the bundle workers run', () => {

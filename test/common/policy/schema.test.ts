@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_RULES } from '../../../common/policy/defaults';
-import { parsePolicy, PolicyConfigError, policySchema } from '../../../common/policy/schema';
+import { parsePolicy, PolicyConfigError, policySchemas } from '../../../common/policy/schema';
 
 function errorOf(input: unknown): string {
   try {
@@ -62,7 +62,7 @@ describe('parsePolicy', () => {
   });
 
   it('produces plain JSON that survives a round trip through history', () => {
-    const policy = policySchema.parse({ rules: [{ tool: '*', decision: 'ask', when: { risk: ['network'] } }] });
+    const policy = policySchemas().policy.parse({ rules: [{ tool: '*', decision: 'ask', when: { risk: ['network'] } }] });
     expect(JSON.parse(JSON.stringify(policy))).toEqual(policy);
   });
 });
