@@ -61,10 +61,12 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
     const before = ctx.info.heartbeatDetails as Partial<ModelCallProgress> | undefined;
     const progress: ModelCallProgress = { endpoint: endpointLabel(endpoint), timeouts: Number(before?.timeouts) || 0, ...(before?.wasted ? { wasted: before.wasted } : {}) };
     // Heartbeats let Temporal notice a dead worker long before the call's own timeout (the
-    // heartbeat timeout is seconds: limits.modelHeartbeatMs); they start before the store is
-    // touched and go on until the reply is stored: on a timer while the call waits for its first
-    // byte, and with every chunk of a streamed reply.
-    ctx.heartbeat(progress);
+    // heartbeat timeout is seconds: limits.modelHeartbeatMs); they go on until the reply is
+    // stored: on a timer while the call waits for its first byte, and with every chunk of a
+    // streamed reply. The first is a third of the timeout in, not at once: the timeout counts
+    // from the start anyway, and a call shorter than that costs the server no heartbeat (a
+    // round trip and a write of the activity's state). The progress an attempt carries over
+    // (timeouts, waste) is heartbeated where it changes.
     const beat = setInterval(() => ctx.heartbeat(progress), Math.max(100, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3));
     let context: Awaited<ReturnType<typeof requestContext>>;
     let tools: ToolSpec[];
