@@ -7,6 +7,7 @@ import { Context } from '@temporalio/activity';
 import type { EvalCase, TrialCost, TrialReport } from '../common/eval';
 import { usd } from '../common/pricing';
 import { ledgerOfRuns } from '../history/ledger/load';
+import { recordedLedger } from '../history/ledger/compute';
 import type { TurnLedger } from '../history/ledger/types';
 import { attribute, runCheck } from '../common/eval-checks';
 import type { ForkSpec, ToolCallRecord, TurnResult } from '../common/session';
@@ -60,10 +61,12 @@ export function createEvalActivities(deps: EvalDeps) {
         (r.storedToolCalls ?? []).map(async (hash) => JSON.parse(await withStore(() => deps.conversations.getText(input.sessionId, hash))) as ToolCallRecord[]),
       );
       const calls = [...chunks.flat(), ...r.toolCalls];
-      const ws = await ensureWorkspace(deps.home, input.sessionId);
       const files: Record<string, string | undefined> = {};
+      // The workspace is made (if the trial never wrote one) only for checks that read a file.
+      let ws: string | undefined;
       for (const c of input.case.checks) {
         if (c.type !== 'file_exists' && c.type !== 'file_contains') continue;
+        ws ??= await ensureWorkspace(deps.home, input.sessionId);
         const read = await readFile(ws, { path: c.path, max_bytes: 1024 * 1024 });
         files[c.path] = read.ok ? String((read.result as { content: string }).content) : undefined;
       }
@@ -71,8 +74,7 @@ export function createEvalActivities(deps: EvalDeps) {
       const checks = input.case.checks.map((c) => runCheck(c, facts));
       const passed = checks.every((c) => c.passed) && r.terminated_by !== 'failed';
       const toolErrors = calls.filter((c) => !c.ok).length;
-      // The turn's history gives the trial's cost (the ledger `harness cost` uses) and its rate limits.
-      const runs = await fetchRuns(Context.current().client, input.turnId);
+      const { ledger, runs } = await trialLedger(input.turnId, r, () => fetchRuns(Context.current().client, input.turnId));
       return {
         case_id: input.case.id,
         trial: input.trial,
@@ -88,13 +90,26 @@ export function createEvalActivities(deps: EvalDeps) {
         compressions: r.compressions?.length ?? 0,
         usage: r.usage,
         rate_limited: r.retriedAttempts ? rateLimited(runs) : 0,
-        ...(runs.length ? { cost: trialCost(ledgerOfRuns(input.turnId, runs)) } : {}),
+        ...(ledger ? { cost: trialCost(ledger) } : {}),
         elapsed_ms: Math.max(0, Date.now() - input.startedAtMs),
         session_id: input.sessionId,
         workflow_id: input.turnId,
       };
     },
   };
+}
+
+/**
+ * A trial's ledger as `harness cost` counts it, and its turn's runs when they had to be read. A
+ * turn that closed with an exact tally in its result (counted by the same code) needs no history;
+ * the history is read (a list, a describe and every event: most of what a check cost the server)
+ * only when that tally is not exact, or when attempts were retried (rate limits are in history).
+ */
+export async function trialLedger(turnId: string, r: TurnResult, readRuns: () => Promise<Run[]>): Promise<{ ledger?: TurnLedger; runs: Run[] }> {
+  const recorded = recordedLedger(turnId, r, r.ledger?.pricing);
+  const runs = recorded && !r.retriedAttempts ? [] : await readRuns();
+  const ledger = recorded ?? (runs.length ? ledgerOfRuns(turnId, runs) : undefined);
+  return { ...(ledger ? { ledger } : {}), runs };
 }
 
 /** A trial's cost from its turn's ledger. */
