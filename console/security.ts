@@ -9,6 +9,7 @@
  * - every response forbids framing, sniffing and any script, style or connection not its own.
  */
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import os from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** The cookie that carries the token once the printed link was opened. */
@@ -38,10 +39,32 @@ export function requestToken(req: IncomingMessage): string | undefined {
   return undefined;
 }
 
-/** The Host values the console answers to: its address, and `localhost` for a loopback one. */
-export function allowedHosts(host: string, port: number): Set<string> {
-  const hosts = new Set([`${host}:${port}`]);
-  if (host === '127.0.0.1' || host === '::1' || host === 'localhost') for (const h of ['127.0.0.1', 'localhost', '[::1]']) hosts.add(`${h}:${port}`);
+/** What the console knows of the machine for a wildcard bind: its interfaces' addresses and its name. */
+export interface MachineNames {
+  addresses: string[];
+  hostname: string;
+}
+
+function machineNames(): MachineNames {
+  const addresses = Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
+  return { addresses, hostname: os.hostname() };
+}
+
+const LOOPBACK = ['127.0.0.1', 'localhost', '[::1]'];
+
+/**
+ * The Host values the console answers to: its address, and `localhost` for a loopback one. Bound
+ * to every interface (`0.0.0.0`, `::`), it answers to each address of the machine, its loopback
+ * names and the machine's name: a page of another name that resolves here (DNS rebinding) still
+ * gets 421. The names are read at start; an address the machine gets later is refused.
+ */
+export function allowedHosts(host: string, port: number, machine: MachineNames = machineNames()): Set<string> {
+  const named = (h: string) => `${h.includes(':') && !h.startsWith('[') ? `[${h}]` : h}:${port}`;
+  const hosts = new Set([named(host)]);
+  if (host === '127.0.0.1' || host === '::1' || host === 'localhost') for (const h of LOOPBACK) hosts.add(named(h));
+  if (host === '0.0.0.0' || host === '::') {
+    for (const h of [...LOOPBACK, ...machine.addresses, machine.hostname.toLowerCase()]) hosts.add(named(h));
+  }
   return hosts;
 }
 
