@@ -86,13 +86,24 @@ function toolResults(messages: ChatMessage[]): ToolResult[] {
 }
 
 /** Whether any workflow task of the turn failed or timed out (a worker crash or a stalled judgement). */
-async function taskTrouble(turnId: string, on: TestHarness = h): Promise<string[]> {
+async function taskTrouble(turnId: string, on: TestHarness = h, stoppedAt?: number): Promise<string[]> {
   const history = await on.client.workflow.getHandle(turnId).fetchHistory();
-  // A task that waited on a stopped worker's sticky queue and moved to the shared one (a
-  // schedule-to-start timeout, type 2) is Temporal's handover, not trouble: the stopped worker's
-  // goodbye to the server can be lost under load. A task that failed or ran out of time is.
-  return (history.events ?? [])
-    .filter((e) => e.workflowTaskFailedEventAttributes || (e.workflowTaskTimedOutEventAttributes && !['2', 'TIMEOUT_TYPE_SCHEDULE_TO_START'].includes(String(e.workflowTaskTimedOutEventAttributes.timeoutType))))
+  const events = history.events ?? [];
+  const startedAt = (id: unknown) => {
+    const e = events.find((x) => String(x.eventId) === String(id));
+    return e?.eventTime ? Number(e.eventTime.seconds) * 1000 + (e.eventTime.nanos ?? 0) / 1e6 : NaN;
+  };
+  // Temporal's handover, not trouble:
+  // - a task that waited on a stopped worker's sticky queue and moved to the shared one (a
+  //   schedule-to-start timeout, type 2): the stopped worker's goodbye can be lost under load;
+  // - a task the stopped worker had taken before it stopped and never finished (a start-to-close
+  //   timeout of a task started before `stoppedAt`): the turn's own signal to its session wakes
+  //   it once more, and that task can reach the worker as it stops.
+  // A task that failed, or ran out of time on a worker still running, is trouble.
+  const handover = (t: NonNullable<(typeof events)[number]['workflowTaskTimedOutEventAttributes']>) =>
+    ['2', 'TIMEOUT_TYPE_SCHEDULE_TO_START'].includes(String(t.timeoutType)) || (stoppedAt !== undefined && startedAt(t.startedEventId) <= stoppedAt);
+  return events
+    .filter((e) => e.workflowTaskFailedEventAttributes || (e.workflowTaskTimedOutEventAttributes && !handover(e.workflowTaskTimedOutEventAttributes)))
     .map((e) => JSON.stringify(e.workflowTaskFailedEventAttributes?.failure?.message ?? `timed out (type ${e.workflowTaskTimedOutEventAttributes?.timeoutType})`));
 }
 
@@ -159,13 +170,14 @@ describe('the review findings, under the default policy in real turns', () => {
       const waiting = asked(await first.turn(sessionId, config, 'go'));
       expect(waiting.call.reason).toMatch(/more than 8 programs run one another/);
       await first.stop();
+      const stoppedAt = Date.now();
       // A second worker on the same queue takes the turn over: it replays the judgement first.
       second = await startHarness({ home, taskQueue: first.taskQueue, sandboxes: new SandboxPool({ home }) });
       const next = asked((await decide(sessionId, waiting.state, waiting.call, false, {}, second)).out);
       expect(next.call.reason).toMatch(/more than 8 programs run one another/);
       const done = (await decide(sessionId, next.state, next.call, false, {}, second)).out;
       expect(done.kind === 'done' && done.result.terminated_by).toBe('final_answer');
-      expect(await taskTrouble(waiting.state.turnId, second)).toEqual([]);
+      expect(await taskTrouble(waiting.state.turnId, second, stoppedAt)).toEqual([]);
     } finally {
       await second?.stop();
     }
