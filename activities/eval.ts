@@ -30,20 +30,26 @@ export interface CheckEvalTrialInput {
   case: EvalCase;
   trial: number;
   result: TurnResult;
-  /** When the trial's workflow started (ms since the epoch). */
+  /** When the trial started (ms since the epoch). */
   startedAtMs: number;
 }
 
 export function createEvalActivities(deps: EvalDeps) {
   return {
-    /** Writes the case's fixtures into the trial's workspace (confined like the model's own writes). */
-    async prepareEvalCase(input: { sessionId: string; fixtures: Record<string, string> }): Promise<{ files: number }> {
-      const ws = await ensureWorkspace(deps.home, input.sessionId);
-      for (const [path, content] of Object.entries(input.fixtures)) {
+    /**
+     * Writes the case's fixtures into the trial's workspace (confined like the model's own writes)
+     * and says when the trial started: the eval times its trials by it (its code reads no clock).
+     */
+    async prepareEvalCase(input: { sessionId: string; fixtures: Record<string, string> }): Promise<{ files: number; startedAtMs: number }> {
+      const startedAtMs = Date.now();
+      const entries = Object.entries(input.fixtures);
+      // No fixtures, no workspace yet: the turn makes one if it writes.
+      const ws = entries.length ? await ensureWorkspace(deps.home, input.sessionId) : '';
+      for (const [path, content] of entries) {
         const r = await writeFile(ws, { path, content }, deps.workspaceMaxBytes ? { maxBytes: deps.workspaceMaxBytes } : {});
         if (!r.ok) throw new Error(`fixture ${path}: ${r.message ?? r.error_type}`);
       }
-      return { files: Object.keys(input.fixtures).length };
+      return { files: entries.length, startedAtMs };
     },
 
     /** The fork a case starting from a recorded run begins with (read from that run's history). */

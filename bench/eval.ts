@@ -17,7 +17,7 @@ import { parseSuite } from '../evals/runner/suite';
 import { runScript, withScratchHarness } from '../scripts/scratch';
 import { fmt } from './stats';
 import { ownCpuMs, processCpuMs } from './cpu';
-import { historyCounts, sumCounts, type HistoryCounts } from './history-counts';
+import { historyCounts, shareOf, sumCounts, type HistoryCounts } from './history-counts';
 import { trialSessionId } from '../workflows/eval';
 
 const CASES = Number(process.env.BENCH_CASES ?? 48);
@@ -63,9 +63,13 @@ async function main(): Promise<void> {
       wall[c] = performance.now() - t0;
       cpu[c] = { worker: (ownCpuMs() - w0) / CASES, server: (serverCpu() - s0) / CASES };
       if (report.totals.passed_trials !== CASES) throw new Error(`concurrency ${c}: ${report.totals.passed_trials} of ${CASES} passed: ${JSON.stringify(report.totals.failure_reasons)}`);
-      // What one trial cost the server, from its histories (the trial's workflow and its turn's).
+      // What one trial cost the server, from its histories: its turn's, its own workflow's (an
+      // eval from before the eval ran trials itself) and its share of the eval's.
       const trial = trialSessionId(id, 'case-0', 1);
-      perTrial ??= sumCounts(await Promise.all([historyCounts(client, trial), historyCounts(client, `${trial}/turn-1`)]));
+      perTrial ??= sumCounts([
+        ...(await Promise.all([historyCounts(client, trial), historyCounts(client, `${trial}/turn-1`)])),
+        shareOf(await historyCounts(client, id), CASES),
+      ]);
       console.log(`  concurrency ${String(c).padStart(2)}: ${fmt(wall[c]! / 1000)} s for ${CASES} cases (${fmt(wall[c]! / CASES)} ms a case); CPU a trial: worker ${fmt(cpu[c].worker, 1)} ms + server ${fmt(cpu[c].server, 1)} ms`);
     }
   });
@@ -79,7 +83,9 @@ async function main(): Promise<void> {
   console.log(`  speedup at ${top}: ${fmt(speedup)}x (target ≥ ${TARGET}x: ${speedup >= TARGET ? 'met' : 'missed'}); harness overhead ${fmt(overhead)} ms a case at concurrency ${LEVELS[0]}`);
   console.log(`  harness CPU a trial at ${top}: ${fmt(cpuTop, 1)} ms, worker and server (target ≤ ${TARGET_CPU_MS} ms: ${cpuTop <= TARGET_CPU_MS ? 'met' : 'missed'})`);
   const t = perTrial!;
-  console.log(`  a trial in history: ${t.runs} workflow runs, ${t.workflowTasks} workflow tasks, ${t.activityTasks} activity tasks, ${t.localActivities} local activities, ${t.events} events, ${fmt(t.bytes / 1024, 1)} KiB`);
+  console.log(
+    `  a trial in history (with its 1/${CASES} of the eval's): ${t.runs} workflow run(s) of its own, ${fmt(t.workflowTasks, 1)} workflow tasks, ${fmt(t.activityTasks, 1)} activity tasks, ${fmt(t.localActivities, 1)} local activities, ${fmt(t.events, 1)} events, ${fmt(t.bytes / 1024, 1)} KiB`,
+  );
   console.log(JSON.stringify({ bench: 'eval', cases: CASES, delayMs: DELAY_MS, nproc: os.availableParallelism(), loadavg: load.map((l) => Number(fmt(l))), wallMs: Object.fromEntries(Object.entries(wall).map(([k, v]) => [k, Number(fmt(v))])), speedup: Number(fmt(speedup)), overheadMsPerCase: Number(fmt(overhead)), cpuMsPerTrial: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, { worker: Number(fmt(v.worker, 1)), server: Number(fmt(v.server, 1)) }])), trialHistory: perTrial, targetSpeedup: TARGET, targetCpuMs: TARGET_CPU_MS }));
 }
 

@@ -57,3 +57,8 @@ export function sumCounts(all: HistoryCounts[]): HistoryCounts {
     bytes: a.bytes + b.bytes,
   }));
 }
+
+/** A 1/n share of a workflow's counts (a trial's part of its eval's own history); its run is not one of the trial's. */
+export function shareOf(c: HistoryCounts, n: number): HistoryCounts {
+  return { runs: 0, events: c.events / n, workflowTasks: c.workflowTasks / n, activityTasks: c.activityTasks / n, localActivities: c.localActivities / n, bytes: c.bytes / n };
+}

@@ -20,9 +20,10 @@ export type { PurgeOutcome, PurgeReport } from '../workflows/purge';
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /**
- * Workflows whose id names data a worker stores as a session's: sessions, and eval trials (each
- * trial is a fresh session of its own: workspace, message-store rows, sandbox). Prune purges both;
- * `end` only ends sessions.
+ * Workflows whose id names data a worker stores as a session's: sessions, and eval trials run
+ * as workflows of their own (each trial is a fresh session: workspace, message-store rows,
+ * sandbox; a trial its eval ran itself is found by its turn). Prune purges both; `end` only
+ * ends sessions.
  */
 const PURGEABLE = ['sessionWorkflow', 'evalCaseWorkflow'];
 
@@ -150,12 +151,14 @@ export async function findPrunable(client: Client, opts: { taskQueue: string; be
     if (seen.has(sessionId)) continue;
     seen.add(sessionId);
     // The latest run decides: a failed session started again, or one continued as new, may run.
-    const d = await describeSession(client, sessionId, 'any').catch((err: unknown) => {
+    const own = await describeSession(client, sessionId, 'any').catch((err: unknown) => {
       if (err instanceof UserError && /^no session named/.test(err.message)) return undefined;
       throw err;
     });
     // Another kind of workflow under an id the store knows is not ours to purge: left alone.
-    if (d && !PURGEABLE.includes(d.type)) continue;
+    if (own && !PURGEABLE.includes(own.type)) continue;
+    // A trial its eval ran itself has no workflow of its own: its turn says whether it is over.
+    const d = own ?? (await describeTrialTurn(client, sessionId));
     if (!d) {
       // Only the store knows it: Temporal's retention dropped its closed runs.
       if (!listed.has(sessionId)) found.set(sessionId, { sessionId, status: 'UNKNOWN' });
@@ -172,14 +175,29 @@ export async function findPrunable(client: Client, opts: { taskQueue: string; be
 async function describeSession(client: Client, sessionId: string, types: 'session' | 'any' = 'session'): Promise<WorkflowExecutionDescription> {
   try {
     const d = await client.workflow.getHandle(sessionId).describe();
-    if (types === 'session' && d.type !== 'sessionWorkflow') {
-      const what = d.type === 'evalCaseWorkflow' ? 'an eval trial' : `a ${d.type} workflow`;
-      throw new UserError(`${sessionId} is ${what}, not a session`, 'list sessions with `harness sessions`; `harness sessions prune` purges eval trials once they are over');
-    }
+    if (types === 'session' && d.type !== 'sessionWorkflow') throw notASession(sessionId, d.type === 'evalCaseWorkflow' ? 'an eval trial' : `a ${d.type} workflow`);
     return d;
   } catch (err) {
     if (err instanceof UserError) throw err;
-    if (err instanceof WorkflowNotFoundError) throw new UserError(`no session named ${sessionId}`, 'list sessions with `harness sessions`');
+    if (!(err instanceof WorkflowNotFoundError)) throw temporalTrouble(err, `session ${sessionId} could not be looked up`);
+    if (types === 'session' && (await describeTrialTurn(client, sessionId))) throw notASession(sessionId, 'an eval trial');
+    throw new UserError(`no session named ${sessionId}`, 'list sessions with `harness sessions`');
+  }
+}
+
+const notASession = (sessionId: string, what: string) =>
+  new UserError(`${sessionId} is ${what}, not a session`, 'list sessions with `harness sessions`; `harness sessions prune` purges eval trials once they are over');
+
+/**
+ * The turn of the eval trial with this session id, when the eval ran the trial itself (no
+ * workflow has the trial's id then): a `<id>/turn-1` whose parent is not a session of that id.
+ */
+async function describeTrialTurn(client: Client, sessionId: string): Promise<WorkflowExecutionDescription | undefined> {
+  try {
+    const d = await client.workflow.getHandle(`${sessionId}/turn-1`).describe();
+    return d.type === 'turnWorkflow' && d.parentExecution && d.parentExecution.workflowId !== sessionId ? d : undefined;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
     throw temporalTrouble(err, `session ${sessionId} could not be looked up`);
   }
 }

@@ -1,12 +1,15 @@
 /**
- * evalWorkflow fans a suite out: one evalCaseWorkflow per case and trial, at most `concurrency`
+ * evalWorkflow fans a suite out: one trial per case and trial number, at most `concurrency`
  * at once; the limit is halved when a trial's model calls were rate limited (429) and raised
- * back by one after a run of trials without. evalCaseWorkflow is one trial: a fresh session id
- * (its own workspace with the case's fixtures, its own memory namespace), one turn whose people
- * are the case's scripted answers and approvals, then the checks. Both are durable: a killed
- * CLI or worker loses nothing, and every trial is counted once.
+ * back by one after a run of trials without. A trial is a fresh session id (its own workspace
+ * with the case's fixtures, its own memory namespace), one turn whose people are the case's
+ * scripted answers and approvals, then the checks. The eval runs each trial itself: the turn is
+ * its child and the fixtures and checks its local activities, so a trial is one workflow (its
+ * turn). Evals from before `eval-trials-inline` ran each trial as an evalCaseWorkflow of its own,
+ * the turn's parent; that workflow stays for their replay. Both are durable: a killed CLI or
+ * worker loses nothing, and every trial is counted once.
  */
-import { condition, executeChild, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, executeChild, patched, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { CaseReport, EvalCase, EvalReport, TrialReport } from '../common/eval';
 import { rootCauseMessage } from '../common/errors';
 import type { SessionConfig, TurnInput } from '../common/session';
@@ -62,6 +65,10 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
   // `--budget`: what the trials spent, and whether the eval stopped starting them.
   const spent = new EvalSpend(input.budget);
   const more = () => next < jobs.length && !spent.stopped;
+  // Taken once: an eval begun before the change keeps its trials' own workflows to the end.
+  const inline = patched('eval-trials-inline');
+  // The trials' turns report their waits to their parent; with scripted people there are none to act on.
+  setHandler(turnStatusSignal, () => undefined);
   setHandler(evalProgressQuery, () => ({
     eval_id: input.evalId,
     total: jobs.length,
@@ -78,12 +85,10 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
   const run = async (job: (typeof jobs)[number]) => {
     running++;
     const sessionId = trialSessionId(input.evalId, job.c.id, job.trial);
+    const trial: EvalCaseInput = { evalId: input.evalId, sessionId, case: job.c, trial: job.trial, config: caseConfig(input, job.c, sessionId) };
     let r: TrialReport;
     try {
-      r = await executeChild(evalCaseWorkflow, {
-        workflowId: sessionId,
-        args: [{ evalId: input.evalId, sessionId, case: job.c, trial: job.trial, config: caseConfig(input, job.c, sessionId) }],
-      });
+      r = inline ? await runTrial(trial, 'eval') : await executeChild(evalCaseWorkflow, { workflowId: sessionId, args: [trial] });
     } catch (err) {
       r = harnessFailure(job.c, job.trial, sessionId, rootCauseMessage(err));
     }
@@ -134,13 +139,23 @@ export interface EvalCaseInput {
   config: SessionConfig;
 }
 
-/** One trial: fixtures in a fresh workspace, one turn with scripted people, then the checks. */
+/** A trial as a workflow of its own: how evals from before `eval-trials-inline` ran them. */
 export async function evalCaseWorkflow(input: EvalCaseInput): Promise<TrialReport> {
-  const { sessionId, config } = input;
-  const c = input.case;
   // The turn reports its waits to its parent; with scripted people there are none to act on.
   setHandler(turnStatusSignal, () => undefined);
-  if (Object.keys(c.fixtures).length) await prepareEvalCase({ sessionId, fixtures: c.fixtures });
+  return runTrial(input, 'own');
+}
+
+/**
+ * One trial: fixtures in a fresh workspace, one turn with scripted people, then the checks. Run
+ * by the eval itself, the trial is timed from the local activity that prepares it (workflow code
+ * reads no clock), which runs even without fixtures; a trial workflow of its own (`own`) timed
+ * itself from its start and prepared only fixtures.
+ */
+async function runTrial(input: EvalCaseInput, where: 'eval' | 'own'): Promise<TrialReport> {
+  const { sessionId, config } = input;
+  const c = input.case;
+  const startedAtMs = await prepareTrial(input, where);
   const servers = config.mcp?.servers ?? [];
   const mcpTools = servers.length ? await discoverActivity(servers)({ sessionId, servers }) : undefined;
   const turnId = `${sessionId}/turn-1`;
@@ -166,15 +181,21 @@ export async function evalCaseWorkflow(input: EvalCaseInput): Promise<TrialRepor
     turn = { ...turn, ...start.turn, ...(c.max_steps ? { maxSteps: c.max_steps } : {}), userMessage: c.input || start.userMessage };
   }
   const result = await executeChild(turnWorkflow, { workflowId: turnId, args: [turn] });
-  // The activity times the trial from the workflow's start (workflow code reads no clock).
-  const report = await checkEvalTrial({ sessionId, turnId, case: c, trial: input.trial, result, startedAtMs: workflowInfo().startTime.getTime() });
+  const report = await checkEvalTrial({ sessionId, turnId, case: c, trial: input.trial, result, startedAtMs });
   // A trial that ran commands has a sandbox it no longer needs (its workspace and store stay
   // for `harness trace`); one that never ran a command has none.
   if (result.storedToolCalls?.length || result.toolCalls.some((t) => t.name === 'run_shell')) await closeSession({ sessionId });
   return report;
 }
 
-/** A trial's session id (also its workflow id): the eval, the case and the trial. */
+/** Writes the trial's fixtures; returns when the trial started (ms since the epoch). */
+async function prepareTrial({ sessionId, case: c }: EvalCaseInput, where: 'eval' | 'own'): Promise<number> {
+  if (where === 'eval') return (await prepareEvalCase({ sessionId, fixtures: c.fixtures })).startedAtMs;
+  if (Object.keys(c.fixtures).length) await prepareEvalCase({ sessionId, fixtures: c.fixtures });
+  return workflowInfo().startTime.getTime();
+}
+
+/** A trial's session id (the id of its workflow, when it had one of its own): the eval, the case and the trial. */
 export function trialSessionId(evalId: string, caseId: string, trial: number): string {
   return `${evalId}-${caseId}-t${trial}`.slice(0, 128);
 }

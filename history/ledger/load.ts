@@ -12,7 +12,7 @@ import type { Run } from '../trace/runs';
 import { readTimeline } from '../trace/timeline';
 import { combine, recordedLedger, turnLedger } from './compute';
 import { fetchRawRuns, type RawRun } from './fetch';
-import { childrenOf, scanTurn, withoutResetBases, workflowTypeOf } from './scan';
+import { childrenOf, scanTurn, trialTurns, withoutResetBases, workflowTypeOf } from './scan';
 import type { Ledger, TurnLedger } from './types';
 
 /** How to price turns whose session recorded no pricing (sessions from before prices); `calls`: read every call from the turns' events. */
@@ -39,8 +39,7 @@ export async function loadLedger(client: Client, id: string, opts: LedgerOptions
   if (type === 'turnWorkflow') return combine('turn', id, [(!opts.calls && recordedOf(id, runs)) || turnLedger(id, scanTurn(runs), opts.fallback)]);
   const children = childrenOf(runs);
   if (type === 'sessionWorkflow') return combine('session', id, ...(await turnsOf(client, children, opts)));
-  // An eval's children are its trials; each trial's one turn is `<trial>/turn-1`.
-  if (type === 'evalWorkflow') return combine('eval', id, ...(await turnsOf(client, children.map((c) => `${c}/turn-1`), opts)));
+  if (type === 'evalWorkflow') return combine('eval', id, ...(await turnsOf(client, trialTurns(runs), opts)));
   if (type === 'evalCaseWorkflow') return combine('turn', id, ...(await turnsOf(client, children, opts)));
   throw new UserError(`${id} is a ${type || 'unknown'} workflow, not a session, a turn or an eval`, 'give a session id, a turn id (<session>/turn-N) or an eval id');
 }

@@ -34,15 +34,28 @@ function resetBase(h: History): string | undefined {
 
 /** Children a run started (a session's turns, an eval's trials), in order, without decoding their inputs. */
 export function childrenOf(runs: RawRun[]): string[] {
-  const ids: string[] = [];
-  for (const r of runs) {
-    for (const e of r.history.events ?? []) {
-      const id = e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId;
-      if (id && !ids.includes(id)) ids.push(id);
-    }
-  }
-  return ids;
+  return unique(childStarts(runs).map((c) => c.workflowId));
 }
+
+/**
+ * The turns of an eval's trials, one each: the eval's children are the turns themselves, or (an
+ * eval from before it ran trials itself) trial workflows whose one turn is `<trial>/turn-1`.
+ */
+export function trialTurns(runs: RawRun[]): string[] {
+  return unique(childStarts(runs).map((c) => (c.workflowType === 'turnWorkflow' ? c.workflowId : `${c.workflowId}/turn-1`)));
+}
+
+/** Every child the runs started, in order. */
+function childStarts(runs: RawRun[]): { workflowId: string; workflowType: string }[] {
+  return runs.flatMap((r) =>
+    (r.history.events ?? []).flatMap((e) => {
+      const child = e.startChildWorkflowExecutionInitiatedEventAttributes;
+      return child?.workflowId ? [{ workflowId: child.workflowId, workflowType: child.workflowType?.name ?? '' }] : [];
+    }),
+  );
+}
+
+const unique = (ids: string[]): string[] => [...new Set(ids)];
 
 const num = (v: unknown): number => (v && typeof v === 'object' && 'toNumber' in v ? (v as { toNumber(): number }).toNumber() : Number(v ?? 0));
 const first = (p: { payloads?: Parameters<typeof decodePayload>[0][] | null } | null | undefined) => decodePayload(p?.payloads?.[0]);

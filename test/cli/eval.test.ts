@@ -1,6 +1,7 @@
 /**
  * `harness eval` as a user runs it: a bad suite line is one error naming the line; `--no-wait`
- * then `eval status` re-attaches and gets the report; `--compare` flags a case that flipped from
+ * then `eval status` re-attaches and gets the report (each trial one workflow: its turn, the
+ * eval's child); `--compare` flags a case that flipped from
  * pass to fail and exits 1; a case that starts from a recorded run asks the model nothing for
  * the steps before its start (counted on the scripted server).
  */
@@ -59,6 +60,12 @@ describe('harness eval', () => {
     const report = parseJson<EvalReport>(attached);
     expect(report).toMatchObject({ eval_id, totals: { cases: 2, trials: 2, passed_trials: 2, pass_rate: 1 } });
     expect(report.cases.map((c) => c.runs[0]!.workflow_id)).toEqual([`${eval_id}-hello-t1/turn-1`, `${eval_id}-time-t1/turn-1`]);
+    // The eval ran each trial itself: its turn is the eval's child, and the trial has no workflow of its own.
+    for (const run of report.cases.map((c) => c.runs[0]!)) {
+      expect((await h.client.workflow.getHandle(run.workflow_id).describe()).parentExecution?.workflowId).toBe(eval_id);
+      await expect(h.client.workflow.getHandle(run.session_id).describe()).rejects.toThrow(/not found/i);
+      expect(run.elapsed_ms).toBeGreaterThan(0);
+    }
 
     // The same suite with a worse answer: the hello case flips.
     const worse = suiteFile('worse.jsonl', [hello('bye'), time]);

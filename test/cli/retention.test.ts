@@ -7,6 +7,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import Docker from 'dockerode';
 import pg from 'pg';
@@ -19,6 +20,8 @@ import type { SessionConfig } from '../../common/session';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir } from '../support/cli';
 import { TEST_DATABASE_URL } from '../activities/memory/backends';
+import { startEval } from '../../evals/runner/run';
+import { parseSuite } from '../../evals/runner/suite';
 
 const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 const docker = new Docker();
@@ -277,5 +280,30 @@ describe('harness sessions prune', () => {
     expect(r.stdout.split('\n')).toContainEqual(expect.stringMatching(new RegExp(`^purged ${trial}: ${rows} message-store row\\(s\\)`)));
     expect(await storedRows(trial)).toBe(0);
     expect(stackLines(r.stderr)).toEqual([]);
+  }, 180_000);
+
+  it('leaves a trial whose turn still runs (the trial has no workflow of its own), and `end --purge` says it is a trial', async () => {
+    const suite = parseSuite(JSON.stringify({ id: 'slow', input: 'Take your time.', model_script: { steps: [{ fault: { delay_ms: 120_000 }, content: 'late' }] }, checks: [] }), 'slow.jsonl');
+    const evalId = await startEval(h.client, h.taskQueue, suite, { concurrency: 1, trials: 1, config: scriptedConfig({ steps: [] }, {}, DEFAULT_POLICY), model: 'scripted', scriptedPerCase: true });
+    const trial = `${evalId}-slow-t1`;
+    try {
+      // The turn stores the conversation before its model call, which then waits two minutes.
+      for (let i = 0; i < 300 && (await storedRows(trial)) === 0; i++) await sleep(100);
+      const rows = await storedRows(trial);
+      expect(rows).toBeGreaterThan(0);
+      await expect(h.client.workflow.getHandle(trial).describe()).rejects.toThrow(/not found/i);
+
+      const r = await cli(['sessions', 'prune', '--older-than', '0s', '--json']);
+      expect(r.code, describeResult(r)).toBe(0);
+      expect(JSON.stringify(parseJson(r))).not.toContain(trial);
+      expect(await storedRows(trial)).toBe(rows);
+      expect((await h.client.workflow.getHandle(`${trial}/turn-1`).describe()).status.name).toBe('RUNNING');
+
+      const end = await cli(['end', trial, '--purge']);
+      expect(end.code, describeResult(end)).toBe(1);
+      expect(end.errLines).toEqual([`error: ${trial} is an eval trial, not a session`, expect.stringMatching(/^hint: .*sessions prune/)]);
+    } finally {
+      await h.client.workflow.getHandle(evalId).terminate('test over');
+    }
   }, 180_000);
 });
