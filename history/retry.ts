@@ -29,7 +29,7 @@ export interface RetryPlan {
   why: string;
   /** Completed model calls and tool calls of earlier steps: taken from history, not run again. */
   kept: { steps: number; modelCalls: number; toolCalls: number };
-  /** The session whose last turn this is (a turn started as a child). */
+  /** The session whose last turn this is (a turn its session started); none for an eval's trial. */
   parent?: string;
 }
 
@@ -69,8 +69,17 @@ export async function planRetry(client: Client, turnId: string): Promise<RetryPl
     step: point.step,
     why: point.why,
     kept,
-    ...(desc.parentExecution?.workflowId ? { parent: desc.parentExecution.workflowId } : {}),
+    ...((await sessionParent(client, desc.parentExecution?.workflowId)) ?? {}),
   };
+}
+
+/**
+ * The turn's parent when it is a session, which takes the retried turn back. An eval's trial
+ * turn is reset on its own: the eval has no turn to take back (its report keeps the trial as run).
+ */
+async function sessionParent(client: Client, parent: string | null | undefined): Promise<{ parent: string } | undefined> {
+  if (!parent) return undefined;
+  return (await describeWorkflow(client, parent))?.type === 'sessionWorkflow' ? { parent } : undefined;
 }
 
 type ResetRequest = Parameters<Client['workflowService']['resetWorkflowExecution']>[0];

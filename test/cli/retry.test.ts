@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
 import type { Script } from '../../scripted/script';
 import { sessionState, waitForTurn } from '../../client/session-client';
+import { followEval, startEval } from '../../evals/runner/run';
+import { parseSuite } from '../../evals/runner/suite';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir } from '../support/cli';
 
@@ -117,6 +119,23 @@ describe('harness retry', () => {
     // only for what the reset point did not keep (the call in flight) and step 3.
     expect(requestsOf(sessionId).map(([i]) => i)).toEqual([0, 1, 2]);
     expect(readFileSync(path.join(h.home, 'workspaces', sessionId, 'approved.txt'), 'utf8')).toBe('approved\n');
+  }, 180_000);
+
+  it("retries an eval trial's failed turn on its own (the eval is no session to take it back)", async () => {
+    const evalId = newSessionId('retry-eval');
+    const suite = parseSuite(JSON.stringify({ id: 'down', input: 'Answer me.', checks: [{ type: 'contains', value: 'HARNESS_OK' }] }), 'down.jsonl');
+    const trial = `${evalId}-down-t1`;
+    server.registerScript(trial, { steps: [{ fault: { status: 503, times: 2 }, content: 'Answered after the outage. HARNESS_OK' }] });
+    const config = endpointConfig(server.url, { modelMaxAttempts: 2 }, DEFAULT_POLICY);
+    await startEval(h.client, h.taskQueue, suite, { concurrency: 1, trials: 1, config, model: 'scripted-endpoint', scriptedPerCase: false }, evalId);
+    const report = await followEval(h.client, evalId, () => undefined);
+    expect(report.cases[0]!.runs[0]).toMatchObject({ passed: false, terminated_by: 'failed', workflow_id: `${trial}/turn-1` });
+
+    const r = await cli([`${trial}/turn-1`, '--json']);
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(r.errLines[0]).toMatch(/^retrying \S+\/turn-1 from step 1 \(its model call failed: .*503.*\)/);
+    expect(parseJson(r)).toMatchObject({ terminated_by: 'final_answer', answer: 'Answered after the outage. HARNESS_OK' });
+    expect(stackLines(r.stderr)).toEqual([]);
   }, 180_000);
 
   it('refuses what cannot be retried in one line, without a stack', async () => {
