@@ -41,4 +41,4 @@ step "Chromium (the console's browser tests)"; bash scripts/setup-browser.sh
 step "build (TypeScript + workflow bundle)"
 npm run build --silent
 
-step "done: try  npx harness run --policy auto --model scripted:examples/demo.json \"Write a poem to poem.txt\""
+step "done: try  npx harness run --model scripted:examples/demo.json \"Write a poem to poem.txt\"  (it asks before writing)"

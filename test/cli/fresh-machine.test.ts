@@ -66,11 +66,22 @@ describe('harness on a fresh machine (no server running, empty HARNESS_HOME)', (
     removeTempDirs();
   }, 60_000);
 
-  it('runs the demo turn, starting the embedded server and a background worker, and prints one JSON document', async () => {
-    const r = await cli(['run', '--policy', 'auto', '--model', `scripted:${DEMO}`, 'Write a poem to poem.txt and read it back', '--json'], 90_000);
+  it('runs the demo turn under the default policy, starting the embedded server and a background worker; approved, it prints one JSON document', async () => {
+    // The README's command, without a terminal: the write waits for a person, and `run` exits 3 saying how to decide.
+    const r = await cli(['run', '--model', `scripted:${DEMO}`, 'Write a poem to poem.txt and read it back', '--json'], 90_000);
     notePids();
-    expect(r.code, describeResult(r)).toBe(0);
-    const out = parseJson<Record<string, unknown>>(r);
+    expect(r.code, describeResult(r)).toBe(3);
+    const waiting = parseJson<{ session_id: string; status: string; pending: { calls: { tool: string; args: { path: string } }[] } }>(r);
+    expect(waiting).toMatchObject({ status: 'waiting_for_approval', pending: { calls: [{ tool: 'write_file', args: { path: 'poem.txt' } }] } });
+    expect(r.stderr).toContain(`harness approve ${waiting.session_id}`);
+    expect(r.stderr).toMatch(/starting the embedded temporal dev server/i);
+    expect(r.stderr).toMatch(/starting a background worker/i);
+    expect(stackLines(r.stderr)).toEqual([]);
+
+    const approved = await cli(['approve', waiting.session_id, '--json'], 90_000);
+    expect(approved.code, describeResult(approved)).toBe(0);
+    expect(approved.stderr).not.toMatch(/starting/i);
+    const out = parseJson<Record<string, unknown>>(approved);
     expect(Object.keys(out).sort()).toEqual(['answer', 'session_id', 'steps', 'terminated_by', 'usage', 'workflow_id']);
     sessionId = String(out.session_id);
     expect(sessionId).not.toBe('');
@@ -79,10 +90,7 @@ describe('harness on a fresh machine (no server running, empty HARNESS_HOME)', (
     expect(out.terminated_by).toBe('final_answer');
     expect(out.steps).toBe(4);
     expect((out.usage as { total_tokens: number }).total_tokens).toBeGreaterThan(0);
-
-    expect(r.stderr).toMatch(/starting the embedded temporal dev server/i);
-    expect(r.stderr).toMatch(/starting a background worker/i);
-    expect(stackLines(r.stderr)).toEqual([]);
+    expect(stackLines(approved.stderr)).toEqual([]);
 
     const poem = path.join(home, 'workspaces', sessionId, 'poem.txt');
     expect(existsSync(poem), `${poem} should exist`).toBe(true);
