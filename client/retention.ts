@@ -14,6 +14,9 @@ import type { PurgeAtEnd, PurgeOutcome, purgeWorkflow, storedSessionsWorkflow } 
 import { UsageError, UserError } from '../host/errors';
 import { endSession, NO_WORKER_HINT, requireWorker } from './session-client';
 import { callTrouble } from './wait-progress';
+import type { HostRef } from '../common/host';
+import { decodePayload } from '../history/trace/events';
+import { latestHistory } from '../history/workflow-runs';
 
 export type { PurgeOutcome, PurgeReport } from '../workflows/purge';
 
@@ -88,11 +91,13 @@ export async function purgeSessions(client: Client, taskQueue: string, sessionId
   const base = workflowId ?? `harness-prune-${new Date().toISOString()}-${randomBytes(3).toString('hex')}`;
   for (let i = 0; i < sessionIds.length; i += PURGE_BATCH) {
     const id = sessionIds.length > PURGE_BATCH ? `${base}-${i / PURGE_BATCH + 1}` : base;
+    const batch = sessionIds.slice(i, i + PURGE_BATCH);
+    const hosts = await hostsOf(client, batch);
     try {
       const r = await client.workflow.execute<typeof purgeWorkflow>('purgeWorkflow', {
         taskQueue,
         workflowId: id,
-        args: [{ sessionIds: sessionIds.slice(i, i + PURGE_BATCH) }],
+        args: [{ sessionIds: batch, ...(Object.keys(hosts).length ? { hosts } : {}) }],
         // Two `end --purge` of one ended session at once: the second follows the first.
         workflowIdConflictPolicy: 'USE_EXISTING',
       });
@@ -104,6 +109,38 @@ export async function purgeSessions(client: Client, taskQueue: string, sessionId
   }
   return out;
 }
+
+/**
+ * The sandbox host each session lived on when it ended, read from its latest run's history (the
+ * host it was carried over with, then the host each turn result names): a hosted session's
+ * workspace and container are on that host, so it is purged there. A trial its eval ran itself
+ * is read from its turn. A session Temporal no longer holds has none: its store rows are purged.
+ */
+async function hostsOf(client: Client, sessionIds: string[]): Promise<Record<string, HostRef>> {
+  const out: Record<string, HostRef> = {};
+  for (const sessionId of sessionIds) {
+    const host = (await lastHost(client, sessionId)) ?? (await lastHost(client, `${sessionId}/turn-1`));
+    if (host) out[sessionId] = host;
+  }
+  return out;
+}
+
+async function lastHost(client: Client, workflowId: string): Promise<HostRef | undefined> {
+  const events = (await latestHistory(client, workflowId).catch((err: unknown) => Promise.reject(temporalTrouble(err, `the history of ${workflowId} could not be read`))))?.events ?? [];
+  let host: HostRef | undefined;
+  const take = (p: { payloads?: Parameters<typeof decodePayload>[0][] | null } | null | undefined) => {
+    const h = (decodePayload(p?.payloads?.[0]) as { host?: unknown } | undefined)?.host;
+    if (isHostRef(h)) host = h;
+  };
+  for (const e of events) {
+    take(e.workflowExecutionStartedEventAttributes?.input);
+    take(e.childWorkflowExecutionCompletedEventAttributes?.result);
+    take(e.workflowExecutionCompletedEventAttributes?.result);
+  }
+  return host;
+}
+
+const isHostRef = (h: unknown): h is HostRef => typeof h === 'object' && h !== null && typeof (h as HostRef).id === 'string' && typeof (h as HostRef).queue === 'string';
 
 /** A session `sessions prune` would purge. */
 export interface Prunable {

@@ -37,6 +37,11 @@ export async function describeWorkflow(client: Client, workflowId: string): Prom
   return notFoundAsUndefined(() => client.workflow.getHandle(workflowId).describe());
 }
 
+/** The history of a workflow id's latest run; undefined when Temporal does not know the id. */
+export async function latestHistory(client: Client, workflowId: string): Promise<History | undefined> {
+  return notFoundAsUndefined(() => client.workflow.getHandle(workflowId).fetchHistory());
+}
+
 function startMs(history: History): number {
   const t = history.events?.[0]?.eventTime;
   return t ? Number(t.seconds ?? 0) * 1000 + (t.nanos ?? 0) / 1e6 : 0;

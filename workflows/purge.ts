@@ -34,6 +34,8 @@ const { storedSessionsIdleSince } = proxyActivities<Activities>({
 /** Sessions to purge; each must be over (the client checks with Temporal before it asks). */
 export interface PurgeInput {
   sessionIds: string[];
+  /** The sandbox host each session lived on at its end, as its history says: its workspace is purged there. */
+  hosts?: Record<string, HostRef>;
 }
 
 /** What a purge did: a report per purged session, a one-line error per session that failed. */
@@ -46,7 +48,7 @@ export interface PurgeOutcome {
 export async function purgeWorkflow(input: PurgeInput): Promise<PurgeOutcome> {
   const out: PurgeOutcome = { purged: [], failed: [] };
   for (const sessionId of input.sessionIds) {
-    const one = await purgeAtEnd(sessionId);
+    const one = await purgeAtEnd(sessionId, input.hosts?.[sessionId]);
     if (one.purged) out.purged.push(one.purged);
     else out.failed.push({ sessionId, error: one.purgeFailed ?? 'unknown failure' });
   }
