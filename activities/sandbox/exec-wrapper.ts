@@ -59,9 +59,12 @@ const BASH_READONLY = new Set(['SHELLOPTS', 'BASHOPTS']);
  * Each process started here costs a millisecond or more of a warm command, so `timeout` and
  * the command's bash are the only ones: the scratch folder is made and removed by loadable
  * builtins, and the processes left behind are found by reading every process's environment
- * with bash's own mapfile (the kill loop, three rounds at most, kills only what it finds). The
- * status is one small write the host reads only when it ends in a newline (it is whole then),
- * not a write and a rename. Last, `done <id>` on stdout tells a shell session
+ * with bash's own mapfile. The kill loop kills only what it finds, and scans again after a
+ * pause (the loadable sleep) until a scan finds none: a process sent SIGKILL dies only once it is
+ * next scheduled, which on a loaded machine came after the command's result (a background job
+ * still forking was seen alive by the next command). Forty rounds at most; a command that left
+ * nothing behind pays one scan. The status is one small write the host reads only when it ends
+ * in a newline (it is whole then), not a write and a rename. Last, `done <id>` on stdout tells a shell session
  * (exec-session.ts) that this command ended; on a Docker exec's stream nobody reads it.
  */
 export const WRAPPER = `d=${EXEC_MOUNT}/$1
@@ -70,6 +73,7 @@ unset HARNESS_WRAP TMPDIR ${SHELL_ENV_UNSET.filter((v) => !BASH_READONLY.has(v))
 export -n ${[...BASH_READONLY].join(' ')}
 enable -f ${LOADABLES}/mkdir mkdir 2>/dev/null
 enable -f ${LOADABLES}/rm rm 2>/dev/null
+enable -f ${LOADABLES}/sleep sleep 2>/dev/null
 HARNESS_EXEC=$1
 export HARNESS_EXEC ${SHELL_ENV_SET.join(' ')}
 mkdir -p "$t" && TMPDIR=$t && export TMPDIR
@@ -77,7 +81,7 @@ timeout -s KILL "$2" ${COMMAND_SHELL.join(' ')} "$3" </dev/null >"$d/out" 2>"$d/
 s=$?
 unset HARNESS_EXEC
 n=0
-while [ $n -lt 3 ]; do
+while [ $n -lt 40 ]; do
   k=0
   for p in /proc/[0-9]*; do
     p=\${p#/proc/}
@@ -88,6 +92,7 @@ while [ $n -lt 3 ]; do
     done
   done
   [ $k = 0 ] && break
+  sleep 0.005
   n=$((n + 1))
 done
 rm -rf "$t"
