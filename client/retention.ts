@@ -17,6 +17,7 @@ import { callTrouble } from './wait-progress';
 import type { HostRef } from '../common/host';
 import { decodePayload } from '../history/trace/events';
 import { latestHistory } from '../history/workflow-runs';
+import { describeTrialTurn as trialTurn, notASession } from './trial-ids';
 
 export type { PurgeOutcome, PurgeReport } from '../workflows/purge';
 
@@ -222,19 +223,11 @@ async function describeSession(client: Client, sessionId: string, types: 'sessio
   }
 }
 
-const notASession = (sessionId: string, what: string) =>
-  new UserError(`${sessionId} is ${what}, not a session`, 'list sessions with `harness sessions`; `harness sessions prune` purges eval trials once they are over');
-
-/**
- * The turn of the eval trial with this session id, when the eval ran the trial itself (no
- * workflow has the trial's id then): a `<id>/turn-1` whose parent is not a session of that id.
- */
+/** The turn of a trial its eval ran itself, or a one-line error when Temporal does not answer. */
 async function describeTrialTurn(client: Client, sessionId: string): Promise<WorkflowExecutionDescription | undefined> {
   try {
-    const d = await client.workflow.getHandle(`${sessionId}/turn-1`).describe();
-    return d.type === 'turnWorkflow' && d.parentExecution && d.parentExecution.workflowId !== sessionId ? d : undefined;
+    return await trialTurn(client, sessionId);
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return undefined;
     throw temporalTrouble(err, `session ${sessionId} could not be looked up`);
   }
 }

@@ -28,6 +28,7 @@ import {
 } from '../common/messages';
 import { rootCauseMessage } from '../common/errors';
 import { UsageError, UserError } from '../host/errors';
+import { describeTrialTurn, notASession } from './trial-ids';
 import { NO_WORKER_HINT } from './require-worker';
 import { deliverUpdate, lookUntil, type RideOut } from './ride-out';
 import { callTrouble, look } from './wait-progress';
@@ -137,6 +138,7 @@ export async function sessionState(client: Client, sessionId: string, ride?: Rid
   } catch (err) {
     if (err instanceof UserError) throw err;
     if (err instanceof WorkflowNotFoundError || /not found/i.test((err as Error).message)) {
+      if (await describeTrialTurn(client, sessionId).catch(() => undefined)) throw notASession(sessionId, 'an eval trial');
       throw new UserError(`no session named ${sessionId}`, 'list sessions with `harness sessions`');
     }
     throw err;

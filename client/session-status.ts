@@ -10,6 +10,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { SessionState, SessionStatus } from '../common/session';
 import { stateQuery } from '../common/messages';
 import { UserError } from '../host/errors';
+import { describeTrialTurn, notASession } from './trial-ids';
 import { lookUntil, type RideOut } from './ride-out';
 import { look } from './wait-progress';
 import { GONE_POLLER_MS, lastPoll } from './worker-presence';
@@ -47,9 +48,11 @@ export async function sessionView(client: Client, sessionId: string, ride: RideO
     try {
       d = await lookUntil(client, sessionId, 'server', () => handle.describe(), SERVER_MS, ride);
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) throw new UserError(`no session named ${sessionId}`, 'list sessions with `harness sessions`');
-      throw err;
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      if (await describeTrialTurn(client, sessionId).catch(() => undefined)) throw notASession(sessionId, 'an eval trial');
+      throw new UserError(`no session named ${sessionId}`, 'list sessions with `harness sessions`');
     }
+    if (d.type === 'evalCaseWorkflow') throw notASession(sessionId, 'an eval trial');
     if (d.type !== 'sessionWorkflow') throw new UserError(`${sessionId} is not a session (it is a ${d.type})`, 'list sessions with `harness sessions`');
     if (d.status.name === 'RUNNING') return (await lookUntil(client, sessionId, 'query', () => handle.query(stateQuery), QUERY_MS, ride)) as SessionState;
     // A run that continued as new was replaced between the describe and now: look again.

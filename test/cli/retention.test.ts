@@ -282,14 +282,19 @@ describe('harness sessions prune', () => {
     expect(stackLines(r.stderr)).toEqual([]);
   }, 180_000);
 
-  it('leaves a trial whose turn still runs (the trial has no workflow of its own), and `end --purge` says it is a trial', async () => {
+  it('leaves a trial whose turn still runs (the trial has no workflow of its own), and `end` or `status` of its id says it is a trial', async () => {
     const suite = parseSuite(JSON.stringify({ id: 'slow', input: 'Take your time.', model_script: { steps: [{ fault: { delay_ms: 120_000 }, content: 'late' }] }, checks: [] }), 'slow.jsonl');
     const evalId = await startEval(h.client, h.taskQueue, suite, { concurrency: 1, trials: 1, config: scriptedConfig({ steps: [] }, {}, DEFAULT_POLICY), model: 'scripted', scriptedPerCase: true });
     const trial = `${evalId}-slow-t1`;
     try {
-      // The turn stores the conversation before its model call, which then waits two minutes.
-      for (let i = 0; i < 300 && (await storedRows(trial)) === 0; i++) await sleep(100);
-      const rows = await storedRows(trial);
+      // The turn stores the conversation as its model call begins; the call then waits two minutes.
+      const calling = async () => (await h.client.workflow.getHandle(`${trial}/turn-1`).describe().catch(() => undefined))?.raw.pendingActivities?.some((a) => a.activityType?.name === 'callModel');
+      for (let i = 0; i < 300 && !(await calling()); i++) await sleep(100);
+      let rows = -1;
+      for (let i = 0; i < 100 && rows !== (await storedRows(trial)); i++) {
+        rows = await storedRows(trial);
+        await sleep(300);
+      }
       expect(rows).toBeGreaterThan(0);
       await expect(h.client.workflow.getHandle(trial).describe()).rejects.toThrow(/not found/i);
 
@@ -299,9 +304,13 @@ describe('harness sessions prune', () => {
       expect(await storedRows(trial)).toBe(rows);
       expect((await h.client.workflow.getHandle(`${trial}/turn-1`).describe()).status.name).toBe('RUNNING');
 
-      const end = await cli(['end', trial, '--purge']);
-      expect(end.code, describeResult(end)).toBe(1);
-      expect(end.errLines).toEqual([`error: ${trial} is an eval trial, not a session`, expect.stringMatching(/^hint: .*sessions prune/)]);
+      // Given where a session's id is expected, the trial's id says what it is and where its turn is.
+      for (const args of [['end', trial, '--purge'], ['end', trial], ['status', trial]]) {
+        const r = await cli(args);
+        expect(r.code, describeResult(r)).toBe(1);
+        expect(r.errLines).toEqual([`error: ${trial} is an eval trial, not a session`, `hint: its turn is ${trial}/turn-1 (see \`harness trace ${trial}/turn-1\`); list sessions with \`harness sessions\`; \`harness sessions prune\` purges eval trials once they are over`]);
+      }
+      expect((await h.client.workflow.getHandle(`${trial}/turn-1`).describe()).status.name).toBe('RUNNING');
     } finally {
       await h.client.workflow.getHandle(evalId).terminate('test over');
     }
