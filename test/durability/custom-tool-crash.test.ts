@@ -2,7 +2,8 @@
  * A custom tool that is not idempotent is never run twice when its worker is lost: real worker
  * processes (test/support/custom-tool-worker.cjs, built from the package as a user's would be)
  * are SIGKILLed while the tool's code runs, and after it ran and its result was recorded; a new
- * worker takes the call over each time. Its side effect happens once; the model reads either
+ * worker takes the call over each time. Under the default policy: the charge asks and is
+ * approved before it runs. Its side effect happens once; the model reads either
  * the recorded result or that the call may or may not have taken effect, never a second run.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -49,18 +50,28 @@ afterAll(async () => {
   await client?.close();
 });
 
+/**
+ * Sends the task under the default policy: the charge (a write) asks first, and is approved as
+ * a person would, so the kill lands on an approved call.
+ */
+async function sendApproved(text: string, steps: unknown[]) {
+  const sent = await client.send(text, { model: model(steps) });
+  const asked = await client.wait(sent.turnId, { timeoutMs: 60_000 });
+  if (asked.kind !== 'waiting' || asked.state.pending?.kind !== 'approvals') throw new Error(`the charge should ask first: ${JSON.stringify(asked)}`);
+  expect(asked.state.pending.calls.map((c) => c.tool)).toEqual(['charge_card']);
+  await client.approve(sent.sessionId);
+  return sent;
+}
+
 const charges = (sessionId: string) => path.join(home, 'workspaces', sessionId, 'charges.txt');
 const lines = (file: string) => readFileSync(file, 'utf8').trim().split('\n');
 
 it('killed while the tool runs: the retry does not run it again and says it may or may not have taken effect', async () => {
   const first = await startWorker();
-  const sent = await client.send('charge 5 euros', {
-    policy: 'auto',
-    model: model([
-      { tool_calls: [{ name: 'charge_card', arguments: { amount: 5, slow: true } }] },
-      { expect: { last_message_contains: 'may or may not have taken effect' }, content: 'I cannot tell whether the charge went through. DONE' },
-    ]),
-  });
+  const sent = await sendApproved('charge 5 euros', [
+    { tool_calls: [{ name: 'charge_card', arguments: { amount: 5, slow: true } }] },
+    { expect: { last_message_contains: 'may or may not have taken effect' }, content: 'I cannot tell whether the charge went through. DONE' },
+  ]);
   await until('the charge', () => existsSync(charges(sent.sessionId)));
   await kill(first, 'SIGKILL');
   await startWorker();
@@ -80,13 +91,10 @@ it('killed after the tool ran and its result was recorded: the retry returns tha
   // Only the worker with the failpoint polls (the last test's replacement goes first).
   for (const w of workers.splice(0)) await kill(w);
   const first = await startWorker({ HARNESS_FAILPOINTS: 'after-tool:charge_card=60000' });
-  const sent = await client.send('charge 7 euros', {
-    policy: 'auto',
-    model: model([
-      { tool_calls: [{ name: 'charge_card', arguments: { amount: 7 } }] },
-      { expect: { last_message_contains: 'ch-t1-s1-c0' }, content: 'Charged 7 euros. DONE' },
-    ]),
-  });
+  const sent = await sendApproved('charge 7 euros', [
+    { tool_calls: [{ name: 'charge_card', arguments: { amount: 7 } }] },
+    { expect: { last_message_contains: 'ch-t1-s1-c0' }, content: 'Charged 7 euros. DONE' },
+  ]);
   await until('the failpoint after the charge', () => existsSync(failpointFile(home, 'after-tool:charge_card')));
   await kill(first, 'SIGKILL');
   await startWorker();

@@ -81,8 +81,11 @@ describe('history size', () => {
         { content: 'Written. HARNESS_OK' },
       ],
     };
-    const config = scriptedConfig(script, { maxSteps: steps + 1 }, { ...DEFAULT_POLICY, mode: 'auto' });
-    const r = await h.finish(sessionId, config, 'write the files');
+    const config = scriptedConfig(script, { maxSteps: steps + 1 }, DEFAULT_POLICY);
+    // Under the default policy each write asks and is approved: the wait and the decision must
+    // keep the bodies out of history too.
+    const r = await h.finishApproving(sessionId, config, 'write the files');
+    expect(r.asked).toHaveLength(steps);
     expect(r.terminated_by).toBe('final_answer');
     const events = (await h.client.workflow.getHandle(r.turnId).fetchHistory()).events ?? [];
     const sizes = payloadSizes(events);
