@@ -6,14 +6,11 @@
  * day (test/histories/replay.test.ts), so a change to how trials run must keep them replaying.
  * Usage: npm run build && node dist/scripts/record-eval-history.js [label]
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { writeHistories } from './history-files';
 import { runScript, withScratchHarness } from './scratch';
 import { DEFAULT_LIMITS, type SessionConfig } from '../common/session';
 import { parsePolicy } from '../common/policy/schema';
 import { freezePolicy } from '../common/policy';
-import { findTemporalCli } from '../client/temporal-cli';
 import { followEval, startEval } from '../evals/runner/run';
 import { parseSuite } from '../evals/runner/suite';
 
@@ -57,22 +54,9 @@ async function main(): Promise<void> {
     const report = await followEval(client, evalId, () => undefined);
     if (report.totals.passed_trials !== cases.length) throw new Error(`every trial should pass: ${JSON.stringify(report.cases)}`);
 
-    const dir = path.resolve(__dirname, '..', '..', 'test', 'histories', label);
-    mkdirSync(dir, { recursive: true });
-    const ids = [evalId];
-    for (const c of cases) {
-      const trial = `${evalId}-${c.id}-t1`;
-      // A trial run as a workflow of its own (before the eval ran trials itself) has a history too.
-      const own = await client.workflow.getHandle(trial).describe().then(() => true, () => false);
-      ids.push(...(own ? [trial] : []), `${trial}/turn-1`);
-    }
-    for (const id of ids) {
-      // The CLI writes the canonical history JSON that historyFromJSON (and the UI) read.
-      const json = execFileSync(findTemporalCli(), ['workflow', 'show', '--workflow-id', id, '--address', address, '--output', 'json'], { encoding: 'utf8' });
-      const file = path.join(dir, `${id.replace('/', '.')}.json`);
-      writeFileSync(file, json);
-      console.error(`wrote ${file} (${JSON.parse(json).events.length} events)`);
-    }
+    // A trial run as a workflow of its own (before the eval ran trials itself) has a history too.
+    const trials = cases.map((c) => `${evalId}-${c.id}-t1`);
+    await writeHistories(client, address, label, [evalId, ...trials.flatMap((t) => [t, `${t}/turn-1`])]);
   });
 }
 

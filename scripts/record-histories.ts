@@ -7,15 +7,13 @@
  * so a workflow change that breaks running sessions fails the build (change logic behind
  * patched()). Usage: npm run build && node dist/scripts/record-histories.js <label>
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { writeHistories } from './history-files';
 import { runScript, withScratchHarness } from './scratch';
 import { DEFAULT_LIMITS, type SessionConfig } from '../common/session';
 import { answerQuestion, decideApprovals, endSession, sendMessage, waitForTurn } from '../client/session-client';
 import { parsePolicy } from '../common/policy/schema';
 import { freezePolicy } from '../common/policy';
-import { findTemporalCli } from '../client/temporal-cli';
 import { resolveMcpServers } from '../config/mcp';
 import { DEFAULT_COMPRESSION } from '../common/context/plan';
 import { planRetry, resetTurn } from '../history/retry';
@@ -164,25 +162,9 @@ async function main(): Promise<void> {
       await client.workflow.getHandle(id).result();
     }
 
-    const dir = path.resolve(__dirname, '..', '..', 'test', 'histories', label);
-    mkdirSync(dir, { recursive: true });
     const ids = [sessionId, `${sessionId}/turn-1`, `${sessionId}/turn-2`, mcpSession, `${mcpSession}/turn-1`, compressSession, `${compressSession}/turn-1`];
     for (const s of [retrySession, forkSession, rerunSession]) ids.push(s, `${s}/turn-1`);
-    for (const id of ids) {
-      // Every run of the id, oldest first: a turn that continued as new has several.
-      const runs: { start: number; runId: string }[] = [];
-      for await (const wf of client.workflow.list({ query: `WorkflowId = '${id}'` })) runs.push({ start: wf.startTime.getTime(), runId: wf.runId });
-      runs.sort((a, b) => a.start - b.start);
-      for (const [i, run] of runs.entries()) {
-        // The CLI writes the canonical history JSON that historyFromJSON (and the UI) read.
-        const json = execFileSync(findTemporalCli(), ['workflow', 'show', '--workflow-id', id, '--run-id', run.runId, '--address', address, '--output', 'json'], {
-          encoding: 'utf8',
-        });
-        const file = path.join(dir, `${id.replace('/', '.')}${runs.length > 1 ? `.run${i + 1}` : ''}.json`);
-        writeFileSync(file, json);
-        console.error(`wrote ${file} (${JSON.parse(json).events.length} events)`);
-      }
-    }
+    await writeHistories(client, address, label, ids);
   });
 }
 

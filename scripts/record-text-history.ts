@@ -6,15 +6,12 @@
  * day (test/histories/replay.test.ts), so a change that breaks text-mode sessions fails the build.
  * Usage: npm run build && node dist/scripts/record-text-history.js [label]
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { writeHistories } from './history-files';
 import { runScript, withScratchHarness } from './scratch';
 import { DEFAULT_LIMITS, type SessionConfig } from '../common/session';
 import { decideApprovals, endSession, sendMessage, waitForTurn } from '../client/session-client';
 import { parsePolicy } from '../common/policy/schema';
 import { freezePolicy } from '../common/policy';
-import { findTemporalCli } from '../client/temporal-cli';
 
 const envelope = (name: string, args: object) => JSON.stringify({ tool_calls: [{ name, arguments: args }] });
 const broken = '{"tool_calls": [{"name": "read_file", "arguments": {"path": ';
@@ -48,15 +45,7 @@ async function main(): Promise<void> {
     await endSession(client, sessionId);
     await client.workflow.getHandle(sessionId).result();
 
-    const dir = path.resolve(__dirname, '..', '..', 'test', 'histories', label);
-    mkdirSync(dir, { recursive: true });
-    for (const id of [sessionId, `${sessionId}/turn-1`, `${sessionId}/turn-2`]) {
-      // The CLI writes the canonical history JSON that historyFromJSON (and the UI) read.
-      const json = execFileSync(findTemporalCli(), ['workflow', 'show', '--workflow-id', id, '--address', address, '--output', 'json'], { encoding: 'utf8' });
-      const file = path.join(dir, `${id.replace('/', '.')}.json`);
-      writeFileSync(file, json);
-      console.error(`wrote ${file} (${JSON.parse(json).events.length} events)`);
-    }
+    await writeHistories(client, address, label, [sessionId, `${sessionId}/turn-1`, `${sessionId}/turn-2`]);
   });
 }
 
