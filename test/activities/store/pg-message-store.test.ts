@@ -58,6 +58,19 @@ describe.each([
     expect((await store.getBlobs('idem', [blobs[0]!.hash])).get(blobs[0]!.hash)).toBe(blobs[0]!.body);
   });
 
+  it('serves many writes and reads at once over every connection of the pool (its statements prepared on each)', async () => {
+    // PGlite serves all connections from one backend, where prepared statements' names are shared.
+    const sessions = Array.from({ length: 12 }, (_, i) => `many-${i}`);
+    const chains = sessions.map((s) => chain([`${s} one`, `${s} two`]));
+    for (let round = 0; round < 3; round++) {
+      await Promise.all(sessions.map((s, i) => store.putChain(s, chains[i]!.blobs, chains[i]!.nodes)));
+      const read = await Promise.all(sessions.map((s, i) => store.readChain(s, chains[i]!.nodes[1]!.hash)));
+      expect(read).toEqual(chains.map((c) => c.nodes));
+      const bodies = await Promise.all(sessions.map((s, i) => store.getBlobs(s, [chains[i]!.blobs[0]!.hash])));
+      expect(bodies.map((b) => [...b.values()])).toEqual(sessions.map((s) => [`${s} one`]));
+    }
+  });
+
   it('reads a chain root first and a shared prefix once for each branch', async () => {
     const { blobs, nodes } = chain(['one', 'two', 'three']);
     const branch = chain(['four'], nodes[2]!.hash);
