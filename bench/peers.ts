@@ -20,7 +20,7 @@ import type { Client } from '@temporalio/client';
 import { startScriptedModel, type ScriptedModelServer } from '../scripted/server';
 import { fmt, median } from './stats';
 import { runScript, withScratchHarness } from '../scripts/scratch';
-import { durableTurn, inProcessTurns, script, STEPS, stepTimes } from './step-turn';
+import { durableTurn, inProcessTurns, requestGaps, script, STEPS } from './step-turn';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const PEER = path.resolve(__dirname, '..', '..', 'bench', 'peers', 'ai-sdk');
@@ -42,14 +42,14 @@ async function startPeerWorker(address: string, taskQueue: string, modelUrl: str
   return child;
 }
 
-/** One durable peer turn: per-step times from its invokeModel schedulings. */
+/** One durable peer turn: per-step times from its model requests. */
 async function peerTurn(client: Client, taskQueue: string, model: ScriptedModelServer): Promise<{ steps: number[] }> {
   const sessionId = `peer-${randomUUID().slice(0, 8)}`;
   model.registerScript(sessionId, script);
   const handle = await client.workflow.start('peerTurn', { taskQueue, workflowId: sessionId, args: [{ sessionId, steps: STEPS }] });
   const out = (await Promise.race([handle.result(), stuck(handle, 60_000)])) as { steps: number };
   if (out.steps !== STEPS) throw new Error(`the peer's turn ran ${out.steps} steps, not ${STEPS}`);
-  return { steps: stepTimes(await handle.fetchHistory(), 'invokeModel') };
+  return { steps: requestGaps(model, sessionId) };
 }
 
 /** Rejects after `ms` with what the peer's history says went wrong (a failed workflow task retries forever). */
@@ -68,9 +68,8 @@ async function stuck(handle: ReturnType<Client['workflow']['getHandle']>, ms: nu
 async function peerInProcess(model: ScriptedModelServer): Promise<{ steps: number[] }> {
   const sessions = Array.from({ length: RUNS + 1 }, () => `peer-inproc-${randomUUID().slice(0, 8)}`);
   for (const s of sessions) model.registerScript(s, script);
-  const { stdout } = await promisify(execFile)(process.execPath, [path.join(PEER, 'in-process.js'), model.url, String(STEPS), ...sessions], { cwd: PEER, encoding: 'utf8' });
-  const runs = JSON.parse(stdout) as { steps: number[] };
-  return { steps: runs.steps.slice(STEPS - 1) }; // the first turn warms up
+  await promisify(execFile)(process.execPath, [path.join(PEER, 'in-process.js'), model.url, String(STEPS), ...sessions], { cwd: PEER, encoding: 'utf8' });
+  return { steps: sessions.slice(1).flatMap((s) => requestGaps(model, s)) }; // the first turn warms up
 }
 
 async function main(): Promise<void> {
@@ -83,13 +82,13 @@ async function main(): Promise<void> {
       const ours: number[] = [];
       const peer: number[] = [];
       for (let run = 0; run < RUNS + 1; run++) {
-        const a = await durableTurn(client, taskQueue, 'store');
+        const a = await durableTurn(client, taskQueue, 'store', model);
         const b = await peerTurn(client, peerQueue, model);
         if (run === 0) continue; // warm-up: bundles, connections
         ours.push(...a.steps);
         peer.push(...b.steps);
       }
-      const oursBase = median((await inProcessTurns(home, RUNS)).steps);
+      const oursBase = median((await inProcessTurns(home, RUNS, model)).steps);
       const peerBase = median((await peerInProcess(model)).steps);
       const oursOverhead = median(ours) - oursBase;
       const peerOverhead = median(peer) - peerBase;

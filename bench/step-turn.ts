@@ -1,8 +1,8 @@
 /**
  * The turn bench:step and bench:peers measure: 50 steps, a scripted model answering at once, a
  * no-op tool (get_current_time) each step, run durably on a harness worker or in-process
- * through the very same runTurn(). Per-step time = from one model call's start to the next;
- * durable steps are read from history (when each model activity was scheduled).
+ * through the very same runTurn(). Per-step time = from one model request's arrival at the
+ * scripted server to the next, for every framework and baseline alike.
  */
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
@@ -12,7 +12,7 @@ import { DEFAULT_LIMITS, type SessionConfig, type TurnInput } from '../common/se
 import { OpenAIModelClient } from '../activities/model-client';
 import { createToolExecutor } from '../activities/tools/executor';
 import { sendMessage, waitForTurn } from '../client/session-client';
-import { startScriptedModel } from '../scripted/server';
+import type { ScriptedModelServer } from '../scripted/server';
 import { runTurn } from '../workflows/turn-loop';
 import { parsePolicy } from '../common/policy/schema';
 
@@ -36,15 +36,17 @@ function eventMs(e: NonNullable<History['events']>[number]): number {
   return Number(e.eventTime!.seconds) * 1000 + (e.eventTime!.nanos ?? 0) / 1e6;
 }
 
-/** Milliseconds between consecutive schedulings of the model activity (`activityType`) in a history. */
-export function stepTimes(history: History, activityType: string): number[] {
-  const starts = history
-    .events!.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activityType)
-    .map(eventMs);
+/**
+ * A turn's steps as the model saw them: milliseconds between one model request's arrival at the
+ * scripted server and the next (the same measure for every framework and for the in-process
+ * baselines, to a fraction of a millisecond).
+ */
+export function requestGaps(server: ScriptedModelServer, sessionId: string): number[] {
+  const starts = server.requests.filter((r) => r.session === sessionId && r.index !== null).map((r) => r.at);
   return starts.slice(1).map((t, i) => t - starts[i]!);
 }
 
-/** Where a durable step's time goes, each a list with one entry per step (ms). */
+/** Where a durable step's time goes, each a list with one entry per step whose model call ran as an activity (ms). */
 export interface StepPhases {
   /** The model activity scheduled → a worker started it (task dispatch). */
   dispatch: number[];
@@ -88,24 +90,32 @@ export interface TurnRun {
   msPerStep: number;
   events: number;
   bytes: number;
+  workflowTasks: number;
 }
 
-/** One durable turn on the harness worker: with the message store, or with the conversation carried inline. */
-export async function durableTurn(client: Client, taskQueue: string, path: 'store' | 'inline'): Promise<TurnRun> {
+/** One durable turn on the harness worker against `server`: with the message store, or with the conversation carried inline. */
+export async function durableTurn(client: Client, taskQueue: string, path: 'store' | 'inline', server: ScriptedModelServer): Promise<TurnRun> {
   const sessionId = `bench-${randomUUID().slice(0, 8)}`;
+  server.registerScript(sessionId, script);
   const t0 = performance.now();
-  const model = { provider: 'scripted' as const, model: 'scripted', script };
+  const model = { provider: 'openai' as const, model: 'scripted', baseUrl: server.url };
   const { turnId } = await sendMessage(client, { taskQueue, sessionId, config: config(model, path === 'inline'), text: 'go' });
   const out = await waitForTurn(client, turnId);
   const elapsed = performance.now() - t0;
   if (out.kind !== 'done' || out.result.steps !== STEPS) throw new Error(`bench turn did not run ${STEPS} steps: ${JSON.stringify(out)}`);
   const history = await client.workflow.getHandle(turnId).fetchHistory();
-  return { steps: stepTimes(history, 'callModel'), phases: stepPhases(history, 'callModel'), msPerStep: elapsed / STEPS, events: history.events!.length, bytes: Buffer.byteLength(JSON.stringify(history)) };
+  return {
+    steps: requestGaps(server, sessionId),
+    phases: stepPhases(history, 'callModel'),
+    msPerStep: elapsed / STEPS,
+    events: history.events!.length,
+    bytes: Buffer.byteLength(JSON.stringify(history)),
+    workflowTasks: history.events!.filter((e) => e.workflowTaskCompletedEventAttributes).length,
+  };
 }
 
 /** Baseline: the same loop in-process with the same model client (HTTP) and tool executor; the first of `runs + 1` turns warms up. */
-export async function inProcessTurns(home: string, runs: number): Promise<{ steps: number[]; perTurnMs: number[] }> {
-  const server = await startScriptedModel({});
+export async function inProcessTurns(home: string, runs: number, server: ScriptedModelServer): Promise<{ steps: number[]; perTurnMs: number[] }> {
   const client = new OpenAIModelClient({ apiKey: 'bench', baseURL: server.url, timeoutMs: 60_000 });
   const tools = createToolExecutor({ home });
   const specs = builtinRegistry().specs();
@@ -118,10 +128,8 @@ export async function inProcessTurns(home: string, runs: number): Promise<{ step
       sessionId, turn: 1, turnId: `${sessionId}/turn-1`, config: config({ provider: 'openai', model: 'scripted', baseUrl: server.url }),
       history: [], memory: {}, userMessage: 'go', modelCallBase: 0,
     };
-    const starts: number[] = [];
     const t0 = performance.now();
     const result = await runTurn(input, {
-      onStep: () => starts.push(performance.now()),
       callModel: async (req) => ({
         ...(await client.complete({
           model: req.model.model, messages: req.messages ?? [], tools: specs.filter((s) => req.tools.includes(s.name)),
@@ -137,8 +145,7 @@ export async function inProcessTurns(home: string, runs: number): Promise<{ step
     if ('continueAsNew' in result || result.steps !== STEPS) throw new Error(`in-process turn did not run ${STEPS} steps`);
     if (run === 0) continue;
     perTurnMs.push(elapsed / STEPS);
-    for (let i = 1; i < starts.length; i++) steps.push(starts[i]! - starts[i - 1]!);
+    steps.push(...requestGaps(server, sessionId));
   }
-  await server.close();
   return { steps, perTurnMs };
 }

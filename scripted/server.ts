@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { Script } from './script';
 import { CORRECTION_HEADER, PROBE_PURPOSE, probeCompletion } from './protocol';
 import { errorBody, header, HttpError, parseBody, readBody, send, sendStream, type Json } from './http';
@@ -29,7 +30,7 @@ export interface RecordedRequest {
   body: unknown;
   /** HTTP status sent: 0 while pending (e.g. during a delay), 499 when the client went away first. */
   status: number;
-  /** Arrival time, ms since the epoch. */
+  /** Arrival time, ms since the epoch, to a fraction of a millisecond (benchmarks time steps by it). */
   at: number;
 }
 
@@ -81,7 +82,7 @@ export async function startScriptedModel(
       }
       return;
     }
-    const record: RecordedRequest = { session, index: null, purpose, body: raw, status: 0, at: Date.now() };
+    const record: RecordedRequest = { session, index: null, purpose, body: raw, status: 0, at: performance.timeOrigin + performance.now() };
     // A client that disconnects (e.g. its timeout fired) cancels any pending delay.
     const abort = new AbortController();
     res.on('close', () => {
