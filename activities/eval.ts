@@ -13,6 +13,7 @@ import { attribute, runCheck } from '../common/eval-checks';
 import type { ForkSpec, ToolCallRecord, TurnResult } from '../common/session';
 import { planFork } from '../history/fork';
 import { fetchRuns, type Run } from '../history/trace/runs';
+import { readTimeline } from '../history/trace/timeline';
 import type { Conversations } from './store/conversations';
 import { withStore } from './store/errors';
 import { readFile, writeFile } from './tools/files';
@@ -129,11 +130,13 @@ function trialCost(l: TurnLedger): TrialCost {
   };
 }
 
-/** Model call attempts of the turn that failed with a rate limit (429), from its history. */
+/**
+ * Model call attempts of the turn that failed with a rate limit (429), from its history: the
+ * attempts before the one that closed each call whose last failure was one (a local first
+ * attempt counts, as the timeline reads it).
+ */
 function rateLimited(runs: readonly Run[]): number {
   let n = 0;
-  for (const run of runs) {
-    for (const e of run.events) if (e.kind === 'activityStarted' && e.lastFailure && /\b429\b|rate limit/i.test(e.lastFailure)) n += e.attempt - 1;
-  }
+  for (const a of readTimeline(runs).activities) if (a.type === 'callModel' && a.lastFailure && /\b429\b|rate limit/i.test(a.lastFailure)) n += (a.attempt ?? 1) - 1;
   return n;
 }

@@ -194,6 +194,12 @@ export function createActivities(deps: ActivityDeps) {
         return reply;
       }),
 
+    /**
+     * Does nothing: scheduling it ends the turn's workflow task, so the local activities before it
+     * (quick model calls, a local write) are recorded before what follows (workflows/model-call.ts).
+     */
+    async checkpoint(): Promise<void> {},
+
     /** Shrinks the context: compacts big tool results, summarises the middle with one model call. */
     compressContext: (input: CompressContextInput) => withStore(() => compressContext(input)),
 

@@ -1,7 +1,7 @@
 /** The callModel activity: one chat-completions call, heartbeating while it waits. */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ModelCallInput, ModelReply } from '../common/activity-types';
+import type { LocalModelOutcome, ModelCallInput, ModelReply } from '../common/activity-types';
 import type { ChatMessage, ToolSpec, Usage } from '../common/types';
 import { withCallIds } from '../common/call-ids';
 import type { ToolRegistry } from '../common/tools';
@@ -16,6 +16,7 @@ import { exchange, type Exchanged } from './model-exchange';
 import type { ToolModeDecision } from '../common/tool-mode';
 import { addWaste, reportedUsage, withWaste } from './usage-waste';
 import { StreamWriter, streamFile } from '../host/model-stream';
+import { ModelHandoffs } from './model-handoffs';
 
 /** Resolves the client and endpoint description for a model reference. */
 export type ModelResolver = (input: ModelCallInput) => Promise<{ client: ModelClient; endpoint: string }>;
@@ -52,97 +53,187 @@ export interface CallModelDeps {
 /** A reasoning model's thinking is kept in history up to this many characters (the trace shows it). */
 const MAX_REASONING_CHARS = 4_000;
 
+/** A model request under way on this worker, whichever activity waits for it now. */
+interface RunningCall {
+  readonly input: ModelCallInput;
+  readonly progress: ModelCallProgress;
+  readonly started: number;
+  readonly draft: Draft | undefined;
+  readonly budgetMs: number | undefined;
+  /** The reply without its attempt and latency (the activity that finishes the call adds them), or why the request failed. */
+  readonly outcome: Promise<{ reply: Omit<ModelReply, 'attempt' | 'latencyMs'> } | { error: unknown; timedOut: boolean }>;
+  /** Called with each streamed chunk: the activity waiting for the call heartbeats. */
+  onChunk: () => void;
+  /** Stops the request (the activity waiting for it was cancelled, or nobody took it on). */
+  abort(): void;
+}
+
 /** Builds callModel over a resolver and a source of tool schemas. */
 export function createCallModel(resolve: ModelResolver, toolSpecs: (input: ModelCallInput) => Promise<ToolSpec[]> | ToolSpec[], deps: CallModelDeps = {}) {
   const toolModes: ToolModeCache = deps.toolModes ?? new Map();
-  return async function callModel(input: ModelCallInput): Promise<ModelReply> {
-    const ctx = Context.current();
+  // Calls local activities handed on, waiting for the callModel activity on this worker.
+  const handoffs = new ModelHandoffs<RunningCall>();
+
+  /** Sends the request; resolves once it is under way (its context read from the store). */
+  async function start(input: ModelCallInput, ctx: Context, progress: ModelCallProgress): Promise<RunningCall> {
     const { client, endpoint } = await resolve(input);
+    progress.endpoint = endpointLabel(endpoint);
+    const context = await requestContext(input, deps.conversations);
+    const tools = await toolSpecs(input);
+    // Our own deadline, inside Temporal's start-to-close: the failure then names the endpoint
+    // instead of being Temporal's anonymous "activity StartToClose timeout". It runs from the
+    // request's start, whichever activity waits for it.
+    const budgetMs = attemptBudgetMs(ctx.info.startToCloseTimeoutMs);
+    const deadline = new AbortController();
+    const cancel = new AbortController();
+    const timer = budgetMs === undefined ? undefined : setTimeout(() => deadline.abort(), budgetMs);
+    // Native calls of a turn stream their text to the side channel; each chunk is a heartbeat too.
+    const native = (input.toolMode?.mode ?? 'native') === 'native' && !input.decideToolMode;
+    const stream = deps.streams && !input.noStream && input.purpose !== 'compress' && native ? new StreamWriter(streamFile(deps.streams, input.turnId, input.step, input.callIndex)) : undefined;
+    const req = {
+      model: input.model.model,
+      messages: context.messages,
+      tools,
+      headers: {
+        'x-harness-session': input.sessionId,
+        'x-harness-call-index': String(input.callIndex),
+        'x-harness-purpose': input.purpose ?? 'turn',
+      },
+      signal: AbortSignal.any([cancel.signal, deadline.signal]),
+      ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}),
+      ...(stream
+        ? {
+            onText: (chunk: string) => {
+              stream.write(chunk);
+              call.onChunk();
+            },
+          }
+        : {}),
+    };
+    const exchanged = async (): Promise<Exchanged & { decided?: ToolModeDecision }> => {
+      const key = `${endpoint}|${input.model.model}`;
+      if (input.decideToolMode && !input.toolMode) {
+        const { exchanged: done, decided } = await callDeciding(client, req, key, toolModes);
+        return { ...done, ...(decided ? { decided } : {}) };
+      }
+      if (input.toolMode) return inMode(client, req, input.toolMode, key, toolModes);
+      return exchange(client, req, { mode: 'native' }); // turns recorded before tool modes
+    };
+    const call: RunningCall = {
+      input,
+      progress,
+      started: Date.now(),
+      draft: context.draft,
+      budgetMs,
+      onChunk: () => undefined,
+      abort: () => cancel.abort(),
+      outcome: exchanged().then(
+        (done) => ({ reply: { ...boundedAnswer(done.answer), ...replyNotes(done, input.toolMode ?? done.decided, done.decided) } }),
+        (error: unknown) => ({ error, timedOut: deadline.signal.aborted && !cancel.signal.aborted }),
+      ),
+    };
+    void call.outcome.finally(() => {
+      clearTimeout(timer);
+      stream?.done();
+    });
+    return call;
+  }
+
+  /** The call's reply stored, as the workflow keeps it, or its failure with its attempt and waste (the history the ledger reads). */
+  async function finish(call: RunningCall, ctx: Context, beat: () => void, runId?: string): Promise<ModelReply> {
+    const { progress, input } = call;
+    const attempt = ctx.info.attempt + (input.earlier?.attempts ?? 0);
+    const done = await call.outcome;
+    if ('error' in done) {
+      // Tokens the provider says this failed attempt used are paid for: the next attempt reads them here.
+      progress.wasted = addWaste(progress.wasted, reportedUsage(done.error));
+      if (done.timedOut) {
+        progress.timeouts += 1;
+        beat(); // the next attempt reads the count from here
+        throw withWaste(modelTimeout(progress.endpoint, call.budgetMs!, progress.timeouts >= TIMED_OUT_ATTEMPTS ? progress.timeouts : undefined), progress.wasted, attempt, runId);
+      }
+      if (progress.wasted) beat();
+      throw withWaste(toModelFailure(done.error, progress.endpoint), progress.wasted, attempt, runId);
+    }
+    // Outside the model's error handling: a store failure is the store's, not the model's.
+    const reply: ModelReply = { ...done.reply, attempt, latencyMs: Date.now() - call.started, ...(progress.wasted ? { wasted: progress.wasted } : {}) };
+    try {
+      return call.draft ? await storeReply(input, reply, call.draft, deps) : reply;
+    } catch (err) {
+      // The reply was paid for; the retry pays again.
+      progress.wasted = addWaste(progress.wasted, reply.usage);
+      beat();
+      throw withWaste(err, progress.wasted, attempt, runId);
+    }
+  }
+
+  /**
+   * Run as a local activity: the reply if it comes within input.handOffAfterMs, else the key
+   * under which the request, still under way, waits for the callModel activity (one attempt: the
+   * workflow retries a failure as that activity). A reply whose text starts to stream is handed
+   * on at once: a pending activity's text is what live views show as it arrives.
+   */
+  async function callHere(input: ModelCallInput & { handOffAfterMs: number }, ctx: Context): Promise<LocalModelOutcome> {
+    // A failure names the run it happened in (EarlierAttempt.permanent).
+    const runId = ctx.info.workflowExecution?.runId;
+    let call: RunningCall;
+    try {
+      call = await start(input, ctx, { endpoint: '', timeouts: 0 });
+    } catch (err) {
+      throw withWaste(err, undefined, ctx.info.attempt, runId);
+    }
+    const stop = () => call.abort();
+    ctx.cancellationSignal.addEventListener('abort', stop);
+    if (ctx.cancellationSignal.aborted) stop();
+    let wait: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => {
+      wait = setTimeout(() => resolve('late'), input.handOffAfterMs);
+      call.onChunk = () => resolve('late');
+    });
+    try {
+      if ((await Promise.race([call.outcome, late])) === 'late') return { handoff: handoffs.put(call) };
+      return { ...(await finish(call, ctx, () => undefined, runId)), request: input };
+    } finally {
+      clearTimeout(wait);
+      ctx.cancellationSignal.removeEventListener('abort', stop);
+    }
+  }
+
+  return async function callModel(input: ModelCallInput): Promise<ModelReply | LocalModelOutcome> {
+    const ctx = Context.current();
+    if (input.handOffAfterMs !== undefined) return callHere({ ...input, handOffAfterMs: input.handOffAfterMs }, ctx);
+    const earlier = input.earlier;
+    if (earlier?.permanent && earlier.permanent.runId === ctx.info.workflowExecution?.runId) {
+      // The local attempt failed for good in this run: recorded here, not sent again. (A run that
+      // `harness retry` reset is another run: there the request goes out again.)
+      throw withWaste(ApplicationFailure.nonRetryable(earlier.failure, earlier.permanent.type), earlier.wasted, earlier.attempts);
+    }
+    // A call a local activity handed on to this worker: wait for it; elsewhere, call again.
+    const adopted = input.adopt ? handoffs.take(input.adopt) : undefined;
     const before = ctx.info.heartbeatDetails as Partial<ModelCallProgress> | undefined;
-    const progress: ModelCallProgress = { endpoint: endpointLabel(endpoint), timeouts: Number(before?.timeouts) || 0, ...(before?.wasted ? { wasted: before.wasted } : {}) };
+    const wasted = before?.wasted ?? input.earlier?.wasted;
+    const progress: ModelCallProgress = adopted?.progress ?? { endpoint: '', timeouts: Number(before?.timeouts) || 0, ...(wasted ? { wasted } : {}) };
+    const beat = () => ctx.heartbeat(progress);
     // Heartbeats let Temporal notice a dead worker long before the call's own timeout (the
     // heartbeat timeout is seconds: limits.modelHeartbeatMs); they go on until the reply is
     // stored: on a timer while the call waits for its first byte, and with every chunk of a
     // streamed reply. The first is a third of the timeout in, not at once: the timeout counts
     // from the start anyway, and a call shorter than that costs the server no heartbeat (a
     // round trip and a write of the activity's state). The progress an attempt carries over
-    // (timeouts, waste) is heartbeated where it changes.
-    const beat = setInterval(() => ctx.heartbeat(progress), Math.max(100, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3));
-    let context: Awaited<ReturnType<typeof requestContext>>;
-    let tools: ToolSpec[];
+    // (timeouts, waste) is heartbeated where it changes. The beat goes on while the reply is
+    // stored: a slow store write must not look like a lost worker (and cost a second model call).
+    const interval = setInterval(beat, Math.max(100, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3));
+    let call = adopted;
+    const stop = () => call?.abort();
+    ctx.cancellationSignal.addEventListener('abort', stop);
     try {
-      context = await requestContext(input, deps.conversations);
-      tools = await toolSpecs(input);
-    } catch (err) {
-      clearInterval(beat);
-      throw err;
-    }
-    // Our own deadline, inside Temporal's start-to-close: the failure then names the endpoint
-    // instead of being Temporal's anonymous "activity StartToClose timeout".
-    const budgetMs = attemptBudgetMs(ctx.info.startToCloseTimeoutMs);
-    const deadline = new AbortController();
-    const timer = budgetMs === undefined ? undefined : setTimeout(() => deadline.abort(), budgetMs);
-    const started = Date.now();
-    // Native calls of a turn stream their text to the side channel; each chunk is a heartbeat too.
-    const native = (input.toolMode?.mode ?? 'native') === 'native' && !input.decideToolMode;
-    const stream = deps.streams && input.purpose !== 'compress' && native ? new StreamWriter(streamFile(deps.streams, input.turnId, input.step, input.callIndex)) : undefined;
-    let reply: ModelReply;
-    try {
-      const req = {
-        model: input.model.model,
-        messages: context.messages,
-        tools,
-        headers: {
-          'x-harness-session': input.sessionId,
-          'x-harness-call-index': String(input.callIndex),
-          'x-harness-purpose': input.purpose ?? 'turn',
-        },
-        signal: AbortSignal.any([ctx.cancellationSignal, deadline.signal]),
-        ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}),
-        ...(stream
-          ? {
-              onText: (chunk: string) => {
-                stream.write(chunk);
-                ctx.heartbeat(progress);
-              },
-            }
-          : {}),
-      };
-      const key = `${endpoint}|${input.model.model}`;
-      let decided: ToolModeDecision | undefined;
-      let done: Exchanged;
-      if (input.decideToolMode && !input.toolMode) ({ exchanged: done, decided } = await callDeciding(client, req, key, toolModes));
-      else if (input.toolMode) done = await inMode(client, req, input.toolMode, key, toolModes);
-      else done = await exchange(client, req, { mode: 'native' }); // turns recorded before tool modes
-      reply = { ...boundedAnswer(done.answer), ...replyNotes(done, input.toolMode ?? decided, decided), attempt: ctx.info.attempt, latencyMs: Date.now() - started };
-    } catch (err) {
-      clearInterval(beat);
-      // Tokens the provider says this failed attempt used are paid for: the next attempt reads them here.
-      progress.wasted = addWaste(progress.wasted, reportedUsage(err));
-      if (deadline.signal.aborted && !ctx.cancellationSignal.aborted) {
-        progress.timeouts += 1;
-        ctx.heartbeat(progress); // the next attempt reads the count from here
-        throw withWaste(modelTimeout(progress.endpoint, budgetMs!, progress.timeouts >= TIMED_OUT_ATTEMPTS ? progress.timeouts : undefined), progress.wasted, ctx.info.attempt);
-      }
-      if (progress.wasted) ctx.heartbeat(progress);
-      throw withWaste(toModelFailure(err, progress.endpoint), progress.wasted, ctx.info.attempt);
+      call ??= await start(input, ctx, progress);
+      if (ctx.cancellationSignal.aborted) stop();
+      call.onChunk = beat;
+      return await finish(call, ctx, beat);
     } finally {
-      clearTimeout(timer);
-      stream?.done();
-    }
-    // Outside the model's error handling: a store failure is the store's, not the model's. The
-    // beat goes on while the reply is stored: with a heartbeat timeout of seconds, a slow store
-    // write must not look like a lost worker (and cost a second model call).
-    if (progress.wasted) reply = { ...reply, wasted: progress.wasted };
-    try {
-      return context.draft ? await storeReply(input, reply, context.draft, deps) : reply;
-    } catch (err) {
-      // The reply was paid for; the retry pays again.
-      progress.wasted = addWaste(progress.wasted, reply.usage);
-      ctx.heartbeat(progress);
-      throw withWaste(err, progress.wasted, ctx.info.attempt);
-    } finally {
-      clearInterval(beat);
+      clearInterval(interval);
+      ctx.cancellationSignal.removeEventListener('abort', stop);
     }
   };
 }

@@ -12,6 +12,8 @@ import type { Usage } from '../common/types';
 export interface WasteDetails {
   attempt: number;
   wasted?: Usage;
+  /** A local attempt's failure: the run it failed in (see EarlierAttempt.permanent). */
+  runId?: string;
 }
 
 const count = (n: unknown): number => (typeof n === 'number' && Number.isFinite(n) && n > 0 ? n : 0);
@@ -44,9 +46,9 @@ export function addWaste(so: Usage | undefined, more: Usage | undefined): Usage 
  * a call that fails for good still tells how many attempts it took and what they used; other
  * errors pass unchanged.
  */
-export function withWaste(err: unknown, wasted: Usage | undefined, attempt: number): unknown {
+export function withWaste(err: unknown, wasted: Usage | undefined, attempt: number, runId?: string): unknown {
   if (!(err instanceof ApplicationFailure)) return err;
-  const details: WasteDetails = { attempt, ...(wasted ? { wasted } : {}) };
+  const details: WasteDetails = { attempt, ...(wasted ? { wasted } : {}), ...(runId ? { runId } : {}) };
   return ApplicationFailure.create({
     message: err.message,
     ...(err.type ? { type: err.type } : {}),

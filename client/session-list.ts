@@ -10,7 +10,7 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
 import type { Pending, SessionCarry } from '../common/session';
 import type { Usage } from '../common/types';
-import { decodePayload, type HistoryEvent } from '../history/trace/events';
+import { decodePayload, modelStepOf, type HistoryEvent } from '../history/trace/events';
 
 /** A session's state as `harness sessions` shows it. */
 export type SessionRowState = 'idle' | 'running' | 'waiting_for_approval' | 'waiting_for_user' | 'waiting_for_budget' | 'ended' | 'failed' | 'terminated' | 'timed_out' | 'cancelled';
@@ -185,11 +185,8 @@ async function turnProgress(client: Client, turnId: string): Promise<{ step?: nu
     const events = (res.history?.events ?? []) as HistoryEvent[];
     const lastAt = events.length ? ms(events[0]!.eventTime) : 0;
     for (const e of events) {
-      const a = e.activityTaskScheduledEventAttributes;
-      if (a && (a.activityType?.name === 'callModel' || a.activityType?.name === 'compressContext')) {
-        const step = (decodePayload(a.input?.payloads?.[0]) as { step?: unknown } | undefined)?.step;
-        if (typeof step === 'number') return { step, lastAt };
-      }
+      const step = modelStepOf(e, ['callModel', 'compressContext']);
+      if (step !== undefined) return { step, lastAt };
     }
     return { lastAt };
   } catch {

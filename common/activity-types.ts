@@ -37,7 +37,39 @@ export interface ModelCallInput {
   decideToolMode?: boolean;
   /** The reply cap (limits.maxOutputTokens). */
   maxOutputTokens?: number;
+  /**
+   * Run as a local activity (turns since `local-model-call`): a reply that takes longer than this,
+   * or whose text starts to stream, is handed on to the callModel activity (`adopt`) instead of
+   * holding the workflow task.
+   */
+  handOffAfterMs?: number;
+  /** Nobody watches the call live (an eval trial's): its text is not streamed, so a quick one stays in the workflow task. */
+  noStream?: boolean;
+  /** The key of a call the local activity handed on: this worker goes on waiting for it (another one calls again). */
+  adopt?: string;
+  /** A local attempt that failed before this activity: its failure, and what it wasted (the activity's attempts count on from it). */
+  earlier?: EarlierAttempt;
 }
+
+/** What a failed local attempt of a model call leaves to the activity that tries again. */
+export interface EarlierAttempt {
+  attempts: number;
+  failure: string;
+  wasted?: Usage;
+  /**
+   * The failure was permanent (not retryable), in the run `runId`: the activity records it
+   * rather than send the request again, unless it runs in another run (the turn was reset by
+   * `harness retry`, which is meant to send it again).
+   */
+  permanent?: { type: string; runId: string };
+}
+
+/**
+ * What callModel returns when run as a local activity: the reply with the request it answers
+ * (history keeps no local activity's input, so the trace, the ledger and fork read it here), or
+ * the key of a call still waiting for its reply, handed on to the callModel activity.
+ */
+export type LocalModelOutcome = (ModelReply & { request: ModelCallInput }) | { handoff: string };
 
 /** A reply that could not be used and what the model was told (text mode, a cut or empty reply). */
 export interface ModelCorrection {

@@ -40,6 +40,12 @@ export interface Limits {
   modelHeartbeatMs: number;
   /** Attempts per model call (408/409/429/5xx/network are retried). */
   modelMaxAttempts: number;
+  /**
+   * A model call first runs inside the turn's workflow task (a local activity) and is handed on to
+   * an activity of its own once it takes this long; 0 runs every call as an activity. Absent in
+   * sessions from before it: the default.
+   */
+  modelLocalMs?: number;
   /** Most tokens one model reply may have (sent as the provider expects); absent in sessions from before it: the default. */
   maxOutputTokens?: number;
   /** What a turn and the session may spend (tokens or USD); a model call that would pass it waits for a person. */
@@ -60,6 +66,7 @@ export const DEFAULT_LIMITS: Limits = {
   modelTimeoutMs: 120_000,
   modelHeartbeatMs: 5_000,
   modelMaxAttempts: 5,
+  modelLocalMs: 3_000,
   maxOutputTokens: 4096,
 };
 

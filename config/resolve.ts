@@ -46,6 +46,8 @@ export const FileConfigSchema = z
         modelTimeoutSec: z.number().positive(),
         modelHeartbeatSec: z.number().positive(),
         modelMaxAttempts: positiveInt.max(20),
+        /** How long a model call may run in the turn's workflow task before it becomes an activity of its own (default 3; 0: always an activity). */
+        modelLocalSec: z.number().min(0).max(10),
         /** Most tokens one model reply may have (default 4096): a babbling model cannot hold a turn for minutes. */
         maxOutputTokens: positiveInt.max(1_000_000),
         /** What a turn and the session may spend, in tokens or USD (README "Costs and budgets"). */
@@ -181,6 +183,7 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
     modelTimeoutMs: sec(l.modelTimeoutSec, DEFAULT_LIMITS.modelTimeoutMs),
     modelHeartbeatMs: sec(l.modelHeartbeatSec, DEFAULT_LIMITS.modelHeartbeatMs),
     modelMaxAttempts: l.modelMaxAttempts ?? DEFAULT_LIMITS.modelMaxAttempts,
+    modelLocalMs: sec(l.modelLocalSec, DEFAULT_LIMITS.modelLocalMs!),
     maxOutputTokens: l.maxOutputTokens ?? DEFAULT_LIMITS.maxOutputTokens,
     ...(l.budget ? { budget: l.budget } : {}),
     ...(l.hostTimeoutSec !== undefined ? { hostTimeoutMs: sec(l.hostTimeoutSec, 0) } : {}),

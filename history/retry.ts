@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { TurnResult } from '../common/session';
 import { UserError } from '../host/errors';
-import { decodePayload, failureText, type HistoryEvent } from './trace/events';
+import { decodePayload, failureText, modelStepOf, type HistoryEvent } from './trace/events';
 import { loadTrace, TURN_ID } from './trace';
 import { callsBefore } from './trace/before-step';
 import { describeWorkflow, workflowRuns } from './workflow-runs';
@@ -122,21 +122,28 @@ function failedModelCall(events: HistoryEvent[], result: TurnResult): { eventId:
   return { eventId: firstWorkflowTask(events), step: result.steps || 1, why: result.error ?? 'it failed' };
 }
 
-/** A run that failed, was terminated or timed out: reset to its last completed workflow task. */
+/**
+ * A run that failed, was terminated or timed out: reset to its last completed workflow task. The
+ * reset runs that task again and drops what it recorded (the markers of the model calls it ran
+ * locally, a call it scheduled): the retried run starts at the first model call so dropped, or
+ * else within the step of the last model call kept.
+ */
 function lastWorkflowTask(events: HistoryEvent[], status: string): { eventId: number; step: number; why: string } {
   const close = events[events.length - 1];
   const f = close?.workflowExecutionFailedEventAttributes?.failure ?? undefined;
   const reason = close?.workflowExecutionTerminatedEventAttributes?.reason;
   const why = f ? `it failed: ${failureText(f)}` : reason ? `it was ${status}: ${reason}` : `it was ${status}`;
   let eventId = 0;
-  let step = 1;
+  const calls: { id: number; step: number }[] = [];
   for (const e of events) {
     if (e.workflowTaskCompletedEventAttributes) eventId = Number(e.eventId);
-    const a = e.activityTaskScheduledEventAttributes;
-    if (a?.activityType?.name === 'callModel') step = (decodePayload(a.input?.payloads?.[0]) as { step?: number } | undefined)?.step ?? step;
+    const step = modelStepOf(e);
+    if (step !== undefined) calls.push({ id: Number(e.eventId), step });
   }
   if (!eventId) throw new UserError(`turn ${status} before its first workflow task: there is no point to resume from`, 'send the message again');
-  return { eventId, step, why };
+  const dropped = calls.find((c) => c.id > eventId);
+  const kept = calls.filter((c) => c.id < eventId).at(-1);
+  return { eventId, step: dropped?.step ?? kept?.step ?? 1, why };
 }
 
 function firstWorkflowTask(events: HistoryEvent[]): number {

@@ -29,7 +29,26 @@ export async function workflowRuns(client: Client, workflowId: string): Promise<
     const previous = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
     if (previous) queue.push(previous);
   }
-  return [...histories].map(([runId, history]) => ({ runId, history })).sort((a, b) => startMs(a.history) - startMs(b.history));
+  return [...histories].map(([runId, history]) => ({ runId, history })).sort((a, b) => startMs(a.history) - startMs(b.history) || resetOrder(a, b));
+}
+
+/**
+ * A run `harness retry` reset starts when the run it was reset from did (its history is a copy
+ * up to the reset point): the run it names as its base comes first.
+ */
+function resetOrder(a: { runId: string; history: History }, b: { runId: string; history: History }): number {
+  if (resetBaseOf(a.history) === b.runId) return 1;
+  if (resetBaseOf(b.history) === a.runId) return -1;
+  return 0;
+}
+
+/** The run a reset run was reset from (`harness retry`), named by its reset's failed workflow task. */
+export function resetBaseOf(history: History): string | undefined {
+  for (const e of history.events ?? []) {
+    const base = e.workflowTaskFailedEventAttributes?.baseRunId;
+    if (base) return base;
+  }
+  return undefined;
 }
 
 /** The description of a workflow id's latest run; undefined when Temporal does not know the id. */

@@ -16,7 +16,7 @@ export function toolExecution(j: JudgedCall, def: ToolDefinition, step: number):
   const local = def.runsIn === 'local_activity';
   const mcp = def.mcpTool !== undefined && def.source.startsWith('mcp:') ? { mcp: { server: def.source.slice(4), tool: def.mcpTool, idempotent: def.annotations?.idempotentHint === true || def.annotations?.readOnlyHint === true } } : {};
   const custom = def.source === 'custom' ? { custom: { idempotent: def.idempotent === true } } : {};
-  return { step, callId: j.call.id, name: def.name, args, timeoutMs: def.timeoutMs, local, ...(j.policy ? { policy: j.policy } : {}), ...mcp, ...custom };
+  return { step, callId: j.call.id, name: def.name, args, timeoutMs: def.timeoutMs, local, readOnly: def.risk === 'read_only', ...(j.policy ? { policy: j.policy } : {}), ...mcp, ...custom };
 }
 
 /**

@@ -34,6 +34,9 @@ export const STORE_ACTIVITY: ActivityOptions = {
 // Preparing a turn reads the skills folders, a few memories and a scripted model's stored script.
 export const { prepareTurn, storeValue } = proxyActivities<Activities>(STORE_ACTIVITY);
 
+/** The no-op activity that ends a workflow task (workflows/model-call.ts): quick, so a short bound and a few quick retries. */
+export const { checkpoint } = proxyActivities<Activities>({ startToCloseTimeout: '10s', retry: { maximumAttempts: 5, initialInterval: '200ms' } });
+
 /**
  * prepareTurn on the worker that runs the turn's first workflow task, for a session without a
  * host (or whose host was lost): that worker serves the shared queue, as the one a regular

@@ -12,6 +12,7 @@ import { executeTool, executeToolLocally, mcpActivity, mcpLocalActivity, mcpOpti
 import { hostLost, type HostRoute } from './host-route';
 import type { ToolExecution } from './turn-ops';
 import type { TurnPatches } from './turn-patches';
+import type { ModelCaller } from './model-call';
 
 /** The turn's executeTool op: one tool execution, as the turn's patches and config say. */
 export function toolRunner(
@@ -20,11 +21,19 @@ export function toolRunner(
   events: RunEvents,
   dropMcpQuestions: (callId: string) => Promise<void>,
   route?: HostRoute,
+  models?: Pick<ModelCaller, 'noteLocalEffect' | 'recorded'>,
 ): (call: ToolExecution) => Promise<ToolOutcome> {
   const { limits } = input.config;
   const { localTools, perToolTimeouts, toolFailuresAsResults, messageStore } = patches;
   const mcpServers = input.config.mcp?.servers ?? [];
-  return async ({ local, mcp, ...call }: ToolExecution): Promise<ToolOutcome> => {
+  return async ({ local, mcp, readOnly, ...call }: ToolExecution): Promise<ToolOutcome> => {
+    // A local activity that may change something (even one that failed): the next model call
+    // records its marker first (model-call.ts).
+    const runLocally = <T>(run: () => Promise<T>): Promise<T> => {
+      if (!readOnly) models?.noteLocalEffect();
+      events.add('local');
+      return run();
+    };
     const server = mcp && mcpServers.find((s) => s.name === mcp.server);
     // A session on a sandbox host runs every call there, as a regular activity (a local one would
     // run on whichever worker runs the turn, not where the workspace is).
@@ -54,15 +63,20 @@ export function toolRunner(
       // (Not for a session on a host: its MCP servers run on that host only.)
       if (server && mcp!.idempotent && !hosted) {
         try {
-          events.add('local');
-          return await mcpLocalActivity(call.timeoutMs)(req);
+          return await runLocally(() => mcpLocalActivity(call.timeoutMs)(req));
         } catch (err) {
           // Sent back (a question, a slow call), or the local attempts failed: the activity decides.
           if (isCancellation(err)) throw err;
         }
       }
-      events.add(activity === executeToolLocally ? 'local' : 'activity');
-      return await activity(req);
+      if (activity === executeToolLocally) return await runLocally(() => activity(req));
+      events.add('activity');
+      try {
+        return await activity(req);
+      } finally {
+        // Scheduling it ended the workflow task: what ran locally before is in history.
+        models?.recorded();
+      }
     } catch (err) {
       // Its host's worker never took the call: the session moves, and the model reads what it lost.
       if (route && hostLost(err)) return toolError('SANDBOX_HOST_LOST', await route.move(call.step), { recoverable: true, suggestion: 'run the call again if it is still needed: it did not run' });

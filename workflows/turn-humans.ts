@@ -38,8 +38,12 @@ export interface TurnHumans {
   awaitApprovals: TurnOps['awaitApprovals'];
 }
 
-/** Registers the turn's query, signal and update handlers (before its first await) and returns its waits. */
-export function turnHumans(input: TurnInput, events: RunEvents, policy: Policy | undefined, since: TurnPatches['since']): TurnHumans {
+/**
+ * Registers the turn's query, signal and update handlers (before its first await) and returns its
+ * waits. `beforeWait` runs before the turn waits on a person (model-call.ts records what ran
+ * locally first).
+ */
+export function turnHumans(input: TurnInput, events: RunEvents, policy: Policy | undefined, since: TurnPatches['since'], beforeWait?: () => Promise<void>): TurnHumans {
   const { limits } = input.config;
   const state: TurnState = { turnId: input.turnId, status: 'running', step: 0 };
   const answers = new Map<string, string>();
@@ -118,6 +122,7 @@ export function turnHumans(input: TurnInput, events: RunEvents, policy: Policy |
   );
 
   const waitForHuman = async (pending: NonNullable<TurnState['pending']>, done: () => boolean, timeoutMs: number): Promise<boolean> => {
+    await beforeWait?.();
     state.status = pending.kind === 'question' ? 'waiting_for_user' : pending.kind === 'budget' ? 'waiting_for_budget' : 'waiting_for_approval';
     state.pending = pending;
     await notifyParent({ turnId: input.turnId, status: state.status, pending });

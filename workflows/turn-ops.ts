@@ -21,6 +21,8 @@ export interface ToolExecution {
   args: unknown;
   timeoutMs: number;
   local: boolean;
+  /** The tool's risk is read_only: running it changes nothing (workflows/model-call.ts orders effects' markers). */
+  readOnly?: boolean;
   policy?: PolicyRecord;
   /** An MCP tool: its server, the name the server knows it by, and whether the server calls it idempotent. */
   mcp?: { server: string; tool: string; idempotent: boolean };

@@ -1,16 +1,17 @@
 /**
  * The turn's version decisions: which behaviours of turns recorded before a change a run keeps.
  *
- * A run started by today's code takes one marker, `turn-patches-2`, and with it every patch
+ * A run started by today's code takes one marker, `turn-patches-3`, and with it every patch
  * below. Each `patched()` call costs a marker and a search-attribute update (Core upserts
  * TemporalChangeVersion for each, a visibility write on the server): twelve of each a turn
- * before, a third of an eval trial's events. A history with the earlier set's marker,
- * `turn-patches-1`, takes the twelve patches it stood for and none that came after it. A
- * history with neither was recorded before the sets: each patch is then its own `patched()`
- * call, taken where its marker is recorded, so older turns replay as they ran. The early ones
- * are taken here in their recorded order, before prepareTurn is scheduled; `bounded-model-input`
- * and `local-prepare-turn` come at prepareTurn (turn.ts) and `approvals-partial-notify` in the
- * approvals handler (turn-humans.ts).
+ * before, a third of an eval trial's events. A history with an earlier set's marker
+ * (`turn-patches-2`, `turn-patches-1`) takes the patches that set stood for and none that came
+ * after it. A history with none was recorded before the sets: each patch is then its own
+ * `patched()` call, taken where its marker is recorded, so older turns replay as they ran. The
+ * early ones are taken here in their recorded order, before prepareTurn is scheduled;
+ * `bounded-model-input` and `local-prepare-turn` come at prepareTurn (turn.ts),
+ * `approvals-partial-notify` in the approvals handler (turn-humans.ts) and `local-model-call`
+ * at the turn's first model call (model-call.ts).
  */
 import { patched } from '@temporalio/workflow';
 import { exactPolicy } from '../common/policy/decide';
@@ -45,7 +46,10 @@ export interface TurnPatches {
 }
 
 /** The patch set every run of today's code records once, standing for all the patches above. */
-export const TURN_PATCH_SET = 'turn-patches-2';
+export const TURN_PATCH_SET = 'turn-patches-3';
+
+/** The second patch set (stop 31): the first set's patches and `local-prepare-turn`. */
+export const SECOND_PATCH_SET = 'turn-patches-2';
 
 /** The first patch set (stop 30) and the patches it stood for: every one before `local-prepare-turn`. */
 export const FIRST_PATCH_SET = 'turn-patches-1';
@@ -63,14 +67,16 @@ const FIRST_SET_PATCHES: ReadonlySet<string> = new Set([
   'bounded-model-input',
   'approvals-partial-notify',
 ]);
+const SECOND_SET_PATCHES: ReadonlySet<string> = new Set([...FIRST_SET_PATCHES, 'local-prepare-turn']);
 
 /** Takes the turn's early patches, in their recorded order. */
 export function turnPatches(input: TurnInput): TurnPatches {
   // Taken once, first: a run that has it skips every patched() call below (no marker of theirs).
   const current = patched(TURN_PATCH_SET);
-  // Only a run recorded by the first set's code has its marker (today's never asks for it).
-  const first = !current && patched(FIRST_PATCH_SET);
-  const since = (patchId: string) => current || (first && FIRST_SET_PATCHES.has(patchId)) || patched(patchId);
+  // Only a run recorded by an earlier set's code has its marker (today's never asks for one).
+  const second = !current && patched(SECOND_PATCH_SET);
+  const first = !current && !second && patched(FIRST_PATCH_SET);
+  const since = (patchId: string) => current || (second && SECOND_SET_PATCHES.has(patchId)) || (first && FIRST_SET_PATCHES.has(patchId)) || patched(patchId);
   // Sessions recorded before the permission policy existed replay without it.
   const recordedPolicy = since('permission-policy') ? (input.config.policy ?? parsePolicy(undefined)) : undefined;
   // Turns recorded before the exact analysis judged with their policy's own version (which let

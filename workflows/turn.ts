@@ -25,30 +25,37 @@ import { turnHumans } from './turn-humans';
 import { toolRunner } from './tool-runner';
 import { loopOptions, prepareRequest } from './turn-options';
 import { HostRoute } from './host-route';
+import { ModelCaller } from './model-call';
 
 /** Runs one turn of a session and returns its result; failures of the model end it as `failed`. */
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const { limits } = input.config;
-  const { callModel: callModelActivity } = proxyActivities<Activities>({
-    startToCloseTimeout: limits.modelTimeoutMs,
-    heartbeatTimeout: limits.modelHeartbeatMs,
-    retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: limits.modelMaxAttempts },
-  });
-  // Every model call and compression is charged to the turn's spend as it returns; with a budget,
-  // each model call is checked against it first (workflows/turn-budget.ts).
+  const patches = turnPatches(input);
+  const { policy, compression, messageStore, ownEventCount } = patches;
+  const events = new RunEvents(input.resume !== undefined);
+  // A model call runs in the workflow task while it is quick (model-call.ts). Every model call and
+  // compression is charged to the turn's spend as it returns; with a budget, each model call is
+  // checked against it first (workflows/turn-budget.ts).
+  const models = new ModelCaller(limits, events, () => patches.since('local-model-call'));
+  // An activity of the turn's own: counted, and (scheduled) it ends the workflow task, recording what ran locally before it.
+  const activity = async <T>(run: () => Promise<T>): Promise<T> => {
+    events.add('activity');
+    try {
+      return await run();
+    } finally {
+      models.recorded();
+    }
+  };
   const budget = new TurnBudget(input);
-  const callModel = budget.charging(callModelActivity);
+  const callModel = budget.charging((req) => models.call(req));
   const { compressContext: compressActivity } = proxyActivities<Activities>({
     startToCloseTimeout: limits.modelTimeoutMs,
     retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumAttempts: 3 },
   });
   const compressContext = budget.chargingCompression(compressActivity);
-  const patches = turnPatches(input);
-  const { policy, compression, messageStore, ownEventCount } = patches;
 
-  const events = new RunEvents(input.resume !== undefined);
   // Its handlers are registered before the first await, so the turn's first workflow task has them.
-  const humans = turnHumans(input, events, policy, patches.since);
+  const humans = turnHumans(input, events, policy, patches.since, () => models.beforeWait());
   const { state, waitForHuman } = humans;
 
   // A run that continues a long turn keeps what the turn's first run prepared; a turn prepares
@@ -73,8 +80,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
     turnInput,
     {
       callModel: async (req) => {
-        events.add('activity');
-        const reply = await callModel({ ...req, ...(toolMode ? { toolMode } : { decideToolMode: true }), ...(maxOutputTokens ? { maxOutputTokens } : {}) });
+        const reply = await callModel({ ...req, ...(toolMode ? { toolMode } : { decideToolMode: true }), ...(maxOutputTokens ? { maxOutputTokens } : {}), ...(input.evalHumans ? { noStream: true } : {}) });
         if (!toolMode && reply.protocol?.decided) toolMode = reply.protocol.decided;
         return reply;
       },
@@ -82,8 +88,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
         ? {
             rediscoverMcp: async (previous, only) => {
               try {
-                events.add('activity');
-                return await discoverActivity(mcpServers)({ sessionId: input.sessionId, servers: mcpServers, only, previous });
+                return await activity(() => discoverActivity(mcpServers)({ sessionId: input.sessionId, servers: mcpServers, only, previous }));
               } catch (err) {
                 if (isCancellation(err)) throw err;
                 return previous; // listing again failed: keep offering what the session had
@@ -93,20 +98,14 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
         : {}),
       ...(compression
         ? {
-            compressContext: (req) => {
-              events.add('activity');
-              return compressContext(req);
-            },
+            compressContext: (req) => activity(() => compressContext(req)),
           }
         : {}),
       // One tool execution; a failure after the activity's retries is a result the model sees.
-      executeTool: toolRunner(input, patches, events, humans.dropMcpQuestions, route),
+      executeTool: toolRunner(input, patches, events, humans.dropMcpQuestions, route, models),
       ...(messageStore
         ? {
-            storeValue: async (value: unknown) => {
-              events.add('activity');
-              return (await storeValue({ sessionId: input.sessionId, value })).$blob;
-            },
+            storeValue: async (value: unknown) => (await activity(() => storeValue({ sessionId: input.sessionId, value }))).$blob,
           }
         : {}),
       isCancellation,

@@ -5,10 +5,10 @@
  * the ledger of a long turn costs little more than fetching it. The result is a Timeline, which
  * the one ledger function (turnLedger) counts, as it counts the trace's.
  */
-import type { History } from '@temporalio/common/lib/proto-utils';
 import type { TurnInput, TurnResult } from '../../common/session';
-import { decodePayload, failureDetails, failureText, type HistoryEvent } from '../trace/events';
-import type { ActivityItem, Timeline } from '../trace/timeline';
+import { countedAttempt, decodePayload, failureDetails, failureText, localModelCall, type HistoryEvent } from '../trace/events';
+import { reportedAttempt, type ActivityItem, type Timeline } from '../trace/timeline';
+import { resetBaseOf } from '../workflow-runs';
 import type { RawRun } from './fetch';
 
 const COUNTED = new Set(['callModel', 'compressContext']);
@@ -20,16 +20,8 @@ export function workflowTypeOf(run: RawRun): string {
 
 /** The runs a reset replaced are left out: the run the reset made holds their history up to its point. */
 export function withoutResetBases(runs: RawRun[]): RawRun[] {
-  const bases = new Set(runs.map((r) => resetBase(r.history)).filter(Boolean));
+  const bases = new Set(runs.map((r) => resetBaseOf(r.history)).filter(Boolean));
   return runs.filter((r) => !bases.has(r.runId));
-}
-
-function resetBase(h: History): string | undefined {
-  for (const e of h.events ?? []) {
-    const base = e.workflowTaskFailedEventAttributes?.baseRunId;
-    if (base) return base;
-  }
-  return undefined;
 }
 
 /** Children a run started (a session's turns, an eval's trials), in order, without decoding their inputs. */
@@ -73,6 +65,12 @@ export function scanTurn(runs: RawRun[]): Timeline {
 function scanEvent(t: Timeline, e: HistoryEvent, scheduled: Map<number, ActivityItem>, firstRun: boolean): void {
   const at = num(e.eventTime?.seconds) * 1000;
   if (firstRun && e.workflowExecutionStartedEventAttributes) t.input = first(e.workflowExecutionStartedEventAttributes.input) as TurnInput;
+  if (e.markerRecordedEventAttributes) {
+    // A model call answered in a local activity: one attempt, closed by its reply.
+    const m = localModelCall(e);
+    if (m) t.activities.push({ type: 'callModel', input: m.input, step: typeof m.input.step === 'number' ? m.input.step : 0, scheduledAt: m.scheduledAt ?? at, attempt: m.attempt, closedAt: m.completedAt ?? at, result: m.result });
+    return;
+  }
   const s = e.activityTaskScheduledEventAttributes;
   if (s && COUNTED.has(s.activityType?.name ?? '')) {
     const input = (first(s.input) ?? {}) as Record<string, unknown>;
@@ -84,7 +82,7 @@ function scanEvent(t: Timeline, e: HistoryEvent, scheduled: Map<number, Activity
   const started = e.activityTaskStartedEventAttributes;
   if (started) {
     const item = scheduled.get(num(started.scheduledEventId));
-    if (item) item.attempt = started.attempt ?? 1;
+    if (item) item.attempt = countedAttempt(item.input, started.attempt ?? 1);
     return;
   }
   const done = e.activityTaskCompletedEventAttributes;
@@ -97,7 +95,7 @@ function scanEvent(t: Timeline, e: HistoryEvent, scheduled: Map<number, Activity
   if (failed) {
     const item = scheduled.get(num(failed.scheduledEventId));
     const details = failureDetails(failed.failure);
-    if (item) Object.assign(item, { closedAt: at, failure: failureText(failed.failure) }, details !== undefined ? { failureDetails: details } : {});
+    if (item) Object.assign(item, { closedAt: at, failure: failureText(failed.failure) }, details !== undefined ? { failureDetails: details } : {}, reportedAttempt(details));
     return;
   }
   const canceled = e.activityTaskCanceledEventAttributes;

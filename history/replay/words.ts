@@ -3,7 +3,7 @@
  * code went another way (the model call of step 2, a tool call …), and what the code did
  * instead, read from the SDK's nondeterminism message.
  */
-import { decodePayload } from '../trace/events';
+import { decodePayload, localModelCall, modelStepOf } from '../trace/events';
 import type { History } from '@temporalio/common/lib/proto-utils';
 
 type HistoryEvent = NonNullable<History['events']>[number];
@@ -39,6 +39,8 @@ export function activityWords(type: string, input?: { step?: unknown; name?: unk
       return 'listing the MCP servers’ tools';
     case 'closeSession':
       return 'closing the session’s sandbox';
+    case 'checkpoint':
+      return 'a checkpoint (the end of a workflow task, recording the local calls before it)';
     default:
       return `activity ${type}`;
   }
@@ -61,7 +63,9 @@ export function describeEvent(events: readonly HistoryEvent[], eventId: number):
   const marker = e.markerRecordedEventAttributes;
   if (marker?.markerName === 'core_local_activity') {
     const data = decodePayload(marker.details?.data?.payloads?.[0]) as { activity_type?: string } | undefined;
-    return { type, words: `${activityWords(data?.activity_type ?? '?', undefined, step)}, run as a local activity` };
+    // A model call's marker repeats its request, which names its step.
+    const model = localModelCall(e)?.input as { step?: unknown } | undefined;
+    return { type, words: `${activityWords(data?.activity_type ?? '?', model, step)}, run as a local activity` };
   }
   if (marker?.markerName === 'core_patch') {
     const data = decodePayload(marker.details?.['patch-data']?.payloads?.[0]) as { id?: string } | undefined;
@@ -84,7 +88,9 @@ export function codeWords(message: string): string {
   if (m) return `${m[2] ? 'ran' : 'scheduled'} ${activityWords(m[3]!)}${m[2] ? ' as a local activity' : ''} there`;
   m = /Missing associated machine for LocalActivity/.exec(detail);
   if (m) return 'did not run that local activity (it did something else first, or nothing)';
-  if (/No command scheduled for event/.test(detail)) return 'did nothing there (it has fewer steps than the history)';
+  // Core names no command here: the code ran a local activity there (which matches no event
+  // until its marker), or ran out of steps before the history did.
+  if (/No command scheduled for event/.test(detail)) return 'scheduled nothing there (it ran a local activity, such as a quick model call, or it has fewer steps than the history)';
   m = /^([\w ]+?) machine does not handle this event/.exec(detail);
   if (m) return `${MACHINE_WORDS[m[1]!.toLowerCase()] ?? `issued a ${m[1]} command`} there`;
   if (/child workflow (id|type) of command/.test(detail)) return 'started a different child workflow there';
@@ -126,10 +132,8 @@ function eventType(e: HistoryEvent): string {
 
 function lastModelStep(events: readonly HistoryEvent[]): number | undefined {
   for (let i = events.length - 1; i >= 0; i--) {
-    const a = events[i]!.activityTaskScheduledEventAttributes;
-    if (a?.activityType?.name !== 'callModel') continue;
-    const step = (decodePayload(a.input?.payloads?.[0]) as { step?: unknown } | undefined)?.step;
-    return typeof step === 'number' ? step : undefined;
+    const step = modelStepOf(events[i]!);
+    if (step !== undefined) return step;
   }
   return undefined;
 }

@@ -76,27 +76,82 @@ function tsMs(ts: { seconds?: unknown; nanos?: number | null } | null | undefine
   return ts ? num(ts.seconds) * 1000 + Math.floor(num(ts.nanos) / 1e6) : NaN;
 }
 
+/** What a local activity's marker says of it besides its result: attempt, times, type. */
+interface MarkerData {
+  attempt?: number;
+  activity_type?: string;
+  complete_time?: { seconds?: number; nanos?: number };
+  original_schedule_time?: { seconds?: number; nanos?: number };
+}
+
+const markerTime = (t?: { seconds?: number; nanos?: number }) => (t?.seconds !== undefined ? tsMs(t) : undefined);
+
 /** The marker a local activity leaves: its data (attempt, times, type) and result or failure. */
 function localActivity(e: HistoryEvent, base: { id: number; at: number }): TraceEvent | undefined {
   const m = e.markerRecordedEventAttributes!;
   if (m.markerName !== 'core_local_activity') return undefined;
   const details = m.details ?? {};
-  const data = (first(details.data) ?? {}) as {
-    attempt?: number;
-    activity_type?: string;
-    complete_time?: { seconds?: number; nanos?: number };
-    original_schedule_time?: { seconds?: number; nanos?: number };
-  };
-  const time = (t?: { seconds?: number; nanos?: number }) => (t?.seconds !== undefined ? tsMs(t) : undefined);
+  const data = (first(details.data) ?? {}) as MarkerData;
   return {
     ...base,
     kind: 'localActivity',
     activityType: data.activity_type ?? '',
     attempt: data.attempt ?? 1,
-    ...(time(data.original_schedule_time) !== undefined ? { scheduledAt: time(data.original_schedule_time) } : {}),
-    ...(time(data.complete_time) !== undefined ? { completedAt: time(data.complete_time) } : {}),
+    ...(markerTime(data.original_schedule_time) !== undefined ? { scheduledAt: markerTime(data.original_schedule_time) } : {}),
+    ...(markerTime(data.complete_time) !== undefined ? { completedAt: markerTime(data.complete_time) } : {}),
     ...(m.failure ? { failure: failureText(m.failure) } : { result: first(details.result) }),
   };
+}
+
+/** A model call that ran as a local activity and answered there: its request and reply, as an activity's events would hold them. */
+export interface LocalModelCall {
+  input: Record<string, unknown>;
+  result: Record<string, unknown>;
+  attempt: number;
+  scheduledAt?: number;
+  completedAt?: number;
+}
+
+/**
+ * The model call a local activity's marker holds (turns since `local-model-call`), with the
+ * request its result repeats; undefined for any other marker, and for a local attempt that failed
+ * or was handed on: the callModel activity that follows it in history is then the call.
+ */
+export function localModelCall(e: HistoryEvent): LocalModelCall | undefined {
+  const m = e.markerRecordedEventAttributes;
+  if (m?.markerName !== 'core_local_activity' || m.failure) return undefined;
+  const data = (first(m.details?.data) ?? {}) as MarkerData;
+  if (data.activity_type !== 'callModel') return undefined;
+  const result = first(m.details?.result) as Record<string, unknown> | undefined;
+  const request = result?.request;
+  if (!request || typeof request !== 'object') return undefined;
+  const { request: _request, ...reply } = result;
+  return {
+    input: request as Record<string, unknown>,
+    result: reply,
+    attempt: data.attempt ?? 1,
+    ...(markerTime(data.original_schedule_time) !== undefined ? { scheduledAt: markerTime(data.original_schedule_time) } : {}),
+    ...(markerTime(data.complete_time) !== undefined ? { completedAt: markerTime(data.complete_time) } : {}),
+  };
+}
+
+/**
+ * The step of the model call (or, with `compressContext` in `types`, the compression) an event
+ * schedules or, as a local activity's marker, holds; undefined for any other event.
+ */
+export function modelStepOf(e: HistoryEvent, types: readonly string[] = ['callModel']): number | undefined {
+  const a = e.activityTaskScheduledEventAttributes;
+  const input = a ? (types.includes(a.activityType?.name ?? '') ? (first(a.input) as { step?: unknown } | undefined) : undefined) : localModelCall(e)?.input;
+  return typeof input?.step === 'number' ? input.step : undefined;
+}
+
+/**
+ * The attempt an activity's start counts as: a model call that a failed local attempt handed to
+ * the activity counts on from it (its input's `earlier`).
+ */
+export function countedAttempt(input: unknown, attempt: number): number {
+  const earlier = (input as { earlier?: { attempts?: unknown } } | undefined)?.earlier?.attempts;
+  return typeof earlier === 'number' && earlier > 0 ? attempt + earlier : attempt;
 }
 
 /** Decodes the events of one run that the trace uses, in history order. */
@@ -104,6 +159,20 @@ export function decodeEvents(events: readonly HistoryEvent[]): TraceEvent[] {
   const out: TraceEvent[] = [];
   for (const e of events) {
     const base = { id: num(e.eventId), at: tsMs(e.eventTime) };
+    // A model call answered in a local activity reads as the activity it stands for.
+    const model = localModelCall(e);
+    if (model) {
+      // The marker's completion time can precede its schedule time (as call-matching.ts's
+      // localEnd notes); then the reply's own latency says when it came, within the task.
+      const start = model.scheduledAt ?? base.at;
+      const done = model.completedAt !== undefined && model.completedAt >= start ? model.completedAt : Math.min(base.at, start + (Number(model.result.latencyMs) || 0));
+      out.push(
+        { id: base.id, at: start, kind: 'scheduled', activityType: 'callModel', input: model.input },
+        { id: base.id, at: start, kind: 'activityStarted', scheduledId: base.id, attempt: model.attempt, identity: '' },
+        { id: base.id, at: Math.max(start, done), kind: 'activityCompleted', scheduledId: base.id, result: model.result },
+      );
+      continue;
+    }
     const ev = decodeEvent(e, base);
     if (ev) out.push(ev);
   }

@@ -8,6 +8,7 @@ import type { PendingMessage } from '../../common/conversation';
 import type { Pending, ToolCallRecord, TurnInput, TurnResult } from '../../common/session';
 import type { ChatMessage } from '../../common/types';
 import type { Run } from './runs';
+import { countedAttempt } from './events';
 
 /** An activity: scheduled, maybe started (its last attempt), maybe closed. */
 export interface ActivityItem {
@@ -157,7 +158,9 @@ export function readTimeline(runs: readonly Run[]): Timeline {
         }
         case 'activityStarted': {
           const item = scheduled.get(e.scheduledId);
-          if (item) Object.assign(item, { attempt: e.attempt, identity: e.identity }, e.lastFailure ? { lastFailure: e.lastFailure } : {});
+          // A model call a failed local attempt handed on counts on from it, and names its failure.
+          const lastFailure = e.lastFailure ?? (e.attempt === 1 ? earlierFailure(item?.input) : undefined);
+          if (item) Object.assign(item, { attempt: countedAttempt(item.input, e.attempt), identity: e.identity }, lastFailure ? { lastFailure } : {});
           break;
         }
         case 'activityCompleted': {
@@ -167,7 +170,7 @@ export function readTimeline(runs: readonly Run[]): Timeline {
         }
         case 'activityFailed': {
           const item = scheduled.get(e.scheduledId);
-          if (item) Object.assign(item, { closedAt: e.at, failure: e.failure, timedOut: e.timedOut }, e.details !== undefined ? { failureDetails: e.details } : {});
+          if (item) Object.assign(item, { closedAt: e.at, failure: e.failure, timedOut: e.timedOut }, e.details !== undefined ? { failureDetails: e.details } : {}, reportedAttempt(e.details));
           break;
         }
         case 'activityCanceled': {
@@ -247,6 +250,18 @@ export function readTimeline(runs: readonly Run[]): Timeline {
     }
   }
   return t;
+}
+
+/** The attempts a failed model call says it took (its failure's details), over the count its start events give. */
+export function reportedAttempt(details: unknown): { attempt?: number } {
+  const n = obj(details).attempt;
+  return typeof n === 'number' && n >= 1 ? { attempt: n } : {};
+}
+
+/** The failure of the local attempt a model call's activity took over from, if it did. */
+function earlierFailure(input: Record<string, unknown> | undefined): string | undefined {
+  const f = obj(input?.earlier).failure;
+  return typeof f === 'string' && f ? `${f} (local attempt)` : undefined;
 }
 
 function addStored(t: Timeline, hashes: readonly string[] | undefined): void {

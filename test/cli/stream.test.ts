@@ -51,7 +51,7 @@ describe('streamed model text', () => {
     const calls = run!.events.filter((e) => e.kind === 'scheduled' && e.activityType === 'callModel');
     expect(calls).toHaveLength(1);
     const done = run!.events.filter((e) => e.kind === 'activityCompleted');
-    expect(done.some((e) => e.kind === 'activityCompleted' && (e.result as { content?: string }).content === ANSWER)).toBe(true);
+    expect(done.some((e) => e.kind === 'activityCompleted' && (e.result as { content?: string } | undefined)?.content === ANSWER)).toBe(true);
     // Wherever the reply appears in history, it is whole: no piece of the stream was recorded.
     const found = JSON.stringify(run!.events).split('Streamed:').slice(1);
     expect(found.length).toBeGreaterThan(0);

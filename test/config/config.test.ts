@@ -54,6 +54,14 @@ describe('resolveSessionConfig', () => {
     expect(() => resolveSessionConfig({ model: 'm' }, {}, dirWith({ limits: { maxStep: 7 } }))).toThrow(/limits/);
   });
 
+  it('takes how long a model call may run in the workflow task (limits.modelLocalSec: 3 by default, 0 for never, at most 10)', () => {
+    expect(resolveSessionConfig({ model: 'm' }, {}, dirWith({})).limits.modelLocalMs).toBe(3_000);
+    expect(resolveSessionConfig({ model: 'm' }, {}, dirWith({ limits: { modelLocalSec: 0.5 } })).limits.modelLocalMs).toBe(500);
+    expect(resolveSessionConfig({ model: 'm' }, {}, dirWith({ limits: { modelLocalSec: 0 } })).limits.modelLocalMs).toBe(0);
+    expect(() => resolveSessionConfig({ model: 'm' }, {}, dirWith({ limits: { modelLocalSec: 11 } }))).toThrow(/modelLocalSec/);
+    expect(() => resolveSessionConfig({ model: 'm' }, {}, dirWith({ limits: { modelLocalSec: -1 } }))).toThrow(/modelLocalSec/);
+  });
+
   it('says how to configure a model when none is given', () => {
     expect(() => resolveSessionConfig({}, {}, dirWith())).toThrow(UserError);
     expect(() => resolveSessionConfig({}, {}, dirWith())).toThrow(/no model configured/);

@@ -10,7 +10,6 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { SessionState } from '../../common/session';
@@ -84,22 +83,62 @@ it('finishes the turn on a new worker after the first is SIGKILLed mid model cal
   expect(calls.filter((r) => r.index === 1)).toHaveLength(2); // the killed attempt and its retry
   expect(calls.filter((r) => r.index === 2)).toHaveLength(1);
 
-  // History: every activity scheduled once; the in-flight model call completed on attempt 2;
-  // prepareTurn and the two write_file calls (local activities) left exactly one marker each.
+  // History: each model call once (quick ones run in the workflow task, workflows/model-call.ts:
+  // the killed one was inside a workflow task that never completed, which left nothing but its
+  // timeout; the new worker sent it again), each write once. Checkpoints record what ran locally:
+  // before each wait for approval, and after each write before the next model call. The final
+  // answer's text streams on this worker, so its call was handed on to an activity (after a
+  // checkpoint of its own).
   const history = await client.workflow.getHandle(turnId).fetchHistory();
-  const scheduled = history.events!.filter((e) => e.activityTaskScheduledEventAttributes);
-  const names = scheduled.map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
-  expect(names).toEqual(['callModel', 'callModel', 'callModel']);
-  const local = decodeEvents(history.events!).flatMap((e) => (e.kind === 'localActivity' ? [e.activityType] : []));
-  expect(local).toEqual(['prepareTurn', 'executeTool', 'executeTool']);
-  const completed = history.events!.filter((e) => e.activityTaskCompletedEventAttributes);
-  expect(completed).toHaveLength(3);
-  const replies = completed
-    .map((e) => defaultPayloadConverter.fromPayload<{ attempt?: number }>(e.activityTaskCompletedEventAttributes!.result!.payloads![0]!))
-    .filter((r) => r && typeof r.attempt === 'number');
-  expect(replies.map((r) => r.attempt)).toEqual([1, 2, 1]);
+  const decoded = decodeEvents(history.events!);
+  expect(decoded.flatMap((e) => (e.kind === 'scheduled' ? [e.activityType] : []))).toEqual([
+    'callModel',
+    'checkpoint',
+    'checkpoint',
+    'callModel',
+    'checkpoint',
+    'checkpoint',
+    'checkpoint',
+    'callModel',
+  ]);
+  const local = decoded.flatMap((e) => (e.kind === 'localActivity' ? [e.activityType] : []));
+  expect(local).toEqual(['prepareTurn', 'executeTool', 'executeTool', 'callModel']);
+  const replies = decoded.flatMap((e) => (e.kind === 'activityCompleted' && typeof (e.result as { attempt?: unknown } | undefined)?.attempt === 'number' ? [e.result as { attempt: number }] : []));
+  expect(replies.map((r) => r.attempt)).toEqual([1, 1, 1]);
+  expect(history.events!.filter((e) => e.workflowTaskTimedOutEventAttributes)).toHaveLength(1);
 }, 120_000);
 
+
+it('a kill inside a workflow task of quick steps redoes the steps it had not recorded yet, and history holds each once', async () => {
+  // Quick model calls run in the turn's workflow task (workflows/model-call.ts); their record
+  // is written when it ends. A kill before that loses them: the new worker asks again.
+  const home = mkdtempSync(path.join(os.tmpdir(), 'harness-crash-chain-'));
+  const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `crash-chain-${randomUUID()}`, HARNESS_HOME: home, DATABASE_URL: TEST_DATABASE_URL });
+  const server = await startScriptedModel();
+  const sessionId = newSessionId('crash-chain');
+  const time = { tool_calls: [{ name: 'get_current_time', arguments: {} }] };
+  server.registerScript(sessionId, { steps: [time, time, { fault: { delay_ms: 60_000 }, content: 'Chain done. HARNESS_OK' }] });
+  const third = new Promise<void>((resolve) => server.onRequest((r) => r.session === sessionId && r.index === 2 && resolve()));
+  try {
+    workers.push(await spawnWorker(env));
+    const { turnId } = await sendMessage(client, { taskQueue: env.HARNESS_TASK_QUEUE!, sessionId, config: endpointConfig(server.url), text: 'tick, tick, answer' });
+    await third;
+    await kill(workers[workers.length - 1], 'SIGKILL');
+    workers.push(await spawnWorker(env));
+    const out = await waitForTurn(client, turnId, { pollMs: 200 });
+    expect(out.kind === 'done' && out.result.answer).toBe('Chain done. HARNESS_OK');
+    // Steps 1 and 2 were not recorded when the kill came: asked twice, like the call in flight.
+    const sent = [0, 1, 2].map((i) => server.requests.filter((r) => r.session === sessionId && r.index === i).length);
+    expect(sent).toEqual([2, 2, 2]);
+    // History, and so the trace and the ledger, hold each step once: the task the kill cut short left only its timeout.
+    const history = await client.workflow.getHandle(turnId).fetchHistory();
+    const calls = decodeEvents(history.events!).flatMap((e) => (e.kind === 'scheduled' && e.activityType === 'callModel' ? [(e.input as { step: number }).step] : []));
+    expect(calls).toEqual([1, 2, 3]);
+    expect(history.events!.filter((e) => e.workflowTaskTimedOutEventAttributes)).toHaveLength(1);
+  } finally {
+    await server.close();
+  }
+}, 120_000);
 
 it('kills the worker during a write_file append, an approval wait, a running command, a memory write and a model call: each side effect happens once and the turn resumes within seconds each time', async () => {
   const home = mkdtempSync(path.join(os.tmpdir(), 'harness-crash-'));

@@ -17,6 +17,7 @@ import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { decideApprovals, sendMessage, sessionState, waitForTurn } from '../../client/session-client';
 import { containerName } from '../../activities/sandbox/docker-sandbox';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
+import { decodeEvents, type HistoryEvent } from '../../history/trace/events';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker, until } from '../support/processes';
 import { cliEnv, removeTempDirs, runCli } from '../support/cli';
@@ -100,7 +101,8 @@ async function toolActivity(turnId: string) {
   const started = events.filter((e) => e.activityTaskStartedEventAttributes && ids.has(String(e.activityTaskStartedEventAttributes.scheduledEventId)));
   const completed = events.filter((e) => e.activityTaskCompletedEventAttributes && ids.has(String(e.activityTaskCompletedEventAttributes.scheduledEventId)));
   const failed = events.filter((e) => (e.activityTaskFailedEventAttributes || e.activityTaskTimedOutEventAttributes) && ids.has(String((e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes)!.scheduledEventId)));
-  const callModels = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel');
+  // Model calls, whether activities or (quick ones) local activities, as the trace reads them.
+  const callModels = decodeEvents(events as HistoryEvent[]).filter((e) => e.kind === 'scheduled' && e.activityType === 'callModel');
   // The turn's next workflow task after the call completed: who started it, and how soon.
   const doneAt = events.findIndex((e) => e.activityTaskCompletedEventAttributes && ids.has(String(e.activityTaskCompletedEventAttributes.scheduledEventId)));
   const next = doneAt < 0 ? undefined : events.slice(doneAt + 1).find((e) => e.workflowTaskStartedEventAttributes);

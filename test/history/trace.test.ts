@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_COMPRESSION } from '../../common/context/plan';
 import { MemoryHost } from '../../activities/memory/host';
 import { answerQuestion, decideApprovals, sendMessage, waitForTurn } from '../../client/session-client';
+import { modelProgress } from '../../client/model-progress';
 import { loadTrace, type Trace } from '../../history/trace';
 import { decodeEvents } from '../../history/trace/events';
 import { renderTrace } from '../../history/trace/render';
@@ -67,7 +68,7 @@ function expectConsistent(list: Span[], sessionId: string): void {
     expect(JSON.parse(JSON.stringify(s))).toEqual(s);
     if (s.status !== 'running') {
       expect(s.start, `${s.type} ${s.name} start`).not.toBeNull();
-      if (s.end) expect(Date.parse(s.end)).toBeGreaterThanOrEqual(Date.parse(s.start!));
+      if (s.end) expect(Date.parse(s.end), `${s.type} ${s.name}: ${s.start} → ${s.end}`).toBeGreaterThanOrEqual(Date.parse(s.start!));
     }
   }
 }
@@ -249,11 +250,12 @@ describe('a turn whose worker was killed mid-step', () => {
       const home = mkdtempSync(path.join(os.tmpdir(), 'harness-trace-crash-'));
       const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `trace-crash-${randomUUID()}`, HARNESS_HOME: home, DATABASE_URL: TEST_DATABASE_URL });
       const sessionId = newSessionId('trace-crash');
-      const inFlight = new Promise<void>((resolve) => model.onRequest((r) => r.session === sessionId && r.index === 1 && resolve()));
       workers.push(await spawnWorker(env));
-      const config = endpointConfig(model.url, { modelHeartbeatMs: 2_000, modelTimeoutMs: 120_000 });
+      const config = endpointConfig(model.url, { modelHeartbeatMs: 2_000, modelTimeoutMs: 120_000, modelLocalMs: 1_000 });
       const { turnId } = await sendMessage(h.client, { taskQueue: env.HARNESS_TASK_QUEUE!, sessionId, config, text: 'tell the time, then list' });
-      await inFlight;
+      // The slow call is handed on to an activity (after a second in the workflow task,
+      // limits.modelLocalMs): the kill lands on it there, with step 1 recorded before it.
+      await expect.poll(async () => modelProgress(await h.client.workflow.getHandle(turnId).describe()), { timeout: 30_000, interval: 100 }).toBeDefined();
       await kill(workers[0], 'SIGKILL');
 
       const stuck = spans(await loadTrace(h.client, turnId));

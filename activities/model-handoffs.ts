@@ -1,0 +1,49 @@
+/**
+ * Model calls a local activity handed on (workflows/model-call.ts): the request goes on, and the
+ * callModel activity that follows takes it by its key and waits for the same reply, so a slow
+ * call is neither sent twice nor paid for twice. The activity may run on another worker, which
+ * calls again; a call nobody takes is stopped and forgotten after a while.
+ */
+import { randomUUID } from 'node:crypto';
+
+/** What the registry needs of a call: whose it is, and how to stop it. */
+export interface HandedCall {
+  readonly input: { turnId: string; callIndex: number };
+  abort(): void;
+}
+
+/** How long a handed-on call waits to be taken (the activity is scheduled within milliseconds unless its worker is saturated). */
+export const HANDOFF_KEEP_MS = 5 * 60_000;
+
+export class ModelHandoffs<T extends HandedCall> {
+  private readonly calls = new Map<string, { call: T; expiry: NodeJS.Timeout }>();
+
+  constructor(private readonly keepMs = HANDOFF_KEEP_MS) {}
+
+  /** Keeps the call under a new key, which the workflow passes to the callModel activity. */
+  put(call: T): string {
+    const key = `${call.input.turnId}#${call.input.callIndex}#${randomUUID().slice(0, 8)}`;
+    const expiry = setTimeout(() => {
+      // Not taken: the activity ran on another worker (which called again), or never ran.
+      this.calls.delete(key);
+      call.abort();
+    }, this.keepMs);
+    expiry.unref();
+    this.calls.set(key, { call, expiry });
+    return key;
+  }
+
+  /** The call under `key`, once: undefined when it was kept by another worker or has expired. */
+  take(key: string): T | undefined {
+    const held = this.calls.get(key);
+    if (!held) return undefined;
+    this.calls.delete(key);
+    clearTimeout(held.expiry);
+    return held.call;
+  }
+
+  /** Calls waiting to be taken. */
+  get size(): number {
+    return this.calls.size;
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * The turn's model call. Since `local-model-call`, a call first runs as a local activity, inside
+ * the workflow task of the worker that runs the turn: a step whose model answers quickly is then
+ * one workflow task, not a workflow task, an activity task and another workflow task. Only what
+ * is quick stays there:
+ *
+ * - A reply slower than limits.modelLocalMs (AFTER_UNRECORDED_MS when quick steps before it wait
+ *   to be recorded), or whose text starts to stream, is handed on: the local activity returns a
+ *   key, and the callModel activity goes on waiting for the same request on that worker (any
+ *   other worker calls again). So signals, updates and cancellation wait at most that long, and a
+ *   slow call shows as a pending activity (its endpoint, attempt, streamed text) as it always did.
+ * - A local attempt that fails is tried again by the callModel activity, which counts its attempts
+ *   on from it and carries what it wasted: every retry and every failure for good is an activity
+ *   in history, as before.
+ * - Before either activity, before a model call that follows a local tool with effects
+ *   (write_file), and before the turn waits on a person, the workflow task ends (the no-op
+ *   `checkpoint` activity; a Temporal timer would be as good but fires on whole seconds): the
+ *   local activities' markers are recorded first. A crash then never loses the record of an
+ *   effect, and `harness retry`, which resets a turn to the task that scheduled its failed call
+ *   (or, stopped while it waited, to its last task), keeps every step before it.
+ * - Steps run in one workflow task reach history when it ends: so that live views (`status`,
+ *   `trace --follow`, the console) are never far behind, the task also ends before a model call
+ *   once the local calls it has not recorded took SHOWN_WITHIN_MS of model time. A fast model's
+ *   steps share a task; a real model's (a second or more a call) end one each, as they did when
+ *   every call was an activity.
+ * - A worker lost during a workflow task loses what the task had not recorded: the new worker,
+ *   once the task times out (10 s), asks the model again for those steps (at most about
+ *   SHOWN_WITHIN_MS of them, read-only tools between) and the call in flight. Nothing with an
+ *   effect is redone: an effect's marker is recorded before the next model call.
+ *
+ * A local activity's input is not in history, so its result repeats the request
+ * (LocalModelOutcome); the history readers take the marker for the call's scheduled and
+ * completed events (history/trace/events.ts).
+ */
+import { ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
+import type { EarlierAttempt, LocalModelOutcome, ModelCallInput, ModelReply } from '../common/activity-types';
+import { rootCauseMessage } from '../common/errors';
+import { DEFAULT_LIMITS, type Limits } from '../common/session';
+import type { RunEvents } from './run-events';
+import { checkpoint, type Activities } from './tool-activities';
+import { failureOf } from './turn-budget';
+
+type CallModel = (input: ModelCallInput) => Promise<ModelReply>;
+
+/** Model time local calls may take unrecorded before the next model call ends the workflow task (its steps then show). */
+export const SHOWN_WITHIN_MS = 1_000;
+
+/**
+ * How long a call that follows quick steps not yet recorded may run locally: a slow one is handed
+ * on (recording them) soon, so that a crash during it redoes little.
+ */
+export const AFTER_UNRECORDED_MS = 500;
+
+export class ModelCaller {
+  /**
+   * What ran locally since the workflow task last ended: a tool with effects, model calls and
+   * their model time (the replies' latency, as recorded: replay reads the same).
+   */
+  private unrecorded = { effect: false, calls: 0, ms: 0 };
+  private readonly activity: CallModel;
+  /** The activity after a failed local attempt: one attempt fewer, so a call has the attempts it always had. */
+  private readonly retrying: CallModel;
+  private readonly local: (input: ModelCallInput) => Promise<LocalModelOutcome>;
+  private readonly handOffAfterMs: number;
+  /** Whether the run takes `local-model-call`: asked at its first model call, where an older run's marker goes. */
+  private localAllowed: boolean | undefined;
+
+  constructor(
+    limits: Limits,
+    private readonly events: RunEvents,
+    private readonly takesPatch: () => boolean,
+  ) {
+    const options = (maximumAttempts: number): ActivityOptions => ({
+      startToCloseTimeout: limits.modelTimeoutMs,
+      heartbeatTimeout: limits.modelHeartbeatMs,
+      retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts },
+    });
+    this.activity = proxyActivities<Activities>(options(limits.modelMaxAttempts)).callModel as CallModel;
+    this.retrying = proxyActivities<Activities>(options(Math.max(1, limits.modelMaxAttempts - 1))).callModel as CallModel;
+    this.local = proxyLocalActivities<Activities>({ startToCloseTimeout: limits.modelTimeoutMs, retry: { maximumAttempts: 1 } }).callModel as (input: ModelCallInput) => Promise<LocalModelOutcome>;
+    // At most half an attempt's time: the hand-off comes well before the call's own deadline.
+    this.handOffAfterMs = Math.min(limits.modelLocalMs ?? DEFAULT_LIMITS.modelLocalMs!, limits.modelTimeoutMs / 2);
+  }
+
+  /** A local tool ran that changed something: its marker is recorded before the next model call. */
+  noteLocalEffect(): void {
+    this.unrecorded.effect = true;
+  }
+
+  /** The workflow task ended (an activity was scheduled): everything before is in history. */
+  recorded(): void {
+    this.unrecorded = { effect: false, calls: 0, ms: 0 };
+  }
+
+  /**
+   * Before the turn waits on a person: what ran locally is recorded first, so the wait's own
+   * workflow task holds none of it, and `harness retry` of a turn stopped while it waits (reset
+   * to its last workflow task) keeps every step before.
+   */
+  async beforeWait(): Promise<void> {
+    if (this.localAllowed && (this.unrecorded.calls || this.unrecorded.effect)) await this.endTask();
+  }
+
+  /** One model call: locally first when the run allows it, else (or then) the callModel activity. */
+  async call(input: ModelCallInput): Promise<ModelReply> {
+    this.localAllowed ??= this.handOffAfterMs > 0 && this.takesPatch();
+    if (!this.localAllowed) {
+      this.events.add('activity');
+      return this.activity(input);
+    }
+    if (this.unrecorded.effect || this.unrecorded.ms >= SHOWN_WITHIN_MS) await this.endTask();
+    let handedOn: { adopt: string } | { earlier: EarlierAttempt };
+    try {
+      this.events.add('local');
+      const handOffAfterMs = this.unrecorded.calls ? Math.min(this.handOffAfterMs, AFTER_UNRECORDED_MS) : this.handOffAfterMs;
+      const out = await this.local({ ...input, handOffAfterMs });
+      if (!('handoff' in out)) {
+        const { request: _request, ...reply } = out;
+        this.unrecorded.calls += 1;
+        this.unrecorded.ms += Number(reply.latencyMs) || 0;
+        return reply;
+      }
+      handedOn = { adopt: out.handoff };
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      handedOn = { earlier: earlierAttempt(err) };
+    }
+    await this.endTask();
+    this.events.add('activity');
+    return 'earlier' in handedOn ? this.retrying({ ...input, ...handedOn }) : this.activity({ ...input, ...handedOn });
+  }
+
+  /** Ends the workflow task (the checkpoint activity), so the markers of the local activities before it are recorded. */
+  private async endTask(): Promise<void> {
+    this.events.add('activity');
+    await checkpoint();
+    this.recorded();
+  }
+}
+
+/** What a failed local attempt leaves the activity: its attempts, waste and failure, and whether (and in which run) it was permanent. */
+function earlierAttempt(err: unknown): EarlierAttempt {
+  const spent = failureOf(err);
+  const cause = applicationFailure(err);
+  const runId = (cause?.details?.[0] as { runId?: unknown } | undefined)?.runId;
+  return {
+    attempts: spent?.attempt ?? 1,
+    failure: rootCauseMessage(err).slice(0, 500),
+    ...(spent?.wasted ? { wasted: spent.wasted } : {}),
+    ...(cause?.nonRetryable && typeof runId === 'string' ? { permanent: { type: cause.type ?? 'MODEL_ERROR', runId } } : {}),
+  };
+}
+
+/** The application failure in an activity failure's causes (the activity's own error). */
+function applicationFailure(err: unknown): ApplicationFailure | undefined {
+  for (let e = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) if (e instanceof ApplicationFailure) return e;
+  return undefined;
+}
