@@ -68,7 +68,7 @@ function scanEvent(t: Timeline, e: HistoryEvent, scheduled: Map<number, Activity
   if (e.markerRecordedEventAttributes) {
     // A model call answered in a local activity: one attempt, closed by its reply.
     const m = localModelCall(e);
-    if (m) t.activities.push({ type: 'callModel', input: m.input, step: typeof m.input.step === 'number' ? m.input.step : 0, scheduledAt: m.scheduledAt ?? at, attempt: m.attempt, closedAt: m.completedAt ?? at, result: m.result });
+    if (m) t.activities.push({ type: 'callModel', input: m.input, step: typeof m.input.step === 'number' ? m.input.step : 0, scheduledAt: m.scheduledAt, attempt: m.attempt, closedAt: m.completedAt, result: m.result });
     return;
   }
   const s = e.activityTaskScheduledEventAttributes;

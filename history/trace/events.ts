@@ -108,8 +108,9 @@ export interface LocalModelCall {
   input: Record<string, unknown>;
   result: Record<string, unknown>;
   attempt: number;
-  scheduledAt?: number;
-  completedAt?: number;
+  /** When it was scheduled and answered (both within the workflow task that recorded it). */
+  scheduledAt: number;
+  completedAt: number;
 }
 
 /**
@@ -121,18 +122,34 @@ export function localModelCall(e: HistoryEvent): LocalModelCall | undefined {
   const m = e.markerRecordedEventAttributes;
   if (m?.markerName !== 'core_local_activity' || m.failure) return undefined;
   const data = (first(m.details?.data) ?? {}) as MarkerData;
+  // The type first: another marker's result (a tool's, maybe large) is not decoded.
   if (data.activity_type !== 'callModel') return undefined;
-  const result = first(m.details?.result) as Record<string, unknown> | undefined;
+  return modelCallOf(
+    {
+      activityType: data.activity_type,
+      attempt: data.attempt ?? 1,
+      scheduledAt: markerTime(data.original_schedule_time),
+      completedAt: markerTime(data.complete_time),
+      result: first(m.details?.result),
+    },
+    tsMs(e.eventTime),
+  );
+}
+
+/**
+ * A decoded local activity as the model call it holds, if it does. The marker's completion time
+ * can precede its schedule time (as call-matching.ts's localEnd notes); then the reply's own
+ * latency says when it came, within the workflow task that recorded it (`at`).
+ */
+function modelCallOf(local: { activityType: string; attempt: number; scheduledAt?: number; completedAt?: number; result?: unknown; failure?: string }, at: number): LocalModelCall | undefined {
+  if (local.activityType !== 'callModel' || local.failure !== undefined) return undefined;
+  const result = local.result as Record<string, unknown> | undefined;
   const request = result?.request;
   if (!request || typeof request !== 'object') return undefined;
   const { request: _request, ...reply } = result;
-  return {
-    input: request as Record<string, unknown>,
-    result: reply,
-    attempt: data.attempt ?? 1,
-    ...(markerTime(data.original_schedule_time) !== undefined ? { scheduledAt: markerTime(data.original_schedule_time) } : {}),
-    ...(markerTime(data.complete_time) !== undefined ? { completedAt: markerTime(data.complete_time) } : {}),
-  };
+  const start = local.scheduledAt ?? at;
+  const done = local.completedAt !== undefined && local.completedAt >= start ? local.completedAt : Math.min(at, start + (Number(reply.latencyMs) || 0));
+  return { input: request as Record<string, unknown>, result: reply, attempt: local.attempt, scheduledAt: start, completedAt: Math.max(start, done) };
 }
 
 /**
@@ -159,21 +176,17 @@ export function decodeEvents(events: readonly HistoryEvent[]): TraceEvent[] {
   const out: TraceEvent[] = [];
   for (const e of events) {
     const base = { id: num(e.eventId), at: tsMs(e.eventTime) };
+    const ev = decodeEvent(e, base);
     // A model call answered in a local activity reads as the activity it stands for.
-    const model = localModelCall(e);
+    const model = ev?.kind === 'localActivity' ? modelCallOf(ev, base.at) : undefined;
     if (model) {
-      // The marker's completion time can precede its schedule time (as call-matching.ts's
-      // localEnd notes); then the reply's own latency says when it came, within the task.
-      const start = model.scheduledAt ?? base.at;
-      const done = model.completedAt !== undefined && model.completedAt >= start ? model.completedAt : Math.min(base.at, start + (Number(model.result.latencyMs) || 0));
       out.push(
-        { id: base.id, at: start, kind: 'scheduled', activityType: 'callModel', input: model.input },
-        { id: base.id, at: start, kind: 'activityStarted', scheduledId: base.id, attempt: model.attempt, identity: '' },
-        { id: base.id, at: Math.max(start, done), kind: 'activityCompleted', scheduledId: base.id, result: model.result },
+        { id: base.id, at: model.scheduledAt, kind: 'scheduled', activityType: 'callModel', input: model.input },
+        { id: base.id, at: model.scheduledAt, kind: 'activityStarted', scheduledId: base.id, attempt: model.attempt, identity: '' },
+        { id: base.id, at: model.completedAt, kind: 'activityCompleted', scheduledId: base.id, result: model.result },
       );
       continue;
     }
-    const ev = decodeEvent(e, base);
     if (ev) out.push(ev);
   }
   return out;
