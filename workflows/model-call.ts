@@ -57,7 +57,7 @@ export class ModelCaller {
    * their model time (the replies' latency, as recorded: replay reads the same).
    */
   private unrecorded = { effect: false, calls: 0, ms: 0 };
-  private readonly activity: CallModel;
+  private readonly callActivity: CallModel;
   /** The activity after a failed local attempt: one attempt fewer, so a call has the attempts it always had. */
   private readonly retrying: CallModel;
   private readonly local: (input: ModelCallInput) => Promise<LocalModelOutcome>;
@@ -75,7 +75,7 @@ export class ModelCaller {
       heartbeatTimeout: limits.modelHeartbeatMs,
       retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts },
     });
-    this.activity = proxyActivities<Activities>(options(limits.modelMaxAttempts)).callModel as CallModel;
+    this.callActivity = proxyActivities<Activities>(options(limits.modelMaxAttempts)).callModel as CallModel;
     this.retrying = proxyActivities<Activities>(options(Math.max(1, limits.modelMaxAttempts - 1))).callModel as CallModel;
     this.local = proxyLocalActivities<Activities>({ startToCloseTimeout: limits.modelTimeoutMs, retry: { maximumAttempts: 1 } }).callModel as (input: ModelCallInput) => Promise<LocalModelOutcome>;
     // At most half an attempt's time: the hand-off comes well before the call's own deadline.
@@ -92,6 +92,16 @@ export class ModelCaller {
     this.unrecorded = { effect: false, calls: 0, ms: 0 };
   }
 
+  /** One of the turn's other activities: counted, and (scheduled) it ends the workflow task, recording what ran locally before it. */
+  async activity<T>(run: () => Promise<T>): Promise<T> {
+    this.events.add('activity');
+    try {
+      return await run();
+    } finally {
+      this.recorded();
+    }
+  }
+
   /**
    * Before the turn waits on a person: what ran locally is recorded first, so the wait's own
    * workflow task holds none of it, and `harness retry` of a turn stopped while it waits (reset
@@ -106,7 +116,7 @@ export class ModelCaller {
     this.localAllowed ??= this.handOffAfterMs > 0 && this.takesPatch();
     if (!this.localAllowed) {
       this.events.add('activity');
-      return this.activity(input);
+      return this.callActivity(input);
     }
     if (this.unrecorded.effect || this.unrecorded.ms >= SHOWN_WITHIN_MS) await this.endTask();
     let handedOn: { adopt: string } | { earlier: EarlierAttempt };
@@ -126,15 +136,12 @@ export class ModelCaller {
       handedOn = { earlier: earlierAttempt(err) };
     }
     await this.endTask();
-    this.events.add('activity');
-    return 'earlier' in handedOn ? this.retrying({ ...input, ...handedOn }) : this.activity({ ...input, ...handedOn });
+    return this.activity(() => ('earlier' in handedOn ? this.retrying({ ...input, ...handedOn }) : this.callActivity({ ...input, ...handedOn })));
   }
 
   /** Ends the workflow task (the checkpoint activity), so the markers of the local activities before it are recorded. */
-  private async endTask(): Promise<void> {
-    this.events.add('activity');
-    await checkpoint();
-    this.recorded();
+  private endTask(): Promise<void> {
+    return this.activity(() => checkpoint());
   }
 }
 

@@ -20,8 +20,8 @@ export function toolRunner(
   patches: Pick<TurnPatches, 'localTools' | 'perToolTimeouts' | 'toolFailuresAsResults' | 'messageStore'>,
   events: RunEvents,
   dropMcpQuestions: (callId: string) => Promise<void>,
+  models: Pick<ModelCaller, 'noteLocalEffect' | 'activity'>,
   route?: HostRoute,
-  models?: Pick<ModelCaller, 'noteLocalEffect' | 'recorded'>,
 ): (call: ToolExecution) => Promise<ToolOutcome> {
   const { limits } = input.config;
   const { localTools, perToolTimeouts, toolFailuresAsResults, messageStore } = patches;
@@ -30,7 +30,7 @@ export function toolRunner(
     // A local activity that may change something (even one that failed): the next model call
     // records its marker first (model-call.ts).
     const runLocally = <T>(run: () => Promise<T>): Promise<T> => {
-      if (!readOnly) models?.noteLocalEffect();
+      if (!readOnly) models.noteLocalEffect();
       events.add('local');
       return run();
     };
@@ -70,13 +70,7 @@ export function toolRunner(
         }
       }
       if (activity === executeToolLocally) return await runLocally(() => activity(req));
-      events.add('activity');
-      try {
-        return await activity(req);
-      } finally {
-        // Scheduling it ended the workflow task: what ran locally before is in history.
-        models?.recorded();
-      }
+      return await models.activity(() => activity(req));
     } catch (err) {
       // Its host's worker never took the call: the session moves, and the model reads what it lost.
       if (route && hostLost(err)) return toolError('SANDBOX_HOST_LOST', await route.move(call.step), { recoverable: true, suggestion: 'run the call again if it is still needed: it did not run' });

@@ -37,15 +37,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   // compression is charged to the turn's spend as it returns; with a budget, each model call is
   // checked against it first (workflows/turn-budget.ts).
   const models = new ModelCaller(limits, events, () => patches.since('local-model-call'));
-  // An activity of the turn's own: counted, and (scheduled) it ends the workflow task, recording what ran locally before it.
-  const activity = async <T>(run: () => Promise<T>): Promise<T> => {
-    events.add('activity');
-    try {
-      return await run();
-    } finally {
-      models.recorded();
-    }
-  };
+  const activity = <T>(run: () => Promise<T>) => models.activity(run);
   const budget = new TurnBudget(input);
   const callModel = budget.charging((req) => models.call(req));
   const { compressContext: compressActivity } = proxyActivities<Activities>({
@@ -102,7 +94,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
           }
         : {}),
       // One tool execution; a failure after the activity's retries is a result the model sees.
-      executeTool: toolRunner(input, patches, events, humans.dropMcpQuestions, route, models),
+      executeTool: toolRunner(input, patches, events, humans.dropMcpQuestions, models, route),
       ...(messageStore
         ? {
             storeValue: async (value: unknown) => (await activity(() => storeValue({ sessionId: input.sessionId, value }))).$blob,
