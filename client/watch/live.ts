@@ -46,19 +46,45 @@ export class SpanDiff {
     for (const s of spans) this.seen.set(s.span_id, stateOf(s));
   }
 
-  /** The changes from what was seen to `spans`, in story order. */
+  /**
+   * The changes from what was seen to `spans`, in story order, except that a span's close comes
+   * after every change under it: one batch can hold a whole step and the turn's end (quick steps
+   * share a workflow task), and "turn ended" must be the last line a watcher prints.
+   */
   diff(spans: readonly Span[]): SpanChange[] {
-    const out: SpanChange[] = [];
+    const changes: SpanChange[] = [];
     for (const s of spans) {
       const before = this.seen.get(s.span_id);
       const now = stateOf(s);
       if (before === now) continue;
       this.seen.set(s.span_id, now);
-      if (s.status !== 'running') out.push({ change: 'closed', span: s });
-      else out.push({ change: before === undefined ? 'opened' : 'updated', span: s });
+      if (s.status !== 'running') changes.push({ change: 'closed', span: s });
+      else changes.push({ change: before === undefined ? 'opened' : 'updated', span: s });
     }
-    return out;
+    return closesLast(changes, spans);
   }
+}
+
+/**
+ * Reorders changes (in story order: a parent before its children) so that each close follows
+ * the changes of its span's descendants: a close waits on a stack until a change outside its
+ * subtree comes.
+ */
+function closesLast(changes: readonly SpanChange[], spans: readonly Span[]): SpanChange[] {
+  const parent = new Map(spans.map((s) => [s.span_id, s.parent_id]));
+  const within = (id: string, ancestor: string): boolean => {
+    for (let p = parent.get(id); p; p = parent.get(p)) if (p === ancestor) return true;
+    return false;
+  };
+  const out: SpanChange[] = [];
+  const waiting: SpanChange[] = [];
+  for (const c of changes) {
+    while (waiting.length && !within(c.span.span_id, waiting[waiting.length - 1]!.span.span_id)) out.push(waiting.pop()!);
+    if (c.change === 'closed') waiting.push(c);
+    else out.push(c);
+  }
+  while (waiting.length) out.push(waiting.pop()!);
+  return out;
 }
 
 /** A span's state for the diff: its status, end and output. */

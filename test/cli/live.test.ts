@@ -132,6 +132,8 @@ describe('attached from other processes', () => {
         expect(t).toMatch(/step 2 · write_file poem\.txt · ask \(mode ask\) · approved by harness-cli \S+ · ok/);
         expect(t).toMatch(/step 3 · read_file poem\.txt · (.* · )?ok/);
         expect(t).toMatch(/step 4 · model scripted .*→ answer The poem is written\./);
+        // The turn's end is the last line, though steps 3 and 4 end in the same workflow task.
+        expect(t.search(/step 4 · model scripted/)).toBeLessThan(t.search(/turn \S+\/turn-1 final_answer/));
         // Steps that ended before it attached are not printed again as events.
         expect(t).not.toMatch(/step 1 · get_current_time \{\} ·/);
       }
