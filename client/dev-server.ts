@@ -58,11 +58,15 @@ export function devServerArgs(s: TemporalSettings, home: string, opts: { headles
   ];
 }
 
-/** Starts the dev server; detached ones outlive this process and log to a file. The caller records its pid once it is up. */
-export function spawnDevServer(s: TemporalSettings, home: string, opts: { detached: boolean; headless?: boolean }): ChildProcess {
+/**
+ * Starts the dev server; detached ones outlive this process. It logs to the home's server log
+ * when detached or asked to (scripts and benchmarks, whose output is their figures), else to
+ * this process's output (`harness dev` in the foreground). The caller records its pid once it is up.
+ */
+export function spawnDevServer(s: TemporalSettings, home: string, opts: { detached: boolean; headless?: boolean; logToFile?: boolean }): ChildProcess {
   const files = embeddedFiles(home);
   mkdirSync(path.dirname(files.serverLog), { recursive: true });
-  const out = opts.detached ? openSync(files.serverLog, 'a') : 'inherit';
+  const out = opts.detached || opts.logToFile ? openSync(files.serverLog, 'a') : 'inherit';
   const child = spawn(findTemporalCli(), devServerArgs(s, home, opts), {
     detached: opts.detached,
     stdio: ['ignore', out, out],
