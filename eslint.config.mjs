@@ -54,8 +54,8 @@ export default tseslint.config(
     },
   },
   {
-    // bench/peers: the peers' own turns, plain CommonJS run by Node as written.
-    files: ['bin/**/*.js', 'test/**/*.cjs', 'bench/peers/**/*.js'],
+    // bench/peers and bench/floor: workflows and turns outside the harness, plain CommonJS run as written.
+    files: ['bin/**/*.js', 'test/**/*.cjs', 'bench/peers/**/*.js', 'bench/floor/**/*.js'],
     languageOptions: {
       sourceType: 'commonjs',
       globals: Object.fromEntries(['require', 'process', '__dirname', 'module', 'console', 'fetch', 'performance', 'setTimeout'].map((g) => [g, 'readonly'])),
