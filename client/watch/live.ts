@@ -47,30 +47,35 @@ export class SpanDiff {
   }
 
   /**
-   * The changes from what was seen to `spans`, in story order, except that a span's close comes
-   * after every change under it: one batch can hold a whole step and the turn's end (quick steps
-   * share a workflow task), and "turn ended" must be the last line a watcher prints.
+   * The changes from what was seen to `spans`, in story order (a parent before its children),
+   * except that a span's close comes after every change under it: one batch can hold a whole
+   * step and the turn's end (quick steps share a workflow task), and "turn ended" must be the
+   * last line a watcher prints. A span first seen already closed, with changes under it, is
+   * reported opened first (as it was while it ran), so that a consumer always meets a parent
+   * before its children (the console nests each span under its parent as it arrives).
    */
   diff(spans: readonly Span[]): SpanChange[] {
     const changes: SpanChange[] = [];
+    const fresh = new Set<string>();
     for (const s of spans) {
       const before = this.seen.get(s.span_id);
       const now = stateOf(s);
       if (before === now) continue;
       this.seen.set(s.span_id, now);
+      if (before === undefined) fresh.add(s.span_id);
       if (s.status !== 'running') changes.push({ change: 'closed', span: s });
       else changes.push({ change: before === undefined ? 'opened' : 'updated', span: s });
     }
-    return closesLast(changes, spans);
+    return closesLast(changes, spans, fresh);
   }
 }
 
 /**
- * Reorders changes (in story order: a parent before its children) so that each close follows
- * the changes of its span's descendants: a close waits on a stack until a change outside its
- * subtree comes.
+ * Reorders changes in story order so that each close follows the changes of its span's
+ * descendants: a close waits on a stack until a change outside its subtree comes. When a change
+ * under a waiting close comes and that span is new in this batch, it is reported opened first.
  */
-function closesLast(changes: readonly SpanChange[], spans: readonly Span[]): SpanChange[] {
+function closesLast(changes: readonly SpanChange[], spans: readonly Span[], fresh: ReadonlySet<string>): SpanChange[] {
   const parent = new Map(spans.map((s) => [s.span_id, s.parent_id]));
   const within = (id: string, ancestor: string): boolean => {
     for (let p = parent.get(id); p; p = parent.get(p)) if (p === ancestor) return true;
@@ -78,13 +83,27 @@ function closesLast(changes: readonly SpanChange[], spans: readonly Span[]): Spa
   };
   const out: SpanChange[] = [];
   const waiting: SpanChange[] = [];
+  const announced = new Set<string>();
   for (const c of changes) {
     while (waiting.length && !within(c.span.span_id, waiting[waiting.length - 1]!.span.span_id)) out.push(waiting.pop()!);
+    // Every waiting close is an ancestor of this change, outermost first.
+    for (const w of waiting) {
+      const id = w.span.span_id;
+      if (fresh.has(id) && !announced.has(id)) {
+        announced.add(id);
+        out.push({ change: 'opened', span: whileRunning(w.span) });
+      }
+    }
     if (c.change === 'closed') waiting.push(c);
     else out.push(c);
   }
   while (waiting.length) out.push(waiting.pop()!);
   return out;
+}
+
+/** A closed span as it was while it ran: no end, no output yet. */
+function whileRunning(s: Span): Span {
+  return { ...s, status: 'running', end: null, duration_ms: null, output: null, error: null };
 }
 
 /** A span's state for the diff: its status, end and output. */

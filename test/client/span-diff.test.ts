@@ -29,6 +29,26 @@ describe('SpanDiff', () => {
     expect(diff.diff(turn(all))).toEqual([]);
   });
 
+  it('reports a span first seen closed as opened before the changes under it, so a parent always comes first', () => {
+    const diff = new SpanDiff();
+    const all = { turn: 'ok', s1: 'ok', 's1/model': 'ok', 's1/tool': 'ok', s2: 'ok', s2model: 'ok' } as const;
+    const changes = diff.diff(turn(all));
+    expect(lines(changes)).toEqual(['opened turn', 'opened s1', 'closed s1/model', 'closed s1/tool', 'closed s1', 'opened s2', 'closed s2/model', 'closed s2', 'closed turn']);
+    // Each span is reported before anything under it, and its close after.
+    const at = (line: string) => lines(changes).indexOf(line);
+    for (const s of turn(all)) {
+      if (!s.parent_id) continue;
+      expect(at(`opened ${s.parent_id}`), s.span_id).toBeLessThan(lines(changes).findIndex((l) => l.endsWith(` ${s.span_id}`)));
+    }
+    // The opening is the span as it ran; its close carries the outcome.
+    const opened = changes.find((c) => c.change === 'opened' && c.span.span_id === 'turn')!.span;
+    expect(opened).toMatchObject({ status: 'running', end: null, duration_ms: null, output: null });
+    expect(changes.at(-1)!.span.status).toBe('ok');
+    // A leaf first seen closed (an approval decided at once) is only closed: no "waiting" line for it.
+    const leaf = new SpanDiff(turn({}));
+    expect(lines(leaf.diff(turn({ 's1/tool': 'ok' })))).toEqual(['closed s1/tool']);
+  });
+
   it('keeps story order for spans that open while others close, and for a lone close', () => {
     const diff = new SpanDiff(turn({}).slice(0, 4));
     // Step 1 ends and step 2 begins in the same batch: step 1's close comes before step 2 opens.

@@ -79,6 +79,9 @@ describe('harness console in a browser', () => {
     await page.locator('[data-type="turn"][data-status="ok"]').waitFor({ timeout: 30_000 });
     expect(await models.count()).toBeGreaterThan(early);
     expect(await models.count()).toBe(4);
+    // Each model call sits under its step, under the turn, whatever batch of history it came in.
+    const nested = '#spans > .span.turn > .children > .span.step > .children > [data-type="llm_call"]';
+    expect(await page.locator(nested).count()).toBe(4);
     expect(await page.evaluate(() => (window as unknown as { __marker?: number }).__marker)).toBe(1);
     // The answer is shown as the text it is; nothing in it ran.
     expect(await page.locator('#spans').innerText()).toContain('<script>window.__pwned = 1</script>');
@@ -92,6 +95,12 @@ describe('harness console in a browser', () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, 'session.png'), fullPage: true });
     const done = await waitForTurn(h.client, turnId, { pollMs: 100, timeoutMs: 30_000 });
     expect(done.kind === 'done' && done.result.answer).toBe(answer);
+    // Opened after the turn ended, every span arrives closed in one batch: still nested.
+    await page.goto(`${server.base}/#/`);
+    await page.goto(`${server.base}/#/s/${encodeURIComponent(sessionId)}`);
+    await page.locator('[data-type="turn"][data-status="ok"]').waitFor({ timeout: 30_000 });
+    await expect.poll(() => page.locator(nested).count(), { timeout: 10_000 }).toBe(4);
+    expect(await page.locator('#spans > .span:not(.turn)').count()).toBe(0);
   });
 
   it('shows a pending approval in the inbox with what `always` grants; approving it in the page finishes the turn', async () => {
