@@ -211,7 +211,7 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
     // A call a local activity handed on to this worker: wait for it; elsewhere, call again.
     const adopted = input.adopt ? handoffs.take(input.adopt) : undefined;
     const before = ctx.info.heartbeatDetails as Partial<ModelCallProgress> | undefined;
-    const wasted = before?.wasted ?? input.earlier?.wasted;
+    const wasted = before?.wasted ?? earlier?.wasted;
     const progress: ModelCallProgress = adopted?.progress ?? { endpoint: '', timeouts: Number(before?.timeouts) || 0, ...(wasted ? { wasted } : {}) };
     const beat = () => ctx.heartbeat(progress);
     // Heartbeats let Temporal notice a dead worker long before the call's own timeout (the

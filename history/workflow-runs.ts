@@ -37,14 +37,14 @@ export async function workflowRuns(client: Client, workflowId: string): Promise<
  * up to the reset point): the run it names as its base comes first.
  */
 function resetOrder(a: { runId: string; history: History }, b: { runId: string; history: History }): number {
-  if (resetBaseOf(a.history) === b.runId) return 1;
-  if (resetBaseOf(b.history) === a.runId) return -1;
+  if (resetBase(a.history.events) === b.runId) return 1;
+  if (resetBase(b.history.events) === a.runId) return -1;
   return 0;
 }
 
-/** The run a reset run was reset from (`harness retry`), named by its reset's failed workflow task. */
-export function resetBaseOf(history: History): string | undefined {
-  for (const e of history.events ?? []) {
+/** The run a history was reset from (`harness retry`): its workflow task failed with cause "reset" names it. */
+export function resetBase(events: History['events']): string | undefined {
+  for (const e of events ?? []) {
     const base = e.workflowTaskFailedEventAttributes?.baseRunId;
     if (base) return base;
   }

@@ -8,7 +8,7 @@
 import type { TurnInput, TurnResult } from '../../common/session';
 import { countedAttempt, decodePayload, failureDetails, failureText, localModelCall, type HistoryEvent } from '../trace/events';
 import { reportedAttempt, type ActivityItem, type Timeline } from '../trace/timeline';
-import { resetBaseOf } from '../workflow-runs';
+import { resetBase } from '../workflow-runs';
 import type { RawRun } from './fetch';
 
 const COUNTED = new Set(['callModel', 'compressContext']);
@@ -20,7 +20,7 @@ export function workflowTypeOf(run: RawRun): string {
 
 /** The runs a reset replaced are left out: the run the reset made holds their history up to its point. */
 export function withoutResetBases(runs: RawRun[]): RawRun[] {
-  const bases = new Set(runs.map((r) => resetBaseOf(r.history)).filter(Boolean));
+  const bases = new Set(runs.map((r) => resetBase(r.history.events)).filter(Boolean));
   return runs.filter((r) => !bases.has(r.runId));
 }
 

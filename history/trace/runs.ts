@@ -1,7 +1,9 @@
 /** Every run of a workflow id, oldest first, with its events decoded for the trace. */
 import type { Client } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
-import { workflowRuns } from '../workflow-runs';
+import { resetBase, workflowRuns } from '../workflow-runs';
+
+export { resetBase };
 import { decodeEvents, type HistoryEvent, type TraceEvent } from './events';
 
 /** One run of a workflow with its decoded events. */
@@ -26,7 +28,7 @@ export async function fetchRuns(client: Client, workflowId: string): Promise<Run
 
 /** The runs of fetched histories (as fetchRuns gives them), for a caller that also reads the raw events. */
 export function decodeRuns(workflowId: string, raw: { runId: string; history: History }[]): Run[] {
-  const all = raw.map(({ runId, history }) => ({ runId, history, resetFrom: resetBase(history.events as HistoryEvent[]) }));
+  const all = raw.map(({ runId, history }) => ({ runId, history, resetFrom: resetBase(history.events) }));
   const reset = new Set(all.map((r) => r.resetFrom).filter(Boolean));
   return all.filter((r) => !reset.has(r.runId)).map(({ runId, history, resetFrom }) => {
     const events = decodeEvents((history.events ?? []) as HistoryEvent[]);
@@ -40,13 +42,4 @@ export function decodeRuns(workflowId: string, raw: { runId: string; history: Hi
       events,
     };
   });
-}
-
-/** The run a history was reset from: its workflow task failed with cause "reset" names it. */
-export function resetBase(events: HistoryEvent[] | null | undefined): string | undefined {
-  for (const e of events ?? []) {
-    const base = e.workflowTaskFailedEventAttributes?.baseRunId;
-    if (base) return base;
-  }
-  return undefined;
 }

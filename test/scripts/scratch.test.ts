@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/cli';
@@ -26,7 +26,7 @@ describe('a scratch harness (benchmarks, scripts)', () => {
     const logs = readdirSync(r.home, { recursive: true }).map(String).filter((f) => f.endsWith('.log'));
     expect(logs.length, `no server log under ${r.home}`).toBeGreaterThan(0);
     const text = logs.map((f) => readFileSync(path.join(r.home, f), 'utf8')).join('');
-    expect(existsSync(r.home) && text.length, 'the server wrote nothing to its log').toBeGreaterThan(0);
+    expect(text.length, 'the server wrote nothing to its log').toBeGreaterThan(0);
     rmSync(r.home, { recursive: true, force: true });
   }, 120_000);
 });
