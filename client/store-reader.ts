@@ -48,5 +48,6 @@ async function servedStore(dataDir: string): Promise<OpenedStore | undefined> {
   if (endpoint?.pid !== holder) return { problem: `the embedded database ${dataDir} is held by process ${holder}, which does not serve it (a worker from before store sharing? restart it with \`harness dev --stop\`)` };
   const [{ memoryPool }, { PgMessageStore }] = await Promise.all([import('../activities/memory/host'), import('../activities/store/pg-message-store')]);
   const pool = memoryPool(`postgres://postgres@127.0.0.1:${endpoint.port}/postgres`);
-  return { store: new PgMessageStore(pool), close: () => pool.end() };
+  // Unnamed statements: prepared ones would stay in the holder's one backend after this reader left.
+  return { store: new PgMessageStore(pool, { prepare: false }), close: () => pool.end() };
 }

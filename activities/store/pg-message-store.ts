@@ -3,10 +3,11 @@
  * database, the same embedded PGlite and its lock, the same bounded timeouts. Each call is one
  * statement (arrays passed through unnest), and writes are `ON CONFLICT DO NOTHING`, so a
  * retried activity, or a retry after a write that timed out on the client but landed on the
- * server, changes nothing. Bodies travel as bytea (see the migration). Every statement is a named
- * prepared statement, parsed and planned once per connection: a step's write (putChain) then
- * costs about 0.3 ms on the embedded PGlite instead of 0.5.
+ * server, changes nothing. Bodies travel as bytea (see the migration). The worker's statements are
+ * named prepared statements, parsed and planned once per connection: a step's write (putChain)
+ * then costs about 0.3 ms on the embedded PGlite instead of 0.5.
  */
+import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { asStoreError } from './errors';
 import { StoreUnavailableError, type MessageStore, type StoredBlob, type StoredNode } from './message-store';
@@ -17,7 +18,20 @@ const PURGE_BATCH = 2_000;
 
 /** MessageStore over a `pg` pool whose schema is migrated (MemoryHost.messages() does both). */
 export class PgMessageStore implements MessageStore {
-  constructor(private readonly pool: pg.Pool) {
+  // Statement names: this store's own tag, then the connection's number (see query()).
+  private readonly tag = randomBytes(4).toString('hex');
+  private readonly prepare: boolean;
+
+  /**
+   * `prepare: false` sends every statement unnamed: for a reader connecting over TCP to the
+   * embedded database another process serves, where a connection's prepared statements would
+   * outlive it in the one shared backend.
+   */
+  constructor(
+    private readonly pool: pg.Pool,
+    opts: { prepare?: boolean } = {},
+  ) {
+    this.prepare = opts.prepare ?? true;
     // As MemoryStore does: an idle client whose server goes away must not crash the worker.
     if (pool.listenerCount('error') === 0) pool.on('error', () => undefined);
   }
@@ -133,10 +147,17 @@ export class PgMessageStore implements MessageStore {
   }
 
   // `pg` prepares a name once per connection and reuses it. The embedded PGlite serves every
-  // connection from one backend, where names are shared: so each connection's names carry its
-  // own number. A failed query releases its connection with the error, which discards it from
-  // the pool (as pool.query does).
+  // connection, of every process and every store, from one backend, where names are shared: so a
+  // name carries this store's random tag and its connection's number. A failed query releases
+  // its connection with the error, which discards it from the pool (as pool.query does).
   private async query<R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]): Promise<pg.QueryResult<R>> {
+    if (!this.prepare) {
+      try {
+        return await this.pool.query<R>(text, values);
+      } catch (err) {
+        throw asStoreError(err);
+      }
+    }
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();
@@ -144,7 +165,7 @@ export class PgMessageStore implements MessageStore {
       throw asStoreError(err);
     }
     try {
-      const result = await client.query<R>({ name: `store-${name}-${this.numberOf(client)}`, text, values });
+      const result = await client.query<R>({ name: `store-${name}-${this.tag}-${this.numberOf(client)}`, text, values });
       client.release();
       return result;
     } catch (err) {

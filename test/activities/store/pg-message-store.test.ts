@@ -71,6 +71,26 @@ describe.each([
     }
   });
 
+  it("serves a second store on the same database (a reader in another process) beside the worker's, and the reader leaves no prepared statement behind", async () => {
+    // On PGlite every process's connections share one backend and its statement names: the
+    // worker's store and a reader's both number their first connection 0.
+    const { blobs, nodes } = chain(['reader one', 'reader two']);
+    await store.putChain('two-stores', blobs, nodes);
+    expect(await store.readChain('two-stores', nodes[1]!.hash)).toEqual(nodes);
+    const prepared = async () => Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM pg_prepared_statements')).rows[0]!.n);
+    const readerPool = backend.pool();
+    const before = await prepared();
+    const reader = new PgMessageStore(readerPool, { prepare: false });
+    expect(await reader.readChain('two-stores', nodes[1]!.hash)).toEqual(nodes);
+    expect([...(await reader.getBlobs('two-stores', [blobs[0]!.hash])).values()]).toEqual(['reader one']);
+    expect(await prepared()).toBe(before);
+    // Another preparing store (a second worker's pool) gets names of its own.
+    const other = new PgMessageStore(backend.pool());
+    expect(await other.readChain('two-stores', nodes[1]!.hash)).toEqual(nodes);
+    await other.putChain('two-stores', blobs, nodes);
+    expect(await store.readChain('two-stores', nodes[1]!.hash)).toEqual(nodes);
+  });
+
   it('reads a chain root first and a shared prefix once for each branch', async () => {
     const { blobs, nodes } = chain(['one', 'two', 'three']);
     const branch = chain(['four'], nodes[2]!.hash);
