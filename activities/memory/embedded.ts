@@ -7,6 +7,8 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite, type Extension } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import type { Duplex } from 'node:stream';
+import { InProcessConnections } from './in-process';
 import { lockDataDir, waitForDataDirLock, type LockMethod, type LockWait } from './lock';
 import { registerOwnPort } from '../tools/own-ports';
 import { writeStoreEndpoint } from '../../host/store-endpoint';
@@ -19,6 +21,11 @@ export interface EmbeddedPostgres {
   /** Connection string for `pg` (user postgres, database postgres, no password). */
   url: string;
   port: number;
+  /**
+   * A new connection from this process without TCP (in-process.ts), as `pg`'s `stream` option:
+   * this process's pool uses it, other processes connect to `url`.
+   */
+  connect(): Duplex;
   /** Stops accepting connections, closes the database (flushes it to disk), then frees the folder's lock. */
   close(): Promise<void>;
 }
@@ -55,6 +62,7 @@ export async function startEmbeddedPostgres(opts: {
     await lock.release();
     throw err;
   }
+  const local = new InProcessConnections(server);
   const port = Number(server.getServerConn().split(':').pop());
   // The worker's own: http_request never reaches it, whatever a session allows.
   const forget = registerOwnPort(port, 'memory database (embedded PGlite)');
@@ -64,11 +72,13 @@ export async function startEmbeddedPostgres(opts: {
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     port,
+    connect: local.open,
     async close() {
       if (closed) return;
       closed = true;
       try {
         unnote();
+        await local.close();
         await server.stop();
         forget();
         await db.close();

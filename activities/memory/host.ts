@@ -9,6 +9,7 @@
  * in the same database: messages() hands it out over the same pool.
  */
 import pg from 'pg';
+import type { Duplex } from 'node:stream';
 import { embeddedDataDir, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded';
 import { MemoryUnavailableError, UNAVAILABLE_PREFIX } from './errors';
 import type { LockMethod, LockWait } from './lock';
@@ -32,11 +33,15 @@ export interface MemoryTimeouts {
 /** The timeouts of a worker: a database that stops answering is MEMORY_UNAVAILABLE within seconds. */
 export const DEFAULT_MEMORY_TIMEOUTS: MemoryTimeouts = { connectMs: 5_000, queryMs: 10_000, statementMs: 8_000, idleMs: 30_000 };
 
-/** A pool whose every connection and query is bounded in time. */
-export function memoryPool(url: string, timeouts: Partial<MemoryTimeouts> = {}): pg.Pool {
+/**
+ * A pool whose every connection and query is bounded in time. `stream` opens a connection
+ * without TCP (the embedded database's own process: EmbeddedPostgres.connect).
+ */
+export function memoryPool(url: string, timeouts: Partial<MemoryTimeouts> = {}, stream?: () => Duplex): pg.Pool {
   const t = { ...DEFAULT_MEMORY_TIMEOUTS, ...timeouts };
   return new pg.Pool({
     connectionString: url,
+    ...(stream ? { stream } : {}),
     max: 4,
     connectionTimeoutMillis: t.connectMs,
     // Without it a frozen server hangs a query for as long as TCP keeps the connection (minutes).
@@ -47,7 +52,9 @@ export function memoryPool(url: string, timeouts: Partial<MemoryTimeouts> = {}):
     statement_timeout: t.statementMs,
     // A worker that dies inside a transaction must not hold its locks until TCP notices.
     idle_in_transaction_session_timeout: Math.max(t.queryMs * 3, 30_000),
-    idleTimeoutMillis: t.idleMs,
+    // In-process connections have no peer to lose, and a closed one would leave its prepared
+    // statements behind in PGlite's one backend: they are kept (0: never closed for idleness).
+    idleTimeoutMillis: stream ? 0 : t.idleMs,
     keepAlive: true,
   });
 }
@@ -95,11 +102,13 @@ export class MemoryHost {
 
   private async openNow(waitForLock?: LockWait): Promise<{ memory: MemoryStore; messages: PgMessageStore }> {
     let url = this.opts.databaseUrl;
+    let stream: (() => Duplex) | undefined;
     if (!url) {
       this.embedded ??= await this.startEmbedded(waitForLock);
       url = this.embedded.url;
+      stream = this.embedded.connect; // this process runs it: no TCP
     }
-    const pool = memoryPool(url, this.opts.timeouts);
+    const pool = memoryPool(url, this.opts.timeouts, stream);
     const store = new MemoryStore(pool);
     try {
       await store.migrate();

@@ -1,7 +1,8 @@
 /**
  * The two databases the memory tests run against with the same code: the real Postgres
- * (DATABASE_URL or the local test server, in a throwaway schema) and the embedded PGlite
- * socket server (in a throwaway data dir). A missing server fails the tests, never skips.
+ * (DATABASE_URL or the local test server, in a throwaway schema) and the embedded PGlite (in a
+ * throwaway data dir), connected in-process as its worker connects (other processes come over
+ * TCP: in-process.test.ts). A missing server fails the tests, never skips.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -49,7 +50,7 @@ export async function realPostgres(): Promise<Backend> {
   };
 }
 
-/** The embedded default: PGlite over the wire protocol. */
+/** The embedded default: PGlite over the wire protocol, from the process that runs it. */
 export async function embeddedPostgres(): Promise<Backend> {
   const dataDir = path.join(mkdtempSync(path.join(os.tmpdir(), 'memtest-pglite-')), 'pgdata');
   let server: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir });
@@ -58,7 +59,7 @@ export async function embeddedPostgres(): Promise<Backend> {
   return {
     name: 'embedded PGlite',
     pool() {
-      const p = new pg.Pool({ connectionString: server.url, max: 4 });
+      const p = new pg.Pool({ connectionString: server.url, max: 4, stream: () => server.connect() });
       pools.push(p);
       return p;
     },
