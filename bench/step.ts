@@ -19,6 +19,8 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 /** What the durable runs of one path measured. */
 interface Durable {
   steps: number[];
+  /** Each measured run's median step, in run order (runs of the two paths alternate). */
+  runMedians: number[];
   perTurnMs: number[];
   phases: StepPhases;
   eventsPerStep: number;
@@ -31,7 +33,7 @@ interface Durable {
  * inline (turns before it), runs alternated so a noisy moment of the machine weighs on both alike.
  */
 async function durable(client: Client, taskQueue: string, server: ScriptedModelServer): Promise<{ store: Durable; inline: Durable }> {
-  const empty = () => ({ steps: [] as number[], perTurnMs: [] as number[], phases: { dispatch: [], activity: [], toTask: [], task: [] } as StepPhases, events: 0, bytes: 0, tasks: 0 });
+  const empty = () => ({ steps: [] as number[], runMedians: [] as number[], perTurnMs: [] as number[], phases: { dispatch: [], activity: [], toTask: [], task: [] } as StepPhases, events: 0, bytes: 0, tasks: 0 });
   const acc = { store: empty(), inline: empty() };
   for (let run = 0; run < RUNS + 1; run++) {
     for (const path of ['store', 'inline'] as const) {
@@ -40,13 +42,14 @@ async function durable(client: Client, taskQueue: string, server: ScriptedModelS
       const a = acc[path];
       a.perTurnMs.push(turn.msPerStep);
       a.steps.push(...turn.steps);
+      a.runMedians.push(median(turn.steps));
       for (const k of Object.keys(a.phases) as (keyof StepPhases)[]) a.phases[k].push(...turn.phases[k]);
       a.events += turn.events;
       a.bytes += turn.bytes;
       a.tasks += turn.workflowTasks;
     }
   }
-  const done = (a: (typeof acc)['store']): Durable => ({ steps: a.steps, perTurnMs: a.perTurnMs, phases: a.phases, eventsPerStep: a.events / (RUNS * STEPS), bytesPerStep: a.bytes / (RUNS * STEPS), tasksPerStep: a.tasks / (RUNS * STEPS) });
+  const done = (a: (typeof acc)['store']): Durable => ({ steps: a.steps, runMedians: a.runMedians, perTurnMs: a.perTurnMs, phases: a.phases, eventsPerStep: a.events / (RUNS * STEPS), bytesPerStep: a.bytes / (RUNS * STEPS), tasksPerStep: a.tasks / (RUNS * STEPS) });
   return { store: done(acc.store), inline: done(acc.inline) };
 }
 
@@ -64,6 +67,8 @@ async function main(): Promise<void> {
     console.log(`  durable (Temporal):    median ${fmt(d)} ms/step  (whole turn ${fmt(median(dur.perTurnMs))} ms/step)`);
     console.log(`  durable, inline conversation: median ${fmt(i)} ms/step  (whole turn ${fmt(median(inl.perTurnMs))} ms/step)`);
     console.log(`  ratio durable/baseline: ${fmt(d / b)}x   durable overhead: ${fmt(d - b)} ms/step (target <= 8); message store costs ${fmt(d - i)} ms/step (target <= 1)`);
+    const paired = dur.runMedians.map((m, k) => m - inl.runMedians[k]!);
+    console.log(`  message store, paired by run: median ${fmt(median(paired))} ms/step; runs ${paired.map((x) => fmt(x)).join(' ')}`);
     const p = dur.phases;
     // Only steps whose model call ran as an activity have these phases (a quick call runs in the workflow task).
     if (p.task.length) {
