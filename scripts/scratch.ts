@@ -11,6 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { createHarnessWorker } from '../workers/worker';
 import { McpPool } from '../activities/mcp/pool';
+import { MemoryHost } from '../activities/memory/host';
 import { embeddedFiles, spawnDevServer, waitForServer } from '../client/embedded';
 import { temporalSettings } from '../client/temporal';
 import { escapingLogger } from '../host/terminal/temporal-log';
@@ -69,7 +70,11 @@ export async function withScratchHarness<T>(name: string, fn: (s: Scratch) => Pr
     const mcp = new McpPool({ env: {} });
     // DATABASE_URL (if set) is the one setting passed on: a benchmark may measure with Postgres.
     const env = process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {};
-    const worker = await createHarnessWorker({ connection: native, namespace: 'default', taskQueue, home, env, mcp });
+    // Opened before the worker polls, as `harness worker` opens it (workers/open-store.ts): the
+    // embedded database's start (seconds of WASM) is then not inside a first workflow task.
+    const memory = new MemoryHost({ home, ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}) });
+    await memory.open();
+    const worker = await createHarnessWorker({ connection: native, namespace: 'default', taskQueue, home, env, mcp, memory });
     const client = new Client({ connection: await Connection.connect({ address: settings.address }) });
     try {
       return await worker.runUntil(fn({ client, taskQueue, home, address: settings.address, serverPid: server.pid }));
@@ -77,6 +82,7 @@ export async function withScratchHarness<T>(name: string, fn: (s: Scratch) => Pr
       await mcp.closeAll();
       await native.close();
       await client.connection.close();
+      await memory.close();
     }
   } finally {
     server.kill('SIGTERM');
