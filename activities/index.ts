@@ -89,7 +89,7 @@ export function createActivities(deps: ActivityDeps) {
   const scripted = deps.scripted ?? new ScriptedHost(deps.home);
   const skills = deps.skills ?? defaultSkills(deps.env);
   const sandboxes = deps.sandboxes ?? defaultSandboxes(deps.home, deps.env, skills);
-  const memory = deps.memory ?? new MemoryHost({ home: deps.home, ...(deps.env.DATABASE_URL ? { databaseUrl: deps.env.DATABASE_URL } : {}) });
+  const memory = deps.memory ?? MemoryHost.fromEnv(deps.home, deps.env);
   const tools = createToolExecutor({
     home: deps.home,
     workspaceMaxBytes: workspaceBudget(deps.env),

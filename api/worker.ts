@@ -91,7 +91,7 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Prom
   createCustomTools({ home, tools, ...(opts.secrets ? { secrets: opts.secrets } : {}) });
   const connection = await connect(s);
   const skills = defaultSkills(env);
-  const memory = new MemoryHost({ home, ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}) });
+  const memory = MemoryHost.fromEnv(home, env);
   const mcp = new McpPool({ env, log: (line) => log(`mcp: ${line}`), notesDir: serverNotesDir(home) });
   // The scripted model's server is this worker's too: closed with it, so the process can end.
   const scripted = new ScriptedHost(home);

@@ -26,7 +26,7 @@ export async function openMessageStore(home: string, env: NodeJS.ProcessEnv): Pr
   }
   // Loaded only for --full: the database client and embedded Postgres are heavy to load.
   const { MemoryHost } = await import('../activities/memory/host');
-  const host = new MemoryHost({ home, ...(databaseUrl ? { databaseUrl } : {}) });
+  const host = MemoryHost.fromEnv(home, env);
   try {
     const store = await host.messages();
     return { store, close: () => host.close() };

@@ -72,7 +72,7 @@ export async function withScratchHarness<T>(name: string, fn: (s: Scratch) => Pr
     const env = process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {};
     // Opened before the worker polls, as `harness worker` opens it (workers/open-store.ts): the
     // embedded database's start (seconds of WASM) is then not inside a first workflow task.
-    const memory = new MemoryHost({ home, ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}) });
+    const memory = MemoryHost.fromEnv(home, env);
     await memory.open();
     const worker = await createHarnessWorker({ connection: native, namespace: 'default', taskQueue, home, env, mcp, memory });
     const client = new Client({ connection: await Connection.connect({ address: settings.address }) });

@@ -41,7 +41,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
   const sandboxes = defaultSandboxes(home, env, skills);
   await checkSandboxes(sandboxes, s, env, log);
   // The message store before polling; the embedded one may be waited for (workers/open-store.ts).
-  const memory = new MemoryHost({ home, ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}) });
+  const memory = MemoryHost.fromEnv(home, env);
   const giveUp = async () => {
     await memory.close();
     await connection.close();

@@ -67,6 +67,11 @@ export class MemoryHost {
 
   constructor(private readonly opts: { home: string; databaseUrl?: string; timeouts?: Partial<MemoryTimeouts>; lockMethod?: LockMethod }) {}
 
+  /** The memory of a process with this home and environment: DATABASE_URL when set, else the embedded database under `home`. */
+  static fromEnv(home: string, env: NodeJS.ProcessEnv): MemoryHost {
+    return new MemoryHost({ home, ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}) });
+  }
+
   /** The store, connected and migrated; rejects with MemoryUnavailableError when the database is down or in use. */
   async store(): Promise<MemoryStore> {
     return (await this.connect()).memory;

@@ -99,11 +99,6 @@ export class InProcessConnections {
     return client;
   };
 
-  /** Connections open now. */
-  get size(): number {
-    return this.handlers.size;
-  }
-
   /** Detaches every connection: a transaction one left open is rolled back, its stream closed. */
   async close(): Promise<void> {
     await Promise.all([...this.handlers].map((h) => h.detach(true)));

@@ -2,9 +2,9 @@
 import type { Client } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
 import { resetBase, workflowRuns } from '../workflow-runs';
+import { decodeEvents, type HistoryEvent, type TraceEvent } from './events';
 
 export { resetBase };
-import { decodeEvents, type HistoryEvent, type TraceEvent } from './events';
 
 /** One run of a workflow with its decoded events. */
 export interface Run {
