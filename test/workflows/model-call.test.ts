@@ -149,8 +149,9 @@ describe('a model call in the workflow task', () => {
     const { turnId } = await start(sessionId, { steps: [time('UTC'), { tool_calls: [{ name: 'write_file', arguments: { path: 'b.txt', content: 'b' } }] }, { content: 'never' }] });
     const out = await waitForTurn(h.client, turnId, { pollMs: 100 });
     expect(out.kind === 'waiting' && out.state.pending?.kind).toBe('approvals');
-    // A checkpoint ends the task that ran the quick steps; the wait (its timer) comes in the next one.
-    expect(shape(await historyOf(h.client, turnId))).toEqual(['local:prepareTurn', 'local:callModel', 'local:executeTool', 'local:callModel', 'activity:checkpoint', 'timer']);
+    // A checkpoint ends the task that ran the quick steps; the wait (its timer) comes in the next
+    // one. The state query can answer "waiting" before that task's completion reaches history.
+    await expect.poll(async () => shape(await historyOf(h.client, turnId)), { timeout: 10_000, interval: 100 }).toEqual(['local:prepareTurn', 'local:callModel', 'local:executeTool', 'local:callModel', 'activity:checkpoint', 'timer']);
     await h.client.workflow.getHandle(turnId).terminate('done looking');
   });
 
