@@ -59,8 +59,20 @@ export function observingInterceptors(): { interceptors: Interceptor[]; bind: (c
       },
     });
   return {
-    interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), recorder],
+    interceptors: [makeGrpcRetryInterceptor(noRetryOverLimit(defaultGrpcRetryOptions())), recorder],
     bind: (connection) => void observedBy.set(connection, observed),
+  };
+}
+
+/**
+ * The SDK's retries, less a message over the client's receive limit: grpc-js reports it as
+ * RESOURCE_EXHAUSTED, which the SDK retries for ~40 s, but the same message is as large again
+ * (history/read-history.ts asks for a smaller page instead).
+ */
+function noRetryOverLimit(options: ReturnType<typeof defaultGrpcRetryOptions>): ReturnType<typeof defaultGrpcRetryOptions> {
+  return {
+    ...options,
+    retryableDecider: (attempt, status) => !(status.code === RESOURCE_EXHAUSTED && /larger than max/.test(status.details)) && options.retryableDecider(attempt, status),
   };
 }
 

@@ -20,9 +20,11 @@ function connectOptions(s: TemporalSettings) {
 
 /**
  * A client's channel reconnects at most 5 s apart: grpc-js backs off up to two minutes by
- * default, so a server back after a minute's outage could go unnoticed for another minute.
+ * default, so a server back after a minute's outage could go unnoticed for another minute. It
+ * takes messages up to 128 MB, which the SDK means to set but names without grpc-js's `grpc.`
+ * prefix: at grpc-js's 4 MB, a page of a long history was an error (history/read-history.ts).
  */
-const RECONNECT = { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 5_000 };
+const RECONNECT = { 'grpc.initial_reconnect_backoff_ms': 500, 'grpc.max_reconnect_backoff_ms': 5_000, 'grpc.max_receive_message_length': 128 * 1024 * 1024 };
 
 /** How long connectClient keeps trying by default: long enough for a loaded or restarting server. */
 export const CONNECT_PATIENCE_MS = 15_000;

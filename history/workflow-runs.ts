@@ -2,10 +2,12 @@
  * Every run of a workflow id with its history, oldest first. A session or a long turn continues
  * as new, so its story is spread over several runs: they come from visibility (`WorkflowId =
  * '…'`) and, because visibility lags behind a run that has just started, from the latest run and
- * the chain of runs each one continued. Used by `harness trace` and `harness replay`.
+ * the chain of runs each one continued. Each history is read in pages (read-history.ts). Used by
+ * `harness trace` and `harness replay`.
  */
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
+import { readHistory } from './read-history';
 
 /** Every run of the id with its history, oldest first (none when the id is unknown). */
 export async function workflowRuns(client: Client, workflowId: string): Promise<{ runId: string; history: History }[]> {
@@ -23,7 +25,7 @@ export async function workflowRuns(client: Client, workflowId: string): Promise<
   while (queue.length) {
     const runId = queue.shift()!;
     if (histories.has(runId)) continue;
-    const history = await notFoundAsUndefined(() => client.workflow.getHandle(workflowId, runId).fetchHistory());
+    const history = await notFoundAsUndefined(() => readHistory(client, workflowId, runId));
     if (!history) continue;
     histories.set(runId, history);
     const previous = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId;
@@ -58,7 +60,7 @@ export async function describeWorkflow(client: Client, workflowId: string): Prom
 
 /** The history of a workflow id's latest run; undefined when Temporal does not know the id. */
 export async function latestHistory(client: Client, workflowId: string): Promise<History | undefined> {
-  return notFoundAsUndefined(() => client.workflow.getHandle(workflowId).fetchHistory());
+  return notFoundAsUndefined(() => readHistory(client, workflowId));
 }
 
 function startMs(history: History): number {

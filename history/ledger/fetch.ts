@@ -1,11 +1,13 @@
 /**
  * Every run of a workflow id, fetched for the ledger: the run ids from visibility and the latest
  * run (with the chain each continued, as history/workflow-runs.ts finds them), their histories fetched
- * at once in large pages. The ledger reads a few kinds of events of long histories, so a quarter
+ * at once in large pages (read-history.ts: smaller ones when a page is over the client's message
+ * limit). The ledger reads a few kinds of events of long histories, so a quarter
  * of a second of round trips per run, one after another, was most of its time.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
+import { readHistory } from '../read-history';
 
 /** Events per history page asked for (the server may give fewer). */
 const PAGE = 10_000;
@@ -49,20 +51,8 @@ export async function fetchRawRuns(client: Client, workflowId: string): Promise<
   return [...out].map(([runId, h]) => ({ runId, history: h })).sort((a, b) => startMs(a.history) - startMs(b.history));
 }
 
-async function history(client: Client, workflowId: string, runId: string): Promise<History> {
-  const events: NonNullable<History['events']> = [];
-  let nextPageToken: Uint8Array | undefined;
-  do {
-    const res = await client.workflowService.getWorkflowExecutionHistory({
-      namespace: client.options.namespace,
-      execution: { workflowId, runId },
-      maximumPageSize: PAGE,
-      ...(nextPageToken ? { nextPageToken } : {}),
-    });
-    events.push(...(res.history?.events ?? []));
-    nextPageToken = res.nextPageToken?.length ? res.nextPageToken : undefined;
-  } while (nextPageToken);
-  return { events };
+function history(client: Client, workflowId: string, runId: string): Promise<History> {
+  return readHistory(client, workflowId, runId, { pageSize: PAGE });
 }
 
 function startMs(h: History): number {

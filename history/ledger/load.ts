@@ -12,6 +12,7 @@ import type { Run } from '../trace/runs';
 import { readTimeline } from '../trace/timeline';
 import { combine, recordedLedger, turnLedger } from './compute';
 import { fetchRawRuns, type RawRun } from './fetch';
+import { HistoryEventTooLarge, readHistory } from '../read-history';
 import { childrenOf, scanTurn, trialTurns, withoutResetBases, workflowTypeOf } from './scan';
 import type { Ledger, TurnLedger } from './types';
 
@@ -53,23 +54,29 @@ async function turnsOf(client: Client, turnIds: string[], opts: LedgerOptions): 
     while (next < turnIds.length) {
       const i = next++;
       const id = turnIds[i]!;
-      // A closed turn recorded its tally in its result: one event instead of every one.
-      const recorded = opts.calls ? undefined : await closedTurnLedger(client, id);
-      if (recorded) {
-        out[i] = recorded;
+      try {
+        out[i] = await oneTurn(client, id, opts);
+      } catch (err) {
+        // One turn the client cannot read whole is a note; the others are counted.
+        if (!(err instanceof HistoryEventTooLarge)) throw err;
+        notes.push(`${err.message}; not counted`);
         continue;
       }
-      const runs = withoutResetBases(await fetchRawRuns(client, id));
-      if (runs.length) out[i] = turnLedger(id, scanTurn(runs), opts.fallback);
-      else notes.push(`turn ${id}: its history is gone (past Temporal's retention); not counted`);
+      if (!out[i]) notes.push(`turn ${id}: its history is gone (past Temporal's retention); not counted`);
     }
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL, turnIds.length) }, work));
   return [out.filter((t): t is TurnLedger => t !== undefined), notes];
 }
 
-// temporal.api.enums.v1.HistoryEventFilterType.CLOSE_EVENT
-const CLOSE_EVENT = 2;
+/** The ledger of one turn of a session or eval; undefined when its history is gone. */
+async function oneTurn(client: Client, id: string, opts: LedgerOptions): Promise<TurnLedger | undefined> {
+  // A closed turn recorded its tally in its result: one event instead of every one.
+  const recorded = opts.calls ? undefined : await closedTurnLedger(client, id);
+  if (recorded) return recorded;
+  const runs = withoutResetBases(await fetchRawRuns(client, id));
+  return runs.length ? turnLedger(id, scanTurn(runs), opts.fallback) : undefined;
+}
 
 /** The ledger a closed turn recorded in its result (its latest run's close event), if it holds an exact one. */
 async function closedTurnLedger(client: Client, turnId: string): Promise<TurnLedger | undefined> {
@@ -82,13 +89,8 @@ async function closedTurnLedger(client: Client, turnId: string): Promise<TurnLed
     if (err instanceof WorkflowNotFoundError) return undefined;
     throw err;
   }
-  const res = await client.workflowService.getWorkflowExecutionHistory({
-    namespace: client.options.namespace,
-    execution: { workflowId: turnId, runId },
-    historyEventFilterType: CLOSE_EVENT,
-    maximumPageSize: 1,
-  });
-  const result = decodePayload(res.history?.events?.at(-1)?.workflowExecutionCompletedEventAttributes?.result?.payloads?.[0]) as TurnResult | undefined;
+  const closed = await readHistory(client, turnId, runId, { closeEvent: true, pageSize: 1 });
+  const result = decodePayload(closed.events?.at(-1)?.workflowExecutionCompletedEventAttributes?.result?.payloads?.[0]) as TurnResult | undefined;
   return result ? recordedLedger(turnId, result, result.ledger?.pricing) : undefined;
 }
 

@@ -10,6 +10,7 @@ import type { ToolCall } from '../../common/types';
 import { callId, localEnd, matchExecutions, nextStart, type CallView, type Outcome } from './call-matching';
 import { approvalSpan, approvalWait, mcpQuestionSpan, questionSpan } from './human-spans';
 import type { Execution } from './timeline';
+import { MAX_PAYLOAD_DEPTH, MAX_SHOWN_DEPTH, parseBounded } from './bounded';
 import { makeSpan, type BuiltSpan, type Span, type SpanStatus, type TurnContext } from './types';
 
 const REGISTRY = builtinRegistry();
@@ -20,10 +21,14 @@ export function toolSource(name: string): string | undefined {
   return REGISTRY.get(name)?.source;
 }
 
-/** A call's arguments as a value (the model sends a JSON string; a malformed one stays a string). */
-export function parseArgs(text: string): unknown {
+/**
+ * A call's arguments as a value (the model sends a JSON string; a malformed one stays a string),
+ * nested at most `max` levels (bounded.ts): the workflow refuses deeper arguments, but history
+ * keeps the call as the model wrote it.
+ */
+export function parseArgs(text: string, max = MAX_SHOWN_DEPTH): unknown {
   try {
-    return text.trim() === '' ? {} : JSON.parse(text);
+    return text.trim() === '' ? {} : parseBounded(text, max);
   } catch {
     return text;
   }
@@ -36,7 +41,7 @@ export function callSpans(ctx: TurnContext, step: number, stepKey: string, calls
     const id = callId(ctx, call, step, index);
     const record = t.records.get(id);
     const message = t.toolMessages.get(id);
-    const fromMessage = message ? (parseArgs(message.content) as Outcome) : undefined;
+    const fromMessage = message ? (parseArgs(message.content, MAX_PAYLOAD_DEPTH) as Outcome) : undefined;
     const known = fromMessage && typeof fromMessage === 'object' ? fromMessage : record ? { ok: record.ok, ...(record.error_type ? { error_type: record.error_type } : {}) } : undefined;
     return { call, id, index, ...(record ? { record } : {}), ...(known ? { known } : {}) };
   });
@@ -67,7 +72,7 @@ function oneCall(
 
   // What came back: the activity's result, the marker's, the tool message, or the record's verdict.
   const message = t.toolMessages.get(v.id);
-  const parsedMessage = message ? parseArgs(message.content) : undefined;
+  const parsedMessage = message ? parseArgs(message.content, MAX_PAYLOAD_DEPTH) : undefined;
   const outcome: Outcome | undefined =
     (act?.result as Outcome | undefined) ??
     (!act && loc?.result !== undefined ? (loc.result as Outcome) : undefined) ??
@@ -86,7 +91,8 @@ function oneCall(
   // A custom tool (defineTool) is named by its execution's input.
   const source = toolSource(v.call.name) ?? (act?.input.custom ? 'custom' : undefined);
   const def = REGISTRY.get(v.call.name);
-  const kind = act ? 'activity' : loc ? 'local_activity' : 'workflow';
+  // A rerun answered it with the recorded result (workflows/recorded-effects.ts): nothing ran.
+  const kind = v.record?.replayed ? 'record' : act ? 'activity' : loc ? 'local_activity' : 'workflow';
 
   // Times: from when the call was asked (when a human had to approve it) or ran, to its result.
   let start = act?.scheduledAt ?? loc?.scheduledAt ?? loc?.at ?? askedAt;
@@ -129,6 +135,7 @@ function oneCall(
           ...outcome,
           execution: {
             kind,
+            ...(v.record?.replayed ? { replayed_from: v.record.replayed } : {}),
             ...(attempts !== undefined ? { attempts } : {}),
             ...(act?.lastFailure ? { last_failure: act.lastFailure } : {}),
             ...(act?.identity ? { worker: act.identity } : {}),

@@ -5,6 +5,7 @@
  */
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { History, Payload } from '@temporalio/common/lib/proto-utils';
+import { boundDepth, bytesNestDeeper, MAX_PAYLOAD_DEPTH } from './bounded';
 
 /** One raw event of a history. */
 export type HistoryEvent = NonNullable<History['events']>[number];
@@ -28,15 +29,26 @@ export type TraceEvent = { id: number; at: number } & (
   | { kind: 'closed'; status: 'completed' | 'failed' | 'terminated' | 'canceled' | 'timed_out' | 'continued_as_new'; result?: unknown; failure?: string }
 );
 
-/** A payload's value; one the default converter cannot read is described instead of failing the trace. */
+/**
+ * A payload's value, nested at most MAX_PAYLOAD_DEPTH levels (bounded.ts: whoever may signal a
+ * workflow can put any JSON in its history); one the default converter cannot read is described
+ * instead of failing the trace.
+ */
 export function decodePayload(p: Payload | null | undefined): unknown {
   if (!p) return undefined;
   try {
-    return defaultPayloadConverter.fromPayload(p);
+    const value: unknown = defaultPayloadConverter.fromPayload(p);
+    return p.data && isJson(p) && bytesNestDeeper(p.data, MAX_PAYLOAD_DEPTH) ? boundDepth(value, MAX_PAYLOAD_DEPTH) : value;
   } catch {
     const enc = p.metadata?.encoding;
     return { undecodable: enc ? Buffer.from(enc).toString('utf8') : 'unknown encoding' };
   }
+}
+
+/** A payload of JSON text (the converter's `json/plain`). */
+function isJson(p: Payload): boolean {
+  const enc = p.metadata?.encoding;
+  return enc !== undefined && enc !== null && Buffer.from(enc).toString('latin1') === 'json/plain';
 }
 
 function first(payloads: { payloads?: Payload[] | null } | null | undefined): unknown {

@@ -9,6 +9,7 @@ import type { MessageStore, StoredNode } from '../../activities/store/message-st
 import { isBlobArg, type PendingMessage } from '../../common/conversation';
 import type { ToolCallRecord } from '../../common/session';
 import type { ChatMessage } from '../../common/types';
+import { MAX_PAYLOAD_DEPTH, parseBounded } from './bounded';
 import { parseArgs } from './call-spans';
 import type { Timeline } from './timeline';
 import type { BuiltSpan } from './types';
@@ -47,7 +48,7 @@ export class SessionPayloads {
     }
     chain.reverse();
     const bodies = await this.texts(chain.map((n) => n.blob));
-    return chain.map((n) => (bodies.has(n.blob) ? (JSON.parse(bodies.get(n.blob)!) as ChatMessage) : ({ missing: n.blob } as unknown as ChatMessage)));
+    return chain.map((n) => (bodies.has(n.blob) ? (parseStored(bodies.get(n.blob)!) as ChatMessage) : ({ missing: n.blob } as unknown as ChatMessage)));
   }
 
   /** The message at the end of the chain `head` (a model call's reply). */
@@ -62,7 +63,7 @@ export class SessionPayloads {
     }
     const node = this.nodes.get(head);
     const body = node ? (await this.texts([node.blob])).get(node.blob) : undefined;
-    return body === undefined ? undefined : (JSON.parse(body) as ChatMessage);
+    return body === undefined ? undefined : (parseStored(body) as ChatMessage);
   }
 }
 
@@ -73,7 +74,7 @@ export async function addStoredRecords(t: Timeline, p: SessionPayloads): Promise
   for (const h of t.storedRecords) {
     const text = got.get(h);
     if (text === undefined) continue;
-    for (const r of JSON.parse(text) as ToolCallRecord[]) if (!t.records.has(r.callId)) t.records.set(r.callId, r);
+    for (const r of parseStored(text) as ToolCallRecord[]) if (!t.records.has(r.callId)) t.records.set(r.callId, r);
   }
 }
 
@@ -101,7 +102,7 @@ async function requestPayload(p: SessionPayloads, s: BuiltSpan, previousSystem: 
   const refs = s.refs as Extract<BuiltSpan['refs'], { kind: 'llm_call' }>;
   const pending: PendingMessage[] = refs.pending ?? [];
   const stored = await p.texts(pending.flatMap((m) => ('ref' in m ? [m.ref] : [])));
-  const messages = refs.inline ?? pending.map((m) => ('message' in m ? m.message : stored.has(m.ref) ? (JSON.parse(stored.get(m.ref)!) as ChatMessage) : { missing: m.ref }));
+  const messages = refs.inline ?? pending.map((m) => ('message' in m ? m.message : stored.has(m.ref) ? (parseStored(stored.get(m.ref)!) as ChatMessage) : { missing: m.ref }));
   s.span.input.messages = messages;
   const hash = refs.system?.hash;
   if (hash && hash !== previousSystem) {
@@ -144,9 +145,14 @@ async function toolPayload(p: SessionPayloads, s: BuiltSpan): Promise<void> {
   if (refs.resultRef && s.span.output) {
     const body = (await p.texts([refs.resultRef])).get(refs.resultRef);
     if (body !== undefined) {
-      const message = JSON.parse(body) as { content?: string };
-      const whole = typeof message.content === 'string' ? parseArgs(message.content) : undefined;
+      const message = parseStored(body) as { content?: string };
+      const whole = typeof message.content === 'string' ? parseArgs(message.content, MAX_PAYLOAD_DEPTH) : undefined;
       if (whole && typeof whole === 'object') Object.assign(s.span.output, whole);
     }
   }
+}
+
+/** A stored value (the worker wrote it as JSON), no deeper than a history payload is read. */
+function parseStored(text: string): unknown {
+  return parseBounded(text, MAX_PAYLOAD_DEPTH);
 }
