@@ -3,11 +3,12 @@
  * holds the message store): the recorded conversation copied into the fork's own store (a fork
  * is purged on its own, so it must not share the source's values), with the last user message
  * edited when asked, and the fork's workspace: the recorded turn's starting snapshot (or another
- * seed), then the files the turn wrote before the step over it. Idempotent: a retried attempt
- * stores the same chain and writes the same files.
+ * seed), then the files the turn wrote before the step over it. A rerun also gets the recorded
+ * replies as its script and the recorded results of the calls that leave the sandbox, in its own
+ * store. Idempotent: a retried attempt stores the same chain and writes the same files.
  */
-import type { ForkPrepared, ForkSpec } from '../common/session';
-import type { ChatMessage } from '../common/types';
+import type { ForkPrepared, ForkSpec, RecordedEffects } from '../common/session';
+import type { ChatMessage, ToolResult } from '../common/types';
 import { isBlobArg, type BlobArg } from '../common/conversation';
 import { messageTokens, type Conversations } from './store/conversations';
 import { withStore } from './store/errors';
@@ -75,19 +76,21 @@ export function createPrepareFork(deps: ForkDeps) {
         else problems.push(`${p} (step ${f.step}): ${r.message ?? r.error_type}`);
       }
     }
-    const script = fork.replay ? await storeScript(input.sessionId, source, fork.replay.conversation, messages.length) : undefined;
+    const recorded = fork.replay ? await withStore(() => deps.conversations.read(source, fork.replay!.conversation)) : undefined;
+    const script = recorded ? await storeScript(input.sessionId, source, recorded, messages.length) : undefined;
+    const effects = recorded && fork.replay?.effects ? await storeEffects(input.sessionId, fork, recorded) : undefined;
     return {
       conversation: { head, pending: [], count: messages.length, tokens },
       restored,
       problems,
       ...(script ? { script } : {}),
       ...(seeded !== undefined ? { seeded } : {}),
+      ...(effects ? { recordedEffects: effects } : {}),
     };
   };
 
   /** The recorded replies after the fork point, as a script the scripted model replays. */
-  async function storeScript(sessionId: string, source: string, recorded: NonNullable<ForkSpec['replay']>['conversation'], from: number): Promise<BlobArg> {
-    const all = await withStore(() => deps.conversations.read(source, recorded));
+  async function storeScript(sessionId: string, source: string, all: ChatMessage[], from: number): Promise<BlobArg> {
     const steps = [];
     for (const m of all.slice(from)) {
       if (m.role !== 'assistant') continue;
@@ -99,6 +102,29 @@ export function createPrepareFork(deps: ForkDeps) {
     }
     const text = JSON.stringify({ steps });
     return { $blob: await withStore(() => deps.conversations.putText(sessionId, text)), bytes: Buffer.byteLength(text, 'utf8'), preview: text.slice(0, 120) };
+  }
+
+  /**
+   * The recorded result of each call that leaves the sandbox, stored in the rerun's own store as
+   * the tool message the rerun's call gets (its own id, the recorded content), so the rerun's
+   * conversation holds the record's result whole while its history holds a verdict and a reference.
+   * A call whose result the recorded conversation lost (a compression summarised it) gets none.
+   */
+  async function storeEffects(sessionId: string, fork: ForkSpec, recorded: ChatMessage[]): Promise<RecordedEffects> {
+    const results = new Map<string, string>();
+    for (const m of recorded) if (m.role === 'tool') results.set(m.tool_call_id, m.content);
+    const calls: RecordedEffects['calls'] = [];
+    for (const e of fork.replay?.effects ?? []) {
+      const content = results.get(e.recorded);
+      if (content === undefined) {
+        calls.push({ callId: e.callId, tool: e.tool });
+        continue;
+      }
+      const message: ChatMessage = { role: 'tool', tool_call_id: e.callId, content };
+      const ref = await withStore(() => deps.conversations.putMessage(sessionId, message));
+      calls.push({ callId: e.callId, tool: e.tool, outcome: { ...verdict(content), stored: { ref, tokens: messageTokens(message) } } });
+    }
+    return { from: fork.from.turnId, calls };
   }
 
   /** Arguments as the model sent them: stored payloads read back in. */
@@ -131,5 +157,29 @@ export function createPrepareFork(deps: ForkDeps) {
       if (err.code !== 'ENOENT') throw err;
     });
     return files;
+  };
+}
+
+// A recorded result's message and suggestion stay readable in the workflow's view (as resultView keeps them).
+const VERDICT_CHARS = 300;
+
+/** What the workflow keeps of a recorded tool result: whether it succeeded, and why not. */
+function verdict(content: string): ToolResult {
+  let r: Partial<ToolResult> | undefined;
+  try {
+    r = JSON.parse(content) as Partial<ToolResult>;
+  } catch {
+    r = undefined;
+  }
+  if (!r || typeof r !== 'object') return { ok: false, message: 'the recorded result is not a tool result' };
+  const clip = (t: unknown) => (typeof t === 'string' ? (t.length > VERDICT_CHARS ? `${t.slice(0, VERDICT_CHARS)}…` : t) : undefined);
+  const message = clip(r.message);
+  const suggestion = clip(r.suggestion);
+  return {
+    ok: r.ok === true,
+    ...(typeof r.error_type === 'string' ? { error_type: r.error_type } : {}),
+    ...(message !== undefined ? { message } : {}),
+    ...(typeof r.recoverable === 'boolean' ? { recoverable: r.recoverable } : {}),
+    ...(suggestion !== undefined ? { suggestion } : {}),
   };
 }

@@ -40,4 +40,6 @@ export interface ToolCallRecord {
   error_type?: string;
   policy?: PolicyRecord;
   approval?: ApprovalRecord;
+  /** A rerun answered the call with the recorded result of this turn: it was not made. */
+  replayed?: string;
 }

@@ -1,8 +1,9 @@
 /**
  * Contracts of `harness fork` and `harness rerun`: where a fork starts from a recorded turn, what
- * preparing it made, the recorded human decisions a rerun applies again, and how a rerun compared
- * with its record.
+ * preparing it made, the recorded human decisions a rerun applies again, the recorded results it
+ * answers calls that leave the sandbox with, and how a rerun compared with its record.
  */
+import type { ToolOutcome } from './activity-types';
 import type { Rule } from './policy/schema';
 import type { BlobArg, ConversationRef, PendingMessage } from './conversation';
 import type { McpToolSet } from './mcp';
@@ -38,7 +39,16 @@ export interface ForkSpec {
    * `harness rerun`: the recorded turn's conversation at its end. Its replies after the fork point
    * become the fork's model (a script), and the fork's turn is compared with it once done.
    */
-  replay?: { conversation: { head: string | null; pending: PendingMessage[] }; decisions: RecordedDecision[] };
+  replay?: {
+    conversation: { head: string | null; pending: PendingMessage[] };
+    decisions: RecordedDecision[];
+    /**
+     * The recorded calls that leave the sandbox (common/effects.ts): the rerun answers them with
+     * their recorded results instead of making them. Absent (`rerun --live-effects`, and reruns
+     * planned before): they are made, each judged by the policy afresh.
+     */
+    effects?: EffectCall[];
+  };
   /**
    * Seeds the fork's workspace: the recorded turn's starting snapshot (in the store of session
    * `from`), a copy of a session's workspace as it is now (turns recorded before snapshots), or
@@ -61,6 +71,27 @@ export interface ForkPrepared {
   script?: BlobArg;
   /** Files the seed put in the workspace. */
   seeded?: number;
+  /** `harness rerun`: the recorded results of the calls that leave the sandbox, in the fork's store. */
+  recordedEffects?: RecordedEffects;
+}
+
+/** A recorded call that leaves the sandbox: its id in the record and the id the rerun gives it. */
+export interface EffectCall {
+  /** The call's id in the recorded turn (`t<turn>-s<step>-c<index>`). */
+  recorded: string;
+  /** The same call in the rerun's first turn (`t1-s<step>-c<index>`). */
+  callId: string;
+  tool: string;
+}
+
+/**
+ * What a rerun answers its calls that leave the sandbox with: the recorded turn, and per call the
+ * recorded result as a tool message in the rerun's own store (its verdict and reference). A call
+ * with no outcome here, or none listed, is not made (the record does not hold its result).
+ */
+export interface RecordedEffects {
+  from: string;
+  calls: { callId: string; tool: string; outcome?: ToolOutcome }[];
 }
 
 /** Where a rerun first went another way than its record, compared message by message. */

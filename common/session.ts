@@ -19,14 +19,14 @@ import type { Pricing } from './pricing';
 import type { LedgerTally } from './ledger';
 import type { SessionConfig } from './session-config';
 import type { ToolCallRecord } from './call-records';
-import type { ForkSpec, RecordedDecision } from './fork';
+import type { ForkSpec, RecordedDecision, RecordedEffects } from './fork';
 import type { HostMove, HostRef } from './host';
 import type { WorkspaceSnapshot } from './snapshot';
 
 export { DEFAULT_LIMITS } from './session-config';
 export type { Limits, ModelRef, ModelSpec, SessionConfig } from './session-config';
 export type { ApprovalRecord, PolicyRecord, ToolCallRecord } from './call-records';
-export type { ForkPrepared, ForkSpec, ForkWrite, RecordedDecision, RerunReport } from './fork';
+export type { EffectCall, ForkPrepared, ForkSpec, ForkWrite, RecordedDecision, RecordedEffects, RerunReport } from './fork';
 export type { Pending, PendingApproval, SessionState, SessionStatus, TurnState } from './session-state';
 export { addUsage, NO_USAGE, subtractUsage } from './usage';
 
@@ -112,6 +112,8 @@ export interface TurnInput {
   customTools?: CustomToolSet;
   /** `harness rerun`: human decisions of the recorded turn, applied to the same calls without asking again. */
   recordedDecisions?: RecordedDecision[];
+  /** `harness rerun`: calls that leave the sandbox are answered with these recorded results, never made. */
+  recordedEffects?: RecordedEffects;
   /** An eval trial: the case's approval decisions and ask_user answers (nobody is waited for). */
   evalHumans?: { approvals: EvalApprovals; answers: string[] };
   /** With a session budget: what the session spent before this turn and what people added to its budget. */

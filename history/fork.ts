@@ -3,7 +3,9 @@
  * the fork starts from is read from the turn's history alone: the conversation the model call
  * of that step carried (by reference to the message store), the turn's input (config, memory,
  * rules), the `remember` and `write_file` calls of the steps before. The steps before are not
- * asked of the model again: the fork's first model call is the one of the fork step.
+ * asked of the model again and none of their tools runs again: the fork's first model call is the
+ * one of the fork step. Its calls from there are judged like any new call: of the source
+ * session's `--always` grants it keeps only those of tools whose effects stay in the sandbox.
  */
 import type { Client } from '@temporalio/client';
 import { isBlobArg, type PendingMessage } from '../common/conversation';
@@ -16,6 +18,8 @@ import { fetchRuns, type Run } from './trace/runs';
 import type { BuiltSpan } from './trace/types';
 import { callsBefore } from './trace/before-step';
 import type { ToolMode } from '../common/tool-mode';
+import { leavesSandbox, sandboxRules } from '../common/effects';
+import type { Rule } from '../common/policy/schema';
 
 /** What a fork changes of the recorded turn. */
 export interface ForkEdits {
@@ -39,12 +43,12 @@ export interface ForkPlan {
   kept: { steps: number; modelCalls: number; toolCalls: number };
   /** Calls before the step whose effects the fork's workspace does not have, in words. */
   notRestored: string[];
+  /** The source session's `--always` grants the fork does not keep (tools that leave the sandbox). */
+  grantsDropped: Rule[];
   /** What the plan was read from (the turn's runs and trace), for callers that need more of it. */
   record: { runs: Run[]; spans: BuiltSpan[] };
 }
 
-/** Calls with effects outside the files the record holds: the fork cannot redo them. */
-const UNRECORDED_EFFECTS = new Set(['run_shell', 'http_request', 'remember_longterm']);
 
 /** Plans a fork of `turnId` at `step`; a step the turn never reached is a one-line UserError. */
 export async function planFork(client: Client, turnId: string, step: number, edits: ForkEdits = {}): Promise<ForkPlan> {
@@ -86,7 +90,7 @@ export async function planFork(client: Client, turnId: string, step: number, edi
       else memory[a.key] = a.value;
     } else if (c.span.name === 'write_file' && typeof a.path === 'string') {
       writes.push({ step: c.step, path: a.path, content: a.content, ...(a.append === true ? { append: true } : {}) });
-    } else if (UNRECORDED_EFFECTS.has(c.span.name) || c.span.source?.startsWith('mcp:')) {
+    } else if (c.span.name === 'run_shell' || leavesSandbox(c.span.name, c.span.source)) {
       const what = typeof a.command === 'string' ? a.command : typeof a.url === 'string' ? a.url : '';
       notRestored.push(`${c.span.name} at step ${c.step}${what ? ` (${clip(what)})` : ''}: its effects are not in the record`);
     }
@@ -116,6 +120,7 @@ export async function planFork(client: Client, turnId: string, step: number, edi
     ...(edits.model ? { model: edits.model } : recordedMode ? { model: { ...input.config.model, toolMode: recordedMode } } : {}),
   };
   const script = config.model.provider === 'scripted' ? config.model.script : undefined;
+  const rules = sandboxRules(input.sessionRules ?? []);
   const spec: ForkSpec = {
     from: { sessionId: input.sessionId, turnId, step },
     conversation: { head: at.conversation.head, pending: at.conversation.pending },
@@ -123,7 +128,7 @@ export async function planFork(client: Client, turnId: string, step: number, edi
     writes,
     userMessage: edits.message ?? input.userMessage,
     memory,
-    sessionRules: input.sessionRules ?? [],
+    sessionRules: rules.kept,
     // The recorded model answers from the same point; another one (a new script) from its start.
     modelCallBase: edits.modelCallBase ?? (edits.model ? 0 : (at.callIndex ?? 0)),
     ...(maxSteps !== undefined ? { maxSteps } : {}),
@@ -136,6 +141,7 @@ export async function planFork(client: Client, turnId: string, step: number, edi
     spec,
     kept: { steps: step - 1, modelCalls, toolCalls: before.filter((c) => c.span.type === 'tool_call').length },
     notRestored,
+    grantsDropped: rules.dropped,
     record: { runs, spans: trace.spans },
   };
 }

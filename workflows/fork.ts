@@ -5,7 +5,7 @@ import { NO_USAGE, type ForkPrepared, type ForkSpec, type TurnInput } from '../c
 export interface ForkStart {
   userMessage: string;
   /** Overrides of the first turn's input: it resumes at the step with the copied conversation. */
-  turn: Pick<TurnInput, 'resume' | 'memory' | 'modelCallBase'> & Pick<Partial<TurnInput>, 'sessionRules' | 'recordedDecisions' | 'maxSteps'>;
+  turn: Pick<TurnInput, 'resume' | 'memory' | 'modelCallBase'> & Pick<Partial<TurnInput>, 'sessionRules' | 'recordedDecisions' | 'recordedEffects' | 'maxSteps'>;
 }
 
 /** The first turn's input overrides: it resumes at the fork step with the copied conversation and the record's limit. */
@@ -19,6 +19,8 @@ export function forkResume(f: ForkSpec, p: ForkPrepared): ForkStart {
       ...(f.maxSteps !== undefined ? { maxSteps: f.maxSteps } : {}),
       ...(f.sessionRules.length ? { sessionRules: f.sessionRules } : {}),
       ...(f.replay?.decisions.length ? { recordedDecisions: f.replay.decisions } : {}),
+      // A rerun answers its calls that leave the sandbox from the record (prepareFork stored the results).
+      ...(p.recordedEffects ? { recordedEffects: p.recordedEffects } : {}),
       resume: {
         step: f.from.step,
         usage: NO_USAGE,

@@ -111,5 +111,6 @@ export function callRecord(j: JudgedCall, step: number, result: ToolResult): Too
     ...(result.error_type ? { error_type: result.error_type } : {}),
     ...(j.policy ? { policy: j.policy } : {}),
     ...(j.approval ? { approval: j.approval } : {}),
+    ...(j.replayed ? { replayed: j.replayed } : {}),
   };
 }

@@ -22,6 +22,8 @@ export interface JudgedCall {
   policy?: PolicyRecord;
   approval?: ApprovalRecord;
   result?: ToolResult;
+  /** A rerun answered the call with the recorded result of this turn (workflows/recorded-effects.ts): it was not made. */
+  replayed?: string;
 }
 
 /** How calls are judged: `bounded` (every turn but those recorded before it) caps what model text may cost (see call-args.ts). */

@@ -26,6 +26,7 @@ import {
   RECORDS_CHUNK,
 } from './step-decisions';
 import { toolExecution, workflowTool } from './step-tools';
+import { answerFromRecord } from './recorded-effects';
 import type { TurnContinuation, TurnOps, TurnOptions } from './turn-ops';
 
 // The loop's types and records chunk stay importable from the loop's module, where they were defined.
@@ -99,6 +100,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
       }
 
       const judged = judgeStep(calls, s.registry, opts.policy, stepRules(s, opts), opts.boundedInput);
+      if (opts.recorded) answerFromRecord(judged, opts.recorded);
       const asked = askedCalls(judged);
       if (asked.length) applyApprovals(asked, await ops.awaitApprovals(asked.map(approvalRequest)), opts.policy, s.sessionRules);
 

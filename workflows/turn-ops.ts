@@ -6,7 +6,7 @@
 import type { ModelCallInput, ModelReply, ToolOutcome } from '../common/activity-types';
 import type { Policy, Rule } from '../common/policy';
 import type { CompressContextInput, CompressContextResult } from '../common/context/types';
-import type { ApprovalRecord, PendingApproval, PolicyRecord, TurnResume } from '../common/session';
+import type { ApprovalRecord, PendingApproval, PolicyRecord, RecordedEffects, TurnResume } from '../common/session';
 import type { ToolRegistry } from '../common/tools';
 import type { McpToolSet } from '../common/mcp';
 import type { CustomToolSet } from '../common/custom-tools';
@@ -82,6 +82,8 @@ export interface TurnOptions {
   custom?: { tools: CustomToolSet; listed: boolean };
   /** Why the turn cannot run at all (tools the session needs are missing): it ends `failed` before any model call. */
   refuse?: string;
+  /** A rerun: calls that leave the sandbox are answered with these recorded results (workflows/recorded-effects.ts). */
+  recorded?: RecordedEffects;
 }
 
 /** A run that stopped between steps to continue as new, with where it stopped. */

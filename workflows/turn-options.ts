@@ -9,6 +9,7 @@ import { mcpRules } from '../common/mcp-tools';
 import type { McpToolSet } from '../common/mcp';
 import type { TurnInput } from '../common/session';
 import { turnRegistry } from './mcp';
+import { recordedEffectsOf } from './recorded-effects';
 import type { TurnOptions } from './turn-ops';
 import type { TurnPatches } from './turn-patches';
 
@@ -44,6 +45,7 @@ export function loopOptions(
   const missing = input.customTools ? [] : missingTools(listed, input.config.tools?.required);
   const mcpServers = input.config.mcp?.servers ?? [];
   const mcpTools = input.resume?.mcpTools ?? input.mcpTools;
+  const recorded = recordedEffectsOf(input);
   return {
     ...(policy ? { policy } : {}),
     ...(mcpTools || customTools?.tools.length ? { registry: turnRegistry(mcpTools, mcpServers, boundedInput, customTools) } : {}),
@@ -59,5 +61,6 @@ export function loopOptions(
     scriptAwareEstimate,
     messageStore,
     boundedInput,
+    ...(recorded ? { recorded } : {}),
   };
 }

@@ -4,6 +4,7 @@ import { newSessionId } from '../../api/client';
 import { modelSpec } from '../../config/resolve';
 import { UsageError } from '../../host/errors';
 import { planFork, type ForkEdits } from '../../history/fork';
+import type { Rule } from '../../common/policy/schema';
 import { checkMessage, requireWorker, sessionState } from '../../client/session-client';
 import { startForked } from '../../client/fork-start';
 import { readBoundedText } from '../task-input';
@@ -45,6 +46,7 @@ export async function fork(ctx: CliContext, turnId: string, o: ForkFlags): Promi
   if (state?.fork?.seeded) say(`seeded with ${state.fork.seeded} file${state.fork.seeded === 1 ? '' : 's'} of the workspace as the turn began`);
   if (state?.fork?.restored.length) say(escapeForTerminal(`restored: ${state.fork.restored.join(', ')}`));
   for (const p of [...(state?.fork?.problems ?? []), ...plan.notRestored]) say(escapeForTerminal(`not restored: ${p}`));
+  if (plan.grantsDropped.length) say(escapeForTerminal(grantsWords(plan.grantsDropped)));
   const turn = `${sessionId}/turn-1`;
   const json = Boolean(o.json);
   const prompter = terminalPrompter(json);
@@ -61,6 +63,12 @@ async function noteStepLimit(client: Client, sessionId: string, atStep: number, 
   if (state?.lastTurn?.terminated_by !== 'max_steps') return;
   const ran = atStep === limit ? `step ${limit} only` : `steps ${atStep}–${limit}`;
   say(`note: the fork stopped at its step limit of ${limit}, counted from the recorded turn's step 1 (it ran ${ran}); fork again with a higher --max-steps to go further`);
+}
+
+/** The source's grants the fork does not keep, in words: its calls of those tools are judged afresh. */
+function grantsWords(rules: Rule[]): string {
+  const what = rules.map((r) => (r.when?.host?.length ? `${r.tool} (${r.when.host.join(', ')})` : r.tool));
+  return `not carried over: the source session's --always grant${rules.length === 1 ? '' : 's'} for ${[...new Set(what)].join(', ')}: calls that leave the sandbox are judged by the policy afresh`;
 }
 
 function readSystem(file: string): string {

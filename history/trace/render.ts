@@ -129,8 +129,9 @@ function describe(s: Span, pen: Pen): Text[] {
       const parts: Text[] = [['tool ', paint('bold', esc(s.name)), ` ${clip(pen, input.args, 80)}`]];
       if (s.source?.startsWith('mcp:')) parts.push(paint('magenta', `[${esc(s.source)}]`));
       if (policy?.decision) parts.push([policy.decision === 'deny' ? paint('red', 'deny') : policy.decision === 'ask' ? paint('yellow', 'ask') : 'allow', policy.rule ? ` (${esc(policy.rule)})` : '']);
-      const exec = out.execution as { kind?: string; attempts?: number } | undefined;
+      const exec = out.execution as { kind?: string; attempts?: number; replayed_from?: string } | undefined;
       if (exec?.attempts && exec.attempts > 1) parts.push(paint('yellow', `${exec.attempts} attempts`));
+      if (exec?.replayed_from) parts.push(paint('cyan', `replayed from the record of ${esc(exec.replayed_from)} (not made)`));
       // No outcome in history yet: running, or waiting its turn (approvals, earlier calls).
       if (s.status === 'running') parts.push(paint('yellow', 'pending'));
       else if (s.status === 'ok') parts.push(paint('green', 'ok'));
