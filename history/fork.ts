@@ -49,7 +49,6 @@ export interface ForkPlan {
   record: { runs: Run[]; spans: BuiltSpan[] };
 }
 
-
 /** Plans a fork of `turnId` at `step`; a step the turn never reached is a one-line UserError. */
 export async function planFork(client: Client, turnId: string, step: number, edits: ForkEdits = {}): Promise<ForkPlan> {
   const runs = await fetchRuns(client, turnId);
