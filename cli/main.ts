@@ -9,6 +9,7 @@ import { projectRoot } from '../host/paths';
 import { UserError } from '../host/errors';
 import { createContext } from './context';
 import { registerApprovals } from './commands/approvals';
+import { registerShow } from './commands/show';
 import { registerChat } from './commands/chat';
 import { registerInspect } from './commands/inspect';
 import { registerReplay } from './commands/replay';
@@ -51,6 +52,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerRerun(program, ctx);
   registerEval(program, ctx);
   registerApprovals(program, ctx);
+  registerShow(program, ctx);
   registerServe(program, ctx);
   registerSandbox(program, ctx);
   registerSkills(program, ctx);

@@ -7,6 +7,7 @@ import type { Usage } from '../common/types';
 import type { Pending, PendingApproval, TurnResult, TurnState } from '../common/session';
 import { escapeForTerminal } from '../host/terminal/escape';
 import { budgetLine } from '../common/budget';
+import { argLine, callView } from '../client/call-view';
 import { Control, type Text } from '../host/terminal/text';
 import { writeErr, writeErrLine, writeJson, writeJsonLines, writeOut } from '../host/terminal/write';
 import { snakeKeys } from './json-casing';
@@ -80,13 +81,16 @@ export function turnExitCode(r: TurnResult): number {
 }
 
 /**
- * One line describing a call that waits for approval: tool, what it would do, why it asks.
- * Everything the model chose is escaped: what a person approves is what they read.
+ * A call that waits for approval, as lines: `callId: tool [command]  [risk …; rule …: reason]`,
+ * then every other argument on a line of its own (client/call-view.ts), a long one cut with its
+ * size and the `harness show` command that prints it whole. Everything the model chose is
+ * escaped: what a person approves is what they read, all of it.
  */
-export function approvalLine(c: PendingApproval): string {
-  const args = c.args as Record<string, unknown>;
-  const what = typeof args?.command === 'string' ? args.command : JSON.stringify(c.args);
-  return escapeForTerminal(`${c.callId}: ${c.tool} ${what}  [risk ${c.risk}; ${c.rule ? `rule ${c.rule}: ` : ''}${c.reason}]`);
+export function approvalLines(c: PendingApproval, sessionId: string): string[] {
+  const v = callView(c.args);
+  const what = v.headline !== undefined ? ` ${v.headline}` : v.args.length ? '' : ' (no arguments)';
+  const head = escapeForTerminal(`${c.callId}: ${c.tool}${what}  [risk ${c.risk}; ${c.rule ? `rule ${c.rule}: ` : ''}${c.reason}]`);
+  return [head, ...v.args.map((a) => `    ${argLine(a, sessionId, c.callId)}`)];
 }
 
 /** What an `--always` granted, as the turn recorded it (the command in it is model text: escaped). */
@@ -94,9 +98,9 @@ export function grantLine(grant: string): string {
   return escapeForTerminal(`granted for this session: ${grant}`);
 }
 
-/** Lines describing what a turn waits for. */
-export function pendingLines(p: Pending): string[] {
-  if (p.kind === 'question') return [`question (${p.callId}): ${escapeForTerminal(p.question)}`];
-  if (p.kind === 'budget') return [`budget: ${budgetLine(p)}`];
-  return p.calls.map((c) => `approval ${approvalLine(c)}`);
+/** Lines describing what a turn waits for, each call's first line starting with `prefix`, its arguments indented below. */
+export function pendingLines(p: Pending, sessionId: string, prefix = ''): string[] {
+  if (p.kind === 'question') return [`${prefix}question (${p.callId}): ${escapeForTerminal(p.question)}`];
+  if (p.kind === 'budget') return [`${prefix}budget: ${budgetLine(p)}`];
+  return p.calls.flatMap((c) => approvalLines(c, sessionId).map((l, i) => (i === 0 ? `${prefix}approval ${l}` : l)));
 }

@@ -17,12 +17,13 @@ import { seconds, type Trouble } from '../client/wait-progress';
 import type { CliContext } from './context';
 import { escapeForTerminal } from '../host/terminal/escape';
 import { terminalString } from '../host/terminal/text';
-import { approvalLine, EXIT, grantLine, print, printJson, printTurn, say, turnExitCode, turnJson, waitingJson } from './output';
+import { approvalLines, EXIT, grantLine, print, printJson, printTurn, say, turnExitCode, turnJson, waitingJson } from './output';
 import { WaitNotes } from './wait-notes';
 import type { BudgetBreach } from '../common/budget';
 import { askBudgetRaise, decideBudgetInline, sayBudgetWait } from './wait-budget';
 import { DEFAULT_WAIT_TIMEOUT_SEC } from './wait-options';
 import { decidedOrElsewhere, LiveTurn, liveWanted, promptOrElsewhere, stderrColor } from './live';
+import { recordShown } from './shown-calls';
 
 /** A person's verdict on one call. */
 export type Verdict = 'yes' | 'no' | 'always';
@@ -31,7 +32,8 @@ export type Verdict = 'yes' | 'no' | 'always';
 export interface Prompter {
   /** `elsewhere` aborts the prompt (rejecting with its reason) when someone else answered meanwhile. */
   ask(question: string, elsewhere?: AbortSignal): Promise<string>;
-  approve(call: PendingApproval, elsewhere?: AbortSignal): Promise<Verdict>;
+  /** Shows the call, every argument of it (`sessionId` names it in the `harness show` hint of a long one), and asks. */
+  approve(call: PendingApproval, elsewhere?: AbortSignal, sessionId?: string): Promise<Verdict>;
   /** How much to raise a budget the turn reached (in its unit); undefined: stop the turn. */
   raiseBudget?(p: BudgetBreach): Promise<number | undefined>;
 }
@@ -146,7 +148,10 @@ async function driveLive(
       return turnExitCode(out.result);
     }
     const pending = out.state.pending!;
+    // What is shown here (the lines, the JSON, each prompt) is what `approve <session>` may later decide without ids.
+    const shown = (calls: PendingApproval[]) => o.ctx && recordShown(o.ctx.home, sessionId, calls);
     if (!o.prompter) {
+      if (pending.kind === 'approvals') shown(pending.calls);
       if (o.json) printJson(waitingJson(sessionId, out.state));
       if (pending.kind === 'question') {
         if (!o.json) print(pending.question);
@@ -157,7 +162,7 @@ async function driveLive(
       } else {
         say(`[${turnId}] waiting for approval; the session keeps waiting.`);
         for (const c of pending.calls) {
-          say(`  ${approvalLine(c)}`);
+          for (const l of approvalLines(c, sessionId)) say(`  ${l}`);
           say(`    approve: harness approve ${sessionId} ${c.callId}    deny: harness deny ${sessionId} ${c.callId} --reason "<why>"`);
         }
       }
@@ -174,7 +179,8 @@ async function driveLive(
         continue;
       }
       for (const call of pending.calls) {
-        const verdict = await promptOrElsewhere(live, call.callId, `${call.callId} ${call.tool}`, (signal) => o.prompter!.approve(call, signal));
+        shown([call]);
+        const verdict = await promptOrElsewhere(live, call.callId, `${call.callId} ${call.tool}`, (signal) => o.prompter!.approve(call, signal, sessionId));
         // Decided elsewhere: the turn goes on (or asks for the rest), which the wait finds out.
         if (verdict === undefined) break;
         // Exactly the call shown: its digest makes the turn refuse anything else.
@@ -264,9 +270,10 @@ export function linePrompter(
   };
   return {
     ask: (question, signal) => line(`? ${escapeForTerminal(question, { keepNewlines: true })}\n> `, signal),
-    async approve(call, signal) {
+    async approve(call, signal, sessionId = '<session>') {
+      const shown = approvalLines(call, sessionId).join('\n');
       for (;;) {
-        const a = (await line(`approve ${approvalLine(call)}\n  [y]es / [n]o / [a]lways for this session > `, signal)).toLowerCase();
+        const a = (await line(`approve ${shown}\n  [y]es / [n]o / [a]lways for this session > `, signal)).toLowerCase();
         if (['y', 'yes'].includes(a)) return 'yes';
         if (['n', 'no'].includes(a)) return 'no';
         if (['a', 'always'].includes(a)) return 'always';

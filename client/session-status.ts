@@ -7,8 +7,8 @@
  */
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { SessionState, SessionStatus } from '../common/session';
-import { stateQuery } from '../common/messages';
+import type { PendingApproval, SessionState, SessionStatus, TurnState } from '../common/session';
+import { stateQuery, turnStateQuery } from '../common/messages';
 import { UserError } from '../host/errors';
 import { describeTrialTurn, notASession } from './trial-ids';
 import { lookUntil, type RideOut } from './ride-out';
@@ -58,6 +58,29 @@ export async function sessionView(client: Client, sessionId: string, ride: RideO
     // A run that continued as new was replaced between the describe and now: look again.
     if (d.status.name !== 'CONTINUED_AS_NEW') return closedView(client, d, ride);
   }
+}
+
+/** The calls a session's current turn waits to have approved, as the turn itself says (none: `status` says what it is doing instead). */
+export interface PendingApprovals {
+  /** The session's status, or the turn's when there is a current turn. */
+  status: string;
+  turnId?: string;
+  calls: PendingApproval[];
+}
+
+/**
+ * What the session's current turn waits to have approved, asked of the turn (the session hears
+ * of it a moment later), waiting out trouble with `ride`. The CLI decides exactly these calls,
+ * each with the digest read here, never "whatever is pending when the update arrives".
+ */
+export async function pendingApprovals(client: Client, sessionId: string, ride: RideOut): Promise<PendingApprovals> {
+  const view = await sessionView(client, sessionId, ride);
+  const turnId = view.currentTurnId;
+  const open = ['running', 'waiting_for_user', 'waiting_for_approval', 'waiting_for_budget'].includes(view.status);
+  if (!turnId || !open) return { status: view.status, calls: [] };
+  const handle = client.workflow.getHandle(turnId);
+  const ts = (await lookUntil(client, turnId, 'query', () => handle.query(turnStateQuery), QUERY_MS, ride)) as TurnState;
+  return { status: ts.status, turnId, calls: ts.status === 'waiting_for_approval' && ts.pending?.kind === 'approvals' ? ts.pending.calls : [] };
 }
 
 /** A closed session: its status and reason from the close event, its details from the query when a worker is there. */

@@ -16,6 +16,7 @@ import { costLine, ledgerSummaryJson, sessionCost } from './cost';
 import { follow, sessionsList } from './watch';
 import { turnProgress, type TurnProgress } from '../../client/watch/progress';
 import { snakeKeys } from '../json-casing';
+import { recordShown } from '../shown-calls';
 
 export interface StatusFlags {
   json?: boolean;
@@ -56,6 +57,8 @@ export async function status(ctx: CliContext, sessionId: string, o: StatusFlags)
   const cost = await sessionCost(harness.temporal, sessionId);
   // A running turn: its step, current call and tokens so far, from its history.
   const progress = s.currentTurnId ? await turnProgress(harness.temporal, s.currentTurnId).catch(() => undefined) : undefined;
+  // The pending calls it shows (in lines or JSON) are what `approve <session>` may later decide without ids.
+  if (s.pending?.kind === 'approvals') recordShown(ctx.home, sessionId, s.pending.calls);
   const json = snakeKeys({ ...s, ...(cost.ledger ? { cost: ledgerSummaryJson(cost.ledger) } : {}), ...(progress ? { progress } : {}) });
   // Following: the state is the first JSON line, each event one more.
   if (o.json && o.follow) printJsonLines([json]);
@@ -182,7 +185,7 @@ function statusLines(s: SessionView): string[] {
   if (s.host) lines.push(`sandbox host: ${escapeForTerminal(s.host)}`);
   if (s.detailsMissing) lines.push(`(${escapeForTerminal(s.detailsMissing)})`);
   if (s.currentTurnId) lines.push(`current turn: ${s.currentTurnId}`);
-  if (s.pending) lines.push(...pendingLines(s.pending).map((l) => `pending ${l}`));
+  if (s.pending) lines.push(...pendingLines(s.pending, s.sessionId, 'pending '));
   const mem = Object.keys(s.memory ?? {});
   // Keys the model chose and server names stay on their line (the writer escapes the rest).
   if (mem.length) lines.push(`working memory: ${escapeForTerminal(mem.join(', '))}`);

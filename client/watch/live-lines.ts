@@ -8,6 +8,7 @@ import type { SpanChange } from './live';
 import type { Escaper } from '../../history/trace/render';
 import type { Span } from '../../history/trace/types';
 import { styled, type Style, type Text } from '../../host/terminal/text';
+import { argLine, callView } from '../call-view';
 
 /** What the lines are for. */
 export interface LiveLineOptions {
@@ -63,7 +64,7 @@ export function liveLine(c: SpanChange, o: LiveLineOptions): Text | undefined {
       return parts;
     }
     case 'approval': {
-      if (c.change === 'opened') return o.prompting ? undefined : [step(stepOf(input)), ' · ', paint('yellow', 'waiting for approval'), `: ${o.escape(String(input.tool ?? ''))} ${clip(argsText(input.args), 60)}${input.rule ? ` (rule ${o.escape(String(input.rule))})` : ''}`];
+      if (c.change === 'opened') return o.prompting ? undefined : approvalWait(s, o, step(stepOf(input)), paint('yellow', 'waiting for approval'));
       if (c.change !== 'closed' || o.prompting) return undefined;
       if (out.timed_out) return [paint('red', 'approval timed out: nobody decided in time')];
       return [`${o.escape(String(input.tool ?? ''))} `, out.approved ? paint('green', `approved${out.always ? ' (always)' : ''}`) : paint('red', 'denied'), out.by ? ` by ${o.escape(String(out.by))}` : '', out.reason ? `: ${clip(out.reason)}` : ''];
@@ -81,6 +82,18 @@ export function liveLine(c: SpanChange, o: LiveLineOptions): Text | undefined {
     default:
       return undefined;
   }
+}
+
+/**
+ * A call waiting for approval: the tool (and its command), the rule, then every other argument on
+ * a line of its own (client/call-view.ts), as every approval view shows it.
+ */
+function approvalWait(s: Span, o: LiveLineOptions, step: Text, label: Text): Text {
+  const input = s.input as Record<string, unknown>;
+  const callId = String(input.call_id ?? '');
+  const v = callView(input.args ?? {});
+  const head = `: ${o.escape(String(input.tool ?? ''))}${v.headline !== undefined ? ` ${v.headline}` : ''}${input.rule ? ` (rule ${o.escape(String(input.rule))})` : ''}`;
+  return [step, ' · ', label, head, ...v.args.map((a) => `\n    ${o.escape(argLine(a, s.session_id, callId))}`)];
 }
 
 /** The step a call id names (`t1-s3-c0` → 3). */

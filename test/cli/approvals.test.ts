@@ -97,7 +97,7 @@ describe('approve from another process after `run` has exited', () => {
     const r = await cli(['status', sessionId]);
     expect(r.code, describeResult(r)).toBe(0);
     expect(r.stdout).toContain(`session ${sessionId}: waiting_for_approval`);
-    expect(r.stdout).toMatch(new RegExp(`^pending approval ${callId}: write_file .*cli-note\\.txt.*risk write; rule mode ask`, 'm'));
+    expect(r.stdout).toMatch(new RegExp(`^pending approval ${callId}: write_file {2}\\[risk write; rule mode ask: .*\\]\n {4}path: "cli-note\\.txt"\n {4}content: "from the cli"$`, 'm'));
   });
 
   it('`approve` of an unknown call id exits 1 with one error line saying it is not pending, and changes nothing', async () => {

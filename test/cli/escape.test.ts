@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { escapeForTerminal, escapeJsonForTerminal } from '../../host/terminal/escape';
 import { escapingLogger } from '../../host/terminal/temporal-log';
 import { Control, plainString, styled, terminalString } from '../../host/terminal/text';
+import { everyInvisible, everyInvisibleShown, INVISIBLE } from '../support/invisible-characters';
 
 /** Every C1 control, U+0080–U+009F (U+009B is CSI, U+009D OSC to a terminal that reads 8-bit controls). */
 const C1 = Array.from({ length: 32 }, (_, i) => String.fromCharCode(0x80 + i)).join('');
@@ -36,6 +37,20 @@ describe('escapeForTerminal', () => {
     expect(escapeForTerminal('a\tb')).toBe('a\\tb');
     expect(escapeForTerminal('a\tb\r\n', { keepNewlines: true, keepTabs: true })).toBe('a\tb\\r\n');
     expect(escapeForTerminal('写一首诗 🎉 café')).toBe('写一首诗 🎉 café');
+  });
+
+  it.each(INVISIBLE.map((c) => [c.what, c] as const))('shows %s as an escape, never raw (the table the console is checked against too)', (_what, c) => {
+    expect(escapeForTerminal(`a${c.char}b`)).toBe(`a${c.shown}b`);
+    expect(escapeJsonForTerminal(JSON.stringify(`a${c.char}b`))).not.toContain(c.char);
+    expect(JSON.parse(escapeJsonForTerminal(JSON.stringify(`a${c.char}b`)))).toBe(`a${c.char}b`);
+  });
+
+  it('shows every character of the table in one line, each where it stood', () => {
+    expect(escapeForTerminal(everyInvisible())).toBe(everyInvisibleShown());
+  });
+
+  it('leaves emoji with their presentation selector and joiner-free text as they are', () => {
+    expect(escapeForTerminal('\u2764\ufe0f ok \u263a\ufe0e')).toBe('\u2764\ufe0f ok \u263a\ufe0e');
   });
 
   it('is idempotent: escaping escaped text changes nothing (a line escaped early is safe to write)', () => {
