@@ -112,7 +112,8 @@ describe('harness retry', () => {
     const waiting = await waitForTurn(h.client, turnId, { pollMs: 100 });
     expect(waiting.kind).toBe('waiting');
     await expect.poll(async () => (await sessionState(h.client, sessionId)).status, { timeout: 20_000 }).toBe('waiting_for_approval');
-    const approve = await runCli(['approve', sessionId], { env, timeoutMs: 120_000 });
+    // Named: this CLI user was shown nothing (the turn was started through the library).
+    const approve = await runCli(['approve', sessionId, 't1-s2-c0'], { env, timeoutMs: 120_000 });
     expect(approve.code, describeResult(approve)).toBe(0);
     expect(approve.stdout).toContain('Done after the retry. HARNESS_OK');
     // The model was asked for step 2 once before the termination; the reset run asks it again
