@@ -25,8 +25,10 @@ export function registerFork(program: Command, ctx: CliContext): void {
     .addHelpText(
       'after',
       '\nThe new session\'s workspace is the recorded turn\'s as it began, plus the files the turn wrote with write_file before\n' +
-        'the step; what the record cannot restore (run_shell effects before the step) is said. Steps are numbered on from the\n' +
-        'record, and so is the limit. Exit codes as for `harness run`.\n' +
+        'the step; what the record cannot restore (run_shell effects before the step) is said. No tool call of the steps\n' +
+        'before runs again. Calls from the step are judged like any new call: the source session\'s --always grants are kept\n' +
+        'only for tools whose effects stay in the sandbox (not for http_request, MCP or custom tools, remember_longterm).\n' +
+        'Steps are numbered on from the record, and so is the limit. Exit codes as for `harness run`.\n' +
         'Example: harness fork my-session/turn-2 --at-step 4 --edit-message "use the staging database instead"',
     )
     .action(async (turnId: string, o: ForkFlags) => (await import('../actions/fork')).fork(ctx, turnId, o));

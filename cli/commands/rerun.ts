@@ -11,7 +11,7 @@ export function registerRerun(program: Command, ctx: CliContext): void {
     .command('rerun')
     .description(
       'Reproduce a recorded turn offline: the model\'s replies come from the record (no model is asked), the tools of the sandbox run again in a fresh workspace, ' +
-        'recorded approvals apply to the same calls; calls that leave the sandbox (http_request, MCP and custom tools, remember_longterm) are answered with their recorded results, never made. ' +
+        'their recorded approvals apply to the same calls; calls that leave the sandbox (http_request, MCP and custom tools, remember_longterm) are answered with their recorded results, never made. ' +
         'Reports the first step where the new run differs (a different tool result, a different call). Exit 1 when it diverged',
     )
     .argument('<turn-id>', 'the recorded turn: <session>/turn-N', parseTurnId)
