@@ -26,7 +26,7 @@ import { sessionView, type SessionView } from '../client/session-status';
 import { connectClient, temporalSettings } from '../client/temporal';
 import type { Trace } from '../history/trace';
 import type { OpenedStore } from '../history/trace/payloads';
-import { harnessHome } from '../host/paths';
+import { openHome } from '../host/home';
 import { decideBudget, type BudgetDecided } from '../client/budget-client';
 import type { BudgetDecisionInput } from '../common/messages';
 
@@ -184,7 +184,7 @@ export class HarnessClient {
     // the other calls (`harness status`, `approve` …) do not need.
     const [{ loadTrace }, { openMessageStore }] = await Promise.all([import('../history/trace'), import('../client/store-reader')]);
     const env = this.opts.env ?? process.env;
-    const store = opts.store ?? (opts.full ? await openMessageStore(harnessHome(env), env) : undefined);
+    const store = opts.store ?? (opts.full ? await openMessageStore(openHome(env).home, env) : undefined);
     try {
       return await loadTrace(this.temporal, id, store ? { store, ...(opts.wholeInput ? { wholeInput: true } : {}) } : {});
     } finally {

@@ -15,7 +15,7 @@ import { serverNotesDir } from '../activities/mcp/orphans';
 import { MemoryHost } from '../activities/memory/host';
 import { ScriptedHost } from '../activities/scripted-host';
 import { UsageError, UserError } from '../host/errors';
-import { harnessHome } from '../host/paths';
+import { openHome } from '../host/home';
 import { connectWorker, temporalSettings } from '../client/temporal';
 import { writeErrLine } from '../host/terminal/write';
 import { installEscapingRuntime } from '../host/terminal/temporal-log';
@@ -34,7 +34,7 @@ export interface HarnessWorkerOptions {
   env?: NodeJS.ProcessEnv;
   /** The task queue to poll (default HARNESS_TASK_QUEUE, else `harness`). */
   taskQueue?: string;
-  /** Workspaces, records and the embedded database live here (default HARNESS_HOME, else `.harness`). */
+  /** Workspaces, records and the embedded database live here (default HARNESS_HOME, else the project's folder under ~/.local/state/harness); a folder with content the harness did not mark as this user's is refused. */
   home?: string;
   /** Where the worker says what it does, one line at a time (default: standard error, escaped). */
   log?: (line: string) => void;
@@ -86,7 +86,9 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Prom
   // the harness prints, unless the process installed its own Temporal runtime first.
   installEscapingRuntime();
   const s = temporalSettings(env);
-  const home = harnessHome(env);
+  // Nothing under the home is read before it is checked to be this user's (host/home-mark.ts).
+  const { home, notices } = openHome(env);
+  for (const notice of notices) log(notice);
   // Checked now, so a mistake fails here rather than in the first session's first turn.
   createCustomTools({ home, tools, ...(opts.secrets ? { secrets: opts.secrets } : {}) });
   const connection = await connect(s);

@@ -2,7 +2,7 @@
 import os from 'node:os';
 import type { Client } from '@temporalio/client';
 import type { HarnessClient } from '../api/client';
-import { harnessHome } from '../host/paths';
+import { openHome } from '../host/home';
 import { temporalSettings, type TemporalSettings } from '../client/temporal-settings';
 import { say } from './output';
 
@@ -10,7 +10,8 @@ import { say } from './output';
 export interface CliContext {
   /** Read on first use: a bad value is a usage error of the command that needs it, never of `--help`. */
   readonly settings: TemporalSettings;
-  home: string;
+  /** HARNESS_HOME, checked to be this user's on first use (host/home.ts): a refused one throws a UserError. */
+  readonly home: string;
   env: NodeJS.ProcessEnv;
   /**
    * A connected client; `autostart` brings up the embedded server and worker when needed;
@@ -29,11 +30,19 @@ export function createContext(env: NodeJS.ProcessEnv = process.env): CliContext 
   let settings: TemporalSettings | undefined;
   let who: string | undefined;
   let client: Promise<Client> | undefined;
+  let home: string | undefined;
   const ctx: CliContext = {
     get settings() {
       return (settings ??= temporalSettings(env));
     },
-    home: harnessHome(env),
+    get home() {
+      if (home === undefined) {
+        const opened = openHome(env);
+        for (const notice of opened.notices) say(notice);
+        home = opened.home;
+      }
+      return home;
+    },
     env,
     get who() {
       return (who ??= `${username(env)}@${os.hostname()}`);

@@ -26,6 +26,7 @@ import { registerTrust } from './commands/trust';
 import { registerTrace } from './commands/trace';
 import { registerCost } from './commands/cost';
 import { registerConsole } from './commands/console';
+import { registerHome } from './commands/home';
 import { escapeForTerminal } from '../host/terminal/escape';
 import { EXIT, say } from './output';
 
@@ -61,6 +62,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerTrace(program, ctx);
   registerCost(program, ctx);
   registerConsole(program, ctx);
+  registerHome(program, ctx);
   for (const cmd of program.commands) cmd.exitOverride().configureOutput({ outputError: () => {} });
   for (const cmd of program.commands.flatMap((c) => c.commands)) cmd.exitOverride().configureOutput({ outputError: () => {} });
   return program;

@@ -15,6 +15,10 @@
 #    supplementary group (read from the socket itself: no group id to configure) and no
 #    capabilities. Started as a non-root user (`--user`, runAsUser), it checks what it can and
 #    says what is missing.
+# 4. The home adopted. The harness uses only a HARNESS_HOME it marked for this user on this
+#    machine (host/home-mark.ts), with a key kept under the container's HOME, which a new
+#    container does not have; the data folder is the operator's, so the worker's user adopts its
+#    home at every start (`harness home --adopt`), shipped skills and earlier state included.
 set -eu
 
 say() { printf 'worker-entrypoint: %s\n' "$*" >&2; }
@@ -47,6 +51,7 @@ link_skills() {
   ln -sfn "$dest" "$link"
 }
 no_skills="warning: could not copy the shipped skills under $HARNESS_HOME and link them from /app/skills (sessions get no shipped skills)"
+no_adopt="warning: could not adopt $HARNESS_HOME as the worker's home (the worker will say why)"
 
 if [ "$(id -u)" = 0 ]; then
   mkdir -p "$HARNESS_HOME"
@@ -54,6 +59,7 @@ if [ "$(id -u)" = 0 ]; then
   link_skills || say "$no_skills"
   chown -R "$uid:$gid" "$HARNESS_HOME/shipped-skills" 2>/dev/null || true
   chown -h "$uid:$gid" "$link" 2>/dev/null || true
+  setpriv --reuid="$uid" --regid="$gid" --clear-groups --inh-caps=-all --no-new-privs -- node /app/bin/harness.js home --adopt "$HARNESS_HOME" >/dev/null || say "$no_adopt"
   if [ -n "$socket" ] && [ -S "$socket" ]; then
     groups="--groups=$(stat -c %g "$socket")"
   else
@@ -69,6 +75,7 @@ if ! mkdir -p "$HARNESS_HOME" 2>/dev/null || [ ! -w "$HARNESS_HOME" ]; then
   exit 1
 fi
 link_skills || say "$no_skills"
+node /app/bin/harness.js home --adopt "$HARNESS_HOME" >/dev/null || say "$no_adopt"
 if [ -n "$socket" ] && [ -S "$socket" ] && [ ! -w "$socket" ]; then
   say "warning: uid $(id -u) cannot use the Docker socket $socket (group $(stat -c %g "$socket")): add that group (group_add / supplementalGroups)"
 fi

@@ -1,5 +1,6 @@
 /** Where the project and its state live. */
 import path from 'node:path';
+import { homeOf, lookupIn } from './state-dir';
 
 /** The package root (works from sources and from dist/). */
 export function projectRoot(): string {
@@ -9,9 +10,13 @@ export function projectRoot(): string {
   return dist >= 0 ? parts.slice(0, dist).join(path.sep) || path.sep : path.resolve(here, '..');
 }
 
-/** HARNESS_HOME (default `.harness` in the working directory), absolute. */
-export function harnessHome(env: NodeJS.ProcessEnv = process.env): string {
-  return path.resolve(env.HARNESS_HOME || '.harness');
+/**
+ * Where HARNESS_HOME is (absolute): the variable, else the project's folder in the user's state
+ * folder (host/state-dir.ts). Only the path: openHome (host/home.ts) checks the folder is this
+ * user's before anything in it is used.
+ */
+export function harnessHome(env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): string {
+  return homeOf(lookupIn(env), cwd);
 }
 
 /** Where the embedded memory database (PGlite) keeps its data for a harness home. */

@@ -7,6 +7,7 @@
  */
 import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { homeOf } from './state-dir';
 
 /** The pid a pid file names, or undefined when there is none or it is not a pid. */
 export function readPidFile(file: string): number | undefined {
@@ -121,7 +122,7 @@ export function isHarnessWorker(pid: number, home: string): boolean {
   // `node …/bin/harness.js worker`, or through the npm bin link `node …/.bin/harness dev`.
   const script = args.findIndex((a, i) => i > 0 && ['harness.js', 'harness'].includes(path.basename(a)));
   if (script < 0 || !['worker', 'dev'].includes(args[script + 1] ?? '') || args.includes('--stop')) return false;
-  return samePath(path.resolve(cwd, env.get('HARNESS_HOME') || '.harness'), home);
+  return samePath(homeOf((name) => env.get(name), cwd), home);
 }
 
 /** What a pid file says about its process. */

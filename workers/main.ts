@@ -1,6 +1,6 @@
 /** `harness worker`: runs a worker against TEMPORAL_ADDRESS (or the embedded dev server). */
 import { rmSync } from 'node:fs';
-import { harnessHome } from '../host/paths';
+import { openHome } from '../host/home';
 import { removePidFileIf, writePidFile } from '../host/pids';
 import { connectClient, temporalSettings, type TemporalSettings } from '../client/temporal';
 import { connectPatiently } from './connect';
@@ -34,7 +34,9 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
   // Before the first connection: the SDK's log lines quote activity errors (model and tool text).
   installEscapingRuntime();
   const s = temporalSettings(env);
-  const home = harnessHome(env);
+  // Nothing under the home is read before it is checked to be this user's (host/home-mark.ts).
+  const { home, notices } = openHome(env);
+  for (const notice of notices) log(notice);
   const connection = await connectPatiently(s, log);
   const skills = defaultSkills(env);
   for (const problem of skills.catalog().problems) log(`skills: ${problem}`);

@@ -19,6 +19,7 @@ import type { SessionConfig } from '../../common/session';
 import { approveUntilDone, newSessionId, scriptedConfig } from '../support/harness';
 import { kill, ROOT } from '../support/processes';
 import { cliEnv } from '../support/cli';
+import { adoptHome } from '../../host/home-mark';
 import { figure } from '../support/figures';
 
 const SESSIONS = 20;
@@ -74,6 +75,7 @@ async function pollerPids(taskQueue: string): Promise<Set<number>> {
 function homeEnv(taskQueue: string): { home: string; env: NodeJS.ProcessEnv } {
   const home = mkdtempSync(path.join(os.tmpdir(), 'harness-two-workers-'));
   homes.push(home);
+  adoptHome(home); // marked as this user's: one test puts a file where the database goes first
   const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: taskQueue, HARNESS_HOME: home });
   delete env.DATABASE_URL; // the embedded database under HARNESS_HOME, which one process can open
   return { home, env };

@@ -13,6 +13,7 @@ import { freePort } from './global-setup';
 import { cliEnv, processAlive, waitGone } from './cli';
 import { devServerArgs, embeddedFiles, waitForServer } from '../../client/embedded';
 import { findTemporalCli } from '../../client/temporal-cli';
+import { adoptHome } from '../../host/home-mark';
 import type { TemporalSettings } from '../../client/temporal';
 
 /** The `\0`-separated command line of a pid, or undefined when it is gone or unreadable. */
@@ -89,6 +90,7 @@ export async function isolatedEmbeddedEnv(home: string, extra: Record<string, st
   let uiPort = await freePort();
   // The UI port and the two above it (HTTP API, metrics) clear of the gRPC port.
   while (Math.abs(uiPort - port) <= 2) uiPort = await freePort();
+  adoptHome(home); // the test's own folder (some put pid files in it first): marked as this user's
   return cliEnv({ HARNESS_HOME: home, HARNESS_EMBEDDED_PORT: String(port), HARNESS_UI_PORT: String(uiPort), ...extra });
 }
 
@@ -98,6 +100,7 @@ export async function isolatedEmbeddedEnv(home: string, extra: Record<string, st
  * once, so the test can kill it even when it never answers.
  */
 export async function startOwnServer(settings: TemporalSettings, home: string, started?: (child: ChildProcess) => void): Promise<ChildProcess> {
+  adoptHome(home); // the test's own folder, which the CLI and workers it starts then use
   const child = spawn(findTemporalCli(), devServerArgs(settings, home, { headless: true }), { stdio: 'ignore' });
   started?.(child);
   await waitForServer(settings, embeddedFiles(home).serverLog, 90_000);

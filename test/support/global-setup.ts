@@ -48,6 +48,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     if (!done) server.kill('SIGKILL');
   };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-test-'));
+  // The default HARNESS_HOME and the key that marks homes live in the user's state folder
+  // (host/state-dir.ts): the run's own here, under the temporary folder, not the developer's.
+  process.env.XDG_STATE_HOME = path.join(dir, 'state');
   const bundlePath = path.join(dir, 'workflow-bundle.js');
   const ready = Promise.all([
     bundleWorkflowCode({

@@ -3,6 +3,7 @@
  * HARNESS_HOME, plus small helpers to run turns the way the CLI does.
  */
 import { mkdtempSync } from 'node:fs';
+import { adoptHome } from '../../host/home-mark';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -61,6 +62,8 @@ export async function startHarness(overrides: Partial<ActivityDeps> & { taskQueu
   const address = inject('temporalAddress');
   const taskQueue = overrides.taskQueue ?? `test-${randomUUID()}`;
   const home = overrides.home ?? mkdtempSync(path.join(os.tmpdir(), 'harness-home-'));
+  // The test's own folder: marked as this user's, so the CLI it runs on this home uses it.
+  adoptHome(home);
   const nativeConnection = await NativeConnection.connect({ address });
   // The message store on the real Postgres (unless the test brings its own): the worker writes
   // there and the test reads conversations back from there.
