@@ -52,6 +52,7 @@ import { createCustomTools } from './custom-tools/executor';
 import { createToolSpecs } from './tool-specs';
 import { createHostActivities } from './host';
 import type { HostRef } from '../common/host';
+import { WorkerDeclarations } from './declarations';
 
 /** What the activities depend on. */
 export interface ActivityDeps {
@@ -80,6 +81,8 @@ export interface ActivityDeps {
   streamText?: boolean;
   /** The sandbox host this worker serves (common/host.ts): prepareTurn names it, claimHost takes sessions over to it. */
   host?: HostRef;
+  /** What the worker's owner declared may run or be reached (default: what its environment declares). */
+  declarations?: WorkerDeclarations;
 }
 
 /** Builds the activities; the returned object is what the worker registers. */
@@ -104,7 +107,8 @@ export function createActivities(deps: ActivityDeps) {
   const messageStore = deps.messageStore ?? (() => memory.messages());
   scripted.useStore(messageStore);
   const conversations = new Conversations(messageStore);
-  const mcp = createMcpActivities({ pool: deps.mcp ?? new McpPool({ env: deps.env }), conversations });
+  const declarations = deps.declarations ?? WorkerDeclarations.fromEnv(deps.env);
+  const mcp = createMcpActivities({ pool: deps.mcp ?? new McpPool({ env: deps.env }), conversations, declarations });
   const custom = createCustomTools({ home: deps.home, tools: deps.tools ?? [], ...(deps.toolSecrets ? { secrets: deps.toolSecrets } : {}) });
 
   const clientFor = (baseURL: string | undefined, apiKey: string): ModelClient => {
@@ -124,6 +128,8 @@ export function createActivities(deps: ActivityDeps) {
       return { client: clientFor(url, 'scripted'), endpoint: url };
     }
     const baseURL = input.model.baseUrl ?? deps.env.OPENAI_BASE_URL;
+    // Before any request: the worker posts the conversation only where its owner said it may.
+    declarations.checkModelEndpoint(baseURL);
     const key = keyForEndpoint(baseURL, deps.env);
     if ('problem' in key) throw modelNotConfigured(key.problem);
     return { client: clientFor(baseURL, key.apiKey), endpoint: baseURL ?? 'https://api.openai.com/v1' };
@@ -149,6 +155,8 @@ export function createActivities(deps: ActivityDeps) {
           throw ApplicationFailure.nonRetryable((err as Error).message, 'INVALID_SCRIPT');
         }
       }
+      // Before anything is mounted: a session names only folders the worker declared.
+      declarations.checkSkillFolders(input.skillFolders);
       skills.setSessionFolders(input.sessionId, input.skillFolders);
       const catalog = skills.catalog(input.sessionId);
       const index = skillsIndex(catalog.skills);
@@ -258,7 +266,7 @@ export function createActivities(deps: ActivityDeps) {
               turnId: input.turnId,
               callId: input.callId,
               ...(input.namespace ? { namespace: input.namespace } : {}),
-              ...(input.allowPrivateHosts?.length ? { allowPrivateHosts: input.allowPrivateHosts } : {}),
+              ...(input.allowPrivateHosts?.length ? { allowPrivateHosts: declarations.declaredPrivateHosts(input.allowPrivateHosts) } : {}),
             });
         // Crash tests kill the worker here: the side effect happened, its result is not recorded.
         await failpoint(`after-tool:${input.name}`);

@@ -23,9 +23,14 @@ import { openStore } from '../workers/open-store';
 import { createHarnessWorker as createWorker, untilRunning, type HarnessWorkers } from '../workers/worker';
 import { TUNING_VARIABLES, tuningProblems, workerTuning, type WorkerTuning } from '../workers/tuning';
 import { InFlightActivities, runDraining } from '../workers/drain';
+import { workerDeclarations, type DeclarationOptions } from '../workers/declarations';
 
-/** What createHarnessWorker takes; everything but `tools` has a default from the environment. */
-export interface HarnessWorkerOptions {
+/**
+ * What createHarnessWorker takes; everything but `tools` has a default from the environment. What
+ * runs on this host outside the sandbox is declared here (or in the worker's config file): MCP
+ * servers, model endpoints, skills folders, private hosts. Sessions only name it.
+ */
+export interface HarnessWorkerOptions extends DeclarationOptions {
   /** Tools made with defineTool. */
   tools?: readonly HarnessTool[];
   /** Per tool name, the values that tool's ctx.secrets holds; no tool gets the worker's environment otherwise. */
@@ -91,6 +96,7 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Prom
   for (const notice of notices) log(notice);
   // Checked now, so a mistake fails here rather than in the first session's first turn.
   createCustomTools({ home, tools, ...(opts.secrets ? { secrets: opts.secrets } : {}) });
+  const declarations = workerDeclarations(env, process.cwd(), opts, log);
   const connection = await connect(s);
   const skills = defaultSkills(env);
   const memory = MemoryHost.fromEnv(home, env);
@@ -125,6 +131,7 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Prom
       ...(opts.bundlePath ? { bundlePath: opts.bundlePath } : {}),
       tuning,
       inFlight,
+      declarations,
       ...(opts.hostId ?? env.HARNESS_HOST_ID ? { hostId: opts.hostId ?? env.HARNESS_HOST_ID } : {}),
     });
   } catch (err) {

@@ -22,6 +22,7 @@ import { McpPool } from '../activities/mcp/pool';
 import type { McpServerSpec } from '../common/mcp';
 import type { SessionConfig } from '../common/session';
 import { resolveSessionConfig } from '../config/resolve';
+import { workerDeclarations } from '../workers/declarations';
 import { projectRoot } from '../host/paths';
 import { freePort, runScript, withScratchHarness } from '../scripts/scratch';
 import { sendMessage, waitForTurn } from '../client/session-client';
@@ -52,7 +53,7 @@ function step(v: Variant, i: number): { name: string; arguments: Record<string, 
 
 /** Session configs made the way users make them: a config file with `mcpServers`, resolved. */
 function configs(dir: string, spawnsFile: string, url: string): Record<Variant, SessionConfig> {
-  const file = path.join(dir, 'harness.config.json');
+  const file = configFile(dir);
   const stdio = { command: '/bin/sh', args: ['-c', `echo x >> '${spawnsFile}'; exec '${process.execPath}' '${EVERYTHING}' stdio`], decision: 'allow' };
   writeFileSync(file, JSON.stringify({ mcpServers: { stdio, http: { url, decision: 'allow' } }, limits: { maxSteps: STEPS, repeatLimit: 1000 } }));
   const out = {} as Record<Variant, SessionConfig>;
@@ -63,6 +64,11 @@ function configs(dir: string, spawnsFile: string, url: string): Record<Variant, 
     out[v] = resolveSessionConfig({ config: file, model: `scripted:${script}`, policy: 'auto' }, {}, dir);
   }
   return out;
+}
+
+/** The benchmark's config file: it declares the worker's servers and shapes its sessions, as a user's does. */
+function configFile(dir: string): string {
+  return path.join(dir, 'harness.config.json');
 }
 
 /** Starts server-everything over Streamable HTTP on a free port; resolves once it listens. */
@@ -141,8 +147,9 @@ async function main(): Promise<void> {
   const spawnsFile = path.join(dir, 'spawns.txt');
   const http = await startHttpServer();
   const cfg = configs(dir, spawnsFile, http.url);
+  const declarations = workerDeclarations({}, dir, { config: configFile(dir) });
   const plain = (t: 'stdio' | 'http'): McpServerSpec => ({
-    ...cfg.stdio.mcp!.servers.find((s) => s.name === t)!,
+    ...declarations.mcpServer(cfg.stdio.mcp!.servers.find((s) => s.name === t)!),
     ...(t === 'stdio' ? { command: process.execPath, args: [EVERYTHING, 'stdio'] } : {}),
   });
   const direct = new McpPool({ env: {} });
@@ -159,7 +166,7 @@ async function main(): Promise<void> {
       const connection = await NativeConnection.connect({ address });
       const taskQueue = `bench-mcp-${randomUUID()}`;
       const home = mkdtempSync(path.join(dir, 'home-'));
-      const worker = await createHarnessWorker({ connection, namespace: 'default', taskQueue, home, env: {}, mcp: pool });
+      const worker = await createHarnessWorker({ connection, namespace: 'default', taskQueue, home, env: {}, mcp: pool, declarations });
       try {
         await worker.runUntil(async () => {
           for (let run = 0; run < RUNS + 1; run++) {

@@ -23,6 +23,11 @@ export interface CliContext {
   harness(opts?: { autostart?: boolean; waits?: boolean }): Promise<HarnessClient>;
   /** Who is acting (user@host): the client identity Temporal records with answers and approvals. */
   readonly who: string;
+  /**
+   * The config file the command was given (--config): a background worker this command starts
+   * loads its declarations (MCP servers, endpoints, skills folders) from it.
+   */
+  configFile?: string;
 }
 
 /** Builds the context from the environment; nothing is read or checked until a command asks. */
@@ -53,7 +58,7 @@ export function createContext(env: NodeJS.ProcessEnv = process.env): CliContext 
         // Loaded here, not at start: the Temporal SDK is most of what a command costs to start,
         // and `--help` or a usage error never needs it.
         const [{ ensureEmbedded }, { connectClient }] = await Promise.all([import('../client/embedded'), import('../client/temporal')]);
-        if (opts.autostart) await ensureEmbedded(s, ctx.home, say);
+        if (opts.autostart) await ensureEmbedded(s, ctx.home, say, ctx.configFile ? { HARNESS_CONFIG: ctx.configFile } : {});
         return connectClient(s, 5_000, `harness-cli ${ctx.who}`, { say, ...(opts.waits ? { lazy: true } : {}) });
       })();
       return client;

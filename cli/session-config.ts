@@ -8,6 +8,8 @@ import { resolveSessionConfig } from '../config/resolve';
 import { UsageError } from '../host/errors';
 import { sessionExists } from '../client/session-client';
 import type { CliContext } from './context';
+import { say } from './output';
+import path from 'node:path';
 
 /** Flags that shape a new session. */
 export interface SessionFlags {
@@ -21,11 +23,17 @@ function resolve(ctx: CliContext, o: SessionFlags): SessionConfig {
   return resolveSessionConfig(
     { ...(o.model ? { model: o.model } : {}), ...(o.config ? { config: o.config } : {}), ...(o.policy ? { policy: o.policy } : {}) },
     ctx.env,
+    process.cwd(),
+    say,
   );
 }
 
-/** Resolves before connecting when the session is surely new, so mistakes fail before anything starts. */
+/**
+ * Resolves before connecting when the session is surely new, so mistakes fail before anything
+ * starts. A named config file is what a background worker started now declares from.
+ */
 export function configForNew(ctx: CliContext, o: SessionFlags): SessionConfig | undefined {
+  if (o.config) ctx.configFile = path.resolve(o.config);
   if (o.session) return undefined;
   return resolve(ctx, o);
 }

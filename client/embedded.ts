@@ -85,11 +85,12 @@ function ours(state: PidFileState): state is { state: 'ours'; pid: number } {
 
 /**
  * Makes sure a server and a worker are there for the embedded deployment and says what it
- * started. With TEMPORAL_ADDRESS set nothing is started: that cluster's workers are its own,
+ * started; a worker it starts gets `workerEnv` besides this process's environment (the config
+ * file the command was given, whose declarations the worker loads). With TEMPORAL_ADDRESS set nothing is started: that cluster's workers are its own,
  * and connectClient waits for it when it is slow. Processes started together take turns
  * under the start lock; all but the first find the server and worker already there.
  */
-export async function ensureEmbedded(s: TemporalSettings, home: string, say: (line: string) => void): Promise<void> {
+export async function ensureEmbedded(s: TemporalSettings, home: string, say: (line: string) => void, workerEnv: NodeJS.ProcessEnv = {}): Promise<void> {
   if (!s.embedded) return;
   const files = embeddedFiles(home);
   if (ours(checkPidFile(files.workerPid, 'worker', home)) && (await probeServer(s)) === 'up') return;
@@ -98,7 +99,7 @@ export async function ensureEmbedded(s: TemporalSettings, home: string, say: (li
     await bringUpServer(s, home, say, true);
     if (!ours(checkPidFile(files.workerPid, 'worker', home)) && !(await workerHoldsDatabase(home, process.env))) {
       say(`Starting a background worker (log ${files.workerLog}); stop both with \`harness dev --stop\` …`);
-      await spawnBackgroundWorker(home, process.env);
+      await spawnBackgroundWorker(home, { ...process.env, ...workerEnv });
     }
   } finally {
     await lock.release();

@@ -3,7 +3,7 @@ import type { Rule } from './policy/schema';
 import type { ModelRef, PolicyRecord } from './session';
 import type { ChatMessage, ToolCall, ToolResult, ToolSpec, Usage } from './types';
 import type { ConversationRef, SystemRef } from './conversation';
-import type { McpServerSpec, McpToolSet } from './mcp';
+import type { McpServerRef, McpToolSet } from './mcp';
 import type { WorkspaceSnapshot } from './snapshot';
 import type { CustomToolSet } from './custom-tools';
 import type { ToolMode, ToolModeDecision } from './tool-mode';
@@ -172,7 +172,7 @@ export interface ExecuteToolInput {
   /** Hosts whose private or loopback addresses http_request may reach (session config). */
   allowPrivateHosts?: string[];
   /** An MCP tool: the server to call, the tool's name there (`name` is the qualified one), how long a server question waits. */
-  mcp?: { server: McpServerSpec; tool: string; askUserTimeoutMs?: number };
+  mcp?: { server: McpServerRef; tool: string; askUserTimeoutMs?: number };
   /** A custom tool (defineTool): whether the session recorded it idempotent (otherwise a claim makes it run once). */
   custom?: { idempotent: boolean };
 }
@@ -180,7 +180,7 @@ export interface ExecuteToolInput {
 /** Input of discoverMcpTools: the session's servers (or only some of them, keeping the others' tools). */
 export interface DiscoverMcpInput {
   sessionId: string;
-  servers: McpServerSpec[];
+  servers: McpServerRef[];
   /** Re-discover only these servers; the rest are taken from `previous`. */
   only?: string[];
   previous?: McpToolSet;

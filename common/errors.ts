@@ -60,3 +60,20 @@ export function rootCauseMessage(err: unknown): string {
   }
   return message || String(err);
 }
+
+/**
+ * The failure type of a session that names what its worker did not declare (an MCP server, a
+ * model endpoint, a skills folder): permanent, so never retried, and the session fails with it.
+ */
+export const NOT_DECLARED = 'NOT_DECLARED';
+
+/** The first application failure type in an error's cause chain (Temporal wraps activity failures). */
+export function failureType(err: unknown): string | undefined {
+  let current: unknown = err;
+  for (let depth = 0; current && depth < 10; depth++) {
+    const t = (current as { type?: unknown }).type;
+    if (typeof t === 'string' && t) return t;
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

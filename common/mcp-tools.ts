@@ -5,7 +5,7 @@
  * call and a bad one is an INVALID_ARGUMENTS naming the field.
  */
 import { z } from 'zod';
-import type { McpServerSpec, McpToolInfo, McpToolSet, McpToolSettings } from './mcp';
+import type { McpServerRef, McpToolInfo, McpToolSet, McpToolSettings } from './mcp';
 import type { ToolDefinition } from './tools';
 import type { Risk } from './types';
 import type { Rule } from './policy/schema';
@@ -24,21 +24,21 @@ export interface McpSchemaOptions {
 }
 
 /** The definitions of a session's MCP tools (servers that failed discovery have none). */
-export function mcpToolDefinitions(set: McpToolSet | undefined, servers: readonly McpServerSpec[], opts: McpSchemaOptions = {}): ToolDefinition[] {
+export function mcpToolDefinitions(set: McpToolSet | undefined, servers: readonly McpServerRef[], opts: McpSchemaOptions = {}): ToolDefinition[] {
   return withSpecs(set, servers).map(([info, spec]) => mcpToolDefinition(info, spec, opts));
 }
 
 /** Each discovered tool with its server's entry (a server no longer configured has none: cannot happen within one session). */
-function withSpecs(set: McpToolSet | undefined, servers: readonly McpServerSpec[]): Array<[McpToolInfo, McpServerSpec]> {
+function withSpecs(set: McpToolSet | undefined, servers: readonly McpServerRef[]): Array<[McpToolInfo, McpServerRef]> {
   const byName = new Map(servers.map((s) => [s.name, s]));
-  return (set?.tools ?? []).flatMap((info): Array<[McpToolInfo, McpServerSpec]> => {
+  return (set?.tools ?? []).flatMap((info): Array<[McpToolInfo, McpServerRef]> => {
     const spec = byName.get(info.server);
     return spec ? [[info, spec]] : [];
   });
 }
 
 /** One MCP tool as a definition: risk and timeout from the server entry (per tool first). */
-export function mcpToolDefinition(info: McpToolInfo, spec: McpServerSpec, opts: McpSchemaOptions = {}): ToolDefinition {
+export function mcpToolDefinition(info: McpToolInfo, spec: McpServerRef, opts: McpSchemaOptions = {}): ToolDefinition {
   const settings = toolSettings(spec, info.tool);
   return {
     name: info.name,
@@ -59,7 +59,7 @@ export function mcpToolDefinition(info: McpToolInfo, spec: McpServerSpec, opts: 
  * direction. They join the turn's rules (like the skills' ones): a deny rule of the policy still
  * wins over an allow here, and without a decision the policy mode decides (`ask` by default).
  */
-export function mcpRules(set: McpToolSet | undefined, servers: readonly McpServerSpec[]): Rule[] {
+export function mcpRules(set: McpToolSet | undefined, servers: readonly McpServerRef[]): Rule[] {
   const rules: Rule[] = [];
   for (const [info, spec] of withSpecs(set, servers)) {
     const own = toolSettings(spec, info.tool)?.decision;
@@ -83,7 +83,7 @@ export function describeMcpTool(info: McpToolInfo): string {
 }
 
 /** A tool's own settings in its server entry (a tool named `constructor` or `__proto__` has none unless written). */
-function toolSettings(spec: McpServerSpec, tool: string): McpToolSettings | undefined {
+function toolSettings(spec: McpServerRef, tool: string): McpToolSettings | undefined {
   return spec.tools && Object.prototype.hasOwnProperty.call(spec.tools, tool) ? spec.tools[tool] : undefined;
 }
 

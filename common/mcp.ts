@@ -1,7 +1,9 @@
 /**
- * MCP servers as the session sees them: the resolved server specs (a session config input, so
- * replay sees the same servers) and the tool set discovered at session start (kept in history,
- * so replay sees the same tools). Pure data; the clients live on the worker (activities/mcp).
+ * MCP servers: what the worker's owner declares (McpServerSpec: the command or URL the worker
+ * starts or reaches), what a session names (McpServerRef: a declared server's name and the
+ * session's settings for its tools, a session config input, so replay sees the same servers),
+ * and the tool set discovered at session start (kept in history, so replay sees the same tools).
+ * Pure data; the clients live on the worker (activities/mcp).
  *
  * Environment values and header values are kept as written: `${VAR}` references are resolved on
  * the worker, so a secret named that way never enters workflow input or history.
@@ -48,6 +50,20 @@ export interface McpHttpSpec extends McpServerCommon {
 }
 
 export type McpServerSpec = McpStdioSpec | McpHttpSpec;
+
+/**
+ * A server as a session names it: the name of a server the worker declared, and the session's
+ * settings for its tools (timeouts, risk, decision). What runs is the worker's declaration. The
+ * host fields (command, url …) appear only in sessions started before servers were declared on
+ * the worker; the worker serves such a session only when they are exactly its own declaration.
+ */
+export type McpServerRef = McpServerCommon & Partial<Pick<McpStdioSpec, 'command' | 'args' | 'env' | 'cwd'> & Pick<McpHttpSpec, 'url' | 'headers'>> & { transport?: 'stdio' | 'http' };
+
+/** A session's reference to a server: its name and settings, without what runs. */
+export function mcpServerRef(spec: McpServerRef): McpServerRef {
+  const { transport: _t, command: _c, args: _a, env: _e, cwd: _w, url: _u, headers: _h, ...ref } = spec;
+  return ref;
+}
 
 /** Hints a server gives about a tool. Hints only: never a permission. */
 export interface McpToolAnnotations {

@@ -5,7 +5,7 @@
  */
 import type { Policy } from './policy/schema';
 import type { CompressionConfig } from './context/plan';
-import type { McpServerSpec } from './mcp';
+import type { McpServerRef } from './mcp';
 import type { ToolModeSetting } from './tool-mode';
 import type { Budget } from './budget';
 import type { Pricing } from './pricing';
@@ -86,7 +86,7 @@ export interface SessionConfig {
   /** Network reach of http_request: hosts (`host` or `host:port`) whose private or loopback addresses it may use. */
   network?: { allowPrivateHosts: string[] };
   /** MCP servers whose tools the session offers (discovered at session start). */
-  mcp?: { servers: McpServerSpec[] };
+  mcp?: { servers: McpServerRef[] };
   /** Custom tools the session cannot do without: a first turn whose worker lacks one fails saying so. */
   tools?: { required: string[] };
   /** The price of the session's model, fixed when it starts (absent in sessions from before prices). */

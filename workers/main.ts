@@ -18,6 +18,7 @@ import { UsageError } from '../host/errors';
 import { describeTuning, workerTuning } from './tuning';
 import { hostIdProblem } from '../common/host';
 import { InFlightActivities, runDraining } from './drain';
+import { workerDeclarations } from './declarations';
 
 /**
  * Runs until SIGINT/SIGTERM, then drains (workers/drain.ts): stops polling, lets activities in
@@ -37,6 +38,8 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
   // Nothing under the home is read before it is checked to be this user's (host/home-mark.ts).
   const { home, notices } = openHome(env);
   for (const notice of notices) log(notice);
+  // What sessions may name (MCP servers, endpoints, skills folders): from this worker's own config.
+  const declarations = workerDeclarations(env, process.cwd(), {}, log);
   const connection = await connectPatiently(s, log);
   const skills = defaultSkills(env);
   for (const problem of skills.catalog().problems) log(`skills: ${problem}`);
@@ -63,7 +66,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
   const streamText = env.HARNESS_STREAM !== '0';
   const inFlight = new InFlightActivities();
   const hostId = env.HARNESS_HOST_ID;
-  const worker = await createHarnessWorker({ connection, namespace: s.namespace, taskQueue: s.taskQueue, home, env, sandboxes, skills, memory, mcp, streamText, tuning: tuned.tuning, inFlight, ...(hostId ? { hostId } : {}) });
+  const worker = await createHarnessWorker({ connection, namespace: s.namespace, taskQueue: s.taskQueue, home, env, sandboxes, skills, memory, mcp, streamText, tuning: tuned.tuning, inFlight, declarations, ...(hostId ? { hostId } : {}) });
   if (env.HARNESS_WORKER_PIDFILE) writePidFile(env.HARNESS_WORKER_PIDFILE, process.pid);
   // The SDK shuts down on SIGINT/SIGTERM: polling stops, calls in flight get the drain grace.
   const running = worker.run();
@@ -74,6 +77,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
     const tuning = describeTuning(tuned.tuning);
     const hosting = worker.host ? ` sandbox host=${hostId} (also polls ${worker.host.options.taskQueue})` : '';
     log(`worker ready: ${s.address} namespace=${s.namespace} task queue=${s.taskQueue} home=${home}${hosting}${tuning ? ` (${tuning})` : ''}`);
+    log(`declared: ${declarations.describe()}`);
     // Resolves once the drain is over; only then is anything the activities use closed.
     await runDraining(worker, running, { inFlight, graceMs: tuned.tuning.drainGraceMs, taskQueue: s.taskQueue, log });
   } finally {

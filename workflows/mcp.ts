@@ -4,13 +4,13 @@
  * read as common/mcp-questions.ts says.
  */
 import { BUILTIN_TOOLS } from '../common/builtin-tools';
-import type { McpServerSpec, McpToolSet } from '../common/mcp';
+import type { McpServerRef, McpToolSet } from '../common/mcp';
 import { mcpToolDefinitions, unavailableServers } from '../common/mcp-tools';
 import { ToolRegistry } from '../common/tools';
 import { customToolDefinitions, type CustomToolSet } from '../common/custom-tools';
 
 /** The registry of a turn: the built-in tools, the session's custom tools and its MCP tools (`bounded`: see mcp-schema.ts). */
-export function turnRegistry(tools: McpToolSet | undefined, servers: readonly McpServerSpec[], bounded = false, custom?: CustomToolSet): ToolRegistry {
+export function turnRegistry(tools: McpToolSet | undefined, servers: readonly McpServerRef[], bounded = false, custom?: CustomToolSet): ToolRegistry {
   const builtin = new Set(BUILTIN_TOOLS.map((t) => t.name));
   return new ToolRegistry([...BUILTIN_TOOLS, ...customToolDefinitions(custom, builtin), ...mcpToolDefinitions(tools, servers, { bounded })], unavailableServers(tools));
 }

@@ -1,5 +1,6 @@
 /** sessionWorkflow: a long-lived conversation; each user message runs as a child turnWorkflow. */
 import {
+  ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -13,7 +14,7 @@ import {
 import type { SessionInput, TurnResult } from '../common/session';
 import { forkResume, type ForkStart } from './fork';
 import { isBlobArg } from '../common/conversation';
-import { rootCauseMessage } from '../common/errors';
+import { failureType, NOT_DECLARED, rootCauseMessage } from '../common/errors';
 import {
   endSessionUpdate,
   refreshMcpToolsUpdate,
@@ -155,6 +156,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
     try {
       book.useMcpTools(await discoverActivity(servers)({ sessionId: input.sessionId, servers }));
     } catch (err) {
+      // A server the worker did not declare: the session is refused before any server starts.
+      if (failureType(err) === NOT_DECLARED) throw ApplicationFailure.nonRetryable(rootCauseMessage(err), NOT_DECLARED);
       // Discovery itself failed (no worker answered in time, the store is down): the session
       // goes on with the built-in tools; the servers' tools answer MCP_SERVER_UNAVAILABLE.
       const why = `tool discovery failed: ${rootCauseMessage(err)}`;

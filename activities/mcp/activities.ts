@@ -6,6 +6,7 @@
 import { Context } from '@temporalio/activity';
 import type { DiscoverMcpInput, ExecuteToolInput, ToolOutcome } from '../../common/activity-types';
 import { LOCAL_CALL_BUDGET_MS, MCP_NEEDS_ACTIVITY, type McpServerSpec, type McpServerStatus, type McpToolInfo, type McpToolSet } from '../../common/mcp';
+import type { WorkerDeclarations } from '../declarations';
 import { toolError } from '../../common/errors';
 import type { Conversations } from '../store/conversations';
 import { withStore } from '../store/errors';
@@ -15,10 +16,14 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { McpPool } from './pool';
 import { mcpResultToToolResult } from './results';
 
-/** What the MCP activities need: the worker's pool and the message store (the tool list is kept there for model calls). */
+/**
+ * What the MCP activities need: the worker's pool, the message store (the tool list is kept there
+ * for model calls) and the servers the worker declared (a session only names them).
+ */
 export interface McpActivityDeps {
   pool: McpPool;
   conversations: Conversations;
+  declarations: WorkerDeclarations;
 }
 
 /** Builds discoverMcpTools and the MCP branch of executeTool. */
@@ -45,8 +50,11 @@ export function createMcpActivities(deps: McpActivityDeps) {
       const beat = setInterval(() => ctx.heartbeat(), 3_000);
       try {
         const only = input.only ? new Set(input.only) : undefined;
+        // Every server resolved before any starts: a session naming one the worker did not declare
+        // starts none of them (NOT_DECLARED fails the session).
+        const specs = input.servers.map((ref) => deps.declarations.mcpServer(ref));
         const results = await Promise.all(
-          input.servers.map(async (spec) => {
+          specs.map(async (spec) => {
             if (only && !only.has(spec.name)) return kept(input.previous, spec.name);
             return discoverOne(spec, ctx.cancellationSignal);
           }),
@@ -63,7 +71,15 @@ export function createMcpActivities(deps: McpActivityDeps) {
     /** One MCP tool call as a tool result; a server that is down or silent is MCP_SERVER_UNAVAILABLE. */
     async callMcpTool(input: ExecuteToolInput & { mcp: NonNullable<ExecuteToolInput['mcp']> }, args: unknown): Promise<ToolOutcome> {
       const ctx = Context.current();
-      const { server, tool } = input.mcp;
+      const { tool } = input.mcp;
+      let server: McpServerSpec;
+      try {
+        server = deps.declarations.mcpServer(input.mcp.server);
+      } catch (err) {
+        // A session from before the worker declared its servers, naming one it does not: a result
+        // the model reads, the turn goes on.
+        return toolError('MCP_SERVER_UNAVAILABLE', (err as Error).message, { recoverable: false, suggestion: 'this server cannot be used in this session; continue with other tools' });
+      }
       const timeoutMs = input.timeoutMs ?? server.callTimeoutMs;
       // A local activity (idempotent tools, see workflows/tool-runner.ts) cannot wait for a human nor
       // for long: a question from the server or a slow call sends it back to run as an activity.

@@ -49,7 +49,8 @@ export async function runEval(ctx: CliContext, suiteArg: string, evalIdArg: stri
   const base = o.compare ? loadReport(o.compare) : undefined;
   const modelText = o.model ?? ctx.env.HARNESS_MODEL ?? 'scripted';
   const scriptedPerCase = modelText === 'scripted';
-  const resolved = resolveSessionConfig({ model: scriptedPerCase ? 'scripted-per-case' : modelText, ...(o.config ? { config: o.config } : {}), ...(o.policy ? { policy: o.policy } : {}) }, ctx.env);
+  const resolved = resolveSessionConfig({ model: scriptedPerCase ? 'scripted-per-case' : modelText, ...(o.config ? { config: o.config } : {}), ...(o.policy ? { policy: o.policy } : {}) }, ctx.env, process.cwd(), say);
+  if (o.config) ctx.configFile = path.resolve(o.config);
   const config = scriptedPerCase ? scriptedConfig(resolved, o.config, ctx.env) : resolved;
   // A budget in money needs the trials' model priced (a scripted one is free unless priced).
   if (o.budget?.usd !== undefined && !config.pricing?.price && !config.pricing?.free) {

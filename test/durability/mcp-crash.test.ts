@@ -35,8 +35,8 @@ afterAll(async () => {
 it('a worker killed during a server question: the call ends as MCP_SERVER_UNAVAILABLE on a new worker, the question is dropped, the orphan server stopped', async () => {
   const home = mkdtempSync(path.join(os.tmpdir(), 'harness-mcp-crash-'));
   const pids = path.join(home, 'server-pids');
-  const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `mcp-crash-${randomUUID()}`, HARNESS_HOME: home, DATABASE_URL: TEST_DATABASE_URL });
   const configFile = path.join(home, 'harness.config.json');
+  const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `mcp-crash-${randomUUID()}`, HARNESS_HOME: home, DATABASE_URL: TEST_DATABASE_URL, HARNESS_CONFIG: configFile });
   writeFileSync(
     configFile,
     JSON.stringify({

@@ -31,7 +31,7 @@ const workers: Record<'a' | 'b', ChildProcess | undefined> = { a: undefined, b: 
 const homes = { a: '', b: '' };
 let config: SessionConfig;
 
-const envFor = (host: 'a' | 'b') => cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: taskQueue, HARNESS_HOME: homes[host], HARNESS_HOST_ID: host, DATABASE_URL: TEST_DATABASE_URL });
+const envFor = (host: 'a' | 'b') => cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: taskQueue, HARNESS_HOME: homes[host], HARNESS_HOST_ID: host, DATABASE_URL: TEST_DATABASE_URL, HARNESS_CONFIG: path.join(root, 'harness.config.json') });
 
 beforeAll(async () => {
   client = new Client({ connection: await Connection.connect({ address: inject('temporalAddress') }) });

@@ -19,6 +19,9 @@ import { Conversations } from '../../activities/store/conversations';
 import type { MessageStore } from '../../activities/store/message-store';
 import { MemoryHost } from '../../activities/memory/host';
 import { McpPool } from '../../activities/mcp/pool';
+import { WorkerDeclarations } from '../../activities/declarations';
+import { declaredByConfig } from '../../config/declarations';
+import type { McpServerSpec } from '../../common/mcp';
 import type { ChatMessage } from '../../common/types';
 import { quietRuntime } from './quiet-runtime';
 import { parsePolicy, type Policy } from '../../common/policy/schema';
@@ -50,6 +53,16 @@ export interface TestHarness {
   store: MessageStore;
   /** The worker's MCP clients (closed by stop()). */
   mcp: McpPool;
+  /**
+   * What the worker declares (the test is its owner). turn(), finish() and finishApproving()
+   * declare the model endpoint and the inline MCP servers of the config they are given; a config
+   * resolved from a file names servers, which declareConfig() declares from the same file.
+   */
+  declarations: WorkerDeclarations;
+  /** Declares the model endpoint and inline MCP servers, private hosts and skills folders a session config uses (for sessions a test sends itself). */
+  declareUsed(config: SessionConfig): void;
+  /** Declares what a config file declares (its mcpServers, baseUrl, skills folders, private hosts), as `harness worker` does. */
+  declareConfig(file: string): void;
   stop(): Promise<void>;
 }
 
@@ -72,7 +85,14 @@ export async function startHarness(overrides: Partial<ActivityDeps> & { taskQueu
   const store = await messageStore();
   const conversations = new Conversations(messageStore);
   const mcp = overrides.mcp ?? new McpPool({ env: overrides.env ?? {} });
+  const declarations = overrides.declarations ?? WorkerDeclarations.fromEnv(overrides.env ?? {});
+  const declareUsed = (config: SessionConfig) => {
+    if (config.model.provider === 'openai' && config.model.baseUrl) declarations.add({ modelEndpoints: [config.model.baseUrl] });
+    const inline = (config.mcp?.servers ?? []).filter((s): s is McpServerSpec => s.command !== undefined || s.url !== undefined);
+    declarations.add({ mcpServers: inline, privateHosts: config.network?.allowPrivateHosts ?? [], skillFolders: config.skills?.folders ?? [] });
+  };
   const worker = await createHarnessWorker({
+    declarations,
     messageStore,
     mcp,
     connection: nativeConnection,
@@ -100,6 +120,7 @@ export async function startHarness(overrides: Partial<ActivityDeps> & { taskQueu
   };
   /** The turn's outcome as waitForTurn gives it (messages not read back yet). */
   const send = async (sessionId: string, config: SessionConfig, text: string, maxSteps?: number) => {
+    declareUsed(config);
     const { turnId } = await sendMessage(client, { taskQueue, sessionId, config, text, ...(maxSteps ? { maxSteps } : {}) });
     return waitForTurn(client, turnId, { pollMs: 100 });
   };
@@ -124,6 +145,11 @@ export async function startHarness(overrides: Partial<ActivityDeps> & { taskQueu
     complete,
     store,
     mcp,
+    declarations,
+    declareUsed,
+    declareConfig(file) {
+      declarations.add(declaredByConfig(file, {}, path.dirname(file)));
+    },
     async stop() {
       worker.shutdown();
       await running;

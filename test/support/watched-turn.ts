@@ -37,6 +37,7 @@ async function watch(client: Client, workflowId: string, done: () => boolean): P
  * none. Returns the result with its messages and records read back from the store.
  */
 export async function watchedTurn(h: TestHarness, sessionId: string, config: SessionConfig, text: string, opts: { approve?: boolean } = {}): Promise<TurnResult> {
+  h.declareUsed(config);
   const { turnId } = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config, text });
   let stop = false;
   const watcher = watch(h.client, turnId, () => stop);

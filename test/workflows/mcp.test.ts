@@ -28,6 +28,7 @@ function config(servers: Record<string, unknown>, steps: unknown[], extra: Recor
   writeFileSync(file, JSON.stringify({ mcpServers: servers, limits: { askUserTimeoutSec: 120, approvalTimeoutSec: 120 }, ...extra }));
   const script = writeScript(dir, { steps });
   const c = resolveSessionConfig({ config: file, model: `scripted:${script}` }, {}, dir);
+  h.declareConfig(file);
   return { ...c, limits: { ...c.limits, modelHeartbeatMs: 5_000 } };
 }
 

@@ -1,0 +1,161 @@
+/**
+ * What this worker's owner declared may run or be reached from the worker's host, outside the
+ * sandbox: MCP servers (their commands, environments, URLs), model endpoints, skills folders
+ * (mounted into sandboxes) and the private `host:port`s http_request may reach. They come from the
+ * owner only: code (`createHarnessWorker`), the worker's environment, or a config file the owner
+ * named or trusted (config/declarations.ts). A session's input, which anyone who can reach the
+ * Temporal server may write, only names what is declared here; naming anything else is refused
+ * before it starts, with a NOT_DECLARED failure that says what the worker declares instead.
+ */
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { parseHostEntry } from '../common/allow-hosts';
+import { canonicalJson } from '../common/digest';
+import { NOT_DECLARED } from '../common/errors';
+import type { McpServerRef, McpServerSpec } from '../common/mcp';
+import type { Declared } from '../config/declarations';
+import { projectRoot } from '../host/paths';
+
+
+/** The endpoint a session without a base URL uses (the official client's default). */
+export const DEFAULT_MODEL_ENDPOINT = 'https://api.openai.com/v1';
+
+/** The hint every refusal ends with: where the owner declares, and that a worker reads it at start. */
+const HINT = "declare it on the worker (its harness.config.json, named with --config or trusted with `harness trust`, or createHarnessWorker's options) and restart the worker (`harness dev --stop` stops the background one)";
+
+/** The declarations of one worker, checked by the activities that start or reach something. */
+export class WorkerDeclarations {
+  private readonly servers: Map<string, McpServerSpec>;
+  /** Origins: `scheme://host[:port]`. */
+  private readonly endpoints: Set<string>;
+  private readonly folders: Set<string>;
+  /** `host:port` in the guard's normal form. */
+  private readonly hosts: Set<string>;
+
+  constructor(declared: Declared = {}) {
+    this.servers = new Map();
+    this.endpoints = new Set();
+    this.folders = new Set();
+    this.hosts = new Set();
+    this.add(declared);
+  }
+
+  /**
+   * The declarations every worker has from its environment: the default endpoint and the ones keys
+   * are bound to (OPENAI_BASE_URL, api.deepseek.com, HARNESS_MODEL_KEYS hosts), the project's
+   * skills/ and HARNESS_SKILLS_DIRS. The environment is the owner's: whoever sets it runs the worker.
+   */
+  static fromEnv(env: Record<string, string | undefined>, more: Declared = {}): WorkerDeclarations {
+    const keyed = (env.HARNESS_MODEL_KEYS ?? '').split(',').flatMap((entry) => {
+      const host = entry.slice(0, entry.indexOf('=')).trim();
+      return entry.includes('=') && host ? [`https://${host}`] : [];
+    });
+    const skillsDirs = (env.HARNESS_SKILLS_DIRS ?? '').split(path.delimiter).filter(Boolean);
+    return new WorkerDeclarations({
+      mcpServers: more.mcpServers ?? [],
+      modelEndpoints: [DEFAULT_MODEL_ENDPOINT, 'https://api.deepseek.com', ...(env.OPENAI_BASE_URL ? [env.OPENAI_BASE_URL] : []), ...keyed, ...(more.modelEndpoints ?? [])],
+      skillFolders: [path.join(projectRoot(), 'skills'), ...skillsDirs, ...(more.skillFolders ?? [])],
+      privateHosts: more.privateHosts ?? [],
+    });
+  }
+
+  /** Declares more, after the worker started (a test's own servers; an app that learns an endpoint late). */
+  add(more: Declared): void {
+    for (const s of more.mcpServers ?? []) this.servers.set(s.name, s);
+    for (const u of more.modelEndpoints ?? []) {
+      const o = origin(u);
+      if (o) this.endpoints.add(o);
+    }
+    for (const f of more.skillFolders ?? []) this.folders.add(path.resolve(f));
+    for (const h of more.privateHosts ?? []) {
+      const key = hostKey(h);
+      if (key) this.hosts.add(key);
+    }
+  }
+
+  /** The names of the declared MCP servers. */
+  mcpServerNames(): string[] {
+    return [...this.servers.keys()];
+  }
+
+  /**
+   * The declared server a session names, with the session's settings for its tools (timeouts,
+   * risk, decision). A reference that carries a command or URL (a session from before servers were
+   * declared) is served only when they are exactly the declaration's.
+   */
+  mcpServer(ref: McpServerRef): McpServerSpec {
+    const declared = this.servers.get(ref.name);
+    const names = this.mcpServerNames();
+    const known = names.length ? `it declares ${names.join(', ')}` : 'it declares none';
+    if (!declared) throw notDeclared(`MCP server "${ref.name}" is not declared on this worker (${known})`);
+    if (carriesHostFields(ref) && canonicalJson(hostFields(ref)) !== canonicalJson(hostFields(declared))) {
+      throw notDeclared(`MCP server "${ref.name}" as this session names it (its command, URL or environment) differs from the worker's declaration`);
+    }
+    return { ...declared, startupTimeoutMs: ref.startupTimeoutMs, callTimeoutMs: ref.callTimeoutMs };
+  }
+
+  /** Refuses a model endpoint the worker did not declare (no request is sent to it). */
+  checkModelEndpoint(baseUrl: string | undefined): void {
+    const url = baseUrl ?? DEFAULT_MODEL_ENDPOINT;
+    const o = origin(url);
+    if (o && this.endpoints.has(o)) return;
+    throw notDeclared(`the model endpoint ${o ?? JSON.stringify(url)} is not declared on this worker (it declares ${[...this.endpoints].join(', ')})`);
+  }
+
+  /** Refuses skills folders the worker did not declare (they would be mounted into the sandbox). */
+  checkSkillFolders(folders: readonly string[] | undefined): void {
+    const missing = (folders ?? []).filter((f) => !this.folders.has(path.resolve(f)));
+    if (missing.length) throw notDeclared(`the skills folder${missing.length === 1 ? '' : 's'} ${missing.join(', ')} ${missing.length === 1 ? 'is' : 'are'} not declared on this worker`);
+  }
+
+  /** The entries of a session's `network.allowPrivateHosts` that the worker declared; the others open nothing. */
+  declaredPrivateHosts(entries: readonly string[] | undefined): string[] {
+    return (entries ?? []).filter((e) => {
+      const key = hostKey(e);
+      return key !== undefined && this.hosts.has(key);
+    });
+  }
+
+  /** One line for the worker's start: what it declared beyond the defaults. */
+  describe(): string {
+    const parts = [
+      this.servers.size ? `mcp servers ${this.mcpServerNames().join(',')}` : '',
+      `model endpoints ${[...this.endpoints].join(',')}`,
+      this.folders.size ? `skills folders ${[...this.folders].join(',')}` : '',
+      this.hosts.size ? `private hosts ${[...this.hosts].join(',')}` : '',
+    ];
+    return parts.filter(Boolean).join('; ');
+  }
+}
+
+/** The refusal of something a session named that the worker did not declare: one line, then where to declare it. */
+export function notDeclared(message: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(`${message}: ${HINT}`, NOT_DECLARED);
+}
+
+function carriesHostFields(ref: McpServerRef): boolean {
+  return ref.command !== undefined || ref.url !== undefined;
+}
+
+/** What of a server runs or is reached: the part a session may not choose. */
+function hostFields(s: McpServerRef): Record<string, unknown> {
+  if (s.url !== undefined) return { url: s.url, headers: s.headers ?? {} };
+  return { command: s.command, args: s.args ?? [], env: s.env ?? {}, cwd: s.cwd ?? null };
+}
+
+/** `scheme://host[:port]` of a URL (default ports dropped), or undefined for text that is not one. */
+function origin(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.origin.toLowerCase() : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `host:port` in the guard's normal form, or undefined for an entry without a port. */
+function hostKey(entry: string): string | undefined {
+  const parsed = parseHostEntry(entry);
+  if (!parsed || parsed.port === undefined) return undefined;
+  return `${parsed.host.includes(':') && !parsed.host.startsWith('[') ? `[${parsed.host}]` : parsed.host}:${parsed.port}`;
+}
