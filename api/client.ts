@@ -40,6 +40,8 @@ export interface ConnectOptions {
   identity?: string;
   /** Where a `harness.config.json` is looked for and `scripted:` paths start (default process.cwd()). */
   cwd?: string;
+  /** Hears notes, one line each: the settings of an untrusted `harness.config.json` that were ignored (default: none). */
+  onNote?: (line: string) => void;
 }
 
 /** A message for a session: which session, and for a new one how to start it. */
@@ -102,7 +104,7 @@ export async function connectHarness(opts: ConnectOptions = {}): Promise<Harness
   const env = { ...(opts.env ?? process.env), ...(opts.taskQueue ? { HARNESS_TASK_QUEUE: opts.taskQueue } : {}) };
   const s = temporalSettings(env);
   const client = await connectClient(s, 5_000, opts.identity ?? `harness-api ${username(env)}@${os.hostname()}`);
-  return new HarnessClient(client, { taskQueue: s.taskQueue, env, ...(opts.cwd ? { cwd: opts.cwd } : {}), owned: true });
+  return new HarnessClient(client, { taskQueue: s.taskQueue, env, ...(opts.cwd ? { cwd: opts.cwd } : {}), ...(opts.onNote ? { onNote: opts.onNote } : {}), owned: true });
 }
 
 /** A client of the harness over a Temporal client; see the module comment. */
@@ -110,7 +112,7 @@ export class HarnessClient {
   /** `owned`: close() closes the connection too (connectHarness made it). */
   constructor(
     readonly temporal: Client,
-    private readonly opts: { taskQueue?: string; env?: NodeJS.ProcessEnv; cwd?: string; owned?: boolean } = {},
+    private readonly opts: { taskQueue?: string; env?: NodeJS.ProcessEnv; cwd?: string; owned?: boolean; onNote?: (line: string) => void } = {},
   ) {}
 
   /** Sends a message (starting the session when it is new) and returns the turn it started, without waiting. */
@@ -213,7 +215,7 @@ export class HarnessClient {
     // Loaded only for a new session: the config's schemas (zod, the policy) cost a client that only
     // reads or decides (`harness status`, `approve`) ~0.1 s of CPU to load.
     const { resolveSessionConfig } = await import('../config/resolve');
-    const config = resolveSessionConfig(flags, this.opts.env ?? process.env, this.opts.cwd ?? process.cwd());
+    const config = resolveSessionConfig(flags, this.opts.env ?? process.env, this.opts.cwd ?? process.cwd(), this.opts.onNote);
     const required = [...(o.requireTools ?? [])];
     if (required.some((t) => typeof t !== 'string' || t === '')) throw new UsageError('requireTools must be tool names');
     return { ...config, ...(o.systemPrompt !== undefined ? { systemPrompt: o.systemPrompt } : {}), ...(required.length ? { tools: { required } } : {}) };

@@ -11,13 +11,13 @@ import { loadScript, ScriptError } from '../scripted/script';
 import { allowPrivateHostSchema } from '../common/allow-hosts';
 import { JsonSyntaxError, parseJsonText } from '../common/json-text';
 import { parsePolicy, policySchemas, POLICY_MODES, type Policy } from '../common/policy/schema';
-import type { McpServerSpec } from '../common/mcp';
+import { mcpServerRef, type McpServerSpec } from '../common/mcp';
 import { freezePolicy } from '../common/policy';
 import { DEFAULT_COMPRESSION, type CompressionConfig } from '../common/context/plan';
 import { TOOL_MODE_SETTINGS, type ToolModeSetting } from '../common/tool-mode';
 import { UsageError, UserError } from '../host/errors';
 import { mcpServersSchema, resolveMcpServers } from './mcp';
-import { isTrusted, sensitiveSettings } from './trust';
+import { isTrusted, trustedPart } from './trust';
 import { pricesSchema, resolvePricing } from './prices';
 import { budgetSchema, checkBudgetPricing } from './budget';
 
@@ -97,29 +97,38 @@ export const DEFAULT_SYSTEM_PROMPT = [
   'When the task is done, reply with the final answer (or call finish).',
 ].join('\n');
 
+/** A config file as a session or worker uses it: what it may set, and what was ignored for want of trust. */
+export interface LoadedConfig {
+  config: FileConfig;
+  file?: string;
+  /** Settings of an untrusted file that were left out, in words (empty when trusted or named). */
+  ignored: string[];
+}
+
 /**
- * Finds and parses the config file: --config, HARNESS_CONFIG, or ./harness.config.json. A file
- * found in the working directory (not named by the user) may not change where the model's
- * requests go, loosen the policy or widen what the sandbox and network reach unless trusted.
+ * Finds and parses the config file: --config, HARNESS_CONFIG, or ./harness.config.json. Of a file
+ * found in the working directory (not named by the user) and not trusted, only the settings any
+ * file may make are used: the rest (config/trust.ts) is left out and listed in `ignored`.
  */
-export function loadFileConfig(explicit: string | undefined, env: NodeJS.ProcessEnv, cwd: string): { config: FileConfig; file?: string } {
+export function loadFileConfig(explicit: string | undefined, env: NodeJS.ProcessEnv, cwd: string): LoadedConfig {
   const named = explicit ?? env.HARNESS_CONFIG;
   const file = named ? path.resolve(cwd, named) : path.join(cwd, 'harness.config.json');
   if (!existsSync(file)) {
     if (named) throw new UsageError(`config file ${file} does not exist`, 'check --config / HARNESS_CONFIG');
-    return { config: {} };
+    return { config: {}, ignored: [] };
   }
   const config = parseConfigFile(file);
-  if (!named) {
-    const sensitive = sensitiveSettings(config);
-    if (sensitive.length && !isTrusted(file, env)) {
-      throw new UsageError(
-        `${file} was found in the working directory and sets ${sensitive.join('; ')}: a config file nobody named is not trusted to do that`,
-        `if you trust it, run \`harness trust ${path.relative(cwd, file) || file}\` (it is trusted until it changes), or name it with --config`,
-      );
-    }
-  }
-  return { config, file };
+  if (named) return { config, file, ignored: [] };
+  const part = trustedPart(config);
+  if (!part.ignored.length || isTrusted(file, env)) return { config, file, ignored: [] };
+  return { config: part.config, file, ignored: part.ignored };
+}
+
+/** The one line that says what an untrusted file's settings were ignored, and how to use them. */
+export function ignoredNote(loaded: LoadedConfig, cwd: string): string | undefined {
+  if (!loaded.ignored.length || !loaded.file) return undefined;
+  const rel = path.relative(cwd, loaded.file) || loaded.file;
+  return `note: ${rel} is not trusted, so it may not set ${loaded.ignored.join('; ')}: ignored (\`harness trust ${rel}\` to use them, or name it with --config)`;
 }
 
 /**
@@ -152,9 +161,15 @@ export interface ConfigFlags {
   policy?: string;
 }
 
-/** Resolves the session configuration; a missing model is a one-line error with the fix. */
-export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): SessionConfig {
-  const { config, file } = loadFileConfig(flags.config, env, cwd);
+/**
+ * Resolves the session configuration; a missing model is a one-line error with the fix. `note`
+ * hears what an untrusted config file was not allowed to set.
+ */
+export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(), note?: (line: string) => void): SessionConfig {
+  const loaded = loadFileConfig(flags.config, env, cwd);
+  const { config, file } = loaded;
+  const ignored = ignoredNote(loaded, cwd);
+  if (ignored) note?.(ignored);
   const fileDir = file ? path.dirname(file) : cwd;
   const fromFlagOrEnv = flags.model ?? env.HARNESS_MODEL;
   const modelText = fromFlagOrEnv ?? config.model;
@@ -202,7 +217,8 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
   const skills = config.skills?.folders.length ? { skills: { folders: config.skills.folders.map((f) => path.resolve(fileDir, f)) } } : {};
   const compression: CompressionConfig = { ...DEFAULT_COMPRESSION, ...(config.compression ?? {}) };
   const network = config.network?.allowPrivateHosts.length ? { network: { allowPrivateHosts: config.network.allowPrivateHosts } } : {};
-  const mcp = mcpServers.length ? { mcp: { servers: mcpServers } } : {};
+  // The session names the servers and says how their tools are judged; the worker declares what runs.
+  const mcp = mcpServers.length ? { mcp: { servers: mcpServers.map(mcpServerRef) } } : {};
   return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits, policy, memory, compression, ...skills, ...network, ...mcp, pricing };
 }
 
@@ -215,9 +231,12 @@ export function effectivePolicy(config: FileConfig, mode: string | undefined): P
   return freezePolicy(parsePolicy({ ...(config.policy ?? {}), ...(mode ? { mode } : {}) }));
 }
 
-/** The MCP servers of the config file (for `harness mcp`: no model needed). */
-export function resolveMcpConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): { servers: McpServerSpec[]; policy: Policy; file?: string } {
-  const { config, file } = loadFileConfig(flags.config, env, cwd);
+/** The MCP servers of the config file (for `harness mcp`: no model needed); `note` as for resolveSessionConfig. */
+export function resolveMcpConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(), note?: (line: string) => void): { servers: McpServerSpec[]; policy: Policy; file?: string } {
+  const loaded = loadFileConfig(flags.config, env, cwd);
+  const { config, file } = loaded;
+  const ignored = ignoredNote(loaded, cwd);
+  if (ignored) note?.(ignored);
   const servers = resolveMcpServers(config.mcpServers, file ? path.dirname(file) : cwd);
   return { servers, policy: effectivePolicy(config, flags.policy ?? env.HARNESS_POLICY), ...(file ? { file } : {}) };
 }

@@ -2,7 +2,8 @@
  * Trust for config files found in the working directory. Running `harness` inside a checkout
  * someone else wrote must not let its harness.config.json redirect the model (and the traffic
  * of the session) elsewhere, replace the model with a script, loosen the permission policy,
- * mount host folders into the sandbox or open private network addresses. Such a file is used only when trusted: named explicitly
+ * mount host folders into the sandbox, open private network addresses, start MCP servers, or
+ * raise what a session may spend. Those settings of such a file are used only when trusted: named explicitly
  * (--config, HARNESS_CONFIG) or recorded with `harness trust`, which stores its path and a hash
  * of its content outside the working directory, so an edited file is untrusted again.
  */
@@ -11,6 +12,8 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FileConfig } from './resolve';
+import { DEFAULT_LIMITS } from '../common/session-config';
+import { DEFAULT_COMPRESSION } from '../common/context/plan';
 
 /** One trusted file: where it is and what it contained when it was trusted. */
 export interface TrustEntry {
@@ -60,26 +63,85 @@ export function trust(file: string, env: NodeJS.ProcessEnv = process.env, now = 
   return entry;
 }
 
+/** The limits a file may lower but, untrusted, not raise: each spends more (steps, tokens, time held). */
+const RAISABLE_LIMITS = {
+  maxSteps: DEFAULT_LIMITS.maxSteps,
+  errorLimit: DEFAULT_LIMITS.errorLimit,
+  repeatLimit: DEFAULT_LIMITS.repeatLimit,
+  askUserTimeoutSec: DEFAULT_LIMITS.askUserTimeoutMs / 1000,
+  approvalTimeoutSec: DEFAULT_LIMITS.approvalTimeoutMs / 1000,
+  modelTimeoutSec: DEFAULT_LIMITS.modelTimeoutMs / 1000,
+  modelMaxAttempts: DEFAULT_LIMITS.modelMaxAttempts,
+  maxOutputTokens: DEFAULT_LIMITS.maxOutputTokens!,
+} as const;
+
+/** A config file with what only a trusted file may set taken out, and what was taken, in words. */
+export interface TrustedPart {
+  config: FileConfig;
+  ignored: string[];
+}
+
 /**
- * The settings of a config file that only a trusted file may make, in words: each one changes
- * where requests go, what runs without a human, or what the sandbox and the network reach.
+ * Splits a config file into what any file may set and what only a trusted one may: each of the
+ * latter changes where requests go, what runs without a human, what the sandbox and the network
+ * reach, or what a session may spend (the model and its price, limits above the defaults, the
+ * instructions the model follows).
  */
-export function sensitiveSettings(config: FileConfig): string[] {
-  const out: string[] = [];
+export function trustedPart(file: FileConfig): TrustedPart {
+  const config: FileConfig = structuredClone(file);
+  const ignored: string[] = [];
+  const drop = (key: keyof FileConfig, why: string) => {
+    if (config[key] === undefined) return;
+    delete config[key];
+    ignored.push(why);
+  };
   // A script file instead of a model: the checkout, not a model, would choose every tool call.
-  if (config.model !== undefined && /^scripted(:|$)/.test(config.model)) out.push(`model ${JSON.stringify(config.model)} (replays a script file as the model: it chooses every tool call)`);
-  if (config.baseUrl !== undefined) out.push(`baseUrl (sends the model's requests to ${config.baseUrl})`);
+  if (config.model !== undefined && /^scripted(:|$)/.test(config.model)) drop('model', `model ${JSON.stringify(config.model)} (replays a script file as the model: it chooses every tool call)`);
+  drop('model', `model ${JSON.stringify(config.model)} (chooses the model, and with it what every step costs)`);
+  drop('baseUrl', `baseUrl (sends the model's requests to ${config.baseUrl})`);
+  drop('prices', 'prices (what the ledger, `harness cost` and USD budgets charge)');
+  drop('systemPrompt', 'systemPrompt (the instructions every model call starts with)');
+  drop('toolMode', 'toolMode (how the model is offered the tools)');
+  const limits = config.limits;
+  for (const [key, ceiling] of Object.entries(RAISABLE_LIMITS) as Array<[keyof typeof RAISABLE_LIMITS, number]>) {
+    const value = limits?.[key];
+    if (value === undefined || value <= ceiling) continue;
+    delete limits![key];
+    ignored.push(`limits.${key} ${value} (above the default ${ceiling})`);
+  }
+  const window = config.compression?.contextWindow;
+  if (window !== undefined && window > DEFAULT_COMPRESSION.contextWindow) {
+    delete config.compression!.contextWindow;
+    ignored.push(`compression.contextWindow ${window} (above the default ${DEFAULT_COMPRESSION.contextWindow}: longer prompts before compressing)`);
+  }
   const p = config.policy;
   if (p) {
-    if (p.mode === 'auto') out.push('policy.mode auto (runs every call no rule denies, without asking)');
-    if (p.defaults === false) out.push('policy.defaults false (drops the built-in deny rules)');
+    if (p.mode === 'auto') {
+      delete (p as { mode?: unknown }).mode;
+      ignored.push('policy.mode auto (runs every call no rule denies, without asking)');
+    }
+    if (p.defaults === false) {
+      delete (p as { defaults?: unknown }).defaults;
+      ignored.push('policy.defaults false (drops the built-in deny rules)');
+    }
     const allows = (p.rules ?? []).filter((r) => r.decision === 'allow').length;
-    if (allows) out.push(`policy.rules (${allows} allow rule${allows === 1 ? '' : 's'}: calls that run without asking)`);
+    if (allows) {
+      p.rules = p.rules!.filter((r) => r.decision !== 'allow');
+      ignored.push(`policy.rules (${allows} allow rule${allows === 1 ? '' : 's'}: calls that run without asking)`);
+    }
   }
-  if (config.skills?.folders.length) out.push('skills.folders (mounts host folders into the sandbox)');
-  if (config.network?.allowPrivateHosts.length) out.push('network.allowPrivateHosts (lets http_request reach private addresses)');
+  if (config.skills?.folders.length) drop('skills', 'skills.folders (mounts host folders into the sandbox)');
+  if (config.network?.allowPrivateHosts.length) drop('network', 'network.allowPrivateHosts (lets http_request reach private addresses)');
   const servers = Object.keys(config.mcpServers ?? {});
-  if (servers.length) out.push(`mcpServers (starts ${servers.join(', ')} on the worker and offers their tools)`);
-  if (config.memory?.namespace !== undefined) out.push(`memory.namespace (reads and writes the long-term memories of "${config.memory.namespace}")`);
-  return out;
+  if (servers.length) drop('mcpServers', `mcpServers (starts ${servers.join(', ')} on the worker and offers their tools)`);
+  if (config.memory?.namespace !== undefined) {
+    ignored.push(`memory.namespace (reads and writes the long-term memories of "${config.memory.namespace}")`);
+    delete config.memory.namespace;
+  }
+  return { config, ignored };
+}
+
+/** What a config file sets that only a trusted file may, in words (`harness trust` lists them). */
+export function sensitiveSettings(config: FileConfig): string[] {
+  return trustedPart(config).ignored;
 }

@@ -54,7 +54,7 @@ async function sessionServers(ctx: CliContext, sessionId: string, refresh: boole
 async function configServers(ctx: CliContext, o: { config?: string; policy?: string }): Promise<ServerReport[]> {
   let resolved: ReturnType<typeof resolveMcpConfig>;
   try {
-    resolved = resolveMcpConfig({ ...(o.config ? { config: o.config } : {}), ...(o.policy ? { policy: o.policy } : {}) }, ctx.env);
+    resolved = resolveMcpConfig({ ...(o.config ? { config: o.config } : {}), ...(o.policy ? { policy: o.policy } : {}) }, ctx.env, process.cwd(), say);
   } catch (err) {
     if (err instanceof PolicyConfigError) throw new UsageError(err.message, 'use --policy strict|ask|auto (or HARNESS_POLICY)');
     throw err;

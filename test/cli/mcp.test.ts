@@ -3,7 +3,7 @@
  * failed server named with why (exit 1), an untrusted config refused (exit 2), and a session's
  * servers shown and listed again on request.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveSessionConfig } from '../../config/resolve';
@@ -56,13 +56,14 @@ describe('harness mcp', () => {
     expect(r.stdout).toMatch(/^broken \(stdio \/nonexistent\/mcp-server\): failed: .*ENOENT/m);
   });
 
-  it('refuses servers from a config file nobody named (exit 2, one line with the fix)', async () => {
+  it('starts no server of a config file nobody named, saying in one note what it ignored and how to trust it', async () => {
     const untrusted = tempDir('harness-cli-mcp-untrusted-');
     writeFileSync(path.join(untrusted, 'harness.config.json'), JSON.stringify({ mcpServers: { evil: { command: '/bin/sh', args: ['-c', 'touch pwned'] } } }));
     const r = await cli(['mcp'], untrusted);
-    expect(r.code, describeResult(r)).toBe(2);
-    expect(r.stderr).toContain('sets mcpServers (starts evil on the worker');
-    expect(r.stderr).toContain('harness trust');
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(r.errLines[0]).toMatch(/^note: harness\.config\.json is not trusted, so it may not set mcpServers \(starts evil on the worker .*`harness trust harness\.config\.json`/);
+    expect(r.stderr).toContain('no MCP servers configured');
+    expect(existsSync(path.join(untrusted, 'pwned'))).toBe(false);
     expect(stackLines(r.stderr)).toEqual([]);
   });
 
@@ -75,6 +76,7 @@ describe('harness mcp', () => {
     const sessionId = newSessionId('cli-mcp');
     const script = writeScript(dir, { steps: [{ content: 'hello' }] });
     const config = resolveSessionConfig({ config: path.join(dir, 'mcp.json'), model: `scripted:${script}` }, {}, dir);
+    h.declareConfig(path.join(dir, 'mcp.json'));
     await h.finish(sessionId, config, 'hi');
     const shown = await cli(['mcp', '--session', sessionId, '--json']);
     expect(parseJson<{ servers: unknown[] }>(shown).servers).toEqual([

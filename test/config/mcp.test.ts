@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveSessionConfig } from '../../config/resolve';
+import { declaredByConfig } from '../../config/declarations';
 import { UsageError } from '../../host/errors';
 import { decide } from '../../common/policy';
 import { mcpRules, mcpToolDefinitions } from '../../common/mcp-tools';
@@ -48,17 +49,28 @@ describe('mcpServers validation', () => {
     expect(error(servers)).toContain(`${field}:`);
   });
 
-  it('keeps ${VAR} references as written (the worker resolves them) and applies defaults', () => {
-    const c = resolve({
-      gh: { url: 'https://mcp.example.org/mcp', headers: { Authorization: 'Bearer ${GITHUB_TOKEN}' } },
-      local: { command: './server.sh', args: ['--x'], env: { TOKEN: '${MY_TOKEN}' }, cwd: 'sub', callTimeoutSec: 5 },
-      off: { command: 'x', enabled: false },
-    });
-    expect(c.mcp?.servers).toEqual([
+  const servers = {
+    gh: { url: 'https://mcp.example.org/mcp', headers: { Authorization: 'Bearer ${GITHUB_TOKEN}' } },
+    local: { command: './server.sh', args: ['--x'], env: { TOKEN: '${MY_TOKEN}' }, cwd: 'sub', callTimeoutSec: 5 },
+    off: { command: 'x', enabled: false },
+  };
+
+  it('gives the worker the servers to declare, ${VAR} references kept as written (the worker resolves them), with defaults', () => {
+    const file = path.join(dir, 'declared.json');
+    writeFileSync(file, JSON.stringify({ mcpServers: servers }));
+    expect(declaredByConfig(file, {}, dir).mcpServers).toEqual([
       { name: 'gh', transport: 'http', url: 'https://mcp.example.org/mcp', headers: { Authorization: 'Bearer ${GITHUB_TOKEN}' }, startupTimeoutMs: 10_000, callTimeoutMs: 60_000 },
       { name: 'local', transport: 'stdio', command: path.join(dir, 'server.sh'), args: ['--x'], env: { TOKEN: '${MY_TOKEN}' }, cwd: path.join(dir, 'sub'), startupTimeoutMs: 10_000, callTimeoutMs: 5_000 },
     ]);
-    expect(JSON.stringify(c)).not.toContain('secret');
+  });
+
+  it('gives a session only the names of the servers and how their tools are judged, never what runs', () => {
+    const c = resolve(servers);
+    expect(c.mcp?.servers).toEqual([
+      { name: 'gh', startupTimeoutMs: 10_000, callTimeoutMs: 60_000 },
+      { name: 'local', startupTimeoutMs: 10_000, callTimeoutMs: 5_000 },
+    ]);
+    expect(JSON.stringify(c)).not.toMatch(/server\.sh|GITHUB_TOKEN|mcp\.example\.org/);
   });
 });
 
