@@ -60,7 +60,7 @@ describe('two approvers', () => {
 
     // A looks; B denies what A looked at; the model asks for another call.
     const looked = await as('a', ['status', sessionId]);
-    expect(looked.stdout).toContain('path: "seen.txt"');
+    expect(looked.stdout).toContain('seen.txt');
     const denied = await as('b', ['deny', sessionId, 't1-s1-c0', '--reason', 'not that file', '--no-wait']);
     expect(denied.code, describeResult(denied)).toBe(0);
     await expect.poll(() => pendingIds(sessionId), { timeout: 30_000, interval: 300 }).toBe('t1-s2-c0');
