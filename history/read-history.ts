@@ -2,8 +2,10 @@
  * A run's history read from Temporal page by page, for everything that reads histories whole
  * (trace, cost, replay, retry, fork, watch). A page is one gRPC message, and the client takes
  * messages up to a limit (client/temporal.ts raises grpc-js's 4 MB default): a page over it is
- * asked for again with fewer events, down to one, and an event over it by itself is a one-line
- * UserError naming the workflow and the event's size, never a gRPC error or a stack trace.
+ * asked for again with fewer events, down to one. Temporal pages by the batches it wrote events
+ * in (an event with what it wrote along with it: signals that came together, an activity's
+ * completion), so a batch over the limit by itself cannot be read: that is a one-line UserError
+ * naming the workflow and the size, never a gRPC error or a stack trace.
  */
 import type { Client } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
@@ -17,15 +19,15 @@ const CLOSE_EVENT = 2;
 // grpc.status.RESOURCE_EXHAUSTED: what grpc-js answers a message over the receive limit with.
 const RESOURCE_EXHAUSTED = 8;
 
-/** An event of a history is larger than the client takes in one message. */
-export class HistoryEventTooLarge extends UserError {
+/** A batch of a history's events is larger than the client takes in one message. */
+export class HistoryBatchTooLarge extends UserError {
   constructor(
     readonly workflowId: string,
     readonly bytes: number,
     readonly limit: number,
   ) {
     super(
-      `${workflowId}: an event of its history is ${megabytes(bytes)}, more than the ${megabytes(limit)} Temporal's client takes in one message`,
+      `${workflowId}: Temporal sends ${sizeText(bytes)} of its history in one piece (an event and those written with it), more than the ${sizeText(limit)} its client takes in one message`,
       `the rest of the history cannot be read past it; Temporal's Web UI or \`temporal workflow show --workflow-id '${workflowId}'\` may show it`,
     );
   }
@@ -57,7 +59,7 @@ export async function readHistory(client: Client, workflowId: string, runId?: st
     } catch (err) {
       const over = overLimit(err);
       if (!over) throw err;
-      if (size === 1) throw new HistoryEventTooLarge(workflowId, over.bytes, over.limit);
+      if (size === 1) throw new HistoryBatchTooLarge(workflowId, over.bytes, over.limit);
       // The same page again with fewer events: the token says where it starts, not how long it is.
       size = Math.max(1, Math.floor(size / 8));
       continue;
@@ -77,6 +79,6 @@ export function overLimit(err: unknown): { bytes: number; limit: number } | unde
   return m ? { bytes: Number(m[1]), limit: Number(m[2]) } : undefined;
 }
 
-function megabytes(bytes: number): string {
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+function sizeText(bytes: number): string {
+  return bytes < 1024 * 1024 ? `${Math.round(bytes / 1024)} KB` : `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }

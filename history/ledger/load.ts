@@ -12,7 +12,7 @@ import type { Run } from '../trace/runs';
 import { readTimeline } from '../trace/timeline';
 import { combine, recordedLedger, turnLedger } from './compute';
 import { fetchRawRuns, type RawRun } from './fetch';
-import { HistoryEventTooLarge, readHistory } from '../read-history';
+import { HistoryBatchTooLarge, readHistory } from '../read-history';
 import { childrenOf, scanTurn, trialTurns, withoutResetBases, workflowTypeOf } from './scan';
 import type { Ledger, TurnLedger } from './types';
 
@@ -58,7 +58,7 @@ async function turnsOf(client: Client, turnIds: string[], opts: LedgerOptions): 
         out[i] = await oneTurn(client, id, opts);
       } catch (err) {
         // One turn the client cannot read whole is a note; the others are counted.
-        if (!(err instanceof HistoryEventTooLarge)) throw err;
+        if (!(err instanceof HistoryBatchTooLarge)) throw err;
         notes.push(`${err.message}; not counted`);
         continue;
       }

@@ -5,7 +5,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { UserError } from '../../host/errors';
-import { HistoryEventTooLarge } from '../read-history';
+import { HistoryBatchTooLarge } from '../read-history';
 import { addPayloads, addStoredRecords, SessionPayloads, type OpenedStore } from './payloads';
 import { fetchRuns, type Run } from './runs';
 import { readTimeline } from './timeline';
@@ -85,7 +85,7 @@ export async function loadTrace(client: Client, id: string, opts: TraceOptions =
   for (const turnId of turnIds) {
     const turnRuns = await fetchRuns(client, turnId).catch((err: unknown) => {
       // One turn the client cannot read whole is a note; the session's other turns are shown.
-      if (!(err instanceof HistoryEventTooLarge)) throw err;
+      if (!(err instanceof HistoryBatchTooLarge)) throw err;
       notes.push(`${err.message}; not shown`);
       return undefined;
     });

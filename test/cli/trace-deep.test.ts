@@ -73,7 +73,7 @@ describe('readers of a call whose arguments nest 100,000 deep', () => {
     }
   });
 
-  it('harness trace prints the story as text; --full prints the arguments with the mark', async () => {
+  it('harness trace prints the story as text, --full the arguments with the mark; harness cost counts the turn', async () => {
     const text = await cli(['trace', turnId]);
     expect(text.code, describeResult(text)).toBe(0);
     expect(text.stdout).toMatch(/tool read_file \{"path":\[\[\[.*INVALID_ARGUMENTS/);
@@ -84,6 +84,10 @@ describe('readers of a call whose arguments nest 100,000 deep', () => {
     expect(full.stderr).toBe('');
     expect(full.stdout).toContain(MARK);
     expect(stackLines(full.stdout + full.stderr)).toEqual([]);
+
+    const cost = await cli(['cost', sessionId, '--calls', '--json']);
+    expect(cost.code, describeResult(cost)).toBe(0);
+    expect(JSON.parse(cost.stdout)).toMatchObject({ id: sessionId, turns: [{ turn_id: turnId }] });
   });
 
   it('harness trace --follow of the closed turn prints it and says it has closed', async () => {
@@ -95,13 +99,7 @@ describe('readers of a call whose arguments nest 100,000 deep', () => {
     }
   });
 
-  it('harness cost counts the turn', async () => {
-    const r = await cli(['cost', sessionId, '--json']);
-    expect(r.code, describeResult(r)).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ id: sessionId });
-  });
-
-  it('the console\'s trace endpoint answers with the spans, the arguments marked', async () => {
+  it('the console\'s trace endpoint and the session view\'s live stream give the spans, the arguments marked', async () => {
     const console = await startTraceConsole(h, client);
     try {
       for (const full of [false, true]) {
@@ -110,6 +108,9 @@ describe('readers of a call whose arguments nest 100,000 deep', () => {
         const body = JSON.parse(r.body) as { spans: { type: string; input: Record<string, unknown> }[] };
         expect(shape(body.spans.find((s) => s.type === 'tool_call')!.input.args).leaves).toEqual(new Set([MARK]));
       }
+      const live = await console.events(turnId);
+      expect(live).toMatch(/event: closed\n/);
+      expect(live).toContain(MARK);
     } finally {
       await console.close();
     }

@@ -87,7 +87,7 @@ describe('readers of a turn whose history is over 4 MB', () => {
     }
   });
 
-  it('the console\'s trace endpoint answers with the session\'s spans', async () => {
+  it('the console\'s trace endpoint and the session view\'s live stream give the session\'s spans', async () => {
     const console = await startTraceConsole(h, client);
     try {
       const r = await console.trace(sessionId);
@@ -95,6 +95,9 @@ describe('readers of a turn whose history is over 4 MB', () => {
       const body = JSON.parse(r.body) as { spans: { type: string }[]; notes: string[] };
       expect(body.spans.filter((s) => s.type === 'turn')).toHaveLength(2);
       expect(body.notes).toEqual([]);
+      const live = await console.events(turnId);
+      expect(live).toMatch(/event: closed\n/);
+      expect(live).toContain('Written. HARNESS_OK');
     } finally {
       await console.close();
     }

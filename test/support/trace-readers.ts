@@ -1,6 +1,6 @@
 /**
  * The readers of a session's history besides `harness trace` and `harness cost`, as they run in
- * production: the console's trace endpoint (over HTTP, with its token) on a client made the way
+ * production: the console's trace endpoint and live stream (over HTTP, with its token) on a client made the way
  * `harness console` makes it, and the continuous OTLP export `harness dev` does, to a receiver
  * that takes OTLP/HTTP protobuf bodies and keeps them.
  */
@@ -21,7 +21,10 @@ export function productionClient(h: TestHarness): Promise<Client> {
 }
 
 /** The console on a production client; `trace(id)` GETs /api/trace as the page does. */
-export async function startTraceConsole(h: TestHarness, client: Client): Promise<{ trace(id: string, full?: boolean): Promise<{ status: number; body: string }>; close(): Promise<void> }> {
+export async function startTraceConsole(
+  h: TestHarness,
+  client: Client,
+): Promise<{ trace(id: string, full?: boolean): Promise<{ status: number; body: string }>; events(id: string): Promise<string>; close(): Promise<void> }> {
   const server: ConsoleServer = await startConsole(
     { harness: new HarnessClient(client, { taskQueue: h.taskQueue }), home: h.home, env: { DATABASE_URL: TEST_DATABASE_URL }, taskQueue: h.taskQueue, namespace: 'default' },
     { host: '127.0.0.1', port: 0, token: TOKEN },
@@ -30,6 +33,11 @@ export async function startTraceConsole(h: TestHarness, client: Client): Promise
     async trace(id, full = false) {
       const res = await fetch(`${server.base}/api/trace?id=${encodeURIComponent(id)}${full ? '&full=1' : ''}`, { headers: { Authorization: `Bearer ${TOKEN}` } });
       return { status: res.status, body: await res.text() };
+    },
+    // The session view's live stream of a closed turn: its spans, then `closed` and the end of the stream.
+    async events(id) {
+      const res = await fetch(`${server.base}/api/events?id=${encodeURIComponent(id)}`, { headers: { Authorization: `Bearer ${TOKEN}` }, signal: AbortSignal.timeout(60_000) });
+      return res.text();
     },
     close: () => server.close(),
   };
