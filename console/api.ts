@@ -1,9 +1,14 @@
 /**
  * What the console's page asks for, as JSON: the sessions with their own state, a session's
  * trace (spans; `full` adds the payloads read from the message store), the approval inbox across
- * all sessions, and the decisions taken in the page (approve, approve always, deny with a reason,
- * answer), each through the public client, so a decision is the same update `harness approve`
- * sends, under the console's identity.
+ * all sessions, one call's every argument whole, and the decisions taken in the page (approve,
+ * approve always, deny with a reason, answer), each through the public client, so a decision is
+ * the same update `harness approve` sends, under the console's identity.
+ *
+ * Everything the page draws leaves here as display text, escaped by the CLI's own function
+ * (host/terminal/escape.ts): bidi controls, zero-width and other invisible characters arrive as
+ * `\u202e`, `\u200b` …, so the page shows what the terminal shows, by one rule. The page acts
+ * only on `ref`: the raw ids it puts in addresses and decisions, never drawn.
  */
 import type { HarnessClient } from '../api/client';
 import type { PendingApproval } from '../common/session';
@@ -12,7 +17,11 @@ import type { PolicyCall } from '../common/policy/match';
 import type { Policy } from '../common/policy/schema';
 import { listSessions, type SessionRow } from '../client/session-list';
 import { openMessageStore } from '../client/store-reader';
+import { callView, INLINE_MAX, showCommand, type CallView } from '../client/call-view';
+import { callDetail } from '../client/call-detail';
+import type { Span } from '../history/trace/types';
 import { UserError } from '../host/errors';
+import { escapeForTerminal, escapeJsonForTerminal } from '../host/terminal/escape';
 
 /** What the API needs. */
 export interface ApiDeps {
@@ -25,32 +34,41 @@ export interface ApiDeps {
   namespace: string;
 }
 
-/** A pending call in the inbox, with what approving it always would grant. */
+/** A pending call in the inbox, with every argument as the views show it and what approving it always would grant. */
 export interface InboxItem {
   session_id: string;
   turn_id?: string;
   kind: 'approval' | 'question' | 'budget';
-  call?: PendingApproval & { always_grants: string };
+  call?: PendingApproval & { always_grants: string; view: CallView; show: string };
   question?: string;
   call_id?: string;
   since: string;
+  /** What the page puts in addresses and decisions (raw): never drawn. */
+  ref: { session_id: string; call_id?: string; digest?: string };
 }
 
-/** The sessions, newest first. */
-export async function sessions(d: ApiDeps, limit = 50): Promise<SessionRow[]> {
-  return listSessions(d.harness.temporal, { limit, taskQueue: d.taskQueue });
+/** The sessions, newest first, as display text; `ref.session_id` for links. */
+export async function sessions(d: ApiDeps, limit = 50): Promise<(SessionRow & { ref: { session_id: string } })[]> {
+  const rows = await listSessions(d.harness.temporal, { limit, taskQueue: d.taskQueue });
+  return rows.map((r) => ({ ...displayed(r), ref: { session_id: r.session_id } }));
 }
 
-/** Everything waiting for a person, across all sessions. */
+/** Everything waiting for a person, across all sessions, as display text. */
 export async function inbox(d: ApiDeps): Promise<InboxItem[]> {
-  const rows = (await sessions(d, 200)).filter((r) => r.pending);
+  const rows = (await listSessions(d.harness.temporal, { limit: 200, taskQueue: d.taskQueue })).filter((r) => r.pending);
   const items: InboxItem[] = [];
   for (const r of rows) {
     const p = r.pending!;
     const base = { session_id: r.session_id, ...(r.current_turn ? { turn_id: r.current_turn } : {}), since: r.last_activity_at };
-    if (p.kind === 'approvals') for (const c of p.calls) items.push({ ...base, kind: 'approval', call: { ...c, always_grants: grantPreview(c) } });
-    else if (p.kind === 'question') items.push({ ...base, kind: 'question', question: p.question, call_id: p.callId });
-    else items.push({ ...base, kind: 'budget' });
+    const ref = { session_id: r.session_id };
+    if (p.kind === 'approvals') {
+      for (const c of p.calls) {
+        // The view is built from the raw arguments (it escapes each); the rest is escaped whole.
+        const call = { ...displayed(c), always_grants: displayed(grantPreview(c)), view: callView(c.args), show: displayed(showCommand(r.session_id, c.callId)) };
+        items.push({ ...displayed(base), kind: 'approval', call, ref: { ...ref, call_id: c.callId, ...(c.digest !== undefined ? { digest: c.digest } : {}) } });
+      }
+    } else if (p.kind === 'question') items.push({ ...displayed(base), kind: 'question', question: displayed(p.question), call_id: displayed(p.callId), ref });
+    else items.push({ ...displayed(base), kind: 'budget', ref });
   }
   return items;
 }
@@ -61,15 +79,60 @@ export function grantPreview(c: PendingApproval): string {
   return describeGrant(alwaysRuleFor(call, { version: 3 } as Policy));
 }
 
-/** A session's or turn's trace; `full` adds the payloads from the message store. */
+/** A session's or turn's trace, each span as display text; `full` adds the payloads from the message store (as escaped JSON text, `payload`). */
 export async function trace(d: ApiDeps, id: string, full: boolean): Promise<unknown> {
   const store = full ? await openMessageStore(d.home, d.env) : undefined;
   try {
     const t = await d.harness.trace(id, store ? { store } : {});
-    return { ...t, spans: t.spans.map((s) => s.span), links: links(d, t.sessionId, t.spans.map((s) => s.span).filter((s) => s.type === 'turn').map((s) => s.name)) };
+    const spans = t.spans.map((s) => s.span);
+    return {
+      ...displayed({ ...t, spans: [] }),
+      spans: spans.map((s) => ({ ...displaySpan(s), ...(full ? { payload: escapeJsonForTerminal(JSON.stringify({ input: s.input, output: s.output, error: s.error }, null, 2)) } : {}) })),
+      links: links(d, t.sessionId, spans.filter((s) => s.type === 'turn').map((s) => s.name)),
+    };
   } finally {
     if (store && 'close' in store) await store.close();
   }
+}
+
+/**
+ * A span as the page draws it: every string escaped, a call's arguments as the approval views
+ * show them (`view`), the raw ids in `ref` (a turn's name is the id its trace is fetched by; a
+ * call's session and id fetch its every argument).
+ */
+export function displaySpan(s: Span): Record<string, unknown> {
+  const args = (s.type === 'approval' || s.type === 'tool_call') && s.input.args !== undefined ? { view: callView(s.input.args) } : {};
+  const callId = typeof s.input.call_id === 'string' ? { call_id: s.input.call_id } : {};
+  return { ...displayed(s), ...args, ref: { name: s.name, session_id: s.session_id, ...callId } };
+}
+
+/**
+ * One call of a session, every argument whole (for the page's expander), as display text: each
+ * value escaped like `harness show` prints it, newlines and tabs kept (the page shows it in a
+ * `pre`), with its size.
+ */
+export async function call(d: ApiDeps, sessionId: string, callId: string): Promise<unknown> {
+  const c = await callDetail(d.harness.temporal, sessionId, callId, () => openMessageStore(d.home, d.env));
+  const entries = c.args && typeof c.args === 'object' && !Array.isArray(c.args) ? Object.entries(c.args as Record<string, unknown>) : [['(arguments)', c.args] as const];
+  const args = entries.map(([name, value]) => {
+    const text = typeof value === 'string' ? value : (JSON.stringify(value, null, 2) ?? String(value));
+    const long = text.length > INLINE_MAX || text.includes('\n');
+    return {
+      name: escapeForTerminal(name),
+      text: escapeForTerminal(typeof value === 'string' && !long ? JSON.stringify(value) : text, { keepNewlines: true, keepTabs: true }),
+      size: typeof value === 'string' ? `${Array.from(value).length} characters, ${Buffer.byteLength(value, 'utf8')} bytes` : `${text.length} characters of JSON`,
+    };
+  });
+  const { args: _raw, ...rest } = c;
+  return { ...displayed(rest), args };
+}
+
+/** Every string in the value (keys too) escaped for display; the value's shape kept. */
+export function displayed<T>(value: T): T {
+  if (typeof value === 'string') return escapeForTerminal(value) as T;
+  if (Array.isArray(value)) return value.map((v) => displayed(v)) as T;
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [escapeForTerminal(k), displayed(v)])) as T;
+  return value;
 }
 
 /** Links to the Temporal Web UI for the raw events of the session and its turns. */

@@ -14,6 +14,7 @@ import { UserError } from '../host/errors';
 import { watchSession, watchTurn } from '../client/watch/live';
 import { allowedHosts, postProblem, requestToken, securityHeaders, tokenCookie, tokenMatches } from './security';
 import * as api from './api';
+import type { Span } from '../history/trace/types';
 
 /** A running console. */
 export interface ConsoleServer {
@@ -71,6 +72,7 @@ export async function startConsole(deps: api.ApiDeps, opts: { host: string; port
     if (url.pathname === '/api/inbox') return json(res, 200, await api.inbox(deps));
     const id = url.searchParams.get('id') ?? '';
     if (url.pathname === '/api/trace') return json(res, 200, await api.trace(deps, id, url.searchParams.get('full') === '1'));
+    if (url.pathname === '/api/call') return json(res, 200, await api.call(deps, url.searchParams.get('session') ?? '', url.searchParams.get('call') ?? ''));
     if (url.pathname === '/api/events') return events(req, res, id);
     return json(res, 404, { error: 'no such page' });
   };
@@ -88,7 +90,7 @@ export async function startConsole(deps: api.ApiDeps, opts: { host: string; port
     req.on('close', () => stop.abort());
     const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
     try {
-      const o = { signal: stop.signal, onChange: (c: { change: string; span: unknown }) => res.write(`data: ${JSON.stringify({ change: c.change, span: c.span, at: Date.now() })}\n\n`) };
+      const o = { signal: stop.signal, onChange: (c: { change: string; span: Span }) => res.write(`data: ${JSON.stringify({ change: c.change, span: api.displaySpan(c.span), at: Date.now() })}\n\n`) };
       const found = /\/turn-\d+$/.test(id) ? await watchTurn(deps.harness.temporal, id, o) : await watchSession(deps.harness.temporal, id, o);
       res.write(`event: ${found ? 'closed' : 'unknown'}\ndata: {}\n\n`);
     } catch (err) {

@@ -1,6 +1,10 @@
 // The console's page: three views on the JSON API (console/api.ts), no framework, no build step.
 // Every value from a session (model text, tool arguments and results, questions, names) enters the
-// page as text (textContent, never HTML), so `<script>` in a reply is shown, not run.
+// page as text (textContent, never HTML), so `<script>` in a reply is shown, not run. The API sends
+// it already escaped by the CLI's own rule (host/terminal/escape.ts: bidi controls, zero-width and
+// other invisible characters as `\u202e` …), so the page draws what the terminal draws; the raw
+// ids it acts on come apart, in `ref`, and are never drawn.
+
 const main = document.getElementById('main');
 let stopView = () => {};
 
@@ -85,8 +89,8 @@ function sessionsView() {
     });
     body.replaceChildren(
       ...shown.map((r) =>
-        el('tr', { 'data-session': r.session_id },
-          el('td', {}, el('a', { href: `#/s/${encodeURIComponent(r.session_id)}` }, r.session_id)),
+        el('tr', { 'data-session': r.ref.session_id },
+          el('td', {}, el('a', { href: `#/s/${encodeURIComponent(r.ref.session_id)}` }, r.session_id)),
           el('td', { class: `state-${r.state}` }, stateText(r)),
           el('td', {}, String(r.turns)),
           el('td', {}, String(r.usage.total_tokens)),
@@ -110,6 +114,41 @@ function sessionsView() {
   });
 }
 
+/**
+ * A call's arguments as every approval view shows them (console/api.ts builds `view` with the
+ * CLI's code): the command, then every other argument; a long one cut, with its size and a
+ * button that fetches it whole (`ref`: the raw session and call ids).
+ */
+function argsBlock(view, ref) {
+  const row = (name, text, size) => {
+    const value = el('code', { class: 'arg-value' }, text);
+    const box = el('div', { class: 'arg', 'data-arg': name }, el('span', { class: 'arg-name' }, `${name}: `), value);
+    if (size === undefined) return box;
+    const more = el('button', { class: 'expand', type: 'button' }, `show all (${size})`);
+    more.addEventListener('click', async (e) => {
+      e.stopPropagation();
+      more.disabled = true;
+      try {
+        const call = await getJson(`/api/call?session=${encodeURIComponent(ref.session_id)}&call=${encodeURIComponent(ref.call_id)}`);
+        const whole = call.args.find((a) => a.name === name);
+        value.replaceWith(el('pre', { class: 'arg-whole' }, whole ? whole.text : '(not found)'));
+        more.replaceWith(el('span', { class: 'muted' }, whole ? ` (${whole.size})` : ''));
+        if (call.problem) box.append(el('p', { class: 'error' }, call.problem));
+      } catch (err) {
+        more.disabled = false;
+        box.append(el('span', { class: 'error' }, ` ${err.message}`));
+      }
+    });
+    box.append(el('span', { class: 'arg-size muted' }, ` (${size}) `), more);
+    return box;
+  };
+  const rows = [];
+  if (view.headline !== undefined) rows.push(row('command', view.headline));
+  for (const a of view.args) rows.push(row(a.name, a.text, a.clipped ? a.size : undefined));
+  if (!rows.length) rows.push(el('div', { class: 'muted' }, '(no arguments)'));
+  return el('div', { class: 'args' }, ...rows);
+}
+
 /** One span's line: its kind, name and what came of it. */
 function spanLine(s) {
   const out = s.output || {};
@@ -128,7 +167,10 @@ function spanLine(s) {
   if (s.type === 'turn') bits.push(input.user_message || '', out.terminated_by ? `→ ${out.terminated_by}` : out.status || '', out.answer !== undefined ? `: ${out.answer}` : '');
   if (s.error) bits.push(s.error);
   const dur = s.duration_ms === null ? '' : ` ${s.duration_ms} ms`;
-  return [el('span', { class: 'name' }, `${s.type} ${s.name}`), ' ', el('span', { class: s.status }, s.status), dur, ' ', bits.filter(Boolean).join(' · ')];
+  const line = [el('span', { class: 'name' }, `${s.type} ${s.name}`), ' ', el('span', { class: s.status }, s.status), dur, ' ', bits.filter(Boolean).join(' · ')];
+  // A call asked about: every argument, as the inbox and the CLI show it.
+  if (s.type === 'approval' && s.view) line.push(el('div', { class: 'why muted' }, `risk ${input.risk || '?'} · ${input.rule ? `rule ${input.rule}: ` : ''}${input.reason || ''}`), argsBlock(s.view, s.ref));
+  return line;
 }
 
 function sessionView(id) {
@@ -161,9 +203,9 @@ function sessionView(id) {
     const turn = [...spans.values()].find((x) => x.span_id === step.parent_id);
     node.details.replaceChildren(el('span', { class: 'muted' }, 'loading …'));
     try {
-      const full = await getJson(`/api/trace?id=${encodeURIComponent(turn ? turn.name : id)}&full=1`);
+      const full = await getJson(`/api/trace?id=${encodeURIComponent(turn ? turn.ref.name : id)}&full=1`);
       const inStep = full.spans.filter((x) => x.parent_id === stepId || full.spans.some((p) => p.span_id === x.parent_id && p.parent_id === stepId));
-      node.details.replaceChildren(...inStep.map((x) => el('div', { class: 'payload' }, el('strong', {}, `${x.type} ${x.name}`), el('pre', {}, JSON.stringify({ input: x.input, output: x.output, error: x.error }, null, 2)))));
+      node.details.replaceChildren(...inStep.map((x) => el('div', { class: 'payload' }, el('strong', {}, `${x.type} ${x.name}`), el('pre', {}, x.payload))));
     } catch (err) {
       node.details.replaceChildren(el('span', { class: 'error' }, err.message));
     }
@@ -198,22 +240,24 @@ function inboxView() {
     }
   };
   const card = (it) => {
-    const url = (a) => `/api/sessions/${encodeURIComponent(it.session_id)}/${a}`;
-    const head = el('div', { class: 'meta' }, el('a', { href: `#/s/${encodeURIComponent(it.session_id)}` }, it.session_id), ` · ${it.turn_id || ''} · ${ago(it.since)}`);
+    const ref = it.ref;
+    const url = (a) => `/api/sessions/${encodeURIComponent(ref.session_id)}/${a}`;
+    const head = el('div', { class: 'meta' }, el('a', { href: `#/s/${encodeURIComponent(ref.session_id)}` }, it.session_id), ` · ${it.turn_id || ''} · ${ago(it.since)}`);
     if (it.kind === 'approval') {
       const c = it.call;
       const reason = el('input', { type: 'text', placeholder: 'reason for denying', class: 'reason' });
-      const args = typeof c.args?.command === 'string' ? c.args.command : JSON.stringify(c.args, null, 2);
-      return el('div', { class: 'card approval', 'data-call': c.callId },
+      // The decision names the call and the digest of exactly what this card shows.
+      const decision = (more) => ({ call_id: ref.call_id, digest: ref.digest, ...more });
+      return el('div', { class: 'card approval', 'data-call': ref.call_id },
         head,
-        el('div', {}, el('strong', {}, c.tool), ` · risk ${c.risk} · ${c.rule ? `rule ${c.rule}: ` : ''}${c.reason}`),
-        el('pre', { class: 'args' }, args),
+        el('div', {}, el('strong', {}, c.tool), ` · ${c.callId} · risk ${c.risk} · ${c.rule ? `rule ${c.rule}: ` : ''}${c.reason}`),
+        argsBlock(c.view, ref),
         el('div', {},
-          el('button', { class: 'approve', onclick: () => act(url('decide'), { call_id: c.callId, digest: c.digest, approve: true }, `approved ${c.callId}`) }, 'Approve'),
-          el('button', { class: 'approve-always', onclick: () => act(url('decide'), { call_id: c.callId, digest: c.digest, approve: true, always: true }, `approved ${c.callId} always`) }, 'Approve always'),
+          el('button', { class: 'approve', onclick: () => act(url('decide'), decision({ approve: true }), `approved ${c.callId}`) }, 'Approve'),
+          el('button', { class: 'approve-always', onclick: () => act(url('decide'), decision({ approve: true, always: true }), `approved ${c.callId} always`) }, 'Approve always'),
           el('span', { class: 'grant' }, `always grants: ${c.always_grants}`),
         ),
-        el('div', {}, reason, el('button', { class: 'deny', onclick: () => act(url('decide'), { call_id: c.callId, digest: c.digest, approve: false, reason: reason.value }, `denied ${c.callId}`) }, 'Deny')),
+        el('div', {}, reason, el('button', { class: 'deny', onclick: () => act(url('decide'), decision({ approve: false, reason: reason.value }), `denied ${c.callId}`) }, 'Deny')),
       );
     }
     if (it.kind === 'question') {
@@ -226,7 +270,7 @@ function inboxView() {
   return every(1500, async () => {
     const items = await getJson('/api/inbox');
     // Redrawn only when the items change, so a half-typed reason survives a refresh.
-    const key = JSON.stringify(items.map((i) => [i.session_id, i.kind, i.call?.callId, i.call_id]));
+    const key = JSON.stringify(items.map((i) => [i.ref.session_id, i.kind, i.ref.call_id, i.ref.digest, i.call_id]));
     if (key === shown) return;
     shown = key;
     list.replaceChildren(...(items.length ? items.map(card) : [el('p', { class: 'muted' }, 'nothing waits for a person')]));

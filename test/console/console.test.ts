@@ -112,7 +112,7 @@ describe('harness console in a browser', () => {
     await card.waitFor({ timeout: 20_000 });
     expect(await card.locator('strong').first().innerText()).toBe('write_file');
     expect(await card.locator('.grant').innerText()).toBe('always grants: every write_file call');
-    expect(await card.locator('pre.args').innerText()).toContain('from the console');
+    expect(await card.locator('.args').innerText()).toContain('from the console');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'inbox.png'), fullPage: true });
     await card.locator('button.approve').click();
     await page.locator('#done .ok').waitFor({ timeout: 20_000 });
