@@ -117,5 +117,6 @@ function refusal(sessionId: string, doubtful: PendingApproval[], pending: Pendin
       ? `${pending.length} calls are pending; say which`
       : 'it is not the call you were last shown';
   const command = `harness ${verb} ${sessionId} ${doubtful.map((c) => c.callId).join(' ')}${verb === 'deny' ? ' --reason "<why>"' : ''}`;
-  return new UsageError(`nothing was decided: pending in session ${sessionId}: ${list}; ${why}`, `see ${doubtful.length === 1 ? 'it' : 'them'} with \`harness show ${sessionId} ${doubtful[0]!.callId}\` (or \`harness status ${sessionId}\`), then: ${command}`);
+  const see = doubtful.length === 1 ? `see it whole with \`harness show ${sessionId} ${doubtful[0]!.callId}\`` : `see them with \`harness status ${sessionId}\` (each whole with \`harness show ${sessionId} <callId>\`)`;
+  return new UsageError(`nothing was decided: pending in session ${sessionId}: ${list}; ${why}`, `${see}, then: ${command}`);
 }
