@@ -615,7 +615,7 @@ async function main(): Promise<void> {
     HARNESS_METRICS_PORT: String(await freePort()),
   });
   // Detached only to log to a file; it is stopped below, and on exit.
-  const server = spawnDevServer(settings, serverHome, { detached: true, headless: true });
+  const server = spawnDevServer(settings, serverHome, { detached: true });
   children.add(server);
   const results: ConfigResult[] = [];
   const failedConfigs: { sessions: number; workers: number; error: string }[] = [];

@@ -32,8 +32,25 @@ export const DEV_SERVER_TUNING = [
   'synchronous=normal',
 ];
 
-/** Arguments of `temporal server start-dev` for the embedded server. */
-export function devServerArgs(s: TemporalSettings, home: string, opts: { headless?: boolean } = {}): string[] {
+/**
+ * Shuts browsers out of the dev server's HTTP API. `temporal server start-dev` always serves it,
+ * beside gRPC on the same address (no flag turns it off), and it answers any Host header (DNS
+ * rebinding reads every session) and cross-origin `text/plain` POSTs, which need no CORS
+ * preflight (a page of any site starts a session naming any MCP command). Its only gate is
+ * `frontend.httpAllowedHosts`, matched against the Host header: a name with a space is no valid
+ * Host (the server answers 400 to one) and no request has none that matches, so every call is
+ * refused with 403. Nothing of the harness uses the HTTP API (its clients, the worker and the
+ * Web UI speak gRPC, which a browser cannot: it needs HTTP/2 without TLS).
+ */
+export const HTTP_API_CLOSED = ['--dynamic-config-value', 'frontend.httpAllowedHosts=["no HTTP API: the harness speaks gRPC"]'];
+
+/**
+ * Arguments of `temporal server start-dev` for the embedded server. No Web UI unless `ui`: it
+ * answers any Host header and cannot be told otherwise, so while it runs a page whose name
+ * resolves to 127.0.0.1 reads (and through its CSRF cookie, which such a page can read, starts)
+ * every session; `harness dev --ui` opens it for someone who wants it.
+ */
+export function devServerArgs(s: TemporalSettings, home: string, opts: { ui?: boolean } = {}): string[] {
   return [
     'server',
     'start-dev',
@@ -48,13 +65,14 @@ export function devServerArgs(s: TemporalSettings, home: string, opts: { headles
     '--log-level',
     'warn',
     ...DEV_SERVER_TUNING,
+    ...HTTP_API_CLOSED,
     // Pinned rather than random, so the worker knows to keep http_request away from them even
     // where it cannot list the server's ports (no /proc; see activities/tools/own-ports.ts).
     '--http-port',
     String(s.httpPort),
     '--metrics-port',
     String(s.metricsPort),
-    ...(opts.headless ? ['--headless'] : ['--ui-port', String(s.uiPort)]),
+    ...(opts.ui ? ['--ui-port', String(s.uiPort)] : ['--headless']),
   ];
 }
 
@@ -63,7 +81,7 @@ export function devServerArgs(s: TemporalSettings, home: string, opts: { headles
  * when detached or asked to (scripts and benchmarks, whose output is their figures), else to
  * this process's output (`harness dev` in the foreground). The caller records its pid once it is up.
  */
-export function spawnDevServer(s: TemporalSettings, home: string, opts: { detached: boolean; headless?: boolean; logToFile?: boolean }): ChildProcess {
+export function spawnDevServer(s: TemporalSettings, home: string, opts: { detached: boolean; ui?: boolean; logToFile?: boolean }): ChildProcess {
   const files = embeddedFiles(home);
   mkdirSync(path.dirname(files.serverLog), { recursive: true });
   const out = opts.detached || opts.logToFile ? openSync(files.serverLog, 'a') : 'inherit';

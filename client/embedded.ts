@@ -52,8 +52,11 @@ export async function spawnBackgroundWorker(home: string, env: NodeJS.ProcessEnv
   throw new UserError('the background worker did not start', `see ${files.workerLog}`);
 }
 
-/** Brings up the server (under the lock): starts it when nothing listens, waits when something does. */
-async function bringUpServer(s: TemporalSettings, home: string, say: (line: string) => void, detached: boolean): Promise<ChildProcess | undefined> {
+/**
+ * Brings up the server (under the lock): starts it when nothing listens, waits when something
+ * does. Only `harness dev --ui` starts its Web UI (see devServerArgs).
+ */
+async function bringUpServer(s: TemporalSettings, home: string, say: (line: string) => void, detached: boolean, ui = false): Promise<ChildProcess | undefined> {
   const files = embeddedFiles(home);
   const state = await probeServer(s);
   if (state === 'up') return undefined;
@@ -65,8 +68,8 @@ async function bringUpServer(s: TemporalSettings, home: string, say: (line: stri
       throw new UserError(`something listens on ${s.address} but does not answer as a Temporal server`, 'stop it, or set HARNESS_EMBEDDED_PORT (and HARNESS_UI_PORT) to free ports');
     }
   }
-  if (detached) say(`Starting the embedded Temporal dev server on ${s.address} (data ${files.db}, UI http://127.0.0.1:${s.uiPort}) …`);
-  const child = spawnDevServer(s, home, { detached });
+  if (detached) say(`Starting the embedded Temporal dev server on ${s.address} (data ${files.db}; see sessions with \`harness sessions\` or \`harness console\`) …`);
+  const child = spawnDevServer(s, home, { detached, ui });
   try {
     await waitForServer(s, detached ? files.serverLog : 'the output above', 60_000, child);
   } catch (err) {
@@ -118,15 +121,19 @@ export interface ForegroundDev {
  * `harness dev`: brings up the server in the foreground (or finds it running) and records its
  * pid and this process's, so that `harness dev --stop` finds both even after a `kill -9`.
  */
-export async function startForegroundDev(s: TemporalSettings, home: string, say: (line: string) => void): Promise<ForegroundDev> {
+export async function startForegroundDev(s: TemporalSettings, home: string, say: (line: string) => void, opts: { ui?: boolean } = {}): Promise<ForegroundDev> {
   const files = embeddedFiles(home);
   const lock = await acquireStartLock(home, { onWait: () => say(WAITING_FOR_START_LOCK) });
   let server: ChildProcess | undefined;
   let recordedWorker = false;
   try {
-    server = await bringUpServer(s, home, say, false);
-    if (server) say(`Temporal dev server on ${s.address} · Web UI http://127.0.0.1:${s.uiPort} · data ${files.db}`);
-    else say(`a Temporal server already answers on ${s.address}; starting only a worker`);
+    server = await bringUpServer(s, home, say, false, opts.ui);
+    if (server) {
+      say(`Temporal dev server on ${s.address} · data ${files.db} · its HTTP API (port ${s.httpPort}) refuses every request${opts.ui ? '' : ' · no Web UI (`harness dev --ui` serves one)'}`);
+      if (opts.ui) say(`Temporal Web UI on http://127.0.0.1:${s.uiPort}: it answers any Host header, so while it runs a web page whose name resolves to 127.0.0.1 can read and start sessions`);
+    } else {
+      say(`a Temporal server already answers on ${s.address}; starting only a worker${opts.ui ? ' (its Web UI is as it was started: `harness dev --stop`, then `harness dev --ui`, for one)' : ''}`);
+    }
     const worker = checkPidFile(files.workerPid, 'worker', home);
     if (ours(worker)) {
       say(`a background worker (pid ${worker.pid}) serves it too; \`harness dev --stop\` stops it`);

@@ -62,7 +62,7 @@ export async function withScratchHarness<T>(name: string, fn: (s: Scratch) => Pr
     HARNESS_UI_PORT: String(await freePort()),
     HARNESS_HTTP_PORT: String(await freePort()),
   });
-  const server = spawnDevServer(settings, home, { detached: false, headless: true, logToFile: true });
+  const server = spawnDevServer(settings, home, { detached: false, logToFile: true });
   try {
     await waitForServer(settings, embeddedFiles(home).serverLog);
     const taskQueue = `${name}-${randomUUID()}`;

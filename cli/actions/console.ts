@@ -12,9 +12,17 @@ export interface ConsoleFlags {
 /** The console's default port, unless HARNESS_CONSOLE_PORT says another. */
 export const DEFAULT_CONSOLE_PORT = 8390;
 
-/** Starts the console for this context; `fallback`: a taken port gives way to a free one (harness dev). */
-export async function openConsole(ctx: CliContext, o: ConsoleFlags, fallback = false): Promise<ConsoleServer> {
-  const [{ startConsole }, { newToken }, { connectClient }, { HarnessClient }] = await Promise.all([
+/** How `harness dev` opens its console. */
+export interface ConsoleOptions {
+  /** A taken port gives way to a free one. */
+  fallback?: boolean;
+  /** Whether the embedded server has a Web UI to link to (unknown: whatever listens on its port). */
+  temporalUi?: boolean;
+}
+
+/** Starts the console for this context. */
+export async function openConsole(ctx: CliContext, o: ConsoleFlags, opts: ConsoleOptions = {}): Promise<ConsoleServer> {
+  const [{ startConsole }, { newToken }, { connectClient, tcpProbe }, { HarnessClient }] = await Promise.all([
     import('../../console/server'),
     import('../../console/security'),
     import('../../client/temporal'),
@@ -26,20 +34,22 @@ export async function openConsole(ctx: CliContext, o: ConsoleFlags, fallback = f
   const port = o.port ?? envPort ?? DEFAULT_CONSOLE_PORT;
   // Decisions taken in the page are recorded under this identity (who approved: the console's user).
   const client = await connectClient(s, 5_000, `harness-console ${ctx.who}`, { say });
+  // The embedded server serves its Web UI only when `harness dev --ui` asked for one.
+  const embeddedUi = s.embedded && (opts.temporalUi ?? (await tcpProbe(`127.0.0.1:${s.uiPort}`, 1_000)) === 'open');
   const deps = {
     harness: new HarnessClient(client, { taskQueue: s.taskQueue, env: ctx.env }),
     home: ctx.home,
     env: ctx.env,
     taskQueue: s.taskQueue,
     namespace: s.namespace,
-    ...(s.embedded ? { temporalUi: `http://127.0.0.1:${s.uiPort}` } : ctx.env.HARNESS_TEMPORAL_UI ? { temporalUi: ctx.env.HARNESS_TEMPORAL_UI.replace(/\/+$/, '') } : {}),
+    ...(s.embedded ? (embeddedUi ? { temporalUi: `http://127.0.0.1:${s.uiPort}` } : {}) : ctx.env.HARNESS_TEMPORAL_UI ? { temporalUi: ctx.env.HARNESS_TEMPORAL_UI.replace(/\/+$/, '') } : {}),
   };
   const token = ctx.env.HARNESS_CONSOLE_TOKEN?.trim() || newToken();
   if (token.length < 16) throw new UsageError('HARNESS_CONSOLE_TOKEN is too short', 'use at least 16 characters, or unset it for a random token');
   const start = (p: number) => startConsole(deps, { host: o.host, port: p, token });
   try {
     const server = await start(port).catch((err: NodeJS.ErrnoException) => {
-      if (fallback && err.code === 'EADDRINUSE') return start(0);
+      if (opts.fallback && err.code === 'EADDRINUSE') return start(0);
       if (err.code === 'EADDRINUSE') throw new UsageError(`port ${port} is in use`, 'pick another with --port (0: any free port)');
       throw err;
     });

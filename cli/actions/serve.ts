@@ -10,13 +10,19 @@ import type { CliContext } from '../context';
 import { print, say } from '../output';
 import { openConsole } from './console';
 
+export interface DevFlags {
+  stop?: boolean;
+  console?: boolean;
+  ui?: boolean;
+}
+
 export interface ModelServeFlags {
   script: string;
   port: number;
   host: string;
 }
 
-export async function startDev(ctx: CliContext, o: { stop?: boolean; console?: boolean }): Promise<void> {
+export async function startDev(ctx: CliContext, o: DevFlags): Promise<void> {
   if (o.stop) {
     const { stopped, ignored } = await stopEmbedded(ctx.home, say);
     for (const line of ignored) say(line);
@@ -26,16 +32,17 @@ export async function startDev(ctx: CliContext, o: { stop?: boolean; console?: b
   const s = ctx.settings;
   if (!s.embedded) throw new UsageError('TEMPORAL_ADDRESS is set: `harness dev` runs the embedded server only', 'unset it, or run `harness worker` against your cluster');
   const otlp = otlpEndpoint(ctx.env);
-  const dev = await startForegroundDev(s, ctx.home, say);
+  const dev = await startForegroundDev(s, ctx.home, say, { ui: o.ui === true });
   let follow: { stop(): Promise<void> } | undefined;
   let page: { close(): Promise<void> } | undefined;
   try {
     // The operator console beside the worker (a taken port gives way to a free one).
     if (o.console !== false) {
-      const c = await openConsole(ctx, { host: '127.0.0.1' }, true);
+      const c = await openConsole(ctx, { host: '127.0.0.1' }, { fallback: true, ...(dev.server ? { temporalUi: o.ui === true } : {}) });
       page = c;
       say(`console: ${c.url}  (the link carries its access token)`);
     }
+    say(`sessions: ${o.console !== false ? 'the console above, or ' : '`harness console` in a browser, or '}\`harness sessions\` and \`harness status <session>\``);
     if (otlp) {
       follow = followTurns({ client: await ctx.client(), url: otlp, home: ctx.home, taskQueue: s.taskQueue, env: ctx.env, log: say });
       say(`exporting each turn to ${shownUrl(otlp)} once it closes`);

@@ -1,17 +1,18 @@
 /** `harness dev`, `harness worker`, `harness model serve`: long-running processes. */
 import type { Command } from 'commander';
 import type { CliContext } from '../context';
-import type { ModelServeFlags } from '../actions/serve';
+import type { DevFlags, ModelServeFlags } from '../actions/serve';
 import { parsePort } from '../args';
 
 // The actions load their implementation (the server, the worker, the scripted model) when they run.
 export function registerServe(program: Command, ctx: CliContext): void {
   program
     .command('dev')
-    .description('Run the embedded Temporal dev server (SQLite under HARNESS_HOME, Web UI), a worker and the operator console (printing its link) in the foreground; with OTEL_EXPORTER_OTLP_ENDPOINT set, each turn is exported over OTLP once it closes')
+    .description('Run the embedded Temporal dev server (SQLite under HARNESS_HOME; no HTTP API, no Web UI unless --ui), a worker and the operator console (printing its link) in the foreground; with OTEL_EXPORTER_OTLP_ENDPOINT set, each turn is exported over OTLP once it closes')
     .option('--stop', 'stop the server and worker that `harness run` started in the background (or a `harness dev` that was killed)')
     .option('--no-console', 'do not serve the operator console (`harness console`) beside the worker')
-    .action(async (o: { stop?: boolean; console?: boolean }) => (await import('../actions/serve')).startDev(ctx, o));
+    .option('--ui', "also serve Temporal's Web UI on HARNESS_UI_PORT (default the server's port + 1000); it answers any Host header, so while it runs a web page whose name resolves to 127.0.0.1 can read and start sessions")
+    .action(async (o: DevFlags) => (await import('../actions/serve')).startDev(ctx, o));
 
   program
     .command('worker')

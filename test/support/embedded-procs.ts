@@ -101,7 +101,7 @@ export async function isolatedEmbeddedEnv(home: string, extra: Record<string, st
  */
 export async function startOwnServer(settings: TemporalSettings, home: string, started?: (child: ChildProcess) => void): Promise<ChildProcess> {
   adoptHome(home); // the test's own folder, which the CLI and workers it starts then use
-  const child = spawn(findTemporalCli(), devServerArgs(settings, home, { headless: true }), { stdio: 'ignore' });
+  const child = spawn(findTemporalCli(), devServerArgs(settings, home), { stdio: 'ignore' });
   started?.(child);
   await waitForServer(settings, embeddedFiles(home).serverLog, 90_000);
   return child;

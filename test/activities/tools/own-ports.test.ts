@@ -36,7 +36,7 @@ describe("the embedded Temporal server of the worker's HARNESS_HOME", () => {
     settings = temporalSettings({ HARNESS_EMBEDDED_PORT: String(await freePort()), HARNESS_UI_PORT: String(await freePort()) });
     const files = embeddedFiles(home);
     // Started as the CLI starts it for a background worker: detached, not a child of this process.
-    const shell = spawn('sh', ['-c', '"$0" "$@" >/dev/null 2>&1 & echo $!', findTemporalCli(), ...devServerArgs(settings, home, { headless: true })], {
+    const shell = spawn('sh', ['-c', '"$0" "$@" >/dev/null 2>&1 & echo $!', findTemporalCli(), ...devServerArgs(settings, home)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     pid = Number(await new Promise<string>((resolve) => shell.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim()))));
