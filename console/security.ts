@@ -1,8 +1,12 @@
 /**
  * The console's gatekeeping, apart from the server so each rule can be tested alone. The console
  * can approve tool calls in every session, so it is attack surface:
- * - every request needs the access token (a cookie set from the link printed at start, or an
- *   `Authorization: Bearer` header), compared in constant time; without it: 401;
+ * - every API request needs the access token in an `Authorization: Bearer` header, compared in
+ *   constant time; without it: 401. There is no cookie: cookies are not scoped by port, so one
+ *   for 127.0.0.1 would go to every other web app on 127.0.0.1 the browser visits. The printed
+ *   link carries the token in its fragment (never sent to a server); the page keeps it in
+ *   sessionStorage, which belongs to its origin (scheme, host and port) alone. The page itself
+ *   (HTML, script, style: nothing of a session) is served without it;
  * - the Host header must name the console's own address (a DNS-rebinding page names its own
  *   host), and a state-changing request must be a POST of JSON whose Origin is the console's
  *   own (a cross-site form or fetch carries its site's origin, or cannot send JSON at all);
@@ -11,9 +15,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import os from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-
-/** The cookie that carries the token once the printed link was opened. */
-export const TOKEN_COOKIE = 'harness_console';
 
 /** A new access token: 32 random bytes, hex. */
 export function newToken(): string {
@@ -28,14 +29,10 @@ export function tokenMatches(given: string | undefined, token: string): boolean 
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** The token a request carries: Bearer header, or the console's cookie. */
+/** The token a request carries in its `Authorization: Bearer` header (a cookie counts for nothing). */
 export function requestToken(req: IncomingMessage): string | undefined {
   const auth = req.headers.authorization;
   if (auth?.startsWith('Bearer ')) return auth.slice(7).trim();
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const [name, ...rest] = part.trim().split('=');
-    if (name === TOKEN_COOKIE) return rest.join('=');
-  }
   return undefined;
 }
 
@@ -94,9 +91,4 @@ export function securityHeaders(res: ServerResponse): void {
   res.setHeader('Referrer-Policy', 'no-referrer');
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
-}
-
-/** The Set-Cookie value that keeps the token for this console (HttpOnly: no script reads it). */
-export function tokenCookie(token: string): string {
-  return `${TOKEN_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/`;
 }

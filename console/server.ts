@@ -12,13 +12,13 @@ import path from 'node:path';
 import { projectRoot } from '../host/paths';
 import { UserError } from '../host/errors';
 import { watchSession, watchTurn } from '../client/watch/live';
-import { allowedHosts, postProblem, requestToken, securityHeaders, tokenCookie, tokenMatches } from './security';
+import { allowedHosts, postProblem, requestToken, securityHeaders, tokenMatches } from './security';
 import * as api from './api';
 import type { Span } from '../history/trace/types';
 
 /** A running console. */
 export interface ConsoleServer {
-  /** The address with the token, to open once (it sets the cookie and drops the token from the address bar). */
+  /** The address with the token in its fragment, to open once (the page keeps it and drops it from the address bar). */
   url: string;
   /** The address without the token. */
   base: string;
@@ -28,6 +28,7 @@ export interface ConsoleServer {
 const ASSETS: Record<string, string> = {
   '/': 'index.html',
   '/assets/app.js': 'app.js',
+  '/assets/access.js': 'access.js',
   '/assets/app.css': 'app.css',
 };
 const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
@@ -44,13 +45,8 @@ export async function startConsole(deps: api.ApiDeps, opts: { host: string; port
     securityHeaders(res);
     if (!hosts.has(req.headers.host ?? '')) return json(res, 421, { error: 'this console answers only to its own address' });
     const url = new URL(req.url ?? '/', `http://${req.headers.host}`);
-    // The printed link: keep the token in a cookie and take it out of the address bar (and history).
-    if (req.method === 'GET' && url.pathname === '/' && url.searchParams.has('token')) {
-      if (!tokenMatches(url.searchParams.get('token') ?? undefined, opts.token)) return json(res, 401, { error: 'wrong access token' });
-      res.setHeader('Set-Cookie', tokenCookie(opts.token));
-      res.writeHead(303, { Location: '/' });
-      return res.end();
-    }
+    // The page holds nothing of a session: it is what reads the token from the link's fragment.
+    if (req.method === 'GET' && ASSETS[url.pathname]) return asset(res, ASSETS[url.pathname]!);
     if (!tokenMatches(requestToken(req), opts.token)) return json(res, 401, { error: 'the console needs its access token: open the link `harness console` printed' });
     if (req.method === 'POST') {
       const problem = postProblem(req, hosts);
@@ -61,12 +57,6 @@ export async function startConsole(deps: api.ApiDeps, opts: { host: string; port
     return get(req, res, url);
   };
   const get = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
-    const asset = ASSETS[url.pathname];
-    if (asset) {
-      const file = path.join(projectRoot(), 'console', 'assets', asset);
-      res.writeHead(200, { 'Content-Type': TYPES[path.extname(asset)] ?? 'application/octet-stream' });
-      return res.end(readFileSync(file));
-    }
     if (url.pathname === '/api/config') return json(res, 200, { temporal_ui: deps.temporalUi ?? null, namespace: deps.namespace, task_queue: deps.taskQueue });
     if (url.pathname === '/api/sessions') return json(res, 200, await api.sessions(deps));
     if (url.pathname === '/api/inbox') return json(res, 200, await api.inbox(deps));
@@ -110,7 +100,7 @@ export async function startConsole(deps: api.ApiDeps, opts: { host: string; port
   const shown = opts.host.includes(':') ? `[${opts.host}]` : opts.host;
   const base = `http://${shown}:${port}`;
   return {
-    url: `${base}/?token=${opts.token}`,
+    url: `${base}/#token=${opts.token}`,
     base,
     close: () =>
       new Promise<void>((resolve) => {
@@ -118,6 +108,11 @@ export async function startConsole(deps: api.ApiDeps, opts: { host: string; port
         server.close(() => resolve());
       }),
   };
+}
+
+function asset(res: ServerResponse, name: string): void {
+  res.writeHead(200, { 'Content-Type': TYPES[path.extname(name)] ?? 'application/octet-stream' });
+  res.end(readFileSync(path.join(projectRoot(), 'console', 'assets', name)));
 }
 
 function json(res: ServerResponse, status: number, value: unknown): void {

@@ -4,6 +4,7 @@
 // it already escaped by the CLI's own rule (host/terminal/escape.ts: bidi controls, zero-width and
 // other invisible characters as `\u202e` …), so the page draws what the terminal draws; the raw
 // ids it acts on come apart, in `ref`, and are never drawn.
+import { getJson, postJson, streamEvents } from './access.js';
 
 const main = document.getElementById('main');
 let stopView = () => {};
@@ -22,20 +23,6 @@ function el(tag, attrs = {}, ...children) {
 
 function status(text) {
   document.getElementById('status').textContent = text;
-}
-
-async function getJson(url) {
-  const res = await fetch(url, { credentials: 'same-origin' });
-  const body = await res.json();
-  if (!res.ok) throw new Error(body.error || res.statusText);
-  return body;
-}
-
-async function postJson(url, value) {
-  const res = await fetch(url, { method: 'POST', credentials: 'same-origin', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(value) });
-  const body = await res.json();
-  if (!res.ok) throw new Error(body.error + (body.hint ? ` (${body.hint})` : ''));
-  return body;
 }
 
 function ago(iso) {
@@ -214,16 +201,18 @@ function sessionView(id) {
   getJson('/api/config').then((c) => {
     if (c.temporal_ui) links.replaceChildren(el('a', { href: `${c.temporal_ui}/namespaces/${encodeURIComponent(c.namespace)}/workflows/${encodeURIComponent(id)}`, target: '_blank', rel: 'noopener noreferrer' }, 'raw events in the Temporal Web UI'));
   });
-  const source = new EventSource(`/api/events?id=${encodeURIComponent(id)}`);
-  source.onmessage = (e) => {
-    const c = JSON.parse(e.data);
-    place(c.span);
-    status(`live · ${c.change} ${c.span.type} ${new Date().toLocaleTimeString()}`);
-    window.__lastEvent = { at: Date.now(), sent: c.at, span: c.span.span_id, status: c.span.status, type: c.span.type };
-  };
-  source.addEventListener('closed', () => status('the session has closed'));
-  source.onerror = () => status('reconnecting …');
-  return () => source.close();
+  return streamEvents(
+    `/api/events?id=${encodeURIComponent(id)}`,
+    (event, data) => {
+      if (event === 'closed') return status('the session has closed');
+      if (event !== 'message') return;
+      const c = JSON.parse(data);
+      place(c.span);
+      status(`live · ${c.change} ${c.span.type} ${new Date().toLocaleTimeString()}`);
+      window.__lastEvent = { at: Date.now(), sent: c.at, span: c.span.span_id, status: c.span.status, type: c.span.type };
+    },
+    () => status('reconnecting …'),
+  );
 }
 
 function inboxView() {

@@ -3,8 +3,9 @@
  * real worker under the default policy: the sessions list shows a running scripted session, its
  * steps appear while it runs without a reload, an approval is decided and a question answered in
  * the page, a model's `<script>` is shown as text, and the gate holds (no token: 401; a
- * cross-origin POST, from a test server or from another site's page in the same browser: 403,
- * nothing decided). Screenshots of the three views go to test-output/console/.
+ * cross-origin POST, from a test server: 403, or from another site's page in the same browser,
+ * which has no token: refused, nothing decided). Screenshots of the three views go to
+ * test-output/console/.
  */
 import { createServer, get as httpGet, type Server } from 'node:http';
 import path from 'node:path';
@@ -44,9 +45,9 @@ beforeAll(async () => {
   );
   browser = await launchBrowser();
   page = await browser.context.newPage();
-  // The printed link: it sets the cookie and takes the token out of the address bar.
+  // The printed link: the page keeps the token from its fragment and takes it out of the address bar.
   await page.goto(server.url);
-  expect(page.url()).toBe(`${server.base}/`);
+  await page.waitForURL(`${server.base}/#/`, { timeout: 10_000 });
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
@@ -145,8 +146,14 @@ describe('harness console in a browser', () => {
     const decide = `${server.base}/api/sessions/${encodeURIComponent(sessionId)}/decide`;
     const body = JSON.stringify({ call_id: call?.callId, digest: call?.digest, approve: true });
 
-    for (const p of ['/', '/api/sessions', '/api/inbox', '/assets/app.js', `/api/events?id=${sessionId}`]) expect((await fetch(`${server.base}${p}`)).status, p).toBe(401);
-    expect((await fetch(`${server.base}/?token=wrong`)).status).toBe(401);
+    for (const p of ['/api/config', '/api/sessions', '/api/inbox', `/api/trace?id=${sessionId}`, `/api/events?id=${sessionId}`]) expect((await fetch(`${server.base}${p}`)).status, p).toBe(401);
+    expect((await fetch(`${server.base}/api/sessions`, { headers: { Authorization: 'Bearer wrong-token-0123456789abcdef' } })).status).toBe(401);
+    // The page itself is served without the token (it is what reads the token from the link), and holds nothing of a session.
+    for (const p of ['/', '/assets/app.js', '/assets/access.js']) {
+      const res = await fetch(`${server.base}${p}`);
+      expect(res.status, p).toBe(200);
+      expect(await res.text(), p).not.toContain(sessionId);
+    }
     expect((await fetch(decide, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: server.base }, body })).status).toBe(401);
     const auth = { Authorization: `Bearer ${TOKEN}` };
     expect((await fetch(decide, { method: 'POST', headers: { ...auth, 'Content-Type': 'application/json', Origin: 'http://evil.example' }, body })).status).toBe(403);
@@ -158,7 +165,7 @@ describe('harness console in a browser', () => {
     );
     expect(rebound).toBe(421);
 
-    // Another site's page in the same browser (which holds the console's cookie) posts too.
+    // Another site's page in the same browser (which has the console open) posts too.
     const evil: Server = createServer((_req, res) => {
       res.writeHead(200, { 'Content-Type': 'text/html' });
       res.end(`<form id=f method=POST action="${decide}" enctype="text/plain"><input name='{"a":"' value='"}'></form>
@@ -175,7 +182,7 @@ describe('harness console in a browser', () => {
     await evilPage.waitForURL(decide, { timeout: 10_000 }).catch(() => undefined);
     await evilPage.close();
     evil.close();
-    expect(answers.every((s) => s === 403)).toBe(true);
+    expect(answers.every((s) => s === 401 || s === 403)).toBe(true);
     // Still waiting: nothing was decided.
     const still = await h.client.workflow.getHandle(turnId).query<{ status: string }>('turnState');
     expect(still.status).toBe('waiting_for_approval');
