@@ -162,6 +162,28 @@ describe('deny from another process', () => {
   });
 });
 
+describe('approve --always', () => {
+  const sessionId = newSessionId('cli-always');
+
+  it('without a call id approves the one call `run` showed, printing every argument of it, grants it for the session and says so; the next such call runs unasked', async () => {
+    const file = writeScript(dir, {
+      steps: [
+        { tool_calls: [{ name: 'write_file', arguments: { path: 'first.txt', content: 'one' } }] },
+        { tool_calls: [{ name: 'write_file', arguments: { path: 'second.txt', content: 'two' } }] },
+        { content: 'Both written. HARNESS_OK' },
+      ],
+    });
+    const run = await cli(['run', '--model', `scripted:${file}`, '--session', sessionId, 'write two files']);
+    expect(run.code, describeResult(run)).toBe(3);
+    const r = await cli(['approve', sessionId, '--always']);
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(r.errLines.slice(0, 3)).toEqual([expect.stringMatching(/^approved t1-s1-c0: write_file {2}\[risk write; /), '    path: "first.txt"', '    content: "one"']);
+    expect(r.errLines).toContain('granted for this session: every write_file call');
+    expect(r.stdout).toContain('Both written. HARNESS_OK');
+    expect(readFileSync(workspaceFile(sessionId, 'second.txt'), 'utf8')).toBe('two');
+  });
+});
+
 describe('`harness sandbox doctor`', () => {
   it('exits 0 when Docker answers and the sandbox image is present', async () => {
     const r = await cli(['sandbox', 'doctor']);
