@@ -18,6 +18,7 @@ import { createCallModel, modelNotConfigured } from './model';
 import { createCompressContextActivity } from './compress/activity';
 import { OpenAIModelClient, type ModelClient } from './model-client';
 import { keyForEndpoint } from './model-keys';
+import { modelReplyLimit } from './model-body';
 import { failpoints } from './failpoints';
 import { Conversations } from './store/conversations';
 import type { MessageStore } from './store/message-store';
@@ -115,7 +116,7 @@ export function createActivities(deps: ActivityDeps) {
     const key = `${baseURL ?? ''}|${apiKey}`;
     let client = clients.get(key);
     if (!client) {
-      client = new OpenAIModelClient({ apiKey, ...(baseURL ? { baseURL } : {}), timeoutMs: 10 * 60_000 });
+      client = new OpenAIModelClient({ apiKey, ...(baseURL ? { baseURL } : {}), timeoutMs: 10 * 60_000, maxReplyBytes: modelReplyLimit(deps.env) });
       clients.set(key, client);
     }
     return client;

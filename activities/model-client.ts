@@ -6,6 +6,7 @@ import OpenAI from 'openai';
 import type { ChatMessage, ToolCall, ToolSpec, Usage } from '../common/types';
 import { estimateUsage, providerUsage } from './model-usage';
 import { streamOrPlain } from './model-stream';
+import { DEFAULT_MODEL_REPLY_MAX_BYTES, readCapped } from './model-body';
 
 /** A chat-completions request as the harness makes it. */
 export interface ModelRequest {
@@ -46,10 +47,13 @@ export class OpenAIModelClient implements ModelClient {
   private readonly client: OpenAI;
   private readonly capParam: 'max_tokens' | 'max_completion_tokens';
   private readonly endpoint: string;
+  private readonly maxReplyBytes: number;
 
-  constructor(opts: { apiKey: string; baseURL?: string; timeoutMs: number }) {
+  /** `maxReplyBytes`: a larger reply fails its attempt as MODEL_REPLY_TOO_LARGE (model-body.ts). */
+  constructor(opts: { apiKey: string; baseURL?: string; timeoutMs: number; maxReplyBytes?: number }) {
     this.capParam = capParameter(opts.baseURL);
     this.endpoint = opts.baseURL ?? 'https://api.openai.com/v1';
+    this.maxReplyBytes = opts.maxReplyBytes ?? DEFAULT_MODEL_REPLY_MAX_BYTES;
     this.client = new OpenAI({
       apiKey: opts.apiKey,
       ...(opts.baseURL ? { baseURL: opts.baseURL } : {}),
@@ -73,11 +77,13 @@ export class OpenAIModelClient implements ModelClient {
       ...(req.maxOutputTokens ? { [this.capParam]: req.maxOutputTokens } : {}),
       ...(req.responseFormat ? { response_format: req.responseFormat as never } : {}),
     };
-    return streamOrPlain(this.client, this.endpoint, body, req, () => this.plain(body, req));
+    return streamOrPlain(this.client, this.endpoint, body, req, () => this.plain(body, req), this.maxReplyBytes);
   }
 
   private async plain(body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, req: ModelRequest): Promise<ModelAnswer> {
-    const res = await this.client.chat.completions.create(body, { headers: req.headers, ...(req.signal ? { signal: req.signal } : {}) });
+    // The raw response (the client still checks its status), read up to the limit and parsed once.
+    const raw = await this.client.chat.completions.create(body, { headers: req.headers, ...(req.signal ? { signal: req.signal } : {}) }).asResponse();
+    const res = parseReply(await readCapped(raw, this.maxReplyBytes));
     const choice = res.choices?.[0];
     if (!choice) throw new Error('the model returned no choices');
     const msg = choice.message ?? ({} as Partial<typeof choice.message>);
@@ -102,6 +108,18 @@ export class OpenAIModelClient implements ModelClient {
       ...(usage ? {} : { usageEstimated: true }),
     };
   }
+}
+
+/** A plain reply's JSON; anything else is said in a few words (the body itself may be anything). */
+function parseReply(text: string): OpenAI.Chat.ChatCompletion {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Error(`the model endpoint's reply is not JSON (${text.length} characters)`);
+  }
+  if (!value || typeof value !== 'object') throw new Error('the model returned no choices');
+  return value as OpenAI.Chat.ChatCompletion;
 }
 
 /**

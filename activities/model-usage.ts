@@ -1,10 +1,13 @@
 /**
  * Usage as a provider reports it, and an estimate for replies whose provider sent none (some llama.cpp builds, proxies, streaming
  * gateways): counted with a real BPE tokenizer, so budgets and reports keep a realistic number
- * instead of zero. The reply says the counts are estimated.
+ * instead of zero. The reply says the counts are estimated. The tokenizer's work is bounded: it
+ * takes text in short slices (on one long word it is quadratic: a 256 KiB one took minutes) and
+ * at most BPE_BUDGET_CHARS of an exchange; the rest is estimated by script, in linear time.
  */
 import type { ToolCall, Usage } from '../common/types';
-import { countMessage, countText, REPLY_PRIMING, tokenizerFor, type TokenizerKind } from './compress/tokens';
+import { estimateTextTokens } from '../common/context/estimate';
+import { countText, PER_MESSAGE_OVERHEAD, PER_TOOL_CALL_OVERHEAD, REPLY_PRIMING, tokenizerFor, type TokenizerKind } from './compress/tokens';
 import type { ModelRequest } from './model-client';
 
 /** The tokenizer for an estimate: the model's own family when known, else cl100k (closer than characters for most open models). */
@@ -13,15 +16,37 @@ function kindFor(model: string): TokenizerKind {
   return kind === 'estimate' ? 'cl100k_base' : kind;
 }
 
+/** Characters of one exchange the tokenizer counts (a few milliseconds of prose, under a second of the worst text). */
+export const BPE_BUDGET_CHARS = 64 * 1024;
+/** The tokenizer's slices: its cost grows with the square of a word's length, so no word is longer. */
+const SLICE_CHARS = 512;
+
 /** Estimated usage of one exchange: the request's messages and tool schemas in, the reply out. */
 export function estimateUsage(req: Pick<ModelRequest, 'model' | 'messages' | 'tools'>, content: string | null, calls: readonly ToolCall[]): Usage {
-  const kind = kindFor(req.model);
+  const count = boundedCounter(kindFor(req.model));
+  // The reply first: it is what the estimate is for when the prompt is counted by the provider's side too.
+  let completion = count(content ?? '');
+  for (const c of calls) completion += count(c.name) + count(c.arguments);
   let prompt = REPLY_PRIMING;
-  for (const m of req.messages) prompt += countMessage(m, kind);
-  for (const t of req.tools) prompt += countText(`${t.name} ${t.description} ${JSON.stringify(t.parameters)}`, kind);
-  let completion = countText(content ?? '', kind);
-  for (const c of calls) completion += countText(c.name, kind) + countText(c.arguments, kind);
+  for (const m of req.messages) {
+    prompt += PER_MESSAGE_OVERHEAD + count(m.content ?? '');
+    if (m.role === 'assistant') for (const c of m.tool_calls ?? []) prompt += PER_TOOL_CALL_OVERHEAD + count(c.name) + count(c.arguments);
+  }
+  for (const t of req.tools) prompt += count(`${t.name} ${t.description} ${JSON.stringify(t.parameters)}`);
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+/** Counts texts with the tokenizer, in slices, until the budget is spent; then by script. */
+function boundedCounter(kind: TokenizerKind): (text: string) => number {
+  let left = BPE_BUDGET_CHARS;
+  return (text) => {
+    if (text === '') return 0;
+    const take = Math.min(left, text.length);
+    let n = 0;
+    for (let i = 0; i < take; i += SLICE_CHARS) n += countText(text.slice(i, Math.min(take, i + SLICE_CHARS)), kind);
+    left -= take;
+    return take < text.length ? n + estimateTextTokens(text.slice(take)) : n;
+  };
 }
 
 /** The usage a provider reported (plain or in a stream's last chunk), cached prompt tokens included. */

@@ -1,7 +1,9 @@
 /**
  * An OpenAI-compatible endpoint that answers with whatever the test hands it, shapes no honest
  * provider sends included (arguments as an object, a number as a name, content as an array): what
- * a compromised or buggy provider can put in front of the harness.
+ * a compromised or buggy provider can put in front of the harness. A request that asks to stream
+ * gets the message as one event of a server-sent stream (the shape that cost the client's own
+ * stream reader minutes on a large reply).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 
@@ -44,7 +46,8 @@ export async function startHostileEndpoint(): Promise<HostileEndpoint> {
         res.end(PROBE_REPLY);
         return;
       }
-      seen.set(session, [...(seen.get(session) ?? []), JSON.parse(body)]);
+      const request = JSON.parse(body) as { stream?: boolean; messages: Array<{ role: string; content: unknown }> };
+      seen.set(session, [...(seen.get(session) ?? []), request]);
       const next = queues.get(session)?.shift();
       if (next === undefined) {
         res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no reply left for ${session}` } }));
@@ -52,6 +55,13 @@ export async function startHostileEndpoint(): Promise<HostileEndpoint> {
       }
       const message = typeof next === 'string' ? next : JSON.stringify(next);
       const usage = '{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}';
+      if (request.stream) {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const chunk = (delta: string, rest = '') => `data: {"id":"x","object":"chat.completion.chunk","created":0,"model":"hostile","choices":[{"index":0,"delta":${delta}${rest}}]}\n\n`;
+        res.write(chunk(message));
+        res.end(`${chunk('{}', ',"finish_reason":"stop"')}data: {"id":"x","object":"chat.completion.chunk","created":0,"model":"hostile","choices":[],"usage":${usage}}\n\ndata: [DONE]\n\n`);
+        return;
+      }
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(`{"id":"x","object":"chat.completion","created":0,"model":"hostile","choices":[{"index":0,"finish_reason":"stop","message":${message}}],"usage":${usage}}`);
     });
