@@ -98,6 +98,7 @@ describe('harness eval', () => {
     expect(recorded.steps).toBe(3);
     const before = server.requests.length;
     const file = suiteFile('from.jsonl', [{ id: 'from_step_3', from: { turn: recorded.turnId, step: 3 }, checks: [{ type: 'contains', value: 'Went on from step 3' }] }]);
+    h.declarations.add({ modelEndpoints: [server.url] });
     const r = await cli([file, '--model', 'test-model', '--json', '--out', path.join(dir, 'from.json')], { OPENAI_BASE_URL: server.url });
     expect(r.code, describeResult(r)).toBe(0);
     expect(parseJson<EvalReport>(r).cases[0]).toMatchObject({ passed: true });
@@ -111,6 +112,7 @@ describe('harness eval', () => {
     const model = await startScriptedModel({ script: { steps: [{ content: 'hello from the endpoint' }] } });
     try {
       const file = suiteFile('cached.jsonl', [hello('unused')]);
+      h.declarations.add({ modelEndpoints: [model.url] });
       const run = (extra: string[] = []) => cli([file, '--model', 'test-model', '--json', '--out', path.join(dir, `cached-${Math.random()}.json`), ...extra], { OPENAI_BASE_URL: model.url });
       const first = await run();
       expect(first.code, describeResult(first)).toBe(0);

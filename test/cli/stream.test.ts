@@ -105,6 +105,7 @@ describe('streamed model text', () => {
     try {
       const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/v1`;
       for (const text of ['first', 'second']) {
+        h.declarations.add({ modelEndpoints: [url] });
         const { turnId } = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId: newSessionId(`stream-refused-${text}`), config: { ...endpointConfig(url, {}, DEFAULT_POLICY), toolMode: undefined } as never, text });
         const out = await waitForTurn(h.client, turnId, { pollMs: 100 });
         expect(out.kind === 'done' && out.result.answer).toBe('plain answer');

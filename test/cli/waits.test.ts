@@ -27,6 +27,7 @@ beforeAll(async () => {
   // The key only makes the worker willing to call the silent endpoint; nothing checks it.
   h = await startHarness({ env: { OPENAI_API_KEY: 'test-key' } });
   endpoint = await startSilentEndpoint();
+  h.declarations.add({ modelEndpoints: [endpoint.url] });
   dir = tempDir('harness-cli-waits-');
   env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: path.join(dir, 'home') });
 });

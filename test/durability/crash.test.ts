@@ -57,7 +57,7 @@ it('finishes the turn on a new worker after the first is SIGKILLed mid model cal
   const home = mkdtempSync(path.join(os.tmpdir(), 'harness-crash-'));
   // Postgres for the message store: the embedded one's start (seconds of WASM work) would
   // overlap the first model call and blur which attempt the crash hit.
-  const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `crash-${randomUUID()}`, HARNESS_HOME: home, DATABASE_URL: TEST_DATABASE_URL });
+  const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `crash-${randomUUID()}`, HARNESS_HOME: home, DATABASE_URL: TEST_DATABASE_URL, OPENAI_BASE_URL: model.url });
   const sessionId = newSessionId('crash');
   const inFlight = new Promise<void>((resolve) => model.onRequest((r) => r.session === sessionId && r.index === 1 && resolve()));
 
@@ -115,6 +115,8 @@ it('a kill inside a workflow task of quick steps redoes the steps it had not rec
   const home = mkdtempSync(path.join(os.tmpdir(), 'harness-crash-chain-'));
   const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `crash-chain-${randomUUID()}`, HARNESS_HOME: home, DATABASE_URL: TEST_DATABASE_URL });
   const server = await startScriptedModel();
+  // The worker's own endpoint: the one its environment declares.
+  env.OPENAI_BASE_URL = server.url;
   const sessionId = newSessionId('crash-chain');
   const time = { tool_calls: [{ name: 'get_current_time', arguments: {} }] };
   server.registerScript(sessionId, { steps: [time, time, { fault: { delay_ms: 60_000 }, content: 'Chain done. HARNESS_OK' }] });
@@ -146,7 +148,7 @@ it('kills the worker during a write_file append, an approval wait, a running com
   const sessionId = newSessionId('crash5');
   const namespace = `crash-${randomUUID()}`;
   const base = { TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: taskQueue, HARNESS_HOME: home, DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test' };
-  const envWith = (failpoints: string) => cliEnv({ ...base, HARNESS_FAILPOINTS: failpoints });
+  const envWith = (failpoints: string) => cliEnv({ ...base, OPENAI_BASE_URL: server.url, HARNESS_FAILPOINTS: failpoints });
   const ws = (f: string) => path.join(home, 'workspaces', sessionId, f);
   const reached = (name: string) => existsSync(failpointFile(home, name));
   const db = new pg.Client({ connectionString: base.DATABASE_URL });

@@ -77,6 +77,8 @@ async function startShellSession(label: string, command: string, extraEnv: Recor
     },
   });
   servers.push(model);
+  // The worker's own endpoint: the one its environment declares.
+  env.OPENAI_BASE_URL = model.url;
   const first = await spawnWorker(env);
   workers.push(first);
   const log = watch(first);

@@ -45,7 +45,7 @@ afterAll(async () => {
 function workerEnv(): NodeJS.ProcessEnv {
   const home = mkdtempSync(path.join(os.tmpdir(), 'harness-recovery-'));
   homes.push(home);
-  const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `recovery-${randomUUID()}`, HARNESS_HOME: home });
+  const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `recovery-${randomUUID()}`, HARNESS_HOME: home, OPENAI_BASE_URL: model.url });
   delete env.DATABASE_URL;
   return env;
 }

@@ -114,6 +114,7 @@ describe('a turn with every span type', () => {
       compression: { ...DEFAULT_COMPRESSION, contextWindow: 4000, outputReserve: 500, threshold: 0.5, keepTail: 2 },
       mcp: { servers: [everythingStdio({ decision: 'allow' })] },
     };
+    h.declareUsed(config);
     await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config, text: 'do all the things' });
     let out = await waitForTurn(h.client, turnId, { pollMs: 100 });
     expect(out.kind === 'waiting' && out.state.status).toBe('waiting_for_approval');
@@ -248,7 +249,7 @@ describe('a turn whose worker was killed mid-step', () => {
     });
     try {
       const home = mkdtempSync(path.join(os.tmpdir(), 'harness-trace-crash-'));
-      const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `trace-crash-${randomUUID()}`, HARNESS_HOME: home, DATABASE_URL: TEST_DATABASE_URL });
+      const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `trace-crash-${randomUUID()}`, HARNESS_HOME: home, DATABASE_URL: TEST_DATABASE_URL, OPENAI_BASE_URL: model.url });
       const sessionId = newSessionId('trace-crash');
       workers.push(await spawnWorker(env));
       const config = endpointConfig(model.url, { modelHeartbeatMs: 2_000, modelTimeoutMs: 120_000, modelLocalMs: 1_000 });

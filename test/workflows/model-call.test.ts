@@ -22,6 +22,7 @@ let server: ScriptedModelServer;
 beforeAll(async () => {
   h = await startHarness({ env: { OPENAI_API_KEY: 'test-key' } });
   server = await startScriptedModel();
+  h.declarations.add({ modelEndpoints: [server.url] });
 });
 afterAll(async () => {
   await server?.close();
