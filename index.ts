@@ -11,6 +11,7 @@ export { createHarnessWorker, type HarnessWorker, type HarnessWorkerOptions } fr
 export type { WorkerTuning } from './workers/tuning';
 export { connectHarness, HarnessClient, type ConnectOptions, type Decided, type RunOutcome, type SendOptions, type SentMessage, type TraceOptions } from './api/client';
 export { UserError, UsageError } from './host/errors';
+export { harnessHome } from './host/paths';
 export type { TurnOutcome, WaitOptions, DecisionRequest } from './client/session-client';
 export type { SessionView, SessionViewStatus } from './client/session-status';
 export type { Trace } from './history/trace';

@@ -4,7 +4,7 @@
  *
  *   npm run build && node dist/examples/custom-tool/worker.js
  */
-import { createHarnessWorker } from 'durable-agent-harness';
+import { createHarnessWorker, harnessHome } from 'durable-agent-harness';
 import { lookupOrder, refundOrder } from './tools';
 
 /** The task queue of this example's sessions (the client uses the same). */
@@ -16,8 +16,8 @@ async function main(): Promise<void> {
     // Only refund_order sees this, as ctx.secrets.PAYMENTS_TOKEN.
     secrets: { refund_order: { PAYMENTS_TOKEN: process.env.PAYMENTS_TOKEN || 'demo-token' } },
     taskQueue: TASK_QUEUE,
-    // Its own home: the embedded database under .harness belongs to `harness dev`'s worker.
-    home: process.env.HARNESS_HOME || '.harness/custom-tool-example',
+    // Its own home beside the project's default one, whose embedded database belongs to `harness dev`'s worker.
+    home: process.env.HARNESS_HOME || `${harnessHome()}-custom-tool-example`,
   });
   await worker.run(); // until Ctrl-C
 }
