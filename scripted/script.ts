@@ -2,7 +2,7 @@
  * Script files for the scripted model: a fixed sequence of assistant turns (plus optional
  * expectations and injected faults) that the scripted OpenAI-compatible server replays.
  */
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { z } from 'zod';
 import { JsonSyntaxError, parseJsonText } from '../common/json-text';
 
@@ -91,16 +91,17 @@ export function parseScript(value: unknown, source: string): Script {
   throw new ScriptError(`${source}: ${path}: ${message}${more}`);
 }
 
+/**
+ * Largest script file. A session carries its script in its start input until the script is in
+ * the message store, and Temporal refuses a payload over 2 MB: 1 MiB leaves the other half for
+ * the rest of the session's configuration (a longer script failed at start as "Temporal is
+ * overloaded" and was retried for minutes).
+ */
+export const MAX_SCRIPT_BYTES = 1024 * 1024;
+
 /** Reads and validates a script file; errors name the place, never quote the file (it may be any file). */
 export function loadScript(path: string): Script {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' ? 'file not found' : `cannot read file (${code ?? String(err)})`;
-    throw new ScriptError(`${path}: ${why}`);
-  }
+  const text = readScriptFile(path);
   let value: unknown;
   try {
     value = parseJsonText(text);
@@ -109,6 +110,41 @@ export function loadScript(path: string): Script {
     throw err;
   }
   return parseScript(value, path);
+}
+
+/** The file's text: a regular file of at most MAX_SCRIPT_BYTES (a FIFO or a device would never end). */
+function readScriptFile(path: string): string {
+  let fd: number;
+  try {
+    // Non-blocking: opening a FIFO would otherwise wait for a writer (regular files read as usual).
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'file not found' : `cannot read file (${code ?? String(err)})`;
+    throw new ScriptError(`${path}: ${why}`);
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile()) throw new ScriptError(`${path}: not a regular file`);
+    if (stat.size > MAX_SCRIPT_BYTES) throw tooLarge(path, stat.size);
+    // Read up to one byte past the limit: a file that grew since fstat is refused too.
+    const buf = Buffer.alloc(MAX_SCRIPT_BYTES + 1);
+    let n = 0;
+    for (let got = 1; got > 0 && n < buf.length; n += got) got = readSync(fd, buf, n, buf.length - n, n);
+    if (n > MAX_SCRIPT_BYTES) throw tooLarge(path, n);
+    return buf.subarray(0, n).toString('utf8');
+  } catch (err) {
+    if (err instanceof ScriptError) throw err;
+    throw new ScriptError(`${path}: cannot read file (${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function tooLarge(path: string, size: number): ScriptError {
+  return new ScriptError(
+    `${path}: the script is ${size} bytes; a script may be at most ${MAX_SCRIPT_BYTES} bytes (1 MiB: it travels in the session's start input, which Temporal caps at 2 MB)`,
+  );
 }
 
 // What `expect` means against an OpenAI chat request body (kept here, next to the schema).

@@ -1,9 +1,10 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import OpenAI, { APIError } from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadScript, parseScript, ScriptError, type Script } from '../../scripted/script';
+import { loadScript, MAX_SCRIPT_BYTES, parseScript, ScriptError, type Script } from '../../scripted/script';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
 
 const servers: ScriptedModelServer[] = [];
@@ -293,5 +294,16 @@ describe('script files', () => {
     const good = join(dir, 'good.json');
     writeFileSync(good, JSON.stringify({ steps: [{ fault: { status: 429 }, content: 'hi' }], summaries: ['s'] }));
     expect(loadScript(good)).toEqual({ steps: [{ fault: { status: 429 }, content: 'hi' }], summaries: ['s'] });
+  });
+
+  it('refuses a file over MAX_SCRIPT_BYTES with its size, and a FIFO or a folder without waiting on it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'scripted-'));
+    const big = join(dir, 'big.json');
+    writeFileSync(big, `{"steps":[{"content":"${'x'.repeat(MAX_SCRIPT_BYTES)}"}]}`);
+    expect(() => loadScript(big)).toThrow(`${big}: the script is ${MAX_SCRIPT_BYTES + 26} bytes; a script may be at most ${MAX_SCRIPT_BYTES} bytes`);
+    const fifo = join(dir, 'fifo.json');
+    execFileSync('mkfifo', [fifo]);
+    expect(() => loadScript(fifo)).toThrow(`${fifo}: not a regular file`);
+    expect(() => loadScript(dir)).toThrow(ScriptError);
   });
 });
