@@ -20,6 +20,7 @@ let h: TestHarness;
 let model: LocalModel;
 beforeAll(async () => {
   [h, model] = await Promise.all([startHarness(), startLocalModel({ parallel: 2 })]);
+  h.declarations.add({ modelEndpoints: [model.url] });
 }, 180_000);
 afterAll(async () => {
   await h?.stop();

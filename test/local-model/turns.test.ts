@@ -21,6 +21,7 @@ let h: TestHarness;
 let model: LocalModel;
 beforeAll(async () => {
   [h, model] = await Promise.all([startHarness(), startLocalModel({ temp: 0 })]);
+  h.declarations.add({ modelEndpoints: [model.url] });
 }, 180_000);
 afterAll(async () => {
   await h?.stop();
