@@ -11,7 +11,7 @@ import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { parseHostEntry } from '../common/allow-hosts';
 import { canonicalJson } from '../common/digest';
-import { NOT_DECLARED } from '../common/errors';
+import { NOT_DECLARED, NOT_DECLARED_HINT } from '../common/errors';
 import type { McpServerRef, McpServerSpec } from '../common/mcp';
 import type { Declared } from '../config/declarations';
 import { projectRoot } from '../host/paths';
@@ -20,8 +20,6 @@ import { projectRoot } from '../host/paths';
 /** The endpoint a session without a base URL uses (the official client's default). */
 export const DEFAULT_MODEL_ENDPOINT = 'https://api.openai.com/v1';
 
-/** The hint every refusal ends with: where the owner declares, and that a worker reads it at start. */
-const HINT = "declare it on the worker (its harness.config.json, named with --config or trusted with `harness trust`, or createHarnessWorker's options) and restart the worker (`harness dev --stop` stops the background one)";
 
 /** The declarations of one worker, checked by the activities that start or reach something. */
 export class WorkerDeclarations {
@@ -130,7 +128,7 @@ export class WorkerDeclarations {
 
 /** The refusal of something a session named that the worker did not declare: one line, then where to declare it. */
 export function notDeclared(message: string): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(`${message}: ${HINT}`, NOT_DECLARED);
+  return ApplicationFailure.nonRetryable(`${message}: ${NOT_DECLARED_HINT}`, NOT_DECLARED);
 }
 
 function carriesHostFields(ref: McpServerRef): boolean {

@@ -7,6 +7,7 @@ import type { Usage } from '../common/types';
 import type { Pending, PendingApproval, TurnResult, TurnState } from '../common/session';
 import { escapeForTerminal } from '../host/terminal/escape';
 import { budgetLine } from '../common/budget';
+import { splitNotDeclared } from '../common/errors';
 import { argLine, callView } from '../client/call-view';
 import { Control, type Text } from '../host/terminal/text';
 import { writeErr, writeErrLine, writeJson, writeJsonLines, writeOut } from '../host/terminal/write';
@@ -72,7 +73,8 @@ export function usageLine(u: Usage): string {
 export function printTurn(r: TurnResult): void {
   print(r.answer);
   say(`[${r.turnId}] ${r.terminated_by} after ${r.steps} step${r.steps === 1 ? '' : 's'}, ${usageLine(r.usage)}`);
-  if (r.error) say(`error: ${r.error}`);
+  // A refusal's hint (what to declare where) goes on the hint line that follows.
+  if (r.error) say(`error: ${splitNotDeclared(r.error).problem}`);
 }
 
 /** Exit code for a finished turn: a failed turn is an error. */

@@ -10,6 +10,7 @@ import type { Pending, PendingApproval, TurnResult } from '../common/session';
 import { embeddedFiles } from '../host/paths';
 import { processAlive, readPidFile } from '../host/pids';
 import { UserError } from '../host/errors';
+import { splitNotDeclared } from '../common/errors';
 import { RideOut } from '../client/ride-out';
 import { TEMPORAL_HINT } from '../client/session-client';
 import type { HarnessClient } from '../api/client';
@@ -210,6 +211,8 @@ async function driveLive(
 
 /** What to do after a turn ended with an error: retry a failed turn, else go on with the session. */
 function failureHint(sessionId: string, r: TurnResult): string {
+  const refused = splitNotDeclared(r.error ?? '').hint;
+  if (refused) return `hint: ${refused}; then \`harness retry ${r.turnId}\``;
   if (r.terminated_by === 'failed') {
     return `hint: once the cause is fixed (see \`harness trace ${r.turnId}\`), continue the turn from its last good step with \`harness retry ${r.turnId}\`; or send another message with \`harness run --session ${sessionId} "<task>"\``;
   }

@@ -8,6 +8,7 @@ import {
   Client,
   WithStartWorkflowOperation,
   WorkflowExecutionAlreadyStartedError,
+  WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
@@ -26,7 +27,7 @@ import {
   MAX_MESSAGE_BYTES,
   utf8Length,
 } from '../common/messages';
-import { rootCauseMessage } from '../common/errors';
+import { rootCauseMessage, splitNotDeclared } from '../common/errors';
 import { UsageError, UserError } from '../host/errors';
 import { describeTrialTurn, notASession } from './trial-ids';
 import { NO_WORKER_HINT } from './require-worker';
@@ -93,7 +94,23 @@ export async function sendMessage(
     if (err instanceof WorkflowExecutionAlreadyStartedError) {
       throw new UserError(`session ${opts.sessionId} has ended`, 'start a new session (omit --session or pick a new id)');
     }
-    throw rejected(err, `session ${opts.sessionId}`);
+    throw (await refusedAtStart(client, opts.sessionId, err)) ?? rejected(err, `session ${opts.sessionId}`);
+  }
+}
+
+/**
+ * Why a session failed before its first turn (the update then only says the workflow completed):
+ * its own failure, such as naming an MCP server its worker did not declare. Undefined otherwise.
+ */
+async function refusedAtStart(client: Client, sessionId: string, err: unknown): Promise<UserError | undefined> {
+  if (!(err instanceof WorkflowUpdateFailedError)) return undefined;
+  try {
+    await client.workflow.getHandle(sessionId).result();
+    return undefined;
+  } catch (failure) {
+    if (!(failure instanceof WorkflowFailedError)) return undefined;
+    const { problem, hint } = splitNotDeclared(rootCauseMessage(failure));
+    return new UserError(`session ${sessionId} was refused: ${problem}`, hint || `see \`harness status ${sessionId}\``);
   }
 }
 

@@ -5,7 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { SessionState, TurnResult, TurnState } from '../common/session';
-import { rootCauseMessage } from '../common/errors';
+import { rootCauseMessage, splitNotDeclared } from '../common/errors';
 import { stateQuery, turnStateQuery } from '../common/messages';
 import { UserError } from '../host/errors';
 import { diagnose, isNoPoller, look, modelProgress, seconds, troubleOf, type ModelProgress, type Trouble } from './wait-progress';
@@ -68,7 +68,10 @@ export async function waitForTurn(client: Client, turnId: string, opts: WaitOpti
     }
     if (poll.failed) {
       now = troubleOf(client, poll.failure, 'server');
-      if (!now) throw new UserError(`turn ${turnId} failed: ${rootCauseMessage(poll.failure)}`, `inspect it with \`harness status ${sessionOf(turnId)}\``);
+      if (!now) {
+        const { problem, hint } = splitNotDeclared(rootCauseMessage(poll.failure));
+        throw new UserError(`turn ${turnId} failed: ${problem}`, hint || `inspect it with \`harness status ${sessionOf(turnId)}\``);
+      }
       now = (await diagnose(client, turnId, 'server', { noPoller: isNoPoller(poll.failure) })) ?? now;
       poll = undefined;
     }

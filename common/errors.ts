@@ -67,6 +67,16 @@ export function rootCauseMessage(err: unknown): string {
  */
 export const NOT_DECLARED = 'NOT_DECLARED';
 
+/** What a NOT_DECLARED refusal's message ends with, after `: `: where the owner declares, and that a worker reads it at start. */
+export const NOT_DECLARED_HINT =
+  "declare it on the worker (its harness.config.json, named with --config or trusted with `harness trust`, or createHarnessWorker's options) and restart the worker (`harness dev --stop` stops the background one)";
+
+/** A refusal's message split into the problem and its hint (the hint is empty for any other message). */
+export function splitNotDeclared(message: string): { problem: string; hint: string } {
+  const tail = `: ${NOT_DECLARED_HINT}`;
+  return message.endsWith(tail) ? { problem: message.slice(0, -tail.length), hint: NOT_DECLARED_HINT } : { problem: message, hint: '' };
+}
+
 /** The first application failure type in an error's cause chain (Temporal wraps activity failures). */
 export function failureType(err: unknown): string | undefined {
   let current: unknown = err;

@@ -18,6 +18,7 @@ import { removeTempDirs, tempDir } from '../support/cli';
 import { ALLOW_ALL, approveUntilDone, DEFAULT_POLICY, endpointConfig, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { EVERYTHING } from '../support/mcp-servers';
 import { toolResults } from '../support/watched-turn';
+import { UserError } from '../../host/errors';
 import { startForeignServer, type ForeignServer } from '../support/foreign-server';
 
 let h: TestHarness;
@@ -123,7 +124,10 @@ describe('skills folders', () => {
     const sessionId = newSessionId('skills');
     const config: SessionConfig = { ...scriptedConfig({ steps: [{ content: 'never' }] }), skills: { folders: [folder] } };
     const { turnId } = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config, text: 'hello' });
-    await expect(waitForTurn(h.client, turnId, { pollMs: 100 })).rejects.toThrow(/^turn \S+ failed: the skills folder \S*host-secrets is not declared on this worker: declare it on the worker/);
+    const failure = await waitForTurn(h.client, turnId, { pollMs: 100 }).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(UserError);
+    expect((failure as UserError).message).toMatch(/^turn \S+ failed: the skills folder \S*host-secrets is not declared on this worker$/);
+    expect((failure as UserError).hint).toMatch(/^declare it on the worker/);
   });
 });
 
