@@ -40,6 +40,7 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
   for (const notice of notices) log(notice);
   // What sessions may name (MCP servers, endpoints, skills folders): from this worker's own config.
   const declarations = workerDeclarations(env, process.cwd(), {}, log);
+  log(`declared: ${declarations.describe()}`);
   const connection = await connectPatiently(s, log);
   const skills = defaultSkills(env);
   for (const problem of skills.catalog().problems) log(`skills: ${problem}`);
@@ -77,7 +78,6 @@ export async function runWorker(env: NodeJS.ProcessEnv = process.env, log: (line
     const tuning = describeTuning(tuned.tuning);
     const hosting = worker.host ? ` sandbox host=${hostId} (also polls ${worker.host.options.taskQueue})` : '';
     log(`worker ready: ${s.address} namespace=${s.namespace} task queue=${s.taskQueue} home=${home}${hosting}${tuning ? ` (${tuning})` : ''}`);
-    log(`declared: ${declarations.describe()}`);
     // Resolves once the drain is over; only then is anything the activities use closed.
     await runDraining(worker, running, { inFlight, graceMs: tuned.tuning.drainGraceMs, taskQueue: s.taskQueue, log });
   } finally {

@@ -9,11 +9,23 @@ import { runWorker } from '../../workers/main';
 import type { CliContext } from '../context';
 import { print, say } from '../output';
 import { openConsole } from './console';
+import path from 'node:path';
 
 export interface DevFlags {
   stop?: boolean;
   console?: boolean;
   ui?: boolean;
+  config?: string;
+}
+
+/** Flags of `harness worker`. */
+export interface WorkerFlags {
+  config?: string;
+}
+
+/** The worker's environment: a config file given with --config is the one it declares from (as HARNESS_CONFIG would). */
+function workerEnv(ctx: CliContext, config: string | undefined): NodeJS.ProcessEnv {
+  return config ? { ...ctx.env, HARNESS_CONFIG: path.resolve(config) } : ctx.env;
 }
 
 export interface ModelServeFlags {
@@ -47,7 +59,7 @@ export async function startDev(ctx: CliContext, o: DevFlags): Promise<void> {
       follow = followTurns({ client: await ctx.client(), url: otlp, home: ctx.home, taskQueue: s.taskQueue, env: ctx.env, log: say });
       say(`exporting each turn to ${shownUrl(otlp)} once it closes`);
     }
-    await runWorker({ ...ctx.env, ...(dev.recordedWorker ? { HARNESS_WORKER_PIDFILE: embeddedFiles(ctx.home).workerPid } : {}) }, say);
+    await runWorker({ ...workerEnv(ctx, o.config), ...(dev.recordedWorker ? { HARNESS_WORKER_PIDFILE: embeddedFiles(ctx.home).workerPid } : {}) }, say);
   } finally {
     await follow?.stop();
     await page?.close();
@@ -56,8 +68,8 @@ export async function startDev(ctx: CliContext, o: DevFlags): Promise<void> {
   }
 }
 
-export async function worker(ctx: CliContext): Promise<void> {
-  await runWorker(ctx.env, say);
+export async function worker(ctx: CliContext, o: WorkerFlags = {}): Promise<void> {
+  await runWorker(workerEnv(ctx, o.config), say);
 }
 
 export async function serveModel(o: ModelServeFlags): Promise<void> {

@@ -6,10 +6,13 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../support/global-setup';
-import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir, writeScript } from '../support/cli';
-import { EVERYTHING } from '../support/mcp-servers';
+import { cliEnv, describeResult, HARNESS_BIN, parseJson, removeTempDirs, runCli, stackLines, tempDir, writeScript } from '../support/cli';
+import { kill } from '../support/processes';
+import { spawn } from 'node:child_process';
+import { EVERYTHING, until } from '../support/mcp-servers';
 
 describe('MCP servers declared by the config a background worker starts with', () => {
   const dir = tempDir('harness-declared-cli-');
@@ -49,5 +52,22 @@ describe('MCP servers declared by the config a background worker starts with', (
     expect(r.errLines.at(-2)).toMatch(/^error: session \S+ was refused: MCP server "other" is not declared on this worker \(it declares everything\)$/);
     expect(r.errLines.at(-1)).toMatch(/^hint: declare it on the worker .*`harness dev --stop`/);
     expect(stackLines(r.stderr)).toEqual([]);
+  });
+});
+
+describe('`harness worker --config`', () => {
+  it('declares the servers and endpoint of the file it is given, and says so in one line as it starts', async () => {
+    const dir = tempDir('harness-worker-config-');
+    writeFileSync(path.join(dir, 'w.json'), JSON.stringify({ mcpServers: { files: { command: process.execPath, args: [EVERYTHING, 'stdio'] } }, baseUrl: 'http://127.0.0.1:8080/v1' }));
+    const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `declared-${randomUUID()}`, HARNESS_HOME: path.join(dir, 'home') });
+    const worker = spawn(process.execPath, [HARNESS_BIN, 'worker', '--config', 'w.json'], { env, cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    try {
+      let output = '';
+      for (const stream of [worker.stdout!, worker.stderr!]) stream.on('data', (d: Buffer) => (output += d.toString()));
+      await until(() => /^declared: .*$/m.test(output), 60_000);
+      expect(output).toMatch(/^declared: mcp servers files; model endpoints \S*http:\/\/127\.0\.0\.1:8080/m);
+    } finally {
+      await kill(worker, 'SIGTERM');
+    }
   });
 });
