@@ -36,6 +36,8 @@ describe('shipped eval suites', () => {
     // A suite that needs servers or settings ships its config beside it (evals/mcp.config.json).
     const config = path.join(ROOT, 'evals', suite.replace(/\.jsonl$/, '.config.json'));
     const withConfig = existsSync(config) ? ['--config', config] : [];
+    // The worker declares what that config declares, as `harness worker --config` would.
+    if (existsSync(config)) h.declareConfig(config);
     const r = await runCli(['eval', path.join(ROOT, 'evals', suite), '--json', '--out', out, '--concurrency', '4', ...withConfig], { env, timeoutMs: 600_000 });
     const report = parseJson<EvalReport>(r);
     const verdicts = Object.fromEntries(report.cases.map((c) => [c.id, c.passed ? 'pass' : 'fail']));
