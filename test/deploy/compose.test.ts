@@ -29,6 +29,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { cliEnv, describeResult, removeTempDirs, runCli, stackLines, tempDir, writeScript } from '../support/cli';
+import { adoptHome } from '../../host/home-mark';
 import { figure } from '../support/figures';
 
 const ROOT = path.resolve(__dirname, '..', '..');
@@ -390,6 +391,7 @@ describe('the worker image, built and run without an image registry', () => {
     expect(logs.stdout + logs.stderr, 'the worker in the image should start polling').toMatch(/^worker ready: .*home=.*\/hosts\/deploy-/m);
 
     const home = tempDir('harness-deploy-cli-');
+    adoptHome(home); // the test's own folder, where it also writes its script
     const script = writeScript(home, {
       steps: [
         { tool_calls: [{ name: 'run_shell', arguments: { command: 'echo from-the-sandbox > out.txt; echo HARNESS_SANDBOX_UID=$(id -u); ls /skills' } }] },

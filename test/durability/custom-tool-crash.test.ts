@@ -15,6 +15,7 @@ import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { connectHarness, type HarnessClient } from '../../index';
 import { failpointFile } from '../../activities/failpoints';
 import { cliEnv } from '../support/cli';
+import { adoptHome } from '../../host/home-mark';
 import { TEST_DATABASE_URL } from '../support/harness';
 import { kill, ROOT, spawnReady, until } from '../support/processes';
 
@@ -40,6 +41,7 @@ function model(steps: unknown[]): string {
 
 beforeAll(async () => {
   home = mkdtempSync(path.join(os.tmpdir(), 'harness-tool-crash-'));
+  adoptHome(home); // the test's own folder, where it also writes its scripts
   const taskQueue = `tool-crash-${randomUUID()}`;
   env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: taskQueue, HARNESS_HOME: home, DATABASE_URL: TEST_DATABASE_URL });
   client = await connectHarness({ env, cwd: home });

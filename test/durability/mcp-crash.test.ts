@@ -17,6 +17,7 @@ import { answerQuestion, sendMessage, sessionState, waitForTurn } from '../../cl
 import { newSessionId, TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker } from '../support/processes';
 import { cliEnv, writeScript } from '../support/cli';
+import { adoptHome } from '../../host/home-mark';
 import { alive, EVERYTHING, until } from '../support/mcp-servers';
 
 let client: Client;
@@ -34,6 +35,7 @@ afterAll(async () => {
 
 it('a worker killed during a server question: the call ends as MCP_SERVER_UNAVAILABLE on a new worker, the question is dropped, the orphan server stopped', async () => {
   const home = mkdtempSync(path.join(os.tmpdir(), 'harness-mcp-crash-'));
+  adoptHome(home); // the test's own folder, where it also writes its config and script
   const pids = path.join(home, 'server-pids');
   const configFile = path.join(home, 'harness.config.json');
   const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `mcp-crash-${randomUUID()}`, HARNESS_HOME: home, DATABASE_URL: TEST_DATABASE_URL, HARNESS_CONFIG: configFile });
