@@ -3,7 +3,7 @@ import type { Rule } from './policy/schema';
 import type { ModelRef, PolicyRecord } from './session';
 import type { ChatMessage, ToolCall, ToolResult, ToolSpec, Usage } from './types';
 import type { ConversationRef, SystemRef } from './conversation';
-import type { McpServerRef, McpToolSet } from './mcp';
+import type { McpServerRef, McpServerStatus, McpToolSet } from './mcp';
 import type { WorkspaceSnapshot } from './snapshot';
 import type { CustomToolSet } from './custom-tools';
 import type { ToolMode, ToolModeDecision } from './tool-mode';
@@ -181,10 +181,19 @@ export interface ExecuteToolInput {
 export interface DiscoverMcpInput {
   sessionId: string;
   servers: McpServerRef[];
-  /** Re-discover only these servers; the rest are taken from `previous`. */
+  /** Re-discover only these servers; the rest are taken from `previous` or `previousRef`. */
   only?: string[];
+  /** The set so far, inline (turns recorded before `previousRef`). */
   previous?: McpToolSet;
+  /** The set so far by reference: its servers' statuses and its stored list (none: no tools). */
+  previousRef?: { servers: McpServerStatus[]; ref?: string };
 }
+
+/**
+ * What discoverMcpTools returns. `unchanged` (asked with `previousRef`): the servers listed the
+ * tools the session has, which are not repeated here (`tools` is empty, `ref` the same list).
+ */
+export type DiscoveredMcpTools = McpToolSet & { unchanged?: true };
 
 /**
  * What executeTool returns: the result, and when it was large and stored, the stored tool message

@@ -154,7 +154,12 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   let refreshing = false;
   const discover = async () => {
     try {
-      book.useMcpTools(await discoverActivity(servers)({ sessionId: input.sessionId, servers }));
+      // A refresh names the set the session has by reference; the same tools come back as
+      // `unchanged`, not again in full (activities/mcp/tool-set.ts).
+      const had = book.mcpTools;
+      const previousRef = had ? { previousRef: { servers: had.servers, ...(had.ref ? { ref: had.ref } : {}) } } : {};
+      const { unchanged, ...found } = await discoverActivity(servers)({ sessionId: input.sessionId, servers, ...previousRef });
+      book.useMcpTools(unchanged && had ? { ...had, servers: found.servers } : found);
     } catch (err) {
       // A server the worker did not declare: the session is refused before any server starts.
       if (failureType(err) === NOT_DECLARED) throw ApplicationFailure.nonRetryable(rootCauseMessage(err), NOT_DECLARED);

@@ -114,9 +114,13 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
       if (tally.finishAnswer !== undefined) return done('finish', tally.finishAnswer, step);
       // A server said its tool list changed: the next step offers what it lists now.
       if (tally.relist.size && s.mcpTools && opts.mcp && ops.rediscoverMcp) {
-        s.mcpTools = await ops.rediscoverMcp(s.mcpTools, [...tally.relist]);
-        s.registry = opts.mcp.registry(s.mcpTools);
-        s.mcpChanged = true;
+        const next = await ops.rediscoverMcp(s.mcpTools, [...tally.relist]);
+        // The same set (unchanged, or past the re-listings a run takes in): nothing to rebuild.
+        if (next !== s.mcpTools) {
+          s.mcpTools = next;
+          s.registry = opts.mcp.registry(s.mcpTools);
+          s.mcpChanged = true;
+        }
       }
       // A long turn's call records go to the store in chunks, so its state and result stay small.
       if (ops.storeValue && recordsChunkDue(s)) s.storedToolCalls.push(await ops.storeValue(s.toolCalls.splice(0, RECORDS_CHUNK)));

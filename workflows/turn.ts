@@ -26,6 +26,7 @@ import { toolRunner } from './tool-runner';
 import { loopOptions, prepareRequest } from './turn-options';
 import { HostRoute } from './host-route';
 import { ModelCaller } from './model-call';
+import { mcpRelister } from './mcp-relist';
 
 /** Runs one turn of a session and returns its result; failures of the model end it as `failed`. */
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
@@ -60,6 +61,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const turnInput = hosted.note ? { ...input, userMessage: `${hosted.note}\n\n${input.userMessage}` } : input;
 
   const mcpServers = input.config.mcp?.servers ?? [];
+  const relist = mcpRelister((req) => activity(() => discoverActivity(mcpServers)(req)), input.sessionId, mcpServers);
   // Turns recorded before model input was bounded (argument depth, MCP schema cost and patterns,
   // echoed text, fingerprint size) judged calls without those bounds (issue 17).
   const boundedInput = patches.since('bounded-model-input');
@@ -80,7 +82,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
         ? {
             rediscoverMcp: async (previous, only) => {
               try {
-                return await activity(() => discoverActivity(mcpServers)({ sessionId: input.sessionId, servers: mcpServers, only, previous }));
+                return await relist(previous, only);
               } catch (err) {
                 if (isCancellation(err)) throw err;
                 return previous; // listing again failed: keep offering what the session had

@@ -4,7 +4,7 @@
  * a server process serves every session and call of the worker that uses it.
  */
 import { Context } from '@temporalio/activity';
-import type { DiscoverMcpInput, ExecuteToolInput, ToolOutcome } from '../../common/activity-types';
+import type { DiscoveredMcpTools, DiscoverMcpInput, ExecuteToolInput, ToolOutcome } from '../../common/activity-types';
 import { LOCAL_CALL_BUDGET_MS, MCP_NEEDS_ACTIVITY, type McpServerSpec, type McpServerStatus, type McpToolInfo, type McpToolSet } from '../../common/mcp';
 import type { WorkerDeclarations } from '../declarations';
 import { toolError } from '../../common/errors';
@@ -15,6 +15,8 @@ import { McpTimeoutError, McpUnavailableError } from './errors';
 import { ApplicationFailure } from '@temporalio/common';
 import type { McpPool } from './pool';
 import { mcpResultToToolResult } from './results';
+import { withinToolSet } from './tool-list';
+import { previousSet } from './tool-set';
 
 /**
  * What the MCP activities need: the worker's pool, the message store (the tool list is kept there
@@ -45,7 +47,7 @@ export function createMcpActivities(deps: McpActivityDeps) {
      * Lists the tools of the session's servers, each bounded by its own startup timeout, all at
      * once: a hung server delays session start by at most its timeout and costs only its own tools.
      */
-    async discoverMcpTools(input: DiscoverMcpInput): Promise<McpToolSet> {
+    async discoverMcpTools(input: DiscoverMcpInput): Promise<DiscoveredMcpTools> {
       const ctx = Context.current();
       const beat = setInterval(() => ctx.heartbeat(), 3_000);
       try {
@@ -53,16 +55,24 @@ export function createMcpActivities(deps: McpActivityDeps) {
         // Every server resolved before any starts: a session naming one the worker did not declare
         // starts none of them (NOT_DECLARED fails the session).
         const specs = input.servers.map((ref) => deps.declarations.mcpServer(ref));
-        const results = await Promise.all(
-          specs.map(async (spec) => {
-            if (only && !only.has(spec.name)) return kept(input.previous, spec.name);
-            return discoverOne(spec, ctx.cancellationSignal);
-          }),
+        const previous = await previousSet(deps.conversations, input);
+        // The whole set within its bound (tool-list.ts): it rides in workflow inputs and results.
+        const results = withinToolSet(
+          await Promise.all(
+            specs.map(async (spec) => {
+              if (only && !only.has(spec.name)) return kept(previous.set, spec.name);
+              return discoverOne(spec, ctx.cancellationSignal);
+            }),
+          ),
         );
         const tools = results.flatMap((r) => r.tools);
+        const servers = results.map((r) => r.status);
+        const text = JSON.stringify(tools);
+        // The same tools again: named, not repeated (tool-set.ts).
+        if (previous.text === text) return { servers, tools: [], ...(input.previousRef?.ref ? { ref: input.previousRef.ref } : {}), unchanged: true };
         // The schemas travel to model calls by reference: stored once, read by the model activity.
-        const ref = tools.length ? await withStore(() => deps.conversations.putText(input.sessionId, JSON.stringify(tools))) : undefined;
-        return { servers: results.map((r) => r.status), tools, ...(ref ? { ref } : {}) };
+        const ref = tools.length ? await withStore(() => deps.conversations.putText(input.sessionId, text)) : undefined;
+        return { servers, tools, ...(ref ? { ref } : {}) };
       } finally {
         clearInterval(beat);
       }

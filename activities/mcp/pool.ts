@@ -48,6 +48,8 @@ interface Entry {
 const PING_MS = 2000;
 const TIMEOUT = Symbol('mcp timeout');
 const MAX_PAGES = 100;
+// Tools read from a server before paging stops (128 can be offered; the rest are only counted).
+const MAX_LISTED = 10_000;
 
 export class McpPool {
   private readonly entries = new Map<string, Entry>();
@@ -75,9 +77,9 @@ export class McpPool {
         for (let page = 0; conn.client.getServerCapabilities()?.tools && page < MAX_PAGES; page++) {
           const params = cursor ? { cursor } : {};
           const r = await conn.client.request({ method: 'tools/list', params }, ToolPageSchema, { signal: ac.signal, timeout: NO_SDK_TIMEOUT });
-          tools.push(...r.tools);
+          for (const t of r.tools.slice(0, MAX_LISTED - tools.length)) tools.push(t);
           cursor = r.nextCursor;
-          if (!cursor) break;
+          if (!cursor || tools.length >= MAX_LISTED) break;
         }
         conn.settled = true;
         entry.listChanged = false;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { McpConfigError } from '../../../activities/mcp/errors';
 import { specKey } from '../../../activities/mcp/pool';
-import { mapTools, MAX_DESCRIPTION_CHARS, MAX_TOOLS_PER_SERVER } from '../../../activities/mcp/tool-list';
+import { mapTools, MAX_DESCRIPTION_CHARS, MAX_TOOL_SET_CHARS, MAX_TOOLS_PER_SERVER, withinToolSet } from '../../../activities/mcp/tool-list';
 import { base64Bytes, MAX_STRUCTURED_CHARS, MAX_TEXT_CHARS, mcpResultToToolResult } from '../../../activities/mcp/results';
 import { resolveTemplates } from '../../../activities/mcp/templates';
 import { everythingStdio } from '../../support/mcp-servers';
@@ -114,7 +114,30 @@ describe('what a hostile server can put into a session is bounded', () => {
     const { tools: kept, skipped } = mapTools('s', tools);
     expect(kept).toHaveLength(MAX_TOOLS_PER_SERVER);
     expect(kept.every((t) => t.description.length <= MAX_DESCRIPTION_CHARS + 1)).toBe(true);
-    expect(skipped[0]).toMatch(/giant: input schema larger than/);
-    expect(skipped.filter((s) => s.includes(`more than ${MAX_TOOLS_PER_SERVER} tools`))).toHaveLength(300 - 1 - MAX_TOOLS_PER_SERVER);
+    expect(skipped).toEqual([expect.stringMatching(/^giant: input schema larger than/), `${300 - 1 - MAX_TOOLS_PER_SERVER} more: more than ${MAX_TOOLS_PER_SERVER} tools on this server`]);
+  });
+
+  it('the reasons for tools left out are few and short, however many tools and however long their names', () => {
+    const tools = Array.from({ length: 5000 }, (_, i) => ({ name: `${'n'.repeat(10_000)}${i}`, inputSchema: { type: 'object' } }));
+    const { tools: kept, skipped } = mapTools('s', tools);
+    expect(kept).toEqual([]);
+    expect(skipped.length).toBeLessThanOrEqual(21);
+    expect(skipped.at(-1)).toBe('4980 more left out for the reasons above or others');
+    expect(Math.max(...skipped.map((s) => s.length))).toBeLessThan(400);
+  });
+
+  it("a session's servers together offer at most MAX_TOOL_SET_CHARS of tools, in the session's order, saying what was left out", () => {
+    const server = (name: string, n: number, pad: number) => {
+      const { tools } = mapTools(name, Array.from({ length: n }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object', properties: { p: { description: 'p'.repeat(pad) } } } })));
+      return { tools, status: { server: name, status: 'connected' as const, tools: tools.length } };
+    };
+    const [a, b, c] = withinToolSet([server('a', 100, 4000), server('b', 100, 4000), server('c', 3, 10)]);
+    const size = JSON.stringify([...a!.tools, ...b!.tools, ...c!.tools]).length;
+    expect(size).toBeLessThanOrEqual(MAX_TOOL_SET_CHARS);
+    expect(a!.tools).toHaveLength(100);
+    expect(b!.tools.length).toBeLessThan(100);
+    expect(b!.status).toMatchObject({ tools: b!.tools.length, skipped: [expect.stringMatching(/ more \(t\d+ …\): the session's MCP tool list would pass 512 KiB$/)] });
+    // A later server's small tools still fit in what is left.
+    expect(c!.tools).toHaveLength(3);
   });
 });
