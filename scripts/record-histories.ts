@@ -15,6 +15,7 @@ import { answerQuestion, decideApprovals, endSession, sendMessage, waitForTurn }
 import { parsePolicy } from '../common/policy/schema';
 import { freezePolicy } from '../common/policy';
 import { resolveMcpServers } from '../config/mcp';
+import { mcpServerRef } from '../common/mcp';
 import { DEFAULT_COMPRESSION } from '../common/context/plan';
 import { planRetry, resetTurn } from '../history/retry';
 import { retryTurnUpdate } from '../common/messages';
@@ -90,7 +91,7 @@ function mcpServers() {
 
 async function main(): Promise<void> {
   const label = process.argv[2] ?? 'baseline';
-  await withScratchHarness('record', async ({ client, taskQueue, address }) => {
+  await withScratchHarness('record', async ({ client, taskQueue, address, declarations }) => {
     const sessionId = `history-${label}`;
     const config: SessionConfig = {
       model: { provider: 'scripted', model: 'scripted', script },
@@ -114,7 +115,9 @@ async function main(): Promise<void> {
     await client.workflow.getHandle(sessionId).result();
 
     const mcpSession = `${sessionId}-mcp`;
-    const mcpConfig: SessionConfig = { ...config, model: { provider: 'scripted', model: 'scripted', script: mcpScript }, limits: DEFAULT_LIMITS, mcp: { servers: mcpServers() } };
+    // The worker declares the servers; the session names them, as one resolved from a config file does.
+    declarations.add({ mcpServers: mcpServers() });
+    const mcpConfig: SessionConfig = { ...config, model: { provider: 'scripted', model: 'scripted', script: mcpScript }, limits: DEFAULT_LIMITS, mcp: { servers: mcpServers().map(mcpServerRef) } };
     const m1 = await sendMessage(client, { taskQueue, sessionId: mcpSession, config: mcpConfig, text: 'Use the MCP tools.' });
     for (let out = await waitForTurn(client, m1.turnId); out.kind === 'waiting'; out = await waitForTurn(client, m1.turnId)) {
       if (out.state.pending?.kind === 'approvals') await decideApprovals(client, mcpSession, { approve: true });
@@ -157,13 +160,18 @@ async function main(): Promise<void> {
     await startForked(client, taskQueue, await planRerun(client, r1.turnId), rerunSession);
     await waitForTurn(client, `${rerunSession}/turn-1`);
     await waitForState(client, rerunSession, (s) => s.rerun !== undefined, 30_000);
-    for (const id of [retrySession, forkSession, rerunSession]) {
+    // A rerun of the MCP session: its calls leave the sandbox, so they are answered from the record.
+    const mcpRerun = `${mcpSession}-rerun`;
+    await startForked(client, taskQueue, await planRerun(client, m1.turnId), mcpRerun);
+    await waitForTurn(client, `${mcpRerun}/turn-1`);
+    await waitForState(client, mcpRerun, (s) => s.rerun !== undefined, 30_000);
+    for (const id of [retrySession, forkSession, rerunSession, mcpRerun]) {
       await endSession(client, id);
       await client.workflow.getHandle(id).result();
     }
 
     const ids = [sessionId, `${sessionId}/turn-1`, `${sessionId}/turn-2`, mcpSession, `${mcpSession}/turn-1`, compressSession, `${compressSession}/turn-1`];
-    for (const s of [retrySession, forkSession, rerunSession]) ids.push(s, `${s}/turn-1`);
+    for (const s of [retrySession, forkSession, rerunSession, mcpRerun]) ids.push(s, `${s}/turn-1`);
     await writeHistories(client, address, label, ids);
   });
 }

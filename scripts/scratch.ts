@@ -11,6 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import { createHarnessWorker } from '../workers/worker';
 import { McpPool } from '../activities/mcp/pool';
+import { WorkerDeclarations } from '../activities/declarations';
 import { MemoryHost } from '../activities/memory/host';
 import { embeddedFiles, spawnDevServer, waitForServer } from '../client/embedded';
 import { temporalSettings } from '../client/temporal';
@@ -51,6 +52,8 @@ export interface Scratch {
   address: string;
   /** The dev server's process (benchmarks read its CPU time). */
   serverPid: number | undefined;
+  /** What the worker declares (the script is its owner): add MCP servers or endpoints its sessions name. */
+  declarations: WorkerDeclarations;
 }
 
 /** Runs `fn` against a fresh dev server and worker, then tears both down. */
@@ -74,10 +77,11 @@ export async function withScratchHarness<T>(name: string, fn: (s: Scratch) => Pr
     // embedded database's start (seconds of WASM) is then not inside a first workflow task.
     const memory = MemoryHost.fromEnv(home, env);
     await memory.open();
-    const worker = await createHarnessWorker({ connection: native, namespace: 'default', taskQueue, home, env, mcp, memory });
+    const declarations = WorkerDeclarations.fromEnv(env);
+    const worker = await createHarnessWorker({ connection: native, namespace: 'default', taskQueue, home, env, mcp, memory, declarations });
     const client = new Client({ connection: await Connection.connect({ address: settings.address }) });
     try {
-      return await worker.runUntil(fn({ client, taskQueue, home, address: settings.address, serverPid: server.pid }));
+      return await worker.runUntil(fn({ client, taskQueue, home, address: settings.address, serverPid: server.pid, declarations }));
     } finally {
       await mcp.closeAll();
       await native.close();
