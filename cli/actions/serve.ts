@@ -25,7 +25,8 @@ export interface WorkerFlags {
 
 /** The worker's environment: a config file given with --config is the one it declares from (as HARNESS_CONFIG would). */
 function workerEnv(ctx: CliContext, config: string | undefined): NodeJS.ProcessEnv {
-  return config ? { ...ctx.env, HARNESS_CONFIG: path.resolve(config) } : ctx.env;
+  // The home this command already checked (and said what it ignored about): the worker uses it as is.
+  return { ...ctx.env, HARNESS_HOME: ctx.home, ...(config ? { HARNESS_CONFIG: path.resolve(config) } : {}) };
 }
 
 export interface ModelServeFlags {
