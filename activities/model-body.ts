@@ -33,6 +33,29 @@ export function replyTooLarge(limit: number): ApplicationFailure {
   );
 }
 
+/**
+ * fetch for the openai client with every body but a streamed reply's bounded by `limit`: error
+ * bodies too, which the client reads whole (a streamed reply is bounded by sseData).
+ */
+export function cappedFetch(limit: number): typeof fetch {
+  return async (input, init) => {
+    const res = await fetch(input, init);
+    const streamed = res.ok && (res.headers.get('content-type') ?? '').includes('text/event-stream');
+    if (!res.body || streamed) return res;
+    let bytes = 0;
+    const counted = res.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, out) {
+          bytes += chunk.byteLength;
+          if (bytes > limit) out.error(replyTooLarge(limit));
+          else out.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(counted, { status: res.status, statusText: res.statusText, headers: res.headers });
+  };
+}
+
 /** The whole body as text, refused past `limit` bytes (by its declared length before reading any of it). */
 export async function readCapped(res: Response, limit: number): Promise<string> {
   const declared = Number(res.headers.get('content-length'));

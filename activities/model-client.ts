@@ -6,7 +6,7 @@ import OpenAI from 'openai';
 import type { ChatMessage, ToolCall, ToolSpec, Usage } from '../common/types';
 import { estimateUsage, providerUsage } from './model-usage';
 import { streamOrPlain } from './model-stream';
-import { DEFAULT_MODEL_REPLY_MAX_BYTES, readCapped } from './model-body';
+import { cappedFetch, DEFAULT_MODEL_REPLY_MAX_BYTES, readCapped } from './model-body';
 
 /** A chat-completions request as the harness makes it. */
 export interface ModelRequest {
@@ -59,6 +59,7 @@ export class OpenAIModelClient implements ModelClient {
       ...(opts.baseURL ? { baseURL: opts.baseURL } : {}),
       maxRetries: 0,
       timeout: opts.timeoutMs,
+      fetch: cappedFetch(this.maxReplyBytes),
     });
   }
 

@@ -67,11 +67,19 @@ export function toModelFailure(err: unknown, endpoint: string): ApplicationFailu
       : ApplicationFailure.nonRetryable(message, 'MODEL_REQUEST_REJECTED');
   }
   const message = err instanceof Error ? err.message : String(err);
-  return ApplicationFailure.retryable(`model call failed: ${message}`, 'MODEL_ERROR');
+  return ApplicationFailure.retryable(`model call failed: ${oneLine(message)}`, 'MODEL_ERROR');
 }
 
-/** The provider's own words, not the SDK's prefix. */
+/** The provider's own words, not the SDK's prefix: one line, and short (an endpoint chooses them, and they go into history). */
 function providerMessage(err: InstanceType<typeof OpenAI.APIError>): string {
-  const body = err.error as { message?: string } | undefined;
-  return body?.message ?? err.message;
+  const body = err.error as { message?: unknown } | undefined;
+  return oneLine(typeof body?.message === 'string' ? body.message : err.message);
+}
+
+/** Longest provider text a failure quotes. */
+const MAX_PROVIDER_CHARS = 1_000;
+
+function oneLine(text: string): string {
+  const line = text.slice(0, MAX_PROVIDER_CHARS + 1).replace(/\s+/g, ' ').trim();
+  return line.length > MAX_PROVIDER_CHARS ? `${line.slice(0, MAX_PROVIDER_CHARS)}…` : line;
 }

@@ -7,7 +7,10 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 
-/** One reply: the assistant `message` object as raw JSON text (so 1e309 or a lone surrogate stays as written), or a value. */
+/**
+ * One reply: the assistant `message` object as raw JSON text (so 1e309 or a lone surrogate stays
+ * as written), or a value; or `{ $status, $body }`, an HTTP error with that body as it is.
+ */
 export type HostileReply = string | Record<string, unknown>;
 
 /** A running endpoint. */
@@ -51,6 +54,10 @@ export async function startHostileEndpoint(): Promise<HostileEndpoint> {
       const next = queues.get(session)?.shift();
       if (next === undefined) {
         res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `no reply left for ${session}` } }));
+        return;
+      }
+      if (typeof next === 'object' && typeof next.$status === 'number') {
+        res.writeHead(next.$status, { 'content-type': 'application/json' }).end(String(next.$body));
         return;
       }
       const message = typeof next === 'string' ? next : JSON.stringify(next);

@@ -67,4 +67,16 @@ describe('a model reply larger than the worker allows', () => {
     // The endpoint's own copy of the reply is 30 MB of it; the worker held no more than its limit's worth.
     expect(grew).toBeLessThan(160 * MB);
   });
+
+  it('a refusal (HTTP 400) whose body is 30 MB of message ends the turn with a short line, the body read no further than the limit', async () => {
+    const sessionId = newSessionId('huge-error');
+    endpoint.script(sessionId, [{ $status: 400, $body: `{"error":{"message":"refused\\n${'y'.repeat(30 * MB)}"}}` }]);
+    const config = endpointConfig(endpoint.url);
+    const { value: r, grew } = await heapGrowth(() => watchedTurn(h, sessionId, config, 'go'));
+    expect(r.terminated_by).toBe('failed');
+    expect(r.answer).not.toContain('\n');
+    expect(r.answer.length).toBeLessThan(1_500);
+    expect(endpoint.requests(sessionId)).toHaveLength(1);
+    expect(grew).toBeLessThan(160 * MB);
+  });
 });
