@@ -302,7 +302,8 @@ describe('history and elicitation', () => {
     const { turnId } = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config: c, text: 'ask me' });
     const env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: path.join(dir, 'cli-home') });
     await until(async () => (await sessionState(h.client, sessionId)).status === 'waiting_for_approval', 60_000);
-    const approved = await runCli(['approve', sessionId, '--no-wait'], { env, cwd: dir, timeoutMs: 60_000 });
+    // This CLI user was shown nothing: the approval names its call.
+    const approved = await runCli(['approve', sessionId, 't1-s1-c0', '--no-wait'], { env, cwd: dir, timeoutMs: 60_000 });
     expect(approved.code, describeResult(approved)).toBe(0);
     await until(async () => (await sessionState(h.client, sessionId)).status === 'waiting_for_user', 60_000);
     const state = await sessionState(h.client, sessionId);
