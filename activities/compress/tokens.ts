@@ -49,12 +49,32 @@ export function countText(text: string, kind: TokenizerKind): number {
   if (text === '') return 0;
   switch (kind) {
     case 'o200k_base':
-      return o200k.countTokens(text, NO_SPECIAL);
+      return bpeCount(text, (t) => o200k.countTokens(t, NO_SPECIAL));
     case 'cl100k_base':
-      return cl100k.countTokens(text, NO_SPECIAL);
+      return bpeCount(text, (t) => cl100k.countTokens(t, NO_SPECIAL));
     default:
       return estimateTextTokens(text);
   }
+}
+
+/** Words at least this long are counted in slices of WORD_SLICE (a tool result or a model may send one of any length). */
+const LONG_WORD = /\S{1024,}/g;
+export const WORD_SLICE = 512;
+
+/**
+ * The BPE count with every very long word counted in slices: the tokenizer's work grows with the
+ * square of a word's length (one 256 KiB word took minutes), and text of ordinary words is
+ * counted exactly as before. A slice boundary inside a word may shift the count by a token.
+ */
+function bpeCount(text: string, count: (t: string) => number): number {
+  let n = 0;
+  let from = 0;
+  for (const m of text.matchAll(LONG_WORD)) {
+    n += count(text.slice(from, m.index));
+    for (let i = 0; i < m[0].length; i += WORD_SLICE) n += count(m[0].slice(i, i + WORD_SLICE));
+    from = m.index + m[0].length;
+  }
+  return from === 0 ? count(text) : n + count(text.slice(from));
 }
 
 /** Tokens of one message including its per-message overhead (no reply priming). */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { countEach, countText, countTokens, PER_MESSAGE_OVERHEAD, REPLY_PRIMING, tokenizerFor } from '../../../activities/compress/tokens';
+import * as cl100k from 'gpt-tokenizer/encoding/cl100k_base';
+import { countEach, countText, countTokens, PER_MESSAGE_OVERHEAD, REPLY_PRIMING, tokenizerFor, WORD_SLICE } from '../../../activities/compress/tokens';
 import type { ChatMessage } from '../../../common/types';
 import { tsSource } from '../../../bench/fixtures/conversations';
 
@@ -22,6 +23,19 @@ describe('token counting', () => {
     expect(countText(code, 'o200k_base')).not.toBe(Math.ceil(code.length / 4));
     // Special-token text in a tool result is plain text, not an error.
     expect(countText('<|endoftext|>', 'cl100k_base')).toBeGreaterThan(1);
+  });
+
+  it('counts a hostile 256 KiB word in slices (the tokenizer is quadratic on one word) and ordinary text exactly', () => {
+    let seed = 7;
+    const letter = () => String.fromCharCode(97 + ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % 26));
+    const word = Array.from({ length: 256 * 1024 }, letter).join('');
+    const text = `before ${word} after`;
+    let sliced = countText('before ', 'o200k_base') + countText(' after', 'o200k_base');
+    for (let i = 0; i < word.length; i += WORD_SLICE) sliced += countText(word.slice(i, i + WORD_SLICE), 'o200k_base');
+    expect(countText(text, 'o200k_base')).toBe(sliced);
+    // Words shorter than the slicing threshold are counted as one text, as the tokenizer counts them.
+    const prose = tsSource('y.ts', 20_000, 3);
+    expect(countText(prose, 'cl100k_base')).toBe(cl100k.countTokens(prose, { disallowedSpecial: new Set() }));
   });
 
   it('adds per-message overhead, tool calls and reply priming', () => {
