@@ -104,8 +104,12 @@ export async function sendMessage(
  */
 async function refusedAtStart(client: Client, sessionId: string, err: unknown): Promise<UserError | undefined> {
   if (!(err instanceof WorkflowUpdateFailedError)) return undefined;
+  const handle = client.workflow.getHandle(sessionId);
+  // A validator's refusal leaves the session running: only a failed one has a failure to tell.
+  const status = await handle.describe().then((d) => d.status.name, () => undefined);
+  if (status !== 'FAILED') return undefined;
   try {
-    await client.workflow.getHandle(sessionId).result();
+    await handle.result();
     return undefined;
   } catch (failure) {
     if (!(failure instanceof WorkflowFailedError)) return undefined;

@@ -205,8 +205,9 @@ describe('`chat` with an empty or oversized line', () => {
 });
 
 describe('large output through a pipe', () => {
-  it('`run --json` of a 1 MiB answer arrives whole: the CLI exits only once stdout has drained', async () => {
-    const big = `${'y'.repeat(1024 * 1024)} HARNESS_OK`;
+  it('`run --json` of a 1 MB answer arrives whole: the CLI exits only once stdout has drained', async () => {
+    // Sixteen times the 64 KiB a pipe takes at once, and within the 1 MiB a script file may hold.
+    const big = `${'y'.repeat(1_000_000)} HARNESS_OK`;
     const script = writeScript(dir, { steps: [{ content: big }] });
     const r = await runCli(['run', '--model', `scripted:${script}`, 'answer at length', '--json'], { env, cwd: dir });
     expect(r.code, describeResult(r).slice(0, 2000)).toBe(0);

@@ -147,7 +147,7 @@ it('a worker whose embedded database cannot be opened for another reason says wh
   writeFileSync(path.join(home, 'pgdata'), 'not a folder'); // where the database folder should be
   const w = startWorker(env);
   expect(await w.exited).toBe(1);
-  const lines = w.output().trim().split('\n').filter((l) => !/^(skills|sandbox):/.test(l));
+  const lines = w.output().trim().split('\n').filter((l) => !/^(skills|sandbox|declared):/.test(l));
   expect(lines).toEqual([
     expect.stringMatching(/^error: memory database unavailable: the embedded database .*pgdata cannot be opened .*; the worker does not poll without its message store$/),
     expect.stringMatching(/^hint: /),
