@@ -30,17 +30,16 @@ import { ScriptedHost } from './scripted-host';
 import { createToolExecutor } from './tools/executor';
 import { workerServices } from './tools/net-services';
 import { ownPortLookup } from './tools/own-ports';
-import path from 'node:path';
 import { rm } from 'node:fs/promises';
 import { appliedWritesDir } from './tools/applied-writes';
 import { SESSION_ID } from './tools/workspace';
-import { SandboxPool } from './sandbox/pool';
-import { SkillsProvider } from './skills/provider';
+import type { SandboxPool } from './sandbox/pool';
+import type { SkillsProvider } from './skills/provider';
+import { defaultSandboxes, defaultSkills } from './worker-defaults';
 import { MemoryHost } from './memory/host';
 import { MemoryUnavailableError } from './memory/errors';
 import { skillsIndex } from './skills/use-skill';
 import { skillRules } from './skills/rules';
-import { projectRoot } from '../host/paths';
 import { createRetentionActivities } from './store/purge';
 import { McpPool } from './mcp/pool';
 import { awaitTurnRun } from './turn-runs';
@@ -291,19 +290,4 @@ async function withHeartbeat<T>(fn: () => Promise<T>): Promise<T> {
   } finally {
     clearInterval(beat);
   }
-}
-
-/** The project's skills/ folder plus HARNESS_SKILLS_DIRS (path-separated). */
-export function defaultSkills(env: Record<string, string | undefined>): SkillsProvider {
-  const extra = (env.HARNESS_SKILLS_DIRS ?? '').split(path.delimiter).filter(Boolean);
-  return new SkillsProvider([path.join(projectRoot(), 'skills'), ...extra]);
-}
-
-/** Docker sandboxes with the session's skills mounted read-only. */
-export function defaultSandboxes(home: string, env: Record<string, string | undefined>, skills: SkillsProvider): SandboxPool {
-  return new SandboxPool({
-    home,
-    ...(env.HARNESS_SANDBOX_IMAGE ? { image: env.HARNESS_SANDBOX_IMAGE } : {}),
-    skillsMounts: (sessionId) => skills.mounts(sessionId),
-  });
 }

@@ -8,7 +8,7 @@
  */
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { HarnessTool } from '../common/custom-tools';
-import { defaultSandboxes, defaultSkills } from '../activities';
+import { defaultSandboxes, defaultSkills } from '../activities/worker-defaults';
 import { createCustomTools } from '../activities/custom-tools/executor';
 import { McpPool } from '../activities/mcp/pool';
 import { serverNotesDir } from '../activities/mcp/orphans';

@@ -5,7 +5,7 @@ import { removePidFileIf, writePidFile } from '../host/pids';
 import { connectClient, temporalSettings, type TemporalSettings } from '../client/temporal';
 import { connectPatiently } from './connect';
 import type { SandboxPool } from '../activities/sandbox/pool';
-import { defaultSandboxes, defaultSkills } from '../activities';
+import { defaultSandboxes, defaultSkills } from '../activities/worker-defaults';
 import { DEFAULT_SANDBOX_IMAGE, sandboxProblems } from '../activities/sandbox/docker-sandbox';
 import { MemoryHost } from '../activities/memory/host';
 import { McpPool } from '../activities/mcp/pool';

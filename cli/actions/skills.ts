@@ -1,5 +1,5 @@
 /** What `harness skills` does (cli/commands/skills.ts defines the command and loads this when it runs). */
-import { defaultSkills } from '../../activities';
+import { defaultSkills } from '../../activities/worker-defaults';
 import type { CliContext } from '../context';
 import { escapeForTerminal } from '../../host/terminal/escape';
 import { print, printJson, say } from '../output';
