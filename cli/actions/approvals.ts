@@ -1,6 +1,7 @@
 /** What `harness approve` and `harness deny` do (cli/commands/approvals.ts defines them and loads this when one runs). */
 import type { CliContext } from '../context';
-import { followTurn, terminalPrompter, waitRide } from '../wait';
+import { followTurn, waitRide } from '../wait';
+import { terminalPrompter } from '../prompter';
 import { WaitNotes } from '../wait-notes';
 import { approvalLines, EXIT, grantLine, say } from '../output';
 import type { BudgetUnit } from '../../common/budget';

@@ -11,7 +11,8 @@ import { readBoundedText } from '../task-input';
 import type { CliContext } from '../context';
 import { escapeForTerminal } from '../../host/terminal/escape';
 import { say } from '../output';
-import { driveTurn, noWorkerHint, terminalPrompter, workerStarting } from '../wait';
+import { driveTurn, noWorkerHint, workerStarting } from '../wait';
+import { terminalPrompter } from '../prompter';
 
 export interface ForkFlags {
   atStep: number;

@@ -8,7 +8,8 @@ import { requireWorker } from '../../client/session-client';
 import type { CliContext } from '../context';
 import { escapeForTerminal } from '../../host/terminal/escape';
 import { EXIT, print, printJson, say } from '../output';
-import { driveTurn, noWorkerHint, terminalPrompter, workerStarting } from '../wait';
+import { driveTurn, noWorkerHint, workerStarting } from '../wait';
+import { terminalPrompter } from '../prompter';
 import { startForked, waitForState } from '../../client/fork-start';
 
 export interface RerunFlags {

@@ -7,7 +7,8 @@ import { retryTurnUpdate } from '../../common/messages';
 import type { CliContext } from '../context';
 import { escapeForTerminal } from '../../host/terminal/escape';
 import { printJson, say } from '../output';
-import { driveTurn, noWorkerHint, terminalPrompter, workerStarting } from '../wait';
+import { driveTurn, noWorkerHint, workerStarting } from '../wait';
+import { terminalPrompter } from '../prompter';
 
 export interface RetryFlags {
   json?: boolean;
