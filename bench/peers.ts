@@ -74,8 +74,9 @@ async function peerInProcess(model: ScriptedModelServer): Promise<{ steps: numbe
 
 async function main(): Promise<void> {
   installPeer();
-  await withScratchHarness('peers', async ({ client, taskQueue, home, address }) => {
+  await withScratchHarness('peers', async ({ client, taskQueue, home, address, declarations }) => {
     const model = await startScriptedModel({});
+    declarations.add({ modelEndpoints: [model.url] });
     const peerQueue = `peer-${randomUUID()}`;
     const worker = await startPeerWorker(address, peerQueue, model.url);
     try {

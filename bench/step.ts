@@ -54,8 +54,10 @@ async function durable(client: Client, taskQueue: string, server: ScriptedModelS
 }
 
 async function main(): Promise<void> {
-  await withScratchHarness('bench', async ({ client, taskQueue, home }) => {
+  await withScratchHarness('bench', async ({ client, taskQueue, home, declarations }) => {
     const server = await startScriptedModel({});
+    // The bench's worker declares the endpoint its turns name, as an owner's config would.
+    declarations.add({ modelEndpoints: [server.url] });
     const base = await inProcessTurns(home, RUNS, server);
     const { store: dur, inline: inl } = await durable(client, taskQueue, server);
     await server.close();
