@@ -15,10 +15,9 @@ import { NOT_DECLARED, NOT_DECLARED_HINT } from '../common/errors';
 import type { McpServerRef, McpServerSpec } from '../common/mcp';
 import type { Declared } from '../config/declarations';
 import { projectRoot } from '../host/paths';
+import { DEFAULT_MODEL_ENDPOINT, keyBoundHosts } from './model-keys';
 
 
-/** The endpoint a session without a base URL uses (the official client's default). */
-export const DEFAULT_MODEL_ENDPOINT = 'https://api.openai.com/v1';
 
 
 /** The declarations of one worker, checked by the activities that start or reach something. */
@@ -44,14 +43,12 @@ export class WorkerDeclarations {
    * skills/ and HARNESS_SKILLS_DIRS. The environment is the owner's: whoever sets it runs the worker.
    */
   static fromEnv(env: Record<string, string | undefined>, more: Declared = {}): WorkerDeclarations {
-    const keyed = (env.HARNESS_MODEL_KEYS ?? '').split(',').flatMap((entry) => {
-      const host = entry.slice(0, entry.indexOf('=')).trim();
-      return entry.includes('=') && host ? [`https://${host}`] : [];
-    });
+    // A host a key is bound to is one the owner meant requests to go to (keys go over https only).
+    const keyed = keyBoundHosts(env).map((host) => `https://${host}`);
     const skillsDirs = (env.HARNESS_SKILLS_DIRS ?? '').split(path.delimiter).filter(Boolean);
     return new WorkerDeclarations({
       mcpServers: more.mcpServers ?? [],
-      modelEndpoints: [DEFAULT_MODEL_ENDPOINT, 'https://api.deepseek.com', ...(env.OPENAI_BASE_URL ? [env.OPENAI_BASE_URL] : []), ...keyed, ...(more.modelEndpoints ?? [])],
+      modelEndpoints: [DEFAULT_MODEL_ENDPOINT, ...(env.OPENAI_BASE_URL ? [env.OPENAI_BASE_URL] : []), ...keyed, ...(more.modelEndpoints ?? [])],
       skillFolders: [path.join(projectRoot(), 'skills'), ...skillsDirs, ...(more.skillFolders ?? [])],
       privateHosts: more.privateHosts ?? [],
     });

@@ -17,7 +17,7 @@ import { Context } from '@temporalio/activity';
 import { createCallModel, modelNotConfigured } from './model';
 import { createCompressContextActivity } from './compress/activity';
 import { OpenAIModelClient, type ModelClient } from './model-client';
-import { keyForEndpoint } from './model-keys';
+import { DEFAULT_MODEL_ENDPOINT, keyForEndpoint } from './model-keys';
 import { modelReplyLimit } from './model-body';
 import { failpoints } from './failpoints';
 import { Conversations } from './store/conversations';
@@ -132,7 +132,7 @@ export function createActivities(deps: ActivityDeps) {
     declarations.checkModelEndpoint(baseURL);
     const key = keyForEndpoint(baseURL, deps.env);
     if ('problem' in key) throw modelNotConfigured(key.problem);
-    return { client: clientFor(baseURL, key.apiKey), endpoint: baseURL ?? 'https://api.openai.com/v1' };
+    return { client: clientFor(baseURL, key.apiKey), endpoint: baseURL ?? DEFAULT_MODEL_ENDPOINT };
   };
 
   const toolSpecs = createToolSpecs(specs, conversations);

@@ -7,6 +7,7 @@ import type { ChatMessage, ToolCall, ToolSpec, Usage } from '../common/types';
 import { estimateUsage, providerUsage } from './model-usage';
 import { streamOrPlain } from './model-stream';
 import { cappedFetch, DEFAULT_MODEL_REPLY_MAX_BYTES, readCapped } from './model-body';
+import { DEFAULT_MODEL_ENDPOINT } from './model-keys';
 
 /** A chat-completions request as the harness makes it. */
 export interface ModelRequest {
@@ -52,7 +53,7 @@ export class OpenAIModelClient implements ModelClient {
   /** `maxReplyBytes`: a larger reply fails its attempt as MODEL_REPLY_TOO_LARGE (model-body.ts). */
   constructor(opts: { apiKey: string; baseURL?: string; timeoutMs: number; maxReplyBytes?: number }) {
     this.capParam = capParameter(opts.baseURL);
-    this.endpoint = opts.baseURL ?? 'https://api.openai.com/v1';
+    this.endpoint = opts.baseURL ?? DEFAULT_MODEL_ENDPOINT;
     this.maxReplyBytes = opts.maxReplyBytes ?? DEFAULT_MODEL_REPLY_MAX_BYTES;
     this.client = new OpenAI({
       apiKey: opts.apiKey,
@@ -130,7 +131,7 @@ function parseReply(text: string): OpenAI.Chat.ChatCompletion {
  */
 export function capParameter(baseURL: string | undefined): 'max_tokens' | 'max_completion_tokens' {
   try {
-    return new URL(baseURL ?? 'https://api.openai.com/v1').hostname.toLowerCase() === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens';
+    return new URL(baseURL ?? DEFAULT_MODEL_ENDPOINT).hostname.toLowerCase() === 'api.openai.com' ? 'max_completion_tokens' : 'max_tokens';
   } catch {
     return 'max_tokens';
   }

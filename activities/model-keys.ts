@@ -12,7 +12,8 @@
 /** The key for an endpoint, or why there is none. */
 export type KeyChoice = { apiKey: string; host: string } | { problem: string };
 
-const DEFAULT_ENDPOINT = 'https://api.openai.com/v1';
+/** The endpoint of a session that names none: the official client's default. */
+export const DEFAULT_MODEL_ENDPOINT = 'https://api.openai.com/v1';
 // Local OpenAI-compatible servers (vLLM, Ollama, the scripted model) usually need no key.
 const NO_KEY = 'none';
 
@@ -20,7 +21,7 @@ const NO_KEY = 'none';
 export function keyForEndpoint(baseUrl: string | undefined, env: Record<string, string | undefined>): KeyChoice {
   let url: URL;
   try {
-    url = new URL(baseUrl ?? DEFAULT_ENDPOINT);
+    url = new URL(baseUrl ?? DEFAULT_MODEL_ENDPOINT);
   } catch {
     return { problem: `the model endpoint ${JSON.stringify(baseUrl)} is not a valid URL` };
   }
@@ -47,6 +48,11 @@ export function keyForEndpoint(baseUrl: string | undefined, env: Record<string, 
 interface Binding {
   host: string;
   variable: string;
+}
+
+/** The hosts (`host` or `host:port`) some key of the worker is bound to. */
+export function keyBoundHosts(env: Record<string, string | undefined>): string[] {
+  return bindings(env).map((b) => b.host);
 }
 
 function bindings(env: Record<string, string | undefined>): Binding[] {

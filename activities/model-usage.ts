@@ -2,8 +2,8 @@
  * Usage as a provider reports it, and an estimate for replies whose provider sent none (some llama.cpp builds, proxies, streaming
  * gateways): counted with a real BPE tokenizer, so budgets and reports keep a realistic number
  * instead of zero. The reply says the counts are estimated. The tokenizer's work is bounded: it
- * takes text in short slices (on one long word it is quadratic: a 256 KiB one took minutes) and
- * at most BPE_BUDGET_CHARS of an exchange; the rest is estimated by script, in linear time.
+ * counts very long words in slices (compress/tokens.ts: on one long word it is quadratic) and at
+ * most BPE_BUDGET_CHARS of an exchange; the rest is estimated by script, in linear time.
  */
 import type { ToolCall, Usage } from '../common/types';
 import { estimateTextTokens } from '../common/context/estimate';
@@ -18,8 +18,6 @@ function kindFor(model: string): TokenizerKind {
 
 /** Characters of one exchange the tokenizer counts (a few milliseconds of prose, under a second of the worst text). */
 export const BPE_BUDGET_CHARS = 64 * 1024;
-/** The tokenizer's slices: its cost grows with the square of a word's length, so no word is longer. */
-const SLICE_CHARS = 512;
 
 /** Estimated usage of one exchange: the request's messages and tool schemas in, the reply out. */
 export function estimateUsage(req: Pick<ModelRequest, 'model' | 'messages' | 'tools'>, content: string | null, calls: readonly ToolCall[]): Usage {
@@ -36,14 +34,13 @@ export function estimateUsage(req: Pick<ModelRequest, 'model' | 'messages' | 'to
   return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
 }
 
-/** Counts texts with the tokenizer, in slices, until the budget is spent; then by script. */
+/** Counts texts with the tokenizer (which slices very long words itself) until the budget is spent; then by script. */
 function boundedCounter(kind: TokenizerKind): (text: string) => number {
   let left = BPE_BUDGET_CHARS;
   return (text) => {
     if (text === '') return 0;
     const take = Math.min(left, text.length);
-    let n = 0;
-    for (let i = 0; i < take; i += SLICE_CHARS) n += countText(text.slice(i, Math.min(take, i + SLICE_CHARS)), kind);
+    const n = countText(text.slice(0, take), kind);
     left -= take;
     return take < text.length ? n + estimateTextTokens(text.slice(take)) : n;
   };
