@@ -86,8 +86,8 @@ export function createMcpActivities(deps: McpActivityDeps) {
       try {
         server = deps.declarations.mcpServer(input.mcp.server);
       } catch (err) {
-        // A session from before the worker declared its servers, naming one it does not: a result
-        // the model reads, the turn goes on.
+        // A server this worker did not declare (a session from before declarations, or a turn
+        // started with a forged tool set): a result the model reads, the turn goes on.
         return toolError('MCP_SERVER_UNAVAILABLE', (err as Error).message, { recoverable: false, suggestion: 'this server cannot be used in this session; continue with other tools' });
       }
       const timeoutMs = input.timeoutMs ?? server.callTimeoutMs;
