@@ -258,10 +258,9 @@ it('kills the worker during a write_file append, an approval wait, a running com
       ['remember_longterm', true],
       ['read_file', true],
     ]);
-    // Resumed within seconds of each new worker (heartbeats and workflow-task timeouts are
-    // seconds; the old fixed tool timeout was 11 minutes). Printed for the record.
+    // How soon each new worker resumed the turn: printed for the record, not asserted (a loaded
+    // machine must not turn this red); the waits above have generous ceilings of their own.
     figure('crash', `resumed after a new worker started (ms): ${JSON.stringify(elapsed)}`);
-    for (const [label, ms] of Object.entries(elapsed)) expect(ms, label).toBeLessThan(60_000);
   } finally {
     await db.query('DELETE FROM memories WHERE namespace = $1', [namespace]).catch(() => undefined);
     await db.end();

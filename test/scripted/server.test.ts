@@ -160,15 +160,14 @@ describe('scripted model server', () => {
   });
 
   it('survives a client that disconnects during a delay and answers the retry of that step at once', async () => {
-    const { server, client } = await start({ steps: [{ fault: { delay_ms: 5_000 }, content: 'eventually' }] });
+    const { server, client } = await start({ steps: [{ fault: { delay_ms: 600_000 }, content: 'eventually' }] });
     const abort = new AbortController();
     const stop = server.onRequest(() => setTimeout(() => abort.abort(), 50));
     const err = await failure(client.chat.completions.create({ model: 'm', messages: [user('go')] }, { signal: abort.signal }));
     expect(err.constructor.name).toBe('APIUserAbortError');
     stop();
-    const began = Date.now();
+    // The delay is ten minutes: an answer at all means the retry was not delayed again.
     const res = await ask(client, [user('go')]);
-    expect(Date.now() - began).toBeLessThan(2_000);
     expect(res.choices[0].message.content).toBe('eventually');
     await expect.poll(() => server.requests[0].status).toBe(499);
   });

@@ -78,7 +78,7 @@ export interface CliOptions {
   env: NodeJS.ProcessEnv;
   /** Working directory (default: a fresh temp dir). */
   cwd?: string;
-  /** Killed (SIGKILL) after this long; the result then has signal set. Default 60 s. */
+  /** Killed (SIGKILL) after this long; the result then has signal set. Default 180 s: a generous ceiling, so a loaded machine does not kill a slow CLI. */
   timeoutMs?: number;
 }
 
@@ -89,7 +89,7 @@ export function runCli(args: string[], opts: CliOptions): Promise<CliResult> {
   let stderr = '';
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 60_000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 180_000);
   return new Promise((resolve, reject) => {
     child.once('error', (err) => {
       clearTimeout(timer);

@@ -158,14 +158,13 @@ describe('a model call in the workflow task', () => {
 
   it('stops the request when the turn is cancelled during a local call, without waiting for the reply', async () => {
     const sessionId = newSessionId('cancel');
-    const { turnId } = await start(sessionId, { steps: [{ fault: { delay_ms: 20_000 }, content: 'never' }] }, { modelLocalMs: 10_000 });
+    const { turnId } = await start(sessionId, { steps: [{ fault: { delay_ms: 600_000 }, content: 'never' }] }, { modelLocalMs: 10_000 });
     await expect.poll(() => requestsOf(sessionId).length, { timeout: 10_000, interval: 50 }).toBe(1);
-    const t0 = Date.now();
     await h.client.workflow.getHandle(turnId).cancel();
     const out = await waitForTurn(h.client, turnId, { pollMs: 100 });
     expect(out.kind === 'done' && out.result.terminated_by).toBe('cancelled');
-    // The cancellation reached the workflow when the local call's hand-off came, at the latest.
-    expect(Date.now() - t0).toBeLessThan(12_000);
+    // The reply would take 10 minutes: the turn ended long before it (the cancellation reached the
+    // workflow when the local call's hand-off came, at the latest).
     await expect.poll(() => requestsOf(sessionId)[0]![1], { timeout: 5_000 }).toBe(499);
   });
 });
