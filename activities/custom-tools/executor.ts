@@ -3,7 +3,7 @@
  * the way the built-ins run: arguments checked again with the tool's own zod schema (the
  * workflow checked the JSON-schema form, which has no refinements or transforms), the tool's
  * timeout and the turn's cancellation as an abort signal, failures as structured results, and
- * for a tool that is not idempotent a claim before its code runs (claims.ts).
+ * for a tool that is not idempotent a claim before its code runs (tools/at-most-once.ts).
  */
 import os from 'node:os';
 import { Context } from '@temporalio/activity';
@@ -14,7 +14,7 @@ import { describeIssues, ToolDefinitionError } from '../../common/tools';
 import type { ExecuteToolInput } from '../../common/activity-types';
 import type { ToolResult } from '../../common/types';
 import { ensureWorkspace } from '../tools/workspace';
-import { claimCall, settleCall } from './claims';
+import { atMostOnce } from '../tools/at-most-once';
 
 /** What the worker was given: its tools and, per tool name, the only secrets that tool sees. */
 export interface CustomToolDeps {
@@ -54,14 +54,8 @@ export function createCustomTools(deps: CustomToolDeps) {
         return toolError('INVALID_ARGUMENTS', `invalid arguments for ${tool.name}: ${describeIssues(parsed.error)}`, { suggestion: 'fix the named fields and call the tool again' });
       }
       const once = !(input.custom?.idempotent ?? tool.idempotent);
-      const key = `${input.turnId}/${input.callId}`;
-      if (once) {
-        const claim = await claimCall(deps.home, input.sessionId, key);
-        if (claim.kind === 'done') return claim.result;
-        if (claim.kind === 'unfinished') return settleCall(deps.home, input.sessionId, key, unfinished(tool.name, claim.by));
-      }
-      const result = await invoke(tool, parsed.data, await toolContext(tool, input, deps), once, input.timeoutMs ?? tool.spec.timeoutMs);
-      return once ? settleCall(deps.home, input.sessionId, key, result) : result;
+      const run = async () => invoke(tool, parsed.data, await toolContext(tool, input, deps), once, input.timeoutMs ?? tool.spec.timeoutMs);
+      return once ? atMostOnce({ home: deps.home, sessionId: input.sessionId, key: `${input.turnId}/${input.callId}` }, tool.name, run) : run();
     },
   };
 }
@@ -144,13 +138,4 @@ function asJson(name: string, value: unknown): ToolResult {
   } catch (err) {
     return toolError('EXECUTION_ERROR', `${name} returned a value that is not JSON (${(err as Error).message})`, { recoverable: false });
   }
-}
-
-/** The result of a call whose earlier attempt claimed it and never finished. */
-function unfinished(name: string, by: string): ToolResult {
-  return toolError(
-    'EXECUTION_ERROR',
-    `${name} was started before (by ${by}) and its worker was lost before it finished; it was not run again, so it may or may not have taken effect`,
-    { suggestion: `check whether it took effect before calling ${name} again` },
-  );
 }
