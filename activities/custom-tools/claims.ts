@@ -1,9 +1,10 @@
 /**
- * At most once for custom tools that are not idempotent. Temporal runs an activity again when
- * its worker is lost, and the harness cannot know how far a tool's own code got. So a call
- * claims its key (`<turnId>/<callId>`) before its code runs, and writes its result beside the
- * claim once it has one: a later attempt that finds the result returns it; one that finds only
- * the claim does not run the code again and says the call may or may not have taken effect.
+ * At most once for calls that are not idempotent: custom tools, http_request's POST, PUT, PATCH
+ * and DELETE (tools/at-most-once.ts runs them). Temporal runs an activity again when its worker
+ * is lost, and the harness cannot know how far the lost attempt got. So a call claims its key
+ * (`<turnId>/<callId>`) before it runs, and writes its result beside the claim once it has one:
+ * a later attempt that finds the result returns it; one that finds only the claim does not run
+ * the call again and says it may or may not have taken effect.
  *
  * Claims are files under `<home>/applied/<sessionId>/claims/` (on the host, outside the
  * workspace, next to write_file's append records: removed with them when the session ends or is

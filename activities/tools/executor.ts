@@ -25,7 +25,7 @@ import type { ToolResult } from '../../common/types';
 import type { Sandbox } from '../sandbox/docker-sandbox';
 import { appliedRef } from './applied-writes';
 import { listFiles, readFile, writeFile } from './files';
-import { httpRequest } from './http';
+import { httpCall } from './http-call';
 import type { ServiceAddress } from './net-services';
 import type { OwnPortLookup } from './own-ports';
 import { runShell } from './shell';
@@ -71,6 +71,7 @@ export interface ToolExecutor {
 }
 
 interface Context {
+  sessionId: string;
   /**
    * `<turnId>/<callId>` when the caller named the call: the key under which side effects are
    * recorded so a retried activity (a worker killed mid-call) applies them once. Undefined for
@@ -120,12 +121,16 @@ export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
         return runShell(sandbox, args, { callKey: ctx.callKey, workspace: await ctx.workspace(), workspaceMaxBytes: deps.workspaceMaxBytes });
       }),
       handler(httpRequestTool, (args, ctx) =>
-        httpRequest(args, {
-          maxBytes: deps.httpMaxBytes,
-          allowPrivateHosts: ctx.allowPrivateHosts,
-          workerServices: deps.workerServices ?? [],
-          ...(deps.ownPorts ? { ownPorts: deps.ownPorts } : {}),
-        }),
+        httpCall(
+          args,
+          {
+            maxBytes: deps.httpMaxBytes,
+            allowPrivateHosts: ctx.allowPrivateHosts,
+            workerServices: deps.workerServices ?? [],
+            ...(deps.ownPorts ? { ownPorts: deps.ownPorts } : {}),
+          },
+          ctx.callKey ? { home: deps.home, sessionId: ctx.sessionId, key: ctx.callKey } : undefined,
+        ),
       ),
       handler(useSkillTool, (args, ctx) => useSkill(ctx.skills(), args)),
       handler(rememberLongtermTool, async (args, ctx) => {
@@ -162,6 +167,7 @@ export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
         throw err;
       }
       return h.run(parsed.data, {
+        sessionId,
         ...(turnId && callId ? { callKey: `${turnId}/${callId}` } : {}),
         allowPrivateHosts: allowPrivateHosts ?? [],
         workspace: () => ensureWorkspace(deps.home, sessionId),

@@ -1,7 +1,8 @@
 /**
  * http_request: one HTTP exchange (plus same-origin redirects) with a hard timeout, a capped,
  * streamed body and an address guard (net-guard.ts). Every outcome (including 4xx/5xx, refused
- * addresses, timeouts and network errors) is a ToolResult.
+ * addresses, timeouts and network errors) is a ToolResult; only a cancellation (`signal`) is
+ * thrown, so the activity ends as cancelled.
  *
  * Built on node:http rather than fetch because the guard must see the address the socket
  * connects to: fetch resolves names itself and follows redirects to any host.
@@ -34,6 +35,8 @@ export interface HttpOptions {
   ownPorts?: OwnPortLookup;
   /** Name resolution (default: the system resolver). */
   resolver?: Resolver;
+  /** The activity's cancellation: aborts the request at once, and the call rejects with its reason. */
+  signal?: AbortSignal;
 }
 
 // The process tree of this process; the worker passes one that also knows its embedded server.
@@ -63,6 +66,11 @@ interface Outgoing {
   body?: string;
 }
 
+/** The method a call sends: the model's, or like curl -d, POST when it gives a body and GET otherwise. */
+export function requestMethod(args: Pick<HttpRequestArgs, 'method' | 'body'>): string {
+  return args.method ?? (args.body !== undefined ? 'POST' : 'GET');
+}
+
 /** Performs the request described by `args` and returns status, a few headers and the (capped) body. */
 export async function httpRequest(args: HttpRequestArgs, opts: HttpOptions = {}): Promise<ToolResult> {
   let url: URL;
@@ -80,8 +88,7 @@ export async function httpRequest(args: HttpRequestArgs, opts: HttpOptions = {})
   if (url.username || url.password) {
     return toolError('INVALID_ARGUMENTS', 'url: credentials in the URL are not supported', { suggestion: 'send them in an Authorization header' });
   }
-  // Like curl -d: a body without a method means POST.
-  const method = args.method ?? (args.body !== undefined ? 'POST' : 'GET');
+  const method = requestMethod(args);
   if (args.body !== undefined && (method === 'GET' || method === 'HEAD')) {
     return toolError('INVALID_ARGUMENTS', `body: a ${method} request cannot have a body`, { suggestion: 'use POST, PUT or PATCH to send a body' });
   }
@@ -100,9 +107,13 @@ export async function httpRequest(args: HttpRequestArgs, opts: HttpOptions = {})
   };
   const timeoutMs = args.timeout_ms ?? opts.defaultTimeoutMs ?? DEFAULT_HTTP_TIMEOUT_MS;
   const maxBytes = opts.maxBytes ?? DEFAULT_HTTP_MAX_BYTES;
+  const cancelled = opts.signal;
+  cancelled?.throwIfAborted();
   const controller = new AbortController();
   // One timer covers every hop's connect, headers and body, so a slow trickle cannot outlive the timeout.
   const timer = setTimeout(() => controller.abort(), timeoutMs);
+  const cancel = () => controller.abort();
+  cancelled?.addEventListener('abort', cancel);
   let request: Outgoing = { url, method, headers, ...(args.body !== undefined ? { body: args.body } : {}) };
   try {
     for (let redirects = 0; ; redirects++) {
@@ -126,6 +137,8 @@ export async function httpRequest(args: HttpRequestArgs, opts: HttpOptions = {})
       request = redirected(request, response.statusCode ?? 0, next);
     }
   } catch (err) {
+    // Cancelled: nobody reads a result; the reason (the SDK's CancelledFailure) ends the activity as cancelled.
+    if (cancelled?.aborted) throw cancelled.reason ?? err;
     if (err instanceof AddressDeniedError) return denied(request.url, err);
     if (controller.signal.aborted) {
       return toolError('HTTP_ERROR', `request to ${url.href} timed out after ${timeoutMs} ms`, {
@@ -135,6 +148,7 @@ export async function httpRequest(args: HttpRequestArgs, opts: HttpOptions = {})
     return toolError('HTTP_ERROR', `request to ${request.url.href} failed: ${causeMessage(err)}`);
   } finally {
     clearTimeout(timer);
+    cancelled?.removeEventListener('abort', cancel);
     controller.abort(); // ends any socket still open (a body cut at the cap, a redirect's body)
   }
 }
