@@ -6,9 +6,12 @@
  *
  * - A reply slower than limits.modelLocalMs (AFTER_UNRECORDED_MS when quick steps before it wait
  *   to be recorded), or whose text starts to stream, is handed on: the local activity returns a
- *   key, and the callModel activity goes on waiting for the same request on that worker (any
- *   other worker calls again). So signals, updates and cancellation wait at most that long, and a
+ *   key and its worker's own task queue, and the callModel activity, scheduled on that queue,
+ *   goes on waiting for the same request on that worker (any other worker would call again: two
+ *   requests, two bills). So signals, updates and cancellation wait at most that long, and a
  *   slow call shows as a pending activity (its endpoint, attempt, streamed text) as it always did.
+ *   A worker gone before it takes the activity (HANDOFF_PICKUP_MS) lost the request with it: the
+ *   call is sent again from the shared queue, as a second attempt.
  * - A local attempt that fails is tried again by the callModel activity, which counts its attempts
  *   on from it and carries what it wasted: every retry and every failure for good is an activity
  *   in history, as before.
@@ -32,24 +35,16 @@
  * (LocalModelOutcome); the history readers take the marker for the call's scheduled and
  * completed events (history/trace/events.ts).
  */
-import { ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, patched, proxyActivities, proxyLocalActivities, TimeoutFailure, type ActivityOptions } from '@temporalio/workflow';
 import type { EarlierAttempt, LocalModelOutcome, ModelCallInput, ModelReply } from '../common/activity-types';
 import { rootCauseMessage } from '../common/errors';
-import { DEFAULT_LIMITS, type Limits } from '../common/session';
+import type { Limits } from '../common/session';
 import type { RunEvents } from './run-events';
 import { checkpoint, type Activities } from './tool-activities';
 import { failureOf } from './turn-budget';
+import { AFTER_UNRECORDED_MS, MODEL_LOCAL_MS_WHEN_UNSET, SHOWN_WITHIN_MS } from './replay-constants';
 
 type CallModel = (input: ModelCallInput) => Promise<ModelReply>;
-
-/** Model time local calls may take unrecorded before the next model call ends the workflow task (its steps then show). */
-export const SHOWN_WITHIN_MS = 1_000;
-
-/**
- * How long a call that follows quick steps not yet recorded may run locally: a slow one is handed
- * on (recording them) soon, so that a crash during it redoes little.
- */
-export const AFTER_UNRECORDED_MS = 500;
 
 export class ModelCaller {
   /**
@@ -61,6 +56,8 @@ export class ModelCaller {
   /** The activity after a failed local attempt: one attempt fewer, so a call has the attempts it always had. */
   private readonly retrying: CallModel;
   private readonly local: (input: ModelCallInput) => Promise<LocalModelOutcome>;
+  /** The activity on the task queue of the worker that holds a handed-on call. */
+  private readonly holding: (queue: string) => CallModel;
   private readonly handOffAfterMs: number;
   /** Whether the run takes `local-model-call`: asked at its first model call, where an older run's marker goes. */
   private localAllowed: boolean | undefined;
@@ -78,8 +75,10 @@ export class ModelCaller {
     this.callActivity = proxyActivities<Activities>(options(limits.modelMaxAttempts)).callModel as CallModel;
     this.retrying = proxyActivities<Activities>(options(Math.max(1, limits.modelMaxAttempts - 1))).callModel as CallModel;
     this.local = proxyLocalActivities<Activities>({ startToCloseTimeout: limits.modelTimeoutMs, retry: { maximumAttempts: 1 } }).callModel as (input: ModelCallInput) => Promise<LocalModelOutcome>;
+    // The activity a hand-off goes on in: its attempts, on the queue of the worker that holds the request.
+    this.holding = (queue) => proxyActivities<Activities>({ ...options(limits.modelMaxAttempts), taskQueue: queue, scheduleToStartTimeout: HANDOFF_PICKUP_MS }).callModel as CallModel;
     // At most half an attempt's time: the hand-off comes well before the call's own deadline.
-    this.handOffAfterMs = Math.min(limits.modelLocalMs ?? DEFAULT_LIMITS.modelLocalMs!, limits.modelTimeoutMs / 2);
+    this.handOffAfterMs = Math.min(limits.modelLocalMs ?? MODEL_LOCAL_MS_WHEN_UNSET, limits.modelTimeoutMs / 2);
   }
 
   /** A local tool ran that changed something: its marker is recorded before the next model call. */
@@ -120,6 +119,7 @@ export class ModelCaller {
     }
     if (this.unrecorded.effect || this.unrecorded.ms >= SHOWN_WITHIN_MS) await this.endTask();
     let handedOn: { adopt: string } | { earlier: EarlierAttempt };
+    let holder: string | undefined;
     try {
       this.events.add('local');
       const handOffAfterMs = this.unrecorded.calls ? Math.min(this.handOffAfterMs, AFTER_UNRECORDED_MS) : this.handOffAfterMs;
@@ -131,18 +131,52 @@ export class ModelCaller {
         return reply;
       }
       handedOn = { adopt: out.handoff };
+      // The marker names the worker's queue (workers before it named none).
+      if (out.queue && patched(HANDOFF_QUEUE_PATCH)) holder = out.queue;
     } catch (err) {
       if (isCancellation(err)) throw err;
       handedOn = { earlier: earlierAttempt(err) };
     }
     await this.endTask();
+    if (holder && 'adopt' in handedOn) return this.adoptOn(holder, { ...input, ...handedOn });
     return this.activity(() => ('earlier' in handedOn ? this.retrying({ ...input, ...handedOn }) : this.callActivity({ ...input, ...handedOn })));
+  }
+
+  /**
+   * A handed-on call's activity, on the queue of the worker that holds its request (its retries
+   * too). A worker gone before it took the activity took the request with it: the call is sent
+   * again from the shared queue, counting the lost request as its first attempt.
+   */
+  private async adoptOn(queue: string, input: ModelCallInput & { adopt: string }): Promise<ModelReply> {
+    try {
+      return await this.activity(() => this.holding(queue)(input));
+    } catch (err) {
+      if (!notTaken(err)) throw err;
+    }
+    const { adopt: _adopt, ...request } = input;
+    const earlier: EarlierAttempt = { attempts: 1, failure: `the worker that held the request did not take it back within ${HANDOFF_PICKUP_MS / 1000} s` };
+    return this.activity(() => this.retrying({ ...request, earlier }));
   }
 
   /** Ends the workflow task (the checkpoint activity), so the markers of the local activities before it are recorded. */
   private endTask(): Promise<void> {
     return this.activity(() => checkpoint());
   }
+}
+
+/**
+ * How long the activity of a handed-on call waits for the worker that holds the request to take
+ * it. That worker polls its queue with slots of its own (workers/handoff-queue.ts), so only a
+ * worker that is gone (or stuck) takes longer; then the call is sent again from the shared queue.
+ */
+export const HANDOFF_PICKUP_MS = 10_000;
+
+/** Since this patch a handed-on call's activity goes to the worker that holds it (runs recorded before sent it to the shared queue). */
+const HANDOFF_QUEUE_PATCH = 'model-handoff-queue';
+
+/** Whether an activity failed because no worker of its queue took it in time. */
+function notTaken(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === 'SCHEDULE_TO_START';
 }
 
 /** What a failed local attempt leaves the activity: its attempts, waste and failure, and whether (and in which run) it was permanent. */

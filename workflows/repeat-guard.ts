@@ -4,6 +4,7 @@
  */
 import { canonicalJson, sha256Hex } from '../common/digest';
 import type { ToolCall } from '../common/types';
+import { REPEAT_MAX_CANONICAL_CHARS, REPEAT_MAX_KEY_CHARS } from './replay-constants';
 
 /** Verdict for a step's tool calls. */
 export type RepeatVerdict = 'ok' | 'warn' | 'stop';
@@ -65,11 +66,10 @@ export class RepeatGuard {
   }
 }
 
-// Fingerprints longer than this are kept as their hash (a reply's arguments may be megabytes).
-const MAX_KEY_CHARS = 256;
-// Sorting the keys of megabytes of arguments costs seconds of a workflow task; past this much
-// argument text in a step, calls are compared as written (a verbatim repetition is still seen).
-const MAX_CANONICAL_CHARS = 64 * 1024;
+// How long a fingerprint is kept whole, and how much argument text a step's calls are normalised
+// for: replay-relevant (replay-constants.ts).
+const MAX_KEY_CHARS = REPEAT_MAX_KEY_CHARS;
+const MAX_CANONICAL_CHARS = REPEAT_MAX_CANONICAL_CHARS;
 
 /**
  * Argument text normalised so that key order and spacing do not hide a repetition. Text nested

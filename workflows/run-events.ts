@@ -6,28 +6,20 @@
  * original run did, so a decision based on it can differ on replay. This count is a function of
  * what the code did, so replay always reaches the same decision.
  */
+import { RUN_EVENT_COST, RUN_START_VERSION_MARKERS } from './replay-constants';
 
-/** Events each kind of thing adds, with the workflow task that follows it (scheduled, started, completed). */
-const COST = {
-  /** An activity: scheduled, started, completed, and the next workflow task. */
-  activity: 6,
-  /** A local activity: its marker (it resolves within the workflow task). */
-  local: 1,
-  /** A signal or update that arrives (its event or two) and the workflow task it wakes. */
-  message: 5,
-  /** Waiting on a human: the signals to the session around the wait and a timer. */
-  wait: 8,
-} as const;
+// The events each kind of thing adds (with the workflow task that follows it) and the version
+// markers a start is counted with are replay-relevant: they live in replay-constants.ts.
+const COST = RUN_EVENT_COST;
 
 /**
  * The run's start: the started event and first workflow task, the version markers of the turn's
- * `patched()` calls (a marker and a search-attribute update each, about ten of them, in runs
- * recorded before turn-patches-1), and on the first run prepareTurn as an activity. Runs of
- * today's code take one marker and prepare in a local activity (a marker), yet count the same:
- * the count decides continue-as-new, so replay of every recorded run must reach the same
- * decision (it only over-counts new runs by a few events).
+ * `patched()` calls, and on the first run prepareTurn as an activity. Runs of today's code take
+ * one marker and prepare in a local activity (a marker), yet count the same: the count decides
+ * continue-as-new, so replay of every recorded run must reach the same decision (it only
+ * over-counts new runs by a few events).
  */
-const VERSION_MARKERS = 20;
+const VERSION_MARKERS = RUN_START_VERSION_MARKERS;
 const START = { fresh: 3 + VERSION_MARKERS + COST.activity, resumed: 3 + VERSION_MARKERS } as const;
 
 export class RunEvents {

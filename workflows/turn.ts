@@ -19,6 +19,7 @@ import { decidedToolMode } from '../common/tool-mode';
 import { runTurn } from './turn-loop';
 import { TurnBudget } from './turn-budget';
 import { RunEvents } from './run-events';
+import { TURN_EVENT_BUDGET_WHEN_UNSET } from './replay-constants';
 import { discoverActivity, prepareTurn, prepareTurnHere, storeValue, type Activities } from './tool-activities';
 import { turnPatches } from './turn-patches';
 import { turnHumans } from './turn-humans';
@@ -111,7 +112,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       spent: () => budget.spent(),
       // Between steps, past the event budget: continue as new (Temporal warns at 10,240 events).
       shouldContinueAsNew: () => {
-        const budget = limits.turnEventBudget ?? DEFAULT_LIMITS.turnEventBudget!;
+        const budget = limits.turnEventBudget ?? TURN_EVENT_BUDGET_WHEN_UNSET;
         if (ownEventCount) return events.count >= budget;
         const info = workflowInfo();
         return info.continueAsNewSuggested || info.historyLength >= budget;

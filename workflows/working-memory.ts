@@ -6,9 +6,8 @@
  */
 import { toolError, toolOk } from '../common/errors';
 import type { ToolResult } from '../common/types';
-
-/** Characters (keys and values) working memory may grow to. */
-export const MAX_MEMORY_CHARS = 32 * 1024;
+// How far working memory may grow (MAX_MEMORY_CHARS) is replay-relevant: replay-constants.ts.
+import { MAX_MEMORY_CHARS } from './replay-constants';
 
 /** Stores (or, with an empty value, forgets) a fact; bounded, refuses to grow memory past MAX_MEMORY_CHARS. */
 export function rememberFact(memory: Record<string, string>, key: string, value: string, bounded: boolean): ToolResult {
