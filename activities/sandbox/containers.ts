@@ -1,6 +1,7 @@
 /**
  * Sandbox containers as Docker objects: name, hardened spec, opening a session's container
- * (recreated when it no longer fits), orphan removal at worker start, the doctor's checks.
+ * (recreated when it no longer fits), listing, stopping and removing them for the worker's
+ * sweeps (pool.ts), the doctor's checks.
  */
 import * as path from 'node:path';
 import Docker from 'dockerode';
@@ -130,10 +131,60 @@ function fits(info: Docker.ContainerInspectInfo, o: ContainerSettings & { execDi
   return info.Config.Labels?.[LABELS.session] === o.sessionId && mount?.Source === o.workspace && !skillsMissing && !execsMissing && !fsizeMissing;
 }
 
+/** A harness container of one home, as the sweeps see it. */
+export interface SandboxContainer {
+  id: string;
+  name: string;
+  /** Its session's id ('' when the label is missing: not one the harness made). */
+  sessionId: string;
+  running: boolean;
+  createdMs: number;
+}
+
+/** The harness containers of a HARNESS_HOME (all of them with no home), running or not. Throws SandboxError. */
+export async function listSandboxContainers(docker: Docker, home?: string): Promise<SandboxContainer[]> {
+  const label = [`${LABELS.managed}=true`];
+  if (home) label.push(`${LABELS.home}=${path.resolve(home)}`);
+  try {
+    const list = await docker.listContainers({ all: true, filters: { label } });
+    return list.map((c) => ({
+      id: c.Id,
+      name: (c.Names[0] ?? c.Id).replace(/^\//, ''),
+      sessionId: c.Labels[LABELS.session] ?? '',
+      running: c.State === 'running',
+      createdMs: c.Created * 1000,
+    }));
+  } catch (err) {
+    throw toSandboxError(err);
+  }
+}
+
+/** Removes a container (force); one already gone is fine. Throws SandboxError. */
+export async function removeContainer(docker: Docker, id: string): Promise<void> {
+  await docker
+    .getContainer(id)
+    .remove({ force: true })
+    .catch((err: unknown) => (statusOf(err) === 404 ? undefined : Promise.reject(toSandboxError(err))));
+}
+
+/**
+ * Stops a container, keeping it (its workspace is a host folder and its root file system is
+ * read-only, so nothing is lost but what runs and /tmp); one stopped or gone already is fine.
+ * The next command starts it again (openContainer). Throws SandboxError.
+ */
+export async function stopContainer(docker: Docker, id: string): Promise<void> {
+  // `sleep infinity` under tini ends on SIGTERM at once; the timeout is for a stuck one.
+  await docker
+    .getContainer(id)
+    .stop({ t: 5 })
+    .catch((err: unknown) => (statusOf(err) === 304 || statusOf(err) === 404 ? undefined : Promise.reject(toSandboxError(err))));
+}
+
 /**
  * Removes harness containers whose session is not active (given as ids, or asked per session,
  * e.g. of Temporal); returns their names. With `home`, only containers of that HARNESS_HOME,
- * so two harnesses sharing one engine leave each other alone.
+ * so two harnesses sharing one engine leave each other alone. A session the question fails
+ * for counts as active: nothing is removed on a guess.
  */
 export async function removeOrphans(
   docker: Docker,
@@ -141,27 +192,12 @@ export async function removeOrphans(
   opts: { home?: string } = {},
 ): Promise<string[]> {
   const isActive = typeof active === 'function' ? active : ((ids) => async (id: string) => ids.has(id))(new Set(active));
-  const label = [`${LABELS.managed}=true`];
-  if (opts.home) label.push(`${LABELS.home}=${path.resolve(opts.home)}`);
-  try {
-    const list = await docker.listContainers({ all: true, filters: { label } });
-    const orphans = [];
-    for (const c of list) {
-      const sessionId = c.Labels[LABELS.session] ?? '';
-      if (!sessionId || !(await isActive(sessionId))) orphans.push(c);
-    }
-    await Promise.all(
-      orphans.map((c) =>
-        docker
-          .getContainer(c.Id)
-          .remove({ force: true })
-          .catch((err: unknown) => (statusOf(err) === 404 ? undefined : Promise.reject(err))),
-      ),
-    );
-    return orphans.map((c) => (c.Names[0] ?? c.Id).replace(/^\//, ''));
-  } catch (err) {
-    throw toSandboxError(err);
+  const orphans: SandboxContainer[] = [];
+  for (const c of await listSandboxContainers(docker, opts.home)) {
+    if (!c.sessionId || !(await isActive(c.sessionId).catch(() => true))) orphans.push(c);
   }
+  await Promise.all(orphans.map((c) => removeContainer(docker, c.id)));
+  return orphans.map((c) => c.name);
 }
 
 /** One line per problem (Docker unreachable, image missing); empty when sandboxes can run. */
