@@ -232,19 +232,26 @@ export function createActivities(deps: ActivityDeps) {
       return { $blob: await withStore(() => conversations.putText(input.sessionId, text)), bytes: Buffer.byteLength(text, 'utf8'), preview: text.slice(0, 120) };
     },
 
-    /** Frees what a session held on this worker: its sandbox container. */
+    /**
+     * Frees what a session held on this worker: its sandbox container. It heartbeats (when its
+     * caller asks for heartbeats), so a worker lost while removing is replaced within seconds.
+     */
     async closeSession(input: { sessionId: string }): Promise<{ removed: boolean }> {
-      // The records that made this session's appends exactly-once are not needed once it ended
-      // (the id names a folder: only a well-formed one is removed).
-      if (SESSION_ID.test(input.sessionId)) {
-        await rm(appliedWritesDir(deps.home, input.sessionId), { recursive: true, force: true }).catch(() => undefined);
-      }
-      try {
-        await sandboxes.remove(input.sessionId);
-        return { removed: true };
-      } catch {
-        return { removed: false }; // Docker gone: the orphan sweep at the next worker start removes it
-      }
+      return withHeartbeat(async () => {
+        // Crash tests kill the worker here, before anything is removed.
+        await failpoint('close-session');
+        // The records that made this session's appends exactly-once are not needed once it ended
+        // (the id names a folder: only a well-formed one is removed).
+        if (SESSION_ID.test(input.sessionId)) {
+          await rm(appliedWritesDir(deps.home, input.sessionId), { recursive: true, force: true }).catch(() => undefined);
+        }
+        try {
+          await sandboxes.remove(input.sessionId);
+          return { removed: true };
+        } catch {
+          return { removed: false }; // Docker gone: the orphan sweep at the next worker start removes it
+        }
+      });
     },
 
     /** Runs one tool outside the workflow; failures come back as results, never as errors. */

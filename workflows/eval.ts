@@ -21,6 +21,7 @@ import { forkResume } from './fork';
 import { discoverActivity, type Activities } from './tool-activities';
 import type { BudgetLimit } from '../common/budget';
 import { EvalSpend } from './eval-budget';
+import { closeSandbox } from './close-sandbox';
 
 
 export interface EvalInput {
@@ -40,7 +41,7 @@ export interface EvalInput {
   budget?: BudgetLimit;
 }
 
-const { planEvalFork, prepareFork, closeSession } = proxyActivities<Activities>({
+const { planEvalFork, prepareFork } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1s', maximumAttempts: 5 },
 });
@@ -184,7 +185,8 @@ async function runTrial(input: EvalCaseInput, where: 'eval' | 'own'): Promise<Tr
   const report = await checkEvalTrial({ sessionId, turnId, case: c, trial: input.trial, result, startedAtMs });
   // A trial that ran commands has a sandbox it no longer needs (its workspace and store stay
   // for `harness trace`); one that never ran a command has none.
-  if (result.storedToolCalls?.length || result.toolCalls.some((t) => t.name === 'run_shell')) await closeSession({ sessionId });
+  // Removed by an activity that heartbeats: a worker lost meanwhile holds the eval up seconds, not minutes.
+  if (result.storedToolCalls?.length || result.toolCalls.some((t) => t.name === 'run_shell')) await closeSandbox(sessionId);
   return report;
 }
 
