@@ -46,6 +46,7 @@ import { awaitTurnRun } from './turn-runs';
 import { createPrepareFork } from './fork';
 import { createEvalActivities } from './eval';
 import { createCompareRerun } from './rerun-compare';
+import { failedTurnSpend } from './turn-spend';
 import { createMcpActivities } from './mcp/activities';
 import type { HarnessTool } from '../common/custom-tools';
 import { createCustomTools } from './custom-tools/executor';
@@ -225,6 +226,9 @@ export function createActivities(deps: ActivityDeps) {
 
     // prepareEvalCase, planEvalFork, checkEvalTrial: an eval trial's workspace, fork and checks.
     ...createEvalActivities({ home: deps.home, conversations, workspaceMaxBytes: workspaceBudget(deps.env) }),
+    /** What a turn that returned no result (failed, cancelled, terminated) spent, from its history. */
+    failedTurnSpend,
+
 
     /** Stores a value of the session once (a scripted model's script) and returns its reference. */
     async storeValue(input: { sessionId: string; value: unknown }): Promise<BlobArg> {

@@ -22,6 +22,7 @@ import type { ToolCallRecord } from './call-records';
 import type { ForkSpec, RecordedDecision, RecordedEffects } from './fork';
 import type { HostMove, HostRef } from './host';
 import type { WorkspaceSnapshot } from './snapshot';
+import type { SessionState } from './session-state';
 
 export { DEFAULT_LIMITS } from './session-config';
 export type { Limits, ModelRef, ModelSpec, SessionConfig } from './session-config';
@@ -56,6 +57,8 @@ export interface SessionCarry {
   budgetRaised?: BudgetRaises['session'];
   /** The sandbox host the session lives on (common/host.ts). */
   host?: HostRef;
+  /** What `status` shows that the run before continue-as-new knew: the last answer (clipped), a fork's origin, a rerun's comparison. */
+  view?: Pick<SessionState, 'lastTurn' | 'fork' | 'rerun'>;
 }
 
 /** What the session remembers of its last turn (carried across continue-as-new for `harness retry`). */

@@ -17,7 +17,8 @@ import {
 } from '../common/session';
 import { rootCauseMessage } from '../common/errors';
 import type { SendMessageInput, TurnStatusSignal } from '../common/messages';
-import { addSpend, NO_SPEND, subtractSpend } from '../common/budget';
+import { addSpend, NO_SPEND, subtractSpend, type Spend } from '../common/budget';
+import type { Usage } from '../common/types';
 import { sumLimits } from './turn-budget';
 
 export class SessionBook {
@@ -33,7 +34,12 @@ export class SessionBook {
   startedTurns: number;
 
   constructor(private input: SessionInput) {
-    this.carryState = input.carry ?? { messages: [], memory: {}, turnCount: 0, modelCalls: 0, usage: NO_USAGE };
+    // What `status` showed before continue-as-new is shown on (runs from before it carried none).
+    const { view, ...carry } = input.carry ?? { messages: [], memory: {}, turnCount: 0, modelCalls: 0, usage: NO_USAGE };
+    this.carryState = carry;
+    this.lastTurn = view?.lastTurn;
+    this.forkView = view?.fork;
+    this.rerunView = view?.rerun;
     this.startedTurns = this.carryState.turnCount;
   }
 
@@ -128,8 +134,11 @@ export class SessionBook {
     this.status = 'idle';
   }
 
-  /** A result standing in for a turn whose workflow failed or was cancelled. */
-  failedTurn(turn: number, msg: SendMessageInput, err: unknown, cancelled = false): TurnResult {
+  /**
+   * A result standing in for a turn whose workflow failed or was cancelled, with what it spent
+   * (read from its history) when that could be read.
+   */
+  failedTurn(turn: number, msg: SendMessageInput, err: unknown, cancelled = false, spent?: { usage: Usage; spend: Spend }): TurnResult {
     const why = cancelled ? 'cancelled' : rootCauseMessage(err);
     return {
       sessionId: this.input.sessionId,
@@ -138,7 +147,8 @@ export class SessionBook {
       answer: cancelled ? 'The turn was cancelled.' : `The turn failed: ${why}`,
       terminated_by: cancelled ? 'cancelled' : 'failed',
       steps: 0,
-      usage: NO_USAGE,
+      usage: spent?.usage ?? NO_USAGE,
+      ...(spent ? { spend: spent.spend } : {}),
       messages: [{ role: 'user', content: msg.text }],
       memory: this.carryState.memory,
       modelCalls: 0,
@@ -219,8 +229,14 @@ export class SessionBook {
     return info.continueAsNewSuggested || info.historyLength >= this.input.config.limits.continueAsNewAfterEvents;
   }
 
+  /** What the next run starts from, with what `status` shows of this one. */
   carry(): SessionCarry {
-    return this.carryState;
+    const view = {
+      ...(this.lastTurn ? { lastTurn: { ...this.lastTurn, answer: clipAnswer(this.lastTurn.answer) } } : {}),
+      ...(this.forkView ? { fork: this.forkView } : {}),
+      ...(this.rerunView ? { rerun: this.rerunView } : {}),
+    };
+    return Object.keys(view).length ? { ...this.carryState, view } : this.carryState;
   }
 
   view(): SessionState {
@@ -244,4 +260,12 @@ export class SessionBook {
       ...(c.host ? { host: c.host.id } : {}),
     };
   }
+}
+
+/** Most of a last answer carried into the next run (an answer may be a megabyte; the run's input is bounded). */
+const CARRIED_ANSWER_CHARS = 16 * 1024;
+
+function clipAnswer(answer: string): string {
+  if (answer.length <= CARRIED_ANSWER_CHARS) return answer;
+  return `${answer.slice(0, CARRIED_ANSWER_CHARS)}… (${answer.length - CARRIED_ANSWER_CHARS} more characters)`;
 }

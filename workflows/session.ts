@@ -1,6 +1,7 @@
 /** sessionWorkflow: a long-lived conversation; each user message runs as a child turnWorkflow. */
 import {
   ApplicationFailure,
+  CancellationScope,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -32,15 +33,12 @@ import { turnWorkflow } from './turn';
 import { discoverActivity, STORE_ACTIVITY } from './tool-activities';
 import { purgeAtEnd, type PurgeAtEnd } from './purge';
 import type { createActivities } from '../activities';
-import { DEFAULT_HOST_TIMEOUT_MS, type HostRef } from '../common/host';
-import { hostLost } from './host-route';
+import { closeSandbox } from './close-sandbox';
 
-const { closeSession } = proxyActivities<ReturnType<typeof createActivities>>({
-  startToCloseTimeout: '1 minute',
-  retry: { maximumAttempts: 3 },
-});
 // The session's store reads and writes ride out a store outage by time, not by three attempts.
 const { storeValue, prepareFork, compareRerun } = proxyActivities<ReturnType<typeof createActivities>>(STORE_ACTIVITY);
+// A failed turn's spend is read from its history: a few seconds, a few tries (then it counts as nothing, as before).
+const { failedTurnSpend } = proxyActivities<ReturnType<typeof createActivities>>({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1s', maximumAttempts: 3 } });
 // Waits for a retried turn's reset run, which may wait on humans for days: alive by heartbeat,
 // short, so that a worker lost meanwhile is replaced within seconds, not a minute (the heartbeat
 // timeout is not part of replay: no patch).
@@ -49,17 +47,6 @@ const { awaitTurnRun } = proxyActivities<ReturnType<typeof createActivities>>({
   heartbeatTimeout: '5 seconds',
   retry: { initialInterval: '1s', maximumAttempts: 20 },
 });
-
-/** Removes the session's sandbox where it lives: on its host (nothing to remove when that host is gone). */
-async function closeSandbox(sessionId: string, host: HostRef | undefined, hostTimeoutMs: number | undefined): Promise<void> {
-  if (!host) return void (await closeSession({ sessionId }));
-  const onHost = proxyActivities<ReturnType<typeof createActivities>>({ startToCloseTimeout: '1 minute', retry: { maximumAttempts: 3 }, taskQueue: host.queue, scheduleToStartTimeout: hostTimeoutMs ?? DEFAULT_HOST_TIMEOUT_MS });
-  try {
-    await onHost.closeSession({ sessionId });
-  } catch (err) {
-    if (!hostLost(err)) throw err;
-  }
-}
 
 /** Runs a session until it is ended; continues as new between turns when history grows. */
 export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId: string; turns: number } & PurgeAtEnd> {
@@ -70,6 +57,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   // after which a late request to purge is refused rather than silently dropped.
   let purgeOnEnd = false;
   let closing = false;
+  // A refresh of the MCP tools is running (declared before the validators that read it: an
+  // update delivered with the session's first task is validated as its handler is set).
+  let refreshing = false;
 
   setHandler(stateQuery, () => book.view());
   setHandler(turnStatusSignal, (s) => book.onTurnStatus(s));
@@ -151,7 +141,6 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   // the tool set is then in history, so replay and every turn see the same tools. Again only when
   // a server says its list changed (in a turn) or the user asks (`harness mcp --refresh`).
   const servers = book.config.mcp?.servers ?? [];
-  let refreshing = false;
   const discover = async () => {
     try {
       // A refresh names the set the session has by reference; the same tools come back as
@@ -202,65 +191,87 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
     queue.push({ text: fork.userMessage });
   }
 
-  for (;;) {
-    await condition(() => (queue.length > 0 && !refreshing) || ended || retry !== undefined);
-    if (retry) {
-      const { turn, runId } = retry;
-      book.retrying(turn);
-      const out = await awaitTurnRun({ workflowId: book.turnId(turn), afterRunId: runId });
-      if (out.result) book.retried(out.result);
-      else book.retryEnded(out.problem ?? 'no result');
-      retry = undefined;
-      continue;
-    }
-    const msg = queue.shift();
-    if (!msg) break;
-    const turn = book.turnCount + 1;
-    const turnInput = book.turnInput(turn, msg);
-    const child = await startChild(turnWorkflow, {
-      workflowId: book.turnId(turn),
-      args: [fork ? { ...turnInput, ...fork.turn } : turnInput],
-    });
-    fork = undefined;
-    book.started(turn, child.workflowId);
-    let done: TurnResult | undefined;
+  // What a turn that returned no result spent, from its history (runs from before: nothing).
+  const spentBy = async (turnId: string) => {
+    if (!patched('failed-turn-spend')) return undefined;
     try {
-      done = await child.result();
-      book.finished(done);
-    } catch (err) {
-      // A turn that itself failed (not a tool or model error, which it reports) must not
-      // take the session down: record it and stay ready for the next message.
-      book.finished(book.failedTurn(turn, msg, err, isCancellation(err)));
+      return await failedTurnSpend({ turnId });
+    } catch {
+      return undefined;
     }
-    // A rerun's first turn is compared with its record once it is done.
-    const replay = turn === 1 ? input.fork?.replay : undefined;
-    if (replay && done?.conversation) {
-      try {
-        book.rerunCompared(
-          await compareRerun({
-            recorded: { sessionId: input.fork!.from.sessionId, conversation: replay.conversation },
-            rerun: { sessionId: input.sessionId, conversation: done.conversation },
-            from: book.forkPoint,
-          }),
-        );
-      } catch (err) {
-        book.rerunCompared({ compared: 0, diverged: false, note: `the comparison with the record failed: ${rootCauseMessage(err)}` });
-      }
-    }
+  };
 
-    if (queue.length === 0 && !ended && book.shouldContinueAsNew(workflowInfo())) {
-      // Let in-flight handlers (an update waiting for its turn) finish first; a message that
-      // arrives meanwhile runs before we continue as new.
-      await condition(() => allHandlersFinished() || queue.length > 0);
-      if (queue.length === 0) {
-        await continueAsNew<typeof sessionWorkflow>({ ...input, config: book.config, carry: book.carry() });
+  try {
+    for (;;) {
+      await condition(() => (queue.length > 0 && !refreshing) || ended || retry !== undefined);
+      if (retry) {
+        const { turn, runId } = retry;
+        book.retrying(turn);
+        const out = await awaitTurnRun({ workflowId: book.turnId(turn), afterRunId: runId });
+        if (out.result) book.retried(out.result);
+        else book.retryEnded(out.problem ?? 'no result');
+        retry = undefined;
+        continue;
+      }
+      const msg = queue.shift();
+      if (!msg) break;
+      const turn = book.turnCount + 1;
+      const turnInput = book.turnInput(turn, msg);
+      const child = await startChild(turnWorkflow, {
+        workflowId: book.turnId(turn),
+        args: [fork ? { ...turnInput, ...fork.turn } : turnInput],
+      });
+      fork = undefined;
+      book.started(turn, child.workflowId);
+      let done: TurnResult | undefined;
+      try {
+        done = await child.result();
+        book.finished(done);
+      } catch (err) {
+        // A turn that itself failed (not a tool or model error, which it reports) must not
+        // take the session down: record it, with what it spent, and stay ready for the next message.
+        book.finished(book.failedTurn(turn, msg, err, isCancellation(err), await spentBy(book.turnId(turn))));
+      }
+      // A rerun's first turn is compared with its record once it is done.
+      const replay = turn === 1 ? input.fork?.replay : undefined;
+      if (replay && done?.conversation) {
+        try {
+          book.rerunCompared(
+            await compareRerun({
+              recorded: { sessionId: input.fork!.from.sessionId, conversation: replay.conversation },
+              rerun: { sessionId: input.sessionId, conversation: done.conversation },
+              from: book.forkPoint,
+            }),
+          );
+        } catch (err) {
+          book.rerunCompared({ compared: 0, diverged: false, note: `the comparison with the record failed: ${rootCauseMessage(err)}` });
+        }
+      }
+
+      if (queue.length === 0 && !ended && book.shouldContinueAsNew(workflowInfo())) {
+        // Let in-flight handlers (a refresh of the MCP tools) finish first. A message that arrives
+        // meanwhile runs before we continue as new; an end or a retry accepted meanwhile is done in
+        // this run (the next one would not know of it: an end was dropped so).
+        const heed = patched('end-or-retry-before-continue-as-new');
+        const stay = () => heed && (ended || retry !== undefined);
+        await condition(() => allHandlersFinished() || queue.length > 0 || stay());
+        if (queue.length === 0 && !stay()) {
+          await continueAsNew<typeof sessionWorkflow>({ ...input, config: book.config, carry: book.carry() });
+        }
       }
     }
+    book.end();
+    if (patched('close-sandbox-on-end')) await closeSandbox(input.sessionId, book.carry().host, input.config.limits.hostTimeoutMs);
+    closing = true;
+    const purge: PurgeAtEnd = purgeOnEnd && patched('purge-on-end') ? await purgeAtEnd(input.sessionId, book.carry().host) : {};
+    await condition(allHandlersFinished);
+    return { sessionId: input.sessionId, turns: book.turnCount, ...purge };
+  } catch (err) {
+    // A cancelled session frees its sandbox too, in a scope the cancellation cannot stop
+    // (continue-as-new is not a cancellation: the next run keeps the sandbox).
+    if (isCancellation(err) && patched('close-sandbox-on-cancel')) {
+      await CancellationScope.nonCancellable(() => closeSandbox(input.sessionId, book.carry().host, input.config.limits.hostTimeoutMs));
+    }
+    throw err;
   }
-  book.end();
-  if (patched('close-sandbox-on-end')) await closeSandbox(input.sessionId, book.carry().host, input.config.limits.hostTimeoutMs);
-  closing = true;
-  const purge: PurgeAtEnd = purgeOnEnd && patched('purge-on-end') ? await purgeAtEnd(input.sessionId, book.carry().host) : {};
-  await condition(allHandlersFinished);
-  return { sessionId: input.sessionId, turns: book.turnCount, ...purge };
 }
