@@ -1,8 +1,9 @@
 /**
  * Which history belongs to which tool call of a step. A call runs in the workflow (finish,
  * ask_user, remember, and every call decided before running: denied, invalid, unknown), as a
- * local activity (a marker without the call's id: matched by order among the calls that can run
- * locally) or as an activity (whose input names the call).
+ * local activity (a marker without the call's id: matched by its result to the call's tool
+ * message, else by order among the calls that can run locally) or as an activity (whose input
+ * names the call).
  */
 import { builtinRegistry } from '../../common/builtin-tools';
 import type { ToolOutcome } from '../../common/activity-types';
@@ -39,10 +40,16 @@ export function callId(ctx: TurnContext, call: ToolCall, step: number, index: nu
   return named(harness) ? harness : call.id;
 }
 
-/** Pairs each execution with its call: activities by the id in their input, markers by order. */
+/**
+ * Pairs each execution with its call: activities by the id in their input; a marker by the id of
+ * the tool message its result is word for word (the workflow sends a local result on as it got
+ * it); the other markers (failed attempts, results kept in the message store) by order.
+ */
 export function matchExecutions(ctx: TurnContext, views: CallView[], executions: readonly Execution[]): Map<string, Execution[]> {
   const out = new Map<string, Execution[]>();
   const add = (id: string, e: Execution) => out.set(id, [...(out.get(id) ?? []), e]);
+  const owners = markerOwners(ctx, views, executions);
+  const owned = new Set(owners.values());
   let cursor = 0;
   for (const e of executions) {
     if (e.kind === 'activity') {
@@ -52,13 +59,36 @@ export function matchExecutions(ctx: TurnContext, views: CallView[], executions:
       if (index >= 0) cursor = Math.max(cursor, index + 1);
       continue;
     }
-    // The workflow runs a step's calls one after another, in the order the model gave them.
-    const index = views.findIndex((v, i) => i >= cursor && runsLocally(ctx, v));
+    const owner = owners.get(e);
+    if (owner) {
+      add(owner.id, e);
+      cursor = Math.max(cursor, owner.index + 1);
+      continue;
+    }
+    // The workflow runs a step's calls one after another, in the order the model gave them. A
+    // call refused before running can carry the error a tool gives itself (INVALID_ARGUMENTS):
+    // only its message, matched above when the tool did run, tells the two apart.
+    const index = views.findIndex((v, i) => i >= cursor && !owned.has(v) && runsLocally(ctx, v));
     if (index < 0) continue;
     add(views[index]!.id, e);
     cursor = index + 1;
   }
   return out;
+}
+
+/** The call each marker answered, where its result is the text of that call's tool message (each message taken once, in order). */
+function markerOwners(ctx: TurnContext, views: CallView[], executions: readonly Execution[]): Map<Execution, CallView> {
+  const owners = new Map<Execution, CallView>();
+  const taken = new Set<CallView>();
+  for (const e of executions) {
+    if (e.kind !== 'local' || e.item.result === undefined) continue;
+    const text = JSON.stringify(e.item.result);
+    const v = views.find((c) => !taken.has(c) && ctx.timeline.toolMessages.get(c.id)?.content === text);
+    if (!v) continue;
+    owners.set(e, v);
+    taken.add(v);
+  }
+  return owners;
 }
 
 /** Whether a call may have run as a local activity: a host-local or MCP tool the workflow did not decide itself. */
