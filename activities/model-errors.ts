@@ -1,7 +1,8 @@
 /**
  * Maps provider errors onto Temporal retry semantics: transient ones (408, 409, 429, 5xx,
- * network) are retried by the activity's policy; any other 4xx is permanent and ends the
- * turn with the provider's own message.
+ * network) are retried by the activity's policy, an endpoint's Retry-After read as the wait
+ * before the next attempt (model-retry.ts bounds it); a 400 and any other 4xx are permanent and
+ * end the turn with the provider's own message.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
@@ -53,21 +54,62 @@ export function modelTimeout(endpoint: string, budgetMs: number, gaveUpAfter?: n
     : ApplicationFailure.retryable(message, 'MODEL_TIMEOUT');
 }
 
-/** Converts an error thrown by the openai client into an ApplicationFailure with a type. */
+/**
+ * Converts an error thrown by the openai client into an ApplicationFailure with a type. A
+ * retryable HTTP failure carries the wait the endpoint asked for (Retry-After) as its
+ * nextRetryDelay, unbounded: model-retry.ts decides what to make of it.
+ */
 export function toModelFailure(err: unknown, endpoint: string): ApplicationFailure {
   if (err instanceof ApplicationFailure) return err;
   if (err instanceof OpenAI.APIConnectionError) {
-    // Includes timeouts: the endpoint may be back on the next attempt.
-    return ApplicationFailure.retryable(`model endpoint ${endpoint} unreachable: ${err.message}`, 'MODEL_UNREACHABLE');
+    // Includes the client's timeouts: the endpoint may be back on the next attempt.
+    return ApplicationFailure.retryable(`model endpoint ${endpoint} unreachable: ${err.message}`, UNREACHABLE);
   }
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
     const message = `model request failed with HTTP ${err.status}: ${providerMessage(err)}`;
-    return isRetryableStatus(err.status)
-      ? ApplicationFailure.retryable(message, `MODEL_HTTP_${err.status}`)
-      : ApplicationFailure.nonRetryable(message, 'MODEL_REQUEST_REJECTED');
+    if (!isRetryableStatus(err.status)) return ApplicationFailure.nonRetryable(message, err.status === 400 ? 'MODEL_BAD_REQUEST' : 'MODEL_REQUEST_REJECTED');
+    const wait = retryAfterMs(err.headers);
+    return ApplicationFailure.create({ message, type: `MODEL_HTTP_${err.status}`, ...(wait !== undefined ? { nextRetryDelay: wait } : {}) });
   }
   const message = err instanceof Error ? err.message : String(err);
   return ApplicationFailure.retryable(`model call failed: ${oneLine(message)}`, 'MODEL_ERROR');
+}
+
+const UNREACHABLE = 'MODEL_UNREACHABLE';
+
+/**
+ * Whether a failure is the endpoint being rate-limited or out of service (429, 408, 5xx, no
+ * connection): what providers do for tens of seconds at a time, retried over
+ * limits.modelRetryWindowMs rather than a few quick attempts.
+ */
+export function isOutage(f: ApplicationFailure): boolean {
+  if (f.type === UNREACHABLE) return true;
+  const m = /^MODEL_HTTP_(\d{3})$/.exec(f.type ?? '');
+  const status = m ? Number(m[1]) : 0;
+  return status === 429 || status === 408 || status >= 500;
+}
+
+/** The words a live view uses for an outage failure: `rate limited (HTTP 429)`, `unavailable (HTTP 503)`, `unreachable`. */
+export function outageWords(f: ApplicationFailure): string {
+  if (f.type === UNREACHABLE) return 'unreachable';
+  const status = f.type?.slice('MODEL_HTTP_'.length);
+  return status === '429' ? 'rate limited (HTTP 429)' : `unavailable (HTTP ${status})`;
+}
+
+/**
+ * The wait an endpoint asks for before the next request, in ms: `retry-after-ms` (OpenAI and
+ * Azure send it), else `Retry-After` in seconds or as an HTTP date. Undefined when it asks for
+ * none or says it in a form we cannot read.
+ */
+export function retryAfterMs(headers: Headers | undefined, now = Date.now()): number | undefined {
+  const ms = headers?.get('retry-after-ms')?.trim();
+  if (ms && /^\d+(\.\d+)?$/.test(ms)) return Math.ceil(Number(ms));
+  const value = headers?.get('retry-after')?.trim();
+  if (!value) return undefined;
+  if (/^\d+(\.\d+)?$/.test(value)) return Math.ceil(Number(value) * 1000);
+  // An HTTP date names its day and month (`Wed, 21 Oct 2015 07:28:00 GMT`); Date.parse takes "-3" too.
+  const at = /[a-z]/i.test(value) ? Date.parse(value) : NaN;
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 /** The provider's own words, not the SDK's prefix: one line, and short (an endpoint chooses them, and they go into history). */

@@ -17,6 +17,7 @@ import type { ToolModeDecision } from '../common/tool-mode';
 import { addWaste, reportedUsage, withWaste } from './usage-waste';
 import { StreamWriter, streamFile } from '../host/model-stream';
 import { ModelHandoffs } from './model-handoffs';
+import { activityFailure, localFailure, waitAsAsked, type OutageProgress } from './model-retry';
 
 /** Resolves the client and endpoint description for a model reference. */
 export type ModelResolver = (input: ModelCallInput) => Promise<{ client: ModelClient; endpoint: string }>;
@@ -33,11 +34,15 @@ export const TIMED_OUT_ATTEMPTS = 2;
  * What the call heartbeats: the endpoint, so a waiting client can name it (describe shows
  * heartbeat details), and how many attempts timed out so far, which the next attempt reads.
  */
-export interface ModelCallProgress {
+export interface ModelCallProgress extends OutageProgress {
   endpoint: string;
   timeouts: number;
   /** Tokens earlier attempts paid for without a usable reply (see usage-waste.ts). */
   wasted?: Usage;
+  /** Requests of the call before this activity (a failed local attempt): a view adds them to the activity's attempt. */
+  earlier?: number;
+  /** limits.modelMaxAttempts: the attempts of a call that fails other than by an outage. */
+  maxAttempts?: number;
 }
 
 /** What callModel needs beyond the model: the message store (turns that use it) and the tools. */
@@ -75,15 +80,15 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
   const handoffs = new ModelHandoffs<RunningCall>();
 
   /** Sends the request; resolves once it is under way (its context read from the store). */
-  async function start(input: ModelCallInput, ctx: Context, progress: ModelCallProgress): Promise<RunningCall> {
+  async function start(input: ModelCallInput, ctx: Context, progress: ModelCallProgress, waitedMs = 0): Promise<RunningCall> {
     const { client, endpoint } = await resolve(input);
     progress.endpoint = endpointLabel(endpoint);
     const context = await requestContext(input, deps.conversations);
     const tools = await toolSpecs(input);
     // Our own deadline, inside Temporal's start-to-close: the failure then names the endpoint
     // instead of being Temporal's anonymous "activity StartToClose timeout". It runs from the
-    // request's start, whichever activity waits for it.
-    const budgetMs = attemptBudgetMs(ctx.info.startToCloseTimeoutMs);
+    // request's start, whichever activity waits for it (less any wait the attempt made before it).
+    const budgetMs = attemptBudgetMs(ctx.info.startToCloseTimeoutMs === undefined ? undefined : ctx.info.startToCloseTimeoutMs - waitedMs);
     const deadline = new AbortController();
     const cancel = new AbortController();
     const timer = budgetMs === undefined ? undefined : setTimeout(() => deadline.abort(), budgetMs);
@@ -201,7 +206,11 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
 
   return async function callModel(input: ModelCallInput): Promise<ModelReply | LocalModelOutcome> {
     const ctx = Context.current();
-    if (input.handOffAfterMs !== undefined) return callHere({ ...input, handOffAfterMs: input.handOffAfterMs }, ctx);
+    if (input.handOffAfterMs !== undefined) {
+      return callHere({ ...input, handOffAfterMs: input.handOffAfterMs }, ctx).catch((err: unknown) => {
+        throw localFailure(err, ctx.info.attempt, input.retry);
+      });
+    }
     const earlier = input.earlier;
     if (earlier?.permanent && earlier.permanent.runId === ctx.info.workflowExecution?.runId) {
       // The local attempt failed for good in this run: recorded here, not sent again. (A run that
@@ -213,6 +222,8 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
     const before = ctx.info.heartbeatDetails as Partial<ModelCallProgress> | undefined;
     const wasted = before?.wasted ?? earlier?.wasted;
     const progress: ModelCallProgress = adopted?.progress ?? { endpoint: '', timeouts: Number(before?.timeouts) || 0, ...(wasted ? { wasted } : {}) };
+    // What live views count and show: requests before this activity, the attempts allowed.
+    Object.assign(progress, { earlier: earlier?.attempts, maxAttempts: input.retry?.attempts, outage: undefined, retryUntil: undefined, nextAt: undefined });
     const beat = () => ctx.heartbeat(progress);
     // Heartbeats let Temporal notice a dead worker long before the call's own timeout (the
     // heartbeat timeout is seconds: limits.modelHeartbeatMs); they go on until the reply is
@@ -226,11 +237,18 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
     let call = adopted;
     const stop = () => call?.abort();
     ctx.cancellationSignal.addEventListener('abort', stop);
+    const attempt = ctx.info.attempt + (earlier?.attempts ?? 0);
     try {
-      call ??= await start(input, ctx, progress);
+      // The wait the endpoint asked of the local attempt before this activity (its retries wait in Temporal).
+      const pause = adopted ? 0 : await waitAsAsked(input, ctx, progress, beat);
+      call ??= await start(input, ctx, progress, pause);
+      // A retry says so at once (the attempt it is, where it goes), not a third of the heartbeat timeout in.
+      if (earlier || ctx.info.attempt > 1) beat();
       if (ctx.cancellationSignal.aborted) stop();
       call.onChunk = beat;
       return await finish(call, ctx, beat);
+    } catch (err) {
+      throw activityFailure(err, { attempt, activityAttempt: ctx.info.attempt, elapsedMs: Date.now() - ctx.info.scheduledTimestampMs, ...(input.retry ? { retry: input.retry } : {}) }, progress, beat);
     } finally {
       clearInterval(interval);
       ctx.cancellationSignal.removeEventListener('abort', stop);

@@ -8,6 +8,7 @@ import type { WorkspaceSnapshot } from './snapshot';
 import type { CustomToolSet } from './custom-tools';
 import type { ToolMode, ToolModeDecision } from './tool-mode';
 import type { HostRef } from './host';
+import type { ModelRetry } from './model-retry';
 
 /** One model call. `callIndex` is unique and stable per session, so a retried call is recognisable. */
 export interface ModelCallInput {
@@ -49,6 +50,8 @@ export interface ModelCallInput {
   adopt?: string;
   /** A local attempt that failed before this activity: its failure, and what it wasted (the activity's attempts count on from it). */
   earlier?: EarlierAttempt;
+  /** How the call is retried (common/model-retry.ts); absent from workflows before it, whose retry policy alone bounds the call. */
+  retry?: ModelRetry;
 }
 
 /** What a failed local attempt of a model call leaves to the activity that tries again. */
@@ -62,6 +65,8 @@ export interface EarlierAttempt {
    * `harness retry`, which is meant to send it again).
    */
   permanent?: { type: string; runId: string };
+  /** The wait the endpoint asked for (Retry-After) or the backoff: the activity waits it before its first request. */
+  retryAfterMs?: number;
 }
 
 /**

@@ -44,7 +44,7 @@ export interface BudgetBreach {
   estimate: number;
 }
 
-/** A reply's output is counted at this many tokens when the session sets no limit on it (a guess, stated in the README). */
+/** A reply's output is counted at this many tokens when the session sets no limit on it (a guess, stated in docs/costs.md). */
 export const OUTPUT_ESTIMATE_TOKENS = 4096;
 
 /** a + b; money stays unknown once either side is. */

@@ -38,8 +38,14 @@ export interface Limits {
   modelTimeoutMs: number;
   /** A model call that sends no heartbeat for this long is retried elsewhere (worker crash); the call heartbeats every third of it. */
   modelHeartbeatMs: number;
-  /** Attempts per model call (408/409/429/5xx/network are retried). */
+  /** Attempts per model call (408/409/429/5xx/network are retried); rate limits and outages get at least as many. */
   modelMaxAttempts: number;
+  /**
+   * Rate limits (429), server errors (5xx), 408 and an unreachable endpoint are retried until this
+   * long after the call's first attempt (common/model-retry.ts); 0: only modelMaxAttempts. Absent
+   * in sessions from before it: the default.
+   */
+  modelRetryWindowMs?: number;
   /**
    * A model call first runs inside the turn's workflow task (a local activity) and is handed on to
    * an activity of its own once it takes this long; 0 runs every call as an activity. Absent in
@@ -66,6 +72,7 @@ export const DEFAULT_LIMITS: Limits = {
   modelTimeoutMs: 120_000,
   modelHeartbeatMs: 5_000,
   modelMaxAttempts: 5,
+  modelRetryWindowMs: 60_000,
   modelLocalMs: 3_000,
   maxOutputTokens: 4096,
 };

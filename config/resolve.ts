@@ -46,6 +46,8 @@ export const FileConfigSchema = z
         modelTimeoutSec: z.number().positive(),
         modelHeartbeatSec: z.number().positive(),
         modelMaxAttempts: positiveInt.max(20),
+        /** How long rate limits (429) and outages (5xx, no connection) are retried from a call's first attempt (default 60; 0: modelMaxAttempts only). */
+        modelRetryWindowSec: z.number().min(0).max(3600),
         /** How long a model call may run in the turn's workflow task before it becomes an activity of its own (default 3; 0: always an activity). */
         modelLocalSec: z.number().min(0).max(10),
         /** Most tokens one model reply may have (default 4096): a babbling model cannot hold a turn for minutes. */
@@ -198,6 +200,7 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
     modelTimeoutMs: sec(l.modelTimeoutSec, DEFAULT_LIMITS.modelTimeoutMs),
     modelHeartbeatMs: sec(l.modelHeartbeatSec, DEFAULT_LIMITS.modelHeartbeatMs),
     modelMaxAttempts: l.modelMaxAttempts ?? DEFAULT_LIMITS.modelMaxAttempts,
+    modelRetryWindowMs: sec(l.modelRetryWindowSec, DEFAULT_LIMITS.modelRetryWindowMs!),
     modelLocalMs: sec(l.modelLocalSec, DEFAULT_LIMITS.modelLocalMs!),
     maxOutputTokens: l.maxOutputTokens ?? DEFAULT_LIMITS.maxOutputTokens,
     ...(l.budget ? { budget: l.budget } : {}),

@@ -72,6 +72,7 @@ const RAISABLE_LIMITS = {
   approvalTimeoutSec: DEFAULT_LIMITS.approvalTimeoutMs / 1000,
   modelTimeoutSec: DEFAULT_LIMITS.modelTimeoutMs / 1000,
   modelMaxAttempts: DEFAULT_LIMITS.modelMaxAttempts,
+  modelRetryWindowSec: DEFAULT_LIMITS.modelRetryWindowMs! / 1000,
   maxOutputTokens: DEFAULT_LIMITS.maxOutputTokens!,
 } as const;
 

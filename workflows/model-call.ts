@@ -42,6 +42,7 @@ import type { Limits } from '../common/session';
 import type { RunEvents } from './run-events';
 import { checkpoint, type Activities } from './tool-activities';
 import { failureOf } from './turn-budget';
+import { attemptCap, MODEL_BACKOFF, modelRetry } from '../common/model-retry';
 import { AFTER_UNRECORDED_MS, MODEL_LOCAL_MS_WHEN_UNSET, SHOWN_WITHIN_MS } from './replay-constants';
 
 type CallModel = (input: ModelCallInput) => Promise<ModelReply>;
@@ -53,7 +54,7 @@ export class ModelCaller {
    */
   private unrecorded = { effect: false, calls: 0, ms: 0 };
   private readonly callActivity: CallModel;
-  /** The activity after a failed local attempt: one attempt fewer, so a call has the attempts it always had. */
+  /** The activity after a failed local attempt: one attempt fewer (the cap counts the local one). */
   private readonly retrying: CallModel;
   private readonly local: (input: ModelCallInput) => Promise<LocalModelOutcome>;
   /** The activity on the task queue of the worker that holds a handed-on call. */
@@ -67,14 +68,22 @@ export class ModelCaller {
     private readonly events: RunEvents,
     private readonly takesPatch: () => boolean,
   ) {
+    // Every call carries its retry bounds, and its activity fails for good past them
+    // (activities/model-retry.ts): rate limits and outages are retried over limits.modelRetryWindowMs,
+    // other failures limits.modelMaxAttempts times. Temporal's maximumAttempts is only the cap a
+    // worker lost again and again reaches; its backoff is the one the activity reckons with.
+    const retry = modelRetry(limits);
+    const cap = attemptCap(retry);
+    const bounded = (call: CallModel): CallModel => (input) => call({ ...input, retry });
     const options = (maximumAttempts: number): ActivityOptions => ({
       startToCloseTimeout: limits.modelTimeoutMs,
       heartbeatTimeout: limits.modelHeartbeatMs,
-      retry: { initialInterval: '500ms', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts },
+      retry: { initialInterval: MODEL_BACKOFF.initialMs, backoffCoefficient: MODEL_BACKOFF.coefficient, maximumInterval: MODEL_BACKOFF.maximumMs, maximumAttempts },
     });
-    this.callActivity = proxyActivities<Activities>(options(limits.modelMaxAttempts)).callModel as CallModel;
-    this.retrying = proxyActivities<Activities>(options(Math.max(1, limits.modelMaxAttempts - 1))).callModel as CallModel;
-    this.local = proxyLocalActivities<Activities>({ startToCloseTimeout: limits.modelTimeoutMs, retry: { maximumAttempts: 1 } }).callModel as (input: ModelCallInput) => Promise<LocalModelOutcome>;
+    this.callActivity = bounded(proxyActivities<Activities>(options(cap)).callModel as CallModel);
+    this.retrying = bounded(proxyActivities<Activities>(options(cap - 1)).callModel as CallModel);
+    const local = proxyLocalActivities<Activities>({ startToCloseTimeout: limits.modelTimeoutMs, retry: { maximumAttempts: 1 } }).callModel as (input: ModelCallInput) => Promise<LocalModelOutcome>;
+    this.local = (input) => local({ ...input, retry });
     // The activity a hand-off goes on in: its attempts, on the queue of the worker that holds the request.
     this.holding = (queue) => proxyActivities<Activities>({ ...options(limits.modelMaxAttempts), taskQueue: queue, scheduleToStartTimeout: HANDOFF_PICKUP_MS }).callModel as CallModel;
     // At most half an attempt's time: the hand-off comes well before the call's own deadline.
@@ -184,11 +193,14 @@ function earlierAttempt(err: unknown): EarlierAttempt {
   const spent = failureOf(err);
   const cause = applicationFailure(err);
   const runId = (cause?.details?.[0] as { runId?: unknown } | undefined)?.runId;
+  // The wait before the next request (a Retry-After): Temporal does not carry it from a local activity to an activity.
+  const retryAfterMs = (cause?.details?.[0] as { retryAfterMs?: unknown } | undefined)?.retryAfterMs;
   return {
     attempts: spent?.attempt ?? 1,
     failure: rootCauseMessage(err).slice(0, 500),
     ...(spent?.wasted ? { wasted: spent.wasted } : {}),
     ...(cause?.nonRetryable && typeof runId === 'string' ? { permanent: { type: cause.type ?? 'MODEL_ERROR', runId } } : {}),
+    ...(typeof retryAfterMs === 'number' && retryAfterMs > 0 ? { retryAfterMs } : {}),
   };
 }
 

@@ -60,7 +60,7 @@ async function configServers(ctx: CliContext, o: { config?: string; policy?: str
     throw err;
   }
   if (!resolved.servers.length) {
-    say(`no MCP servers configured${resolved.file ? ` in ${resolved.file}` : ''} (add "mcpServers" to harness.config.json; see README "MCP servers")`);
+    say(`no MCP servers configured${resolved.file ? ` in ${resolved.file}` : ''} (add "mcpServers" to harness.config.json; see docs/mcp.md)`);
     return [];
   }
   // Connected here, in this process, the way a worker would: the same pool, the same timeouts.

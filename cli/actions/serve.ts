@@ -78,7 +78,7 @@ export async function serveModel(o: ModelServeFlags): Promise<void> {
   try {
     script = loadScript(o.script);
   } catch (err) {
-    if (err instanceof ScriptError) throw new UsageError(err.message, 'see README "Scripted model" for the format');
+    if (err instanceof ScriptError) throw new UsageError(err.message, 'see docs/models.md, "Scripted model", for the format');
     throw err;
   }
   const server = await startScriptedModel({ script, port: o.port, host: o.host });

@@ -120,7 +120,7 @@ export function parseSuite(source: string, file: string): Suite {
       const [first, ...rest] = r.error.issues;
       const where = first!.path.length ? `${first!.path.map(String).join('.')}: ` : '';
       const more = rest.length ? ` (and ${rest.length} more problem${rest.length > 1 ? 's' : ''})` : '';
-      throw new UsageError(`${file}:${line}: ${where}${first!.message.replace(/^Invalid input: /, '')}${more}`, 'see "Eval suites" in the README for the case format');
+      throw new UsageError(`${file}:${line}: ${where}${first!.message.replace(/^Invalid input: /, '')}${more}`, 'see docs/evals.md for the case format');
     }
     const c = r.data;
     const dup = seen.get(c.id);

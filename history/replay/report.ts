@@ -39,7 +39,7 @@ export interface ReplayReport {
 }
 
 /** What to do about a divergence. */
-export const REPLAY_HINT = 'a workflow change needs patched(); see README "Durability and the trace"';
+export const REPLAY_HINT = 'a workflow change needs patched(); see docs/durability.md';
 
 /** Replays every run of `id` (a session or a turn) and of the turns a session started, oldest first. */
 export async function replayWorkflows(client: Client, id: string, bundlePath = workflowBundlePath()): Promise<ReplayReport> {
