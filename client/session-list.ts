@@ -8,7 +8,7 @@
  */
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
-import type { Pending, SessionCarry } from '../common/session';
+import type { Pending, SessionCarry, TerminatedBy, TurnResult } from '../common/session';
 import type { Usage } from '../common/types';
 import { decodePayload, modelStepOf, type HistoryEvent } from '../history/trace/events';
 
@@ -84,7 +84,7 @@ export async function sessionRow(client: Client, wf: Pick<WorkflowExecutionInfo,
 }
 
 /** What a session's run says: its turns, the open one and what it waits for, its usage and model. */
-interface SessionFacts {
+export interface SessionFacts {
   turns: number;
   latestTurn?: string;
   openTurn?: string;
@@ -92,19 +92,40 @@ interface SessionFacts {
   usage: Usage;
   model?: string;
   lastOutcome?: string;
+  /** The last finished turn as its result tells it (none yet in this run, or it failed without one: only the outcome). */
+  lastTurn?: { turnId: string; terminated_by: TerminatedBy; answer: string; steps: number };
   lastAt: number;
 }
 
-/** Reads a session run's events, oldest first. */
+const NO_USAGE: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+
+const plus = (a: Usage, b: Partial<Usage> | undefined, sign = 1): Usage => ({
+  prompt_tokens: a.prompt_tokens + sign * (b?.prompt_tokens ?? 0),
+  completion_tokens: a.completion_tokens + sign * (b?.completion_tokens ?? 0),
+  total_tokens: a.total_tokens + sign * (b?.total_tokens ?? 0),
+});
+
+/**
+ * Reads a session run's events, oldest first. A turn `harness retry` runs again is no child
+ * of the session any more: the session accepts a `retryTurn` update, waits for the reset run in
+ * an `awaitTurnRun` activity and adopts its result, whose usage counts the whole turn and so
+ * replaces the failed run's (as the session's own book does).
+ */
 export function readSession(events: readonly HistoryEvent[]): SessionFacts {
-  const facts: SessionFacts = { turns: 0, usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 }, lastAt: 0 };
-  const add = (u: Partial<Usage> | undefined) => {
-    if (!u) return;
-    facts.usage = {
-      prompt_tokens: facts.usage.prompt_tokens + (u.prompt_tokens ?? 0),
-      completion_tokens: facts.usage.completion_tokens + (u.completion_tokens ?? 0),
-      total_tokens: facts.usage.total_tokens + (u.total_tokens ?? 0),
-    };
+  const facts: SessionFacts = { turns: 0, usage: NO_USAGE, lastAt: 0 };
+  // What the last finished turn added to the usage: a retry's result takes its place.
+  let lastUsage: Partial<Usage> | undefined;
+  const retries = new Map<string, string>();
+  const close = (turnId: string | undefined) => {
+    if (turnId !== facts.openTurn) return;
+    facts.openTurn = undefined;
+    facts.waiting = undefined;
+  };
+  const finished = (r: TurnResult) => {
+    facts.usage = plus(facts.usage, r.usage);
+    lastUsage = r.usage;
+    facts.lastOutcome = r.terminated_by;
+    facts.lastTurn = { turnId: r.turnId, terminated_by: r.terminated_by, answer: r.answer ?? '', steps: r.steps ?? 0 };
   };
   for (const e of events) {
     facts.lastAt = Math.max(facts.lastAt, ms(e.eventTime));
@@ -112,7 +133,13 @@ export function readSession(events: readonly HistoryEvent[]): SessionFacts {
     if (started) {
       const input = decodePayload(started.input?.payloads?.[0]) as { carry?: SessionCarry; config?: { model?: { provider?: string; model?: string } } } | undefined;
       facts.turns = input?.carry?.turnCount ?? 0;
-      add(input?.carry?.usage);
+      facts.usage = plus(NO_USAGE, input?.carry?.usage);
+      // A run continued as new still knows how its last turn ended (and what it used, for a retry).
+      const last = input?.carry?.lastTurn;
+      if (last) {
+        facts.lastOutcome = last.terminated_by;
+        lastUsage = last.usage;
+      }
       const m = input?.config?.model;
       if (m?.model) facts.model = `${m.provider}:${m.model}`;
     }
@@ -129,17 +156,45 @@ export function readSession(events: readonly HistoryEvent[]): SessionFacts {
       e.childWorkflowExecutionTerminatedEventAttributes ??
       e.childWorkflowExecutionTimedOutEventAttributes ??
       e.childWorkflowExecutionCanceledEventAttributes;
-    if (closed && closed.workflowExecution?.workflowId === facts.openTurn) {
-      facts.openTurn = undefined;
-      facts.waiting = undefined;
-    }
+    if (closed) close(closed.workflowExecution?.workflowId ?? undefined);
     const done = e.childWorkflowExecutionCompletedEventAttributes;
     if (done) {
-      const result = decodePayload(done.result?.payloads?.[0]) as { usage?: Usage; terminated_by?: string } | undefined;
-      add(result?.usage);
-      if (result?.terminated_by) facts.lastOutcome = result.terminated_by;
+      const result = decodePayload(done.result?.payloads?.[0]) as TurnResult | undefined;
+      if (result) finished(result);
     }
-    if (closed && !done) facts.lastOutcome = 'failed';
+    if (closed && !done) {
+      // The session records such a turn as failed, with no usage.
+      facts.lastOutcome = 'failed';
+      lastUsage = undefined;
+      const turnId = closed.workflowExecution?.workflowId;
+      if (turnId) facts.lastTurn = { turnId, terminated_by: 'failed', answer: 'The turn workflow did not complete.', steps: 0 };
+    }
+    // `harness retry`: the session takes the last turn back; it runs again until its reset run ends.
+    const update = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input;
+    if (update?.name === 'retryTurn' && facts.latestTurn) {
+      facts.openTurn = facts.latestTurn;
+      facts.waiting = undefined;
+    }
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name === 'awaitTurnRun') {
+      const turnId = (decodePayload(scheduled.input?.payloads?.[0]) as { workflowId?: string } | undefined)?.workflowId;
+      if (turnId) {
+        retries.set(String(e.eventId), turnId);
+        if (facts.openTurn !== turnId) facts.waiting = undefined;
+        facts.openTurn = turnId;
+      }
+    }
+    const ended = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes ?? e.activityTaskCanceledEventAttributes;
+    const retried = ended ? retries.get(String(ended.scheduledEventId)) : undefined;
+    if (retried) {
+      const out = decodePayload(e.activityTaskCompletedEventAttributes?.result?.payloads?.[0]) as { result?: TurnResult } | undefined;
+      if (out?.result) {
+        // The reset run's totals count the whole turn: the failed run's are taken out first.
+        facts.usage = plus(facts.usage, lastUsage, -1);
+        finished(out.result);
+      }
+      close(retried);
+    }
     const signal = e.workflowExecutionSignaledEventAttributes;
     if (signal?.signalName === 'turnStatus') {
       const s = decodePayload(signal.input?.payloads?.[0]) as { turnId?: string; status?: string; pending?: Pending } | undefined;
@@ -150,7 +205,7 @@ export function readSession(events: readonly HistoryEvent[]): SessionFacts {
 }
 
 /** Every event of one run (a session's run is small). */
-async function runEvents(client: Client, workflowId: string, runId: string): Promise<HistoryEvent[]> {
+export async function runEvents(client: Client, workflowId: string, runId: string): Promise<HistoryEvent[]> {
   const history: History = await client.workflow.getHandle(workflowId, runId).fetchHistory();
   return (history.events ?? []) as HistoryEvent[];
 }
