@@ -85,7 +85,7 @@ export class ModelCaller {
     const local = proxyLocalActivities<Activities>({ startToCloseTimeout: limits.modelTimeoutMs, retry: { maximumAttempts: 1 } }).callModel as (input: ModelCallInput) => Promise<LocalModelOutcome>;
     this.local = (input) => local({ ...input, retry });
     // The activity a hand-off goes on in: its attempts, on the queue of the worker that holds the request.
-    this.holding = (queue) => proxyActivities<Activities>({ ...options(limits.modelMaxAttempts), taskQueue: queue, scheduleToStartTimeout: HANDOFF_PICKUP_MS }).callModel as CallModel;
+    this.holding = (queue) => bounded(proxyActivities<Activities>({ ...options(cap), taskQueue: queue, scheduleToStartTimeout: HANDOFF_PICKUP_MS }).callModel as CallModel);
     // At most half an attempt's time: the hand-off comes well before the call's own deadline.
     this.handOffAfterMs = Math.min(limits.modelLocalMs ?? MODEL_LOCAL_MS_WHEN_UNSET, limits.modelTimeoutMs / 2);
   }
