@@ -79,12 +79,17 @@ export class OpenAIModelClient implements ModelClient {
       ...(req.maxOutputTokens ? { [this.capParam]: req.maxOutputTokens } : {}),
       ...(req.responseFormat ? { response_format: req.responseFormat as never } : {}),
     };
-    return streamOrPlain(this.client, this.endpoint, body, req, () => this.plain(body, req), this.maxReplyBytes);
+    return streamOrPlain(this.client, this.endpoint, body, req, () => this.plain(body, req), (res) => this.answer(res, req), this.maxReplyBytes);
   }
 
   private async plain(body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, req: ModelRequest): Promise<ModelAnswer> {
     // The raw response (the client still checks its status), read up to the limit and parsed once.
     const raw = await this.client.chat.completions.create(body, { headers: req.headers, ...(req.signal ? { signal: req.signal } : {}) }).asResponse();
+    return this.answer(raw, req);
+  }
+
+  /** A whole (JSON) reply as the loop uses it. */
+  private async answer(raw: Response, req: ModelRequest): Promise<ModelAnswer> {
     const res = parseReply(await readCapped(raw, this.maxReplyBytes));
     const choice = res.choices?.[0];
     if (!choice) throw new Error('the model returned no choices');

@@ -2,9 +2,17 @@
  * A chat completion streamed (`stream: true`, usage asked for in the last chunk) and put back
  * together into the same ModelAnswer the plain request gives: text, tool calls by index, a
  * reasoning model's thinking, the finish reason, usage (estimated, and marked, when the server
- * sends none). Each text chunk goes to `onText` as it arrives. An endpoint that refuses to stream
- * is asked again without, and not asked to stream again by this worker. The events are read by
+ * sends none). Each text chunk goes to `onText` as it arrives. The events are read by
  * model-body.ts (one pass, bounded); what they add up to is bounded by the same limit.
+ *
+ * An endpoint that does not stream is asked plainly, and not asked to stream again by this
+ * worker (for that model), only on evidence that streaming is what it refused: an error whose
+ * words or `param` name `stream` (OpenAI's reasoning models answer `Unsupported value: 'stream'
+ * does not support true with this model`, with `param: "stream"`; servers without
+ * `stream_options` name that), or a whole JSON reply to the stream request (a server that ignores
+ * `stream`), which is then the answer. Any other error, a 400 included, is the request's own and
+ * fails the attempt as a plain request's would (model-errors.ts): sending it again unstreamed
+ * would only be refused again, or worse, answer a request that was wrong.
  */
 import OpenAI from 'openai';
 import type { ModelAnswer, ModelRequest } from './model-client';
@@ -14,33 +22,60 @@ import { replyTooLarge, sseData } from './model-body';
 
 type Body = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
 
-/** Endpoints (base URL) that refused a streamed request: asked plainly from then on. */
+/** Endpoints and models (`endpoint|model`) that refused to stream: asked plainly from then on. */
 const refused = new Set<string>();
 
 type Chunk = OpenAI.Chat.ChatCompletionChunk;
 
-/** Streams when the endpoint takes it, else asks plainly (`plain`); a reply's text, thinking and calls together are at most `limit` bytes. */
-export async function streamOrPlain(client: OpenAI, endpoint: string, body: Body, req: ModelRequest, plain: () => Promise<ModelAnswer>, limit: number): Promise<ModelAnswer> {
-  if (!req.onText || refused.has(endpoint)) return plain();
-  let chunks = 0;
+/**
+ * Streams when the endpoint takes it, else asks plainly (`plain`); a whole reply to the stream
+ * request is read by `whole`. A reply's text, thinking and calls together are at most `limit` bytes.
+ */
+export async function streamOrPlain(
+  client: OpenAI,
+  endpoint: string,
+  body: Body,
+  req: ModelRequest,
+  plain: () => Promise<ModelAnswer>,
+  whole: (res: Response) => Promise<ModelAnswer>,
+  limit: number,
+): Promise<ModelAnswer> {
+  const key = `${endpoint}|${body.model}`;
+  if (!req.onText || refused.has(key)) return plain();
+  let res: Response;
   try {
-    return await streamed(client, body, req, () => chunks++, limit);
+    // The raw response (the client still checks its status): its events are read by sseData.
+    res = await client.chat.completions
+      .create({ ...body, stream: true, stream_options: { include_usage: true } }, { headers: req.headers, ...(req.signal ? { signal: req.signal } : {}) })
+      .asResponse();
   } catch (err) {
-    // Refused before anything came (a server without streaming): plainly, now and later.
-    const status = (err as { status?: number }).status;
-    if (chunks === 0 && (status === 400 || status === 404 || status === 415 || status === 422 || status === 501)) {
-      refused.add(endpoint);
-      return plain();
-    }
-    throw err;
+    if (!refusesStreaming(err)) throw err;
+    refused.add(key);
+    return plain();
   }
+  if (/\bjson\b/i.test(res.headers.get('content-type') ?? '')) {
+    refused.add(key);
+    return whole(res);
+  }
+  return streamed(res, req, limit);
 }
 
-async function streamed(client: OpenAI, body: Body, req: ModelRequest, onChunk: () => void, limit: number): Promise<ModelAnswer> {
-  // The raw response (the client still checks its status): its events are read by sseData.
-  const res = await client.chat.completions
-    .create({ ...body, stream: true, stream_options: { include_usage: true } }, { headers: req.headers, ...(req.signal ? { signal: req.signal } : {}) })
-    .asResponse();
+/**
+ * Whether a stream request was refused for streaming itself: a client error (or 501) whose
+ * `param` or words name `stream` / `stream_options`. Rate limits and timeouts are not refusals.
+ */
+export function refusesStreaming(err: unknown): boolean {
+  if (!(err instanceof OpenAI.APIError) || typeof err.status !== 'number') return false;
+  const clientError = err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429;
+  if (!clientError && err.status !== 501) return false;
+  const param = (err as { param?: unknown }).param;
+  if (typeof param === 'string' && /^stream(_options)?$/i.test(param)) return true;
+  const body = err.error as { message?: unknown } | undefined;
+  const words = `${typeof body?.message === 'string' ? body.message : ''} ${err.message}`;
+  return /\bstream(ing|ed|_options)?\b/i.test(words);
+}
+
+async function streamed(res: Response, req: ModelRequest, limit: number): Promise<ModelAnswer> {
   let bytes = 0;
   const count = (text: string) => {
     bytes += Buffer.byteLength(text, 'utf8');
@@ -55,7 +90,6 @@ async function streamed(client: OpenAI, body: Body, req: ModelRequest, onChunk: 
   for await (const data of sseData(res.body, limit)) {
     if (data === '[DONE]') break;
     const chunk = parseChunk(data, res.headers);
-    onChunk();
     if (chunk.model) model = chunk.model;
     if (chunk.usage) usage = providerUsage(chunk.usage);
     const choice = chunk.choices?.[0];
