@@ -54,13 +54,35 @@ export class WaitNotes {
     const now = Date.now();
     const waited = p.since ? now - p.since.getTime() : 0;
     // A first attempt is a normal call until it is slow; say nothing about those.
-    if (p.attempt <= 1 && !p.lastFailure && waited < SLOW_MODEL_MS) return;
-    const line =
-      `… waiting for the model at ${p.endpoint ?? 'its endpoint'} (attempt ${p.attempt}${p.maxAttempts ? ` of ${p.maxAttempts}` : ''}` +
-      `${p.lastFailure ? `; last failure: ${p.lastFailure}` : ''})`;
-    if (line === this.modelSaid || now - this.modelSaidAt < MODEL_LINE_EVERY_MS) return;
+    if (p.attempt <= 1 && !p.lastFailure && !p.nextAt && waited < SLOW_MODEL_MS) return;
+    const line = modelLine(p, now);
+    // A countdown alone is no news: the line is said again when anything else in it changes.
+    const gist = line.replace(/\d+(\.\d+)? (s|min)\b/g, '#');
+    if (gist === this.modelSaid || now - this.modelSaidAt < MODEL_LINE_EVERY_MS) return;
     say(escapeForTerminal(line));
-    this.modelSaid = line;
+    this.modelSaid = gist;
     this.modelSaidAt = now;
   }
+}
+
+/**
+ * The model call's progress in one line: the attempt (requests of the call, the one running or
+ * the next), of how many when an outage does not stretch them, the outage it waits out and for
+ * how long, and why the last attempt failed. E.g. `… waiting for the model at https://… (attempt
+ * 3 in 7 s: rate limited (HTTP 429), retried for 41 s more; last failure: …)`.
+ */
+export function modelLine(p: ModelProgress, now = Date.now()): string {
+  const next = p.nextAt && p.nextAt.getTime() > now ? p.nextAt.getTime() - now : undefined;
+  const of = p.maxAttempts && !p.outage && p.attempt <= p.maxAttempts ? ` of ${p.maxAttempts}` : '';
+  const left = p.retryUntil ? Math.max(0, p.retryUntil.getTime() - now) : undefined;
+  const outage = p.outage && next !== undefined ? `: ${p.outage}${left !== undefined ? `, retried for ${seconds(roundUp(left))} more` : ''}` : '';
+  return (
+    `… waiting for the model at ${p.endpoint ?? 'its endpoint'} (attempt ${p.attempt}${of}${next !== undefined ? ` in ${seconds(roundUp(next))}` : ''}${outage}` +
+    `${p.lastFailure ? `; last failure: ${p.lastFailure}` : ''})`
+  );
+}
+
+/** Whole seconds, rounded up (a wait of 6.2 s is said as 7 s: never sooner than it is). */
+function roundUp(ms: number): number {
+  return Math.ceil(ms / 1000) * 1000;
 }
