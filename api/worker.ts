@@ -8,22 +8,12 @@
  */
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { HarnessTool } from '../common/custom-tools';
-import { defaultSandboxes, defaultSkills } from '../activities/worker-defaults';
-import { createCustomTools } from '../activities/custom-tools/executor';
-import { McpPool } from '../activities/mcp/pool';
-import { serverNotesDir } from '../activities/mcp/orphans';
-import { MemoryHost } from '../activities/memory/host';
-import { ScriptedHost } from '../activities/scripted-host';
 import { UsageError, UserError } from '../host/errors';
-import { openHome } from '../host/home';
-import { connectWorker, temporalSettings } from '../client/temporal';
+import { connectWorker, type TemporalSettings } from '../client/temporal';
 import { writeErrLine } from '../host/terminal/write';
-import { installEscapingRuntime } from '../host/terminal/temporal-log';
-import { openStore } from '../workers/open-store';
-import { createHarnessWorker as createWorker, untilRunning, type HarnessWorkers } from '../workers/worker';
 import { TUNING_VARIABLES, tuningProblems, workerTuning, type WorkerTuning } from '../workers/tuning';
-import { InFlightActivities, runDraining } from '../workers/drain';
-import { workerDeclarations, type DeclarationOptions } from '../workers/declarations';
+import type { DeclarationOptions } from '../workers/declarations';
+import { assembleWorker } from '../workers/assemble';
 
 /**
  * What createHarnessWorker takes; everything but `tools` has a default from the environment. What
@@ -77,7 +67,12 @@ export interface HarnessWorker {
   readonly worker: Worker;
 }
 
-/** Creates a worker with your tools (not polling yet: call run()); a bad tool definition throws before anything connects. */
+/**
+ * Creates a worker with your tools (not polling yet: call run()); a bad tool definition throws
+ * before anything connects. It is the worker `harness worker` runs (workers/assemble.ts), with
+ * the same sweeps: sandboxes of ended sessions removed and idle ones stopped
+ * (HARNESS_SANDBOX_SWEEP_SEC, HARNESS_SANDBOX_IDLE_SEC), MCP servers of gone workers stopped.
+ */
 export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Promise<HarnessWorker> {
   const env: NodeJS.ProcessEnv = {
     ...(opts.env ?? process.env),
@@ -87,77 +82,28 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Prom
   const log = opts.log ?? writeErrLine;
   const tools = opts.tools ?? [];
   const tuning = tuningOf(env, opts.tuning);
-  // The SDK's log lines quote activity errors (model and tool text): escaped like everything
-  // the harness prints, unless the process installed its own Temporal runtime first.
-  installEscapingRuntime();
-  const s = temporalSettings(env);
-  // Nothing under the home is read before it is checked to be this user's (host/home-mark.ts).
-  const { home, notices } = openHome(env);
-  for (const notice of notices) log(notice);
-  // Checked now, so a mistake fails here rather than in the first session's first turn.
-  createCustomTools({ home, tools, ...(opts.secrets ? { secrets: opts.secrets } : {}) });
-  const declarations = workerDeclarations(env, process.cwd(), opts, log);
-  const connection = await connect(s);
-  const skills = defaultSkills(env);
-  const memory = MemoryHost.fromEnv(home, env);
-  const mcp = new McpPool({ env, log: (line) => log(`mcp: ${line}`), notesDir: serverNotesDir(home) });
-  // The scripted model's server is this worker's too: closed with it, so the process can end.
-  const scripted = new ScriptedHost(home);
-  const inFlight = new InFlightActivities();
-  const close = async () => {
-    await scripted.close();
-    await mcp.closeAll();
-    await memory.close();
-    await connection.close().catch(() => undefined);
-  };
-  let workers: HarnessWorkers;
-  try {
-    // The message store before polling: a worker without it would take turns it can only fail.
-    if ((await openStore(memory, env, log)) === 'stopped') throw new UserError('stopped while waiting for the message store');
-    workers = await createWorker({
-      connection,
-      namespace: s.namespace,
-      taskQueue: s.taskQueue,
-      home,
-      env,
-      skills,
-      sandboxes: defaultSandboxes(home, env, skills),
-      memory,
-      mcp,
-      scripted,
-      tools,
-      streamText: opts.streamText ?? env.HARNESS_STREAM !== '0',
-      ...(opts.secrets ? { toolSecrets: opts.secrets } : {}),
-      ...(opts.bundlePath ? { bundlePath: opts.bundlePath } : {}),
-      tuning,
-      inFlight,
-      declarations,
-      ...(opts.hostId ?? env.HARNESS_HOST_ID ? { hostId: opts.hostId ?? env.HARNESS_HOST_ID } : {}),
-    });
-  } catch (err) {
-    await close();
-    throw err;
-  }
+  const assembled = await assembleWorker({
+    env,
+    log,
+    tuning,
+    connect,
+    // The declarations are fields of the options themselves (DeclarationOptions).
+    declared: opts,
+    tools,
+    ...(opts.secrets ? { secrets: opts.secrets } : {}),
+    ...(opts.streamText !== undefined ? { streamText: opts.streamText } : {}),
+    ...(opts.bundlePath ? { bundlePath: opts.bundlePath } : {}),
+    ...(opts.hostId ? { hostId: opts.hostId } : {}),
+  });
+  if (assembled === 'stopped') throw new UserError('stopped while waiting for the message store');
   return {
-    taskQueue: s.taskQueue,
-    address: s.address,
-    home,
+    taskQueue: assembled.settings.taskQueue,
+    address: assembled.settings.address,
+    home: assembled.home,
     tools: tools.map((t) => t.name),
-    worker: workers.main,
-    async run() {
-      const running = workers.run();
-      try {
-        // Ready means polling (a client may look for a polling worker next).
-        if (await untilRunning(workers, running)) log(`worker ready: ${s.address} namespace=${s.namespace} task queue=${s.taskQueue} home=${home} tools=${tools.map((t) => t.name).join(',') || '(none of its own)'}`);
-        // Over once the drain is: only then is what the activities use closed.
-        await runDraining(workers, running, { inFlight, graceMs: tuning.drainGraceMs, taskQueue: s.taskQueue, log });
-      } finally {
-        await close();
-      }
-    },
-    shutdown() {
-      workers.shutdown();
-    },
+    worker: assembled.workers.main,
+    run: () => assembled.run(),
+    shutdown: () => assembled.shutdown(),
   };
 }
 
@@ -174,7 +120,7 @@ function tuningOf(env: NodeJS.ProcessEnv, given: Partial<WorkerTuning> | undefin
 }
 
 /** The worker's connection, or one line saying Temporal cannot be reached and how to get one. */
-async function connect(s: ReturnType<typeof temporalSettings>): Promise<NativeConnection> {
+async function connect(s: TemporalSettings): Promise<NativeConnection> {
   try {
     return await connectWorker(s);
   } catch (err) {
