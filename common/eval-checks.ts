@@ -83,6 +83,9 @@ export function attribute(f: TrialFacts, checks: CheckResult[]): { reason: Failu
   const answerCheck = failed.some((c) => ['contains', 'not_contains', 'regex'].includes(c.check.type));
   if (answerCheck && (f.result.compressions?.length ?? 0) > 0) return { reason: 'CONTEXT_LOSS', layer: 'harness', detail };
   if (answerCheck) return { reason: 'FINAL_ANSWER_INCOMPLETE', layer: 'model', detail };
+  // Any other failed check (a file the turn did not write as asked, a step count, an approval
+  // never asked) is the reason itself: its detail names it and what was found.
+  if (failed.length) return { reason: 'CHECK_FAILED', layer: 'model', detail };
   return { reason: 'UNKNOWN', layer: 'model', detail };
 }
 

@@ -59,6 +59,8 @@ export const FAILURE_REASONS = [
   'REPEATED_ACTION',
   'BUDGET_EXCEEDED',
   'HARNESS_ERROR',
+  /** A check failed that none of the reasons above explains: the check names itself (detail). */
+  'CHECK_FAILED',
   'UNKNOWN',
 ] as const;
 export type FailureReason = (typeof FAILURE_REASONS)[number];

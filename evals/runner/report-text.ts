@@ -1,5 +1,5 @@
 /** An eval report as Markdown (the summary printed and written beside the JSON). */
-import type { CaseReport, EvalBudgetReport, EvalReport } from '../../common/eval';
+import type { CaseReport, EvalBudgetReport, EvalCheck, EvalReport, TrialReport } from '../../common/eval';
 import { NANO, usdText } from '../../common/pricing';
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
@@ -51,12 +51,46 @@ export function reportMarkdown(r: EvalReport): string {
     const first = c.runs.find((x) => !x.passed) ?? c.runs[0];
     const verdict = `${verdictText(c)}${c.runs.length && c.runs.every((x) => x.cached) ? ' (cached)' : ''}`;
     const expected = c.trials > 0 && c.expect && (c.expect === 'pass') !== c.passed ? ` (expected ${c.expect})` : '';
-    out.push(`| ${c.id} | ${verdict}${expected} | ${c.passes}/${c.trials} | ${first?.failure?.reason ?? ''} | ${first?.steps ?? ''} | \`harness trace ${first?.workflow_id ?? ''}\` |`);
+    out.push(`| ${c.id} | ${verdict}${expected} | ${c.passes}/${c.trials} | ${first ? reasonText(first) : ''} | ${first?.steps ?? ''} | \`harness trace ${first?.workflow_id ?? ''}\` |`);
   }
+  const failedChecks = failedCheckLines(r.cases);
+  if (failedChecks.length) out.push('', '## Failed checks', '', ...failedChecks);
   const slow = r.cases.flatMap((c) => c.runs).sort((a, b) => b.elapsed_ms - a.elapsed_ms).slice(0, 5);
   if (slow.length) {
     out.push('', '## Slowest trials', '');
     for (const s of slow) out.push(`- ${s.case_id} #${s.trial}: ${(s.elapsed_ms / 1000).toFixed(2)} s, ${s.steps} steps`);
   }
   return `${out.join('\n')}\n`;
+}
+
+/** A trial's failure reason, naming the checks that failed when the reason is only that a check failed. */
+export function reasonText(t: TrialReport): string {
+  const reason = t.failure?.reason ?? '';
+  if (reason !== 'CHECK_FAILED' && reason !== 'UNKNOWN') return reason;
+  const names = [...new Set(t.checks.filter((k) => !k.passed).map((k) => k.check.type))];
+  return names.length ? `${reason} (${names.join(', ')})` : reason;
+}
+
+// Trials whose failed checks the summary lists (the JSON and HTML reports have every trial).
+const FAILED_TRIALS_LISTED = 20;
+
+/** Each failed check of the failed trials: the check, what it looked at, and what was found. */
+function failedCheckLines(cases: readonly CaseReport[]): string[] {
+  const failed = cases.flatMap((c) => c.runs.filter((t) => !t.passed && t.checks.some((k) => !k.passed)));
+  const lines = failed.slice(0, FAILED_TRIALS_LISTED).flatMap((t) =>
+    t.checks.filter((k) => !k.passed).map((k) => `- ${t.case_id} #${t.trial}: ${checkName(k.check)}: ${flat(k.detail ?? 'failed')}`),
+  );
+  const more = failed.length - FAILED_TRIALS_LISTED;
+  return more > 0 ? [...lines, `- … and ${more} more failed trial(s): the JSON and HTML reports list them all`] : lines;
+}
+
+/** A check as a suite names it: its type and what it looks for. */
+function checkName(check: EvalCheck): string {
+  const parts = [check.type, 'name' in check ? check.name : undefined, 'path' in check ? check.path : undefined];
+  return parts.filter((p): p is string => typeof p === 'string' && p !== '').join(' ');
+}
+
+/** One line (a detail may quote a multi-line answer). */
+function flat(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
 }
