@@ -12,7 +12,7 @@ import type { BudgetLimit } from '../../common/budget';
 import type { SessionConfig } from '../../common/session';
 import { compareReports, comparisonLines, loadReport } from '../../evals/runner/compare';
 import { reportHtml } from '../../evals/runner/report-html';
-import { budgetStopLine, reportMarkdown } from '../../evals/runner/report-text';
+import { budgetStopLine, reasonText, reportMarkdown } from '../../evals/runner/report-text';
 import { followEval, newEvalId, progressLine, startEval, type EvalOptions } from '../../evals/runner/run';
 import { loadSuite, type Suite } from '../../evals/runner/suite';
 import { UsageError } from '../../host/errors';
@@ -35,6 +35,8 @@ export interface EvalFlags {
   wait: boolean;
   cache: boolean;
   budget?: BudgetLimit;
+  /** Exit 0 when cases fail (only a case that misses its `expect`, or a regression, fails the run). */
+  reportOnly?: boolean;
 }
 
 export async function runEval(ctx: CliContext, suiteArg: string, evalIdArg: string | undefined, o: EvalFlags): Promise<void> {
@@ -119,14 +121,26 @@ function finish(ctx: CliContext, report: EvalReport, o: EvalFlags, base?: EvalRe
   say(`report: ${out} (and .md, .html)`);
   if (report.budget?.stopped) say(budgetStopLine(report.budget));
   // A case the budget left unrun has no verdict to miss.
-  const missed = report.cases.filter((c) => c.trials > 0 && c.expect && (c.expect === 'pass') !== c.passed);
+  const ran = report.cases.filter((c) => c.trials > 0);
+  const missed = ran.filter((c) => c.expect && (c.expect === 'pass') !== c.passed);
   for (const c of missed) say(`unexpected: ${c.id} was designed to ${c.expect} but ${c.passed ? 'passed' : 'failed'}`);
-  let code: number = missed.length ? EXIT.error : EXIT.ok;
+  // A CI gate: a case without `expect` is meant to pass, so its failure fails the run too
+  // (--report-only leaves those to the report).
+  const failed = o.reportOnly ? [] : ran.filter((c) => !c.expect && !c.passed);
+  for (const c of failed) say(`failed: ${c.id} (${c.passes} of ${c.trials} trial(s) passed${reasonOf(c)})`);
+  if (failed.length) say(`${failed.length} case(s) failed: exit 1 (--report-only reports them without failing the run)`);
+  let code: number = missed.length || failed.length ? EXIT.error : EXIT.ok;
   if (cmp) {
     for (const line of comparisonLines(cmp)) say(escapeForTerminal(line));
     if (cmp.regressions.length) code = EXIT.error;
   }
   process.exitCode = code;
+}
+
+/** The first failed trial's reason, as the report gives it. */
+function reasonOf(c: CaseReport): string {
+  const first = c.runs.find((t) => !t.passed);
+  return first?.failure ? `: ${reasonText(first)}` : '';
 }
 
 /** The report of a suite whose every case came from the cache (nothing ran). */

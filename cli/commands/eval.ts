@@ -41,9 +41,10 @@ export function registerEval(program: Command, ctx: CliContext): void {
     .option('--no-wait', 'start the eval and return its id')
     .option('--budget <amount>', 'stop starting trials once those run have spent this: tokens (200000) or money ($2.50); the report says what ran and what did not', parseBudget)
     .option('--no-cache', 'run every case again: by default (real models only) a case whose case, model, settings and harness are unchanged since a run is taken from the cache')
+    .option('--report-only', 'report failed cases without failing the run: exit 1 only when a case misses its "expect" or --compare finds a regression')
     .addHelpText(
       'after',
-      '\nExit codes: 0 the eval ran and every case with an "expect" got it; 1 a case missed its expected verdict, or --compare found a regression; 2 usage.\n' +
+      '\nExit codes: 0 every case got its verdict (pass, or "expect": "fail" for a case designed to fail); 1 a case failed, a case missed its "expect", or --compare found a regression (with --report-only: only the last two); 2 usage.\n' +
         'Stopping the command stops nothing: `harness eval status <eval-id>` follows the eval again.\n' +
         'Example: harness eval evals/smoke.jsonl --trials 3 --out reports/smoke.json --compare reports/base.json',
     )

@@ -1,7 +1,8 @@
 /**
  * `harness eval` as a user runs it: a bad suite line is one error naming the line; `--no-wait`
  * then `eval status` re-attaches and gets the report (each trial one workflow: its turn, the
- * eval's child); `--compare` flags a case that flipped from
+ * eval's child); a failed case fails the run (exit 1, the failed check named) unless
+ * `--report-only`; `--compare` flags a case that flipped from
  * pass to fail and exits 1; a case that starts from a recorded run asks the model nothing for
  * the steps before its start (counted on the scripted server).
  */
@@ -74,6 +75,32 @@ describe('harness eval', () => {
     expect(r.errLines).toContain('REGRESSION hello: passed in the base, fails now');
     expect(r.errLines).toContain('pass_rate: 1 → 0.500 (-0.500)');
     expect(r.stdout).toContain('| hello | FAIL | 0/1 | FINAL_ANSWER_INCOMPLETE |');
+  }, 180_000);
+
+  it('exits 1 when a case fails (a CI gate), naming the case and its failed check; --report-only reports the same without failing', async () => {
+    // The notes are written, but not as the check wants: a failed file_contains, which no other reason explains.
+    const notes = {
+      id: 'write_notes',
+      input: 'Write the notes.',
+      approvals: 'approve',
+      model_script: { steps: [{ tool_calls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'draft\n' } }] }, { content: 'Notes written.' }] },
+      checks: [{ type: 'file_contains', path: 'notes.txt', value: 'done' }],
+    };
+    const file = suiteFile('gate.jsonl', [hello('hello'), notes]);
+    const row = '| write_notes | FAIL | 0/1 | CHECK_FAILED (file_contains) |';
+    const gated = await cli([file, '--out', path.join(dir, 'gate.json')]);
+    expect(gated.code, describeResult(gated)).toBe(1);
+    expect(gated.errLines).toContain('failed: write_notes (0 of 1 trial(s) passed: CHECK_FAILED (file_contains))');
+    expect(gated.errLines).toContain('1 case(s) failed: exit 1 (--report-only reports them without failing the run)');
+    expect(gated.stdout).toContain(row);
+    expect(gated.stdout).toContain('| hello | pass | 1/1 |');
+    expect(gated.stdout).toContain('- write_notes #1: file_contains notes.txt: notes.txt does not contain "done": draft');
+
+    const reported = await cli([file, '--report-only', '--json', '--out', path.join(dir, 'report-only.json')]);
+    expect(reported.code, describeResult(reported)).toBe(0);
+    expect(reported.errLines.filter((l) => l.startsWith('failed:'))).toEqual([]);
+    const report = parseJson<EvalReport>(reported);
+    expect(report.cases.find((c) => c.id === 'write_notes')!.runs[0]!.failure).toMatchObject({ reason: 'CHECK_FAILED', detail: expect.stringContaining('file_contains: notes.txt does not contain "done"') });
   }, 180_000);
 
   it('runs trials: pass@k and pass^k in the report', async () => {

@@ -34,7 +34,8 @@ describe('evals/local-model.jsonl against SmolLM2', () => {
   it('runs every case three times through the text protocol and reports pass rate and pass@3', async () => {
     const env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: h.home, OPENAI_BASE_URL: model.url });
     const out = path.join(tempDir('harness-local-eval-'), 'local-model.json');
-    const args = ['eval', path.join(ROOT, 'evals', 'local-model.jsonl'), '--model', LOCAL_MODEL, '--trials', String(TRIALS), '--concurrency', '2'];
+    // --report-only: a small model fails some trials; this test measures the rates, it is no gate.
+    const args = ['eval', path.join(ROOT, 'evals', 'local-model.jsonl'), '--model', LOCAL_MODEL, '--trials', String(TRIALS), '--concurrency', '2', '--report-only'];
     const started = Date.now();
     const r = await runCli([...args, '--config', path.join(ROOT, 'evals', 'local-model.config.json'), '--json', '--out', out, '--no-cache'], { env, timeoutMs: 1_500_000 });
     const wallMs = Date.now() - started;
