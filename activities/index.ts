@@ -45,7 +45,7 @@ import { McpPool } from './mcp/pool';
 import { awaitTurnRun } from './turn-runs';
 import { createPrepareFork } from './fork';
 import { createEvalActivities } from './eval';
-import { createCompareRerun } from './rerun-compare';
+import { createCompareRerun, type CompareRerunInput } from './rerun-compare';
 import { failedTurnSpend } from './turn-spend';
 import { createMcpActivities } from './mcp/activities';
 import type { HarnessTool } from '../common/custom-tools';
@@ -221,16 +221,16 @@ export function createActivities(deps: ActivityDeps) {
     /** `harness fork`: the recorded conversation in the fork's store, the turn's files in its workspace. */
     prepareFork: createPrepareFork({ home: deps.home, conversations, store: messageStore, workspaceMaxBytes: workspaceBudget(deps.env) }),
 
-    /** `harness rerun`: where the rerun's conversation first differs from the record's. */
-    compareRerun: createCompareRerun(conversations),
+    /** `harness rerun`: where the rerun's conversation first differs from the record's (tests hold a rerun idle at its failpoint). */
+    compareRerun: (input: CompareRerunInput) => failpoint('compare-rerun').then(() => createCompareRerun(conversations)(input)),
 
-    // prepareEvalCase, planEvalFork, checkEvalTrial: an eval trial's workspace, fork and checks.
-    ...createEvalActivities({ home: deps.home, conversations, workspaceMaxBytes: workspaceBudget(deps.env) }),
     /** What a turn that returned no result (failed, cancelled, terminated) spent, from its history. */
     failedTurnSpend,
 
 
     /** Stores a value of the session once (a scripted model's script) and returns its reference. */
+    // prepareEvalCase, planEvalFork, checkEvalTrial: an eval trial's workspace, fork and checks.
+    ...createEvalActivities({ home: deps.home, conversations, workspaceMaxBytes: workspaceBudget(deps.env) }),
     async storeValue(input: { sessionId: string; value: unknown }): Promise<BlobArg> {
       const text = JSON.stringify(input.value);
       return { $blob: await withStore(() => conversations.putText(input.sessionId, text)), bytes: Buffer.byteLength(text, 'utf8'), preview: text.slice(0, 120) };

@@ -77,8 +77,11 @@ export async function runDraining(worker: Pick<Worker, 'getState'>, running: Pro
     graceTimer.unref();
   };
   const watch = setInterval(() => {
+    // STOPPED too: a sandbox host's worker has a second Worker (its host queue's), and the main
+    // one, with nothing in flight, can be through its whole drain between two looks while the
+    // host's activities still run; run() is not over before they are.
     const state = worker.getState();
-    if (state === 'STOPPING' || state === 'DRAINING' || state === 'DRAINED') begin();
+    if (state === 'STOPPING' || state === 'DRAINING' || state === 'DRAINED' || state === 'STOPPED') begin();
   }, 50);
   watch.unref();
   let forced = false;

@@ -92,4 +92,21 @@ describe('runDraining', () => {
     await done;
     expect(lines).toEqual(['worker draining: stopped polling task queue q; no activity in flight', expect.stringMatching(/^worker drained in 0\.\d s: 0 activities finished/)]);
   });
+
+  it('a sandbox host: the main Worker through its drain before the first look, the host queue\'s activity still running, is waited for and named', async () => {
+    const inFlight = new InFlightActivities();
+    const w = fakeWorker();
+    const lines: string[] = [];
+    const stop = startActivity(inFlight, 'executeTool', [{ name: 'run_shell', callId: 't1-s1-c0' }]);
+    const done = runDraining(w.worker, w.running, { inFlight, graceMs: 30_000, taskQueue: 'q (and sandbox host queue q@host-a)', log: (l) => lines.push(l) });
+    // The main Worker had nothing in flight: it was stopped at once; run() waits for the host's.
+    (w.worker as unknown as { getState: () => string }).getState = () => 'STOPPED';
+    await sleep(300);
+    expect(lines).toEqual(['worker draining: stopped polling task queue q (and sandbox host queue q@host-a); waiting up to 30 s for 1 activity in flight to finish: run_shell (s-1/turn-1, call t1-s1-c0)']);
+    stop();
+    await sleep(0);
+    w.end();
+    await done;
+    expect(lines[1]).toMatch(/^worker drained in \d+\.\d s: 1 activity finished, none cut short/);
+  });
 });
