@@ -227,10 +227,10 @@ export function createActivities(deps: ActivityDeps) {
     /** What a turn that returned no result (failed, cancelled, terminated) spent, from its history. */
     failedTurnSpend,
 
-
-    /** Stores a value of the session once (a scripted model's script) and returns its reference. */
     // prepareEvalCase, planEvalFork, checkEvalTrial: an eval trial's workspace, fork and checks.
     ...createEvalActivities({ home: deps.home, conversations, workspaceMaxBytes: workspaceBudget(deps.env) }),
+
+    /** Stores a value of the session once (a scripted model's script) and returns its reference. */
     async storeValue(input: { sessionId: string; value: unknown }): Promise<BlobArg> {
       const text = JSON.stringify(input.value);
       return { $blob: await withStore(() => conversations.putText(input.sessionId, text)), bytes: Buffer.byteLength(text, 'utf8'), preview: text.slice(0, 120) };
