@@ -84,6 +84,8 @@ export interface ActivityDeps {
   host?: HostRef;
   /** What the worker's owner declared may run or be reached (default: what its environment declares). */
   declarations?: WorkerDeclarations;
+  /** The task queue only this worker polls, where handed-on model calls come back to it (workers/handoff-queue.ts). */
+  handoffQueue?: string;
 }
 
 /** Builds the activities; the returned object is what the worker registers. */
@@ -137,7 +139,7 @@ export function createActivities(deps: ActivityDeps) {
   };
 
   const toolSpecs = createToolSpecs(specs, conversations);
-  const callModel = createCallModel(resolveModel, toolSpecs, { conversations, registry, ...(deps.streamText ? { streams: deps.home } : {}) });
+  const callModel = createCallModel(resolveModel, toolSpecs, { conversations, registry, ...(deps.streamText ? { streams: deps.home } : {}), ...(deps.handoffQueue ? { handoffQueue: deps.handoffQueue } : {}) });
   const compressContext = createCompressContextActivity(resolveModel, { signal: () => Context.current().cancellationSignal, attempt: () => Context.current().info.attempt, conversations });
 
   return {

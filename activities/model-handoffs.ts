@@ -1,8 +1,10 @@
 /**
  * Model calls a local activity handed on (workflows/model-call.ts): the request goes on, and the
  * callModel activity that follows takes it by its key and waits for the same reply, so a slow
- * call is neither sent twice nor paid for twice. The activity may run on another worker, which
- * calls again; a call nobody takes is stopped and forgotten after a while.
+ * call is neither sent twice nor paid for twice. The registry is this process's: the activity
+ * reaches it through the worker's own hand-off queue (workers/handoff-queue.ts), which the local
+ * outcome names. A call nobody takes (its worker was too slow to take the activity, which then
+ * called again from the shared queue) is stopped and forgotten after a while.
  */
 import { randomUUID } from 'node:crypto';
 
@@ -12,7 +14,7 @@ export interface HandedCall {
   abort(): void;
 }
 
-/** How long a handed-on call waits to be taken (the activity is scheduled within milliseconds unless its worker is saturated). */
+/** How long a handed-on call waits to be taken (its activity comes within seconds, or gives up on this worker far sooner than this). */
 export const HANDOFF_KEEP_MS = 5 * 60_000;
 
 export class ModelHandoffs<T extends HandedCall> {
@@ -24,7 +26,7 @@ export class ModelHandoffs<T extends HandedCall> {
   put(call: T): string {
     const key = `${call.input.turnId}#${call.input.callIndex}#${randomUUID().slice(0, 8)}`;
     const expiry = setTimeout(() => {
-      // Not taken: the activity ran on another worker (which called again), or never ran.
+      // Not taken: the activity ran elsewhere (which called again), or never ran.
       this.calls.delete(key);
       call.abort();
     }, this.keepMs);

@@ -53,6 +53,12 @@ export interface CallModelDeps {
   toolModes?: ToolModeCache;
   /** HARNESS_HOME: stream replies' text to files under it as it arrives (host/model-stream.ts); unset: no streaming. */
   streams?: string;
+  /**
+   * The task queue only this worker polls (workers/handoff-queue.ts): a call handed on names it,
+   * so the activity that waits for the reply runs here. Unset: the activity goes to the shared
+   * queue, where another worker would send the request again.
+   */
+  handoffQueue?: string;
 }
 
 /** A reasoning model's thinking is kept in history up to this many characters (the trace shows it). */
@@ -76,7 +82,7 @@ interface RunningCall {
 /** Builds callModel over a resolver and a source of tool schemas. */
 export function createCallModel(resolve: ModelResolver, toolSpecs: (input: ModelCallInput) => Promise<ToolSpec[]> | ToolSpec[], deps: CallModelDeps = {}) {
   const toolModes: ToolModeCache = deps.toolModes ?? new Map();
-  // Calls local activities handed on, waiting for the callModel activity on this worker.
+  // Calls local activities handed on, waiting for the callModel activity on this worker (its hand-off queue).
   const handoffs = new ModelHandoffs<RunningCall>();
 
   /** Sends the request; resolves once it is under way (its context read from the store). */
@@ -174,9 +180,10 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
 
   /**
    * Run as a local activity: the reply if it comes within input.handOffAfterMs, else the key
-   * under which the request, still under way, waits for the callModel activity (one attempt: the
-   * workflow retries a failure as that activity). A reply whose text starts to stream is handed
-   * on at once: a pending activity's text is what live views show as it arrives.
+   * under which the request, still under way, waits for the callModel activity, and the queue
+   * that brings that activity to this worker (one attempt: the workflow retries a failure as that
+   * activity). A reply whose text starts to stream is handed on at once: a pending activity's
+   * text is what live views show as it arrives.
    */
   async function callHere(input: ModelCallInput & { handOffAfterMs: number }, ctx: Context): Promise<LocalModelOutcome> {
     // A failure names the run it happened in (EarlierAttempt.permanent).
@@ -196,7 +203,7 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
       call.onChunk = () => resolve('late');
     });
     try {
-      if ((await Promise.race([call.outcome, late])) === 'late') return { handoff: handoffs.put(call) };
+      if ((await Promise.race([call.outcome, late])) === 'late') return { handoff: handoffs.put(call), ...(deps.handoffQueue ? { queue: deps.handoffQueue } : {}) };
       return { ...(await finish(call, ctx, () => undefined, runId)), request: input };
     } finally {
       clearTimeout(wait);
@@ -217,7 +224,8 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
       // `harness retry` reset is another run: there the request goes out again.)
       throw withWaste(ApplicationFailure.nonRetryable(earlier.failure, earlier.permanent.type), earlier.wasted, earlier.attempts);
     }
-    // A call a local activity handed on to this worker: wait for it; elsewhere, call again.
+    // A call a local activity handed on to this worker: wait for it; elsewhere (a worker without a
+    // hand-off queue sent it to the shared one), call again.
     const adopted = input.adopt ? handoffs.take(input.adopt) : undefined;
     const before = ctx.info.heartbeatDetails as Partial<ModelCallProgress> | undefined;
     const wasted = before?.wasted ?? earlier?.wasted;

@@ -46,7 +46,7 @@ export interface ModelCallInput {
   handOffAfterMs?: number;
   /** Nobody watches the call live (an eval trial's): its text is not streamed, so a quick one stays in the workflow task. */
   noStream?: boolean;
-  /** The key of a call the local activity handed on: this worker goes on waiting for it (another one calls again). */
+  /** The key of a call the local activity handed on: the worker that holds it goes on waiting for it (another one would call again). */
   adopt?: string;
   /** A local attempt that failed before this activity: its failure, and what it wasted (the activity's attempts count on from it). */
   earlier?: EarlierAttempt;
@@ -72,9 +72,11 @@ export interface EarlierAttempt {
 /**
  * What callModel returns when run as a local activity: the reply with the request it answers
  * (history keeps no local activity's input, so the trace, the ledger and fork read it here), or
- * the key of a call still waiting for its reply, handed on to the callModel activity.
+ * the key of a call still waiting for its reply, handed on to the callModel activity, and the
+ * task queue of the worker that holds it (workers/handoff-queue.ts; absent from workers before
+ * it, whose activity went to the shared queue).
  */
-export type LocalModelOutcome = (ModelReply & { request: ModelCallInput }) | { handoff: string };
+export type LocalModelOutcome = (ModelReply & { request: ModelCallInput }) | { handoff: string; queue?: string };
 
 /** A reply that could not be used and what the model was told (text mode, a cut or empty reply). */
 export interface ModelCorrection {

@@ -1,7 +1,8 @@
 /**
  * Builds a harness worker: the workflows (prebundled when available) and the activities; with a
  * host id, also a second Worker polling that sandbox host's own task queue with the same
- * activities (common/host.ts), so the sessions it hosts find their sandbox here.
+ * activities (common/host.ts), so the sessions it hosts find their sandbox here; and always a
+ * Worker polling a queue of its own, where its handed-on model calls come back (handoff-queue.ts).
  */
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,6 +15,7 @@ import { DEFAULT_TUNING, tuningOptions, type WorkerTuning } from './tuning';
 import type { InFlightActivities } from './drain';
 import { sweepStreams } from '../host/model-stream';
 import { WatchedWorker } from './workflow-threads';
+import { createHandoffWorker, handoffQueueOf } from './handoff-queue';
 
 export { workflowBundlePath };
 
@@ -32,16 +34,23 @@ export interface HarnessWorkerOptions extends ActivityDeps {
   hostId?: string;
 }
 
-/** The Workers of one harness worker: the main one (workflows and activities) and its host's, run and stopped together. */
+/** The Workers of one harness worker: the main one (workflows and activities), its host's and its hand-off queue's, run and stopped together. */
 export class HarnessWorkers {
   constructor(
     readonly main: Worker,
     readonly host?: Worker,
+    /** Polls the worker's own hand-off queue (workers/handoff-queue.ts). */
+    readonly handoff?: Worker,
   ) {}
 
-  /** Runs both until shut down (the SDK shuts both down on SIGINT/SIGTERM); one failing stops the other. */
+  /** The Workers that run beside the main one. */
+  private get others(): Worker[] {
+    return [this.host, this.handoff].filter((w): w is Worker => w !== undefined);
+  }
+
+  /** Runs them until shut down (the SDK shuts each down on SIGINT/SIGTERM); one failing stops the others. */
   async run(): Promise<void> {
-    const runs = [this.main.run(), ...(this.host ? [this.host.run()] : [])];
+    const runs = [this.main.run(), ...this.others.map((w) => w.run())];
     try {
       await Promise.all(runs);
     } catch (err) {
@@ -51,14 +60,14 @@ export class HarnessWorkers {
     }
   }
 
-  /** Runs both until `work` settles, then stops them. */
+  /** Runs them until `work` settles, then stops them. */
   async runUntil<T>(work: Promise<T> | (() => Promise<T>)): Promise<T> {
-    const host = this.host?.run();
+    const others = this.others.map((w) => ({ w, run: w.run() }));
     try {
       return await this.main.runUntil(work);
     } finally {
-      if (this.host && this.host.getState() === 'RUNNING') this.host.shutdown();
-      await host;
+      for (const { w } of others) if (w.getState() === 'RUNNING') w.shutdown();
+      await Promise.all(others.map((o) => o.run));
     }
   }
 
@@ -67,9 +76,9 @@ export class HarnessWorkers {
     return this.main.getState();
   }
 
-  /** Starts the shutdown of both (each drains as its tuning says). */
+  /** Starts the shutdown of each (each drains as its tuning says). */
   shutdown(): void {
-    for (const w of [this.main, this.host]) if (w && w.getState() === 'RUNNING') w.shutdown();
+    for (const w of [this.main, ...this.others]) if (w.getState() === 'RUNNING') w.shutdown();
   }
 }
 
@@ -80,7 +89,8 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions): Promise<H
   if (deps.streamText && deps.home) sweepStreams(deps.home);
   const bundle = bundlePath ?? workflowBundlePath();
   const host = hostId ? { id: hostId, queue: hostQueueOf(taskQueue, hostId) } : undefined;
-  const activities = createActivities({ ...deps, ...(host ? { host } : {}) });
+  const handoffQueue = handoffQueueOf(taskQueue);
+  const activities = createActivities({ ...deps, ...(host ? { host } : {}), handoffQueue });
   const common: Omit<WorkerOptions, 'taskQueue'> = {
     connection,
     namespace,
@@ -100,7 +110,7 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions): Promise<H
     ...(existsSync(bundle) ? { workflowBundle: { codePath: bundle } } : bundledAtStart()),
   });
   // The host's queue: activities only, the same ones (one sandbox pool, one MCP pool per host).
-  return new HarnessWorkers(main, host ? await WatchedWorker.create({ ...common, taskQueue: host.queue }) : undefined);
+  return new HarnessWorkers(main, host ? await WatchedWorker.create({ ...common, taskQueue: host.queue }) : undefined, await createHandoffWorker(common, handoffQueue));
 }
 
 /** Resolves once the worker polls (true), or its run ended first (false; `running` reports why). */

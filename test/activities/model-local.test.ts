@@ -15,7 +15,7 @@ import type { ModelClient, ModelRequest } from '../../activities/model-client';
 const RUN = { workflowId: 's-1/turn-1', runId: 'run-a' };
 
 /** A model that answers each request after `delayMs`, or fails it; it keeps every request it saw. */
-function fakeModel(opts: { delayMs?: number; fail?: () => unknown } = {}) {
+function fakeModel(opts: { delayMs?: number; fail?: () => unknown; handoffQueue?: string } = {}) {
   const requests: { req: ModelRequest; aborted: boolean }[] = [];
   const client: ModelClient = {
     complete: (req) =>
@@ -33,7 +33,7 @@ function fakeModel(opts: { delayMs?: number; fail?: () => unknown } = {}) {
         });
       }),
   };
-  const callModel = createCallModel(async () => ({ client, endpoint: 'http://fake.test/v1' }), () => []);
+  const callModel = createCallModel(async () => ({ client, endpoint: 'http://fake.test/v1' }), () => [], opts.handoffQueue ? { handoffQueue: opts.handoffQueue } : {});
   return { requests, callModel };
 }
 
@@ -70,6 +70,15 @@ describe('callModel as a local activity', () => {
     // Not sent twice, and its latency counts from the request's start, not from the hand-over.
     expect(m.requests).toHaveLength(1);
     expect(reply.latencyMs).toBeGreaterThanOrEqual(380);
+  });
+
+  it("names the worker's own hand-off queue with the key, where the activity finds the request", async () => {
+    const m = fakeModel({ delayMs: 300, handoffQueue: 'tq/handoff-1' });
+    const out = (await local().run(m.callModel, input({ handOffAfterMs: 20 }))) as LocalModelOutcome;
+    expect(out).toEqual({ handoff: expect.stringMatching(/^s-1\/turn-1#0#/), queue: 'tq/handoff-1' });
+    const reply = (await activity().run(m.callModel, input({ adopt: (out as { handoff: string }).handoff }))) as ModelReply;
+    expect(reply.content).toBe('answer 1');
+    expect(m.requests).toHaveLength(1);
   });
 
   it('calls again where the handed-on call is not held (the activity ran on another worker)', async () => {

@@ -13,7 +13,7 @@ import { DEFAULT_TUNING } from '../../workers/tuning';
 import { inject } from 'vitest';
 import { DEFAULT_LIMITS, type Limits, type SessionConfig, type TurnResult } from '../../common/session';
 import { decideApprovals, sendMessage, waitForTurn, type TurnOutcome } from '../../client/session-client';
-import { createHarnessWorker } from '../../workers/worker';
+import { createHarnessWorker, type HarnessWorkers } from '../../workers/worker';
 import type { ActivityDeps } from '../../activities';
 import { Conversations } from '../../activities/store/conversations';
 import type { MessageStore } from '../../activities/store/message-store';
@@ -51,6 +51,8 @@ export interface TestHarness {
   complete(r: TurnResult): Promise<TurnResult>;
   /** The message store the worker writes to. */
   store: MessageStore;
+  /** The worker's Workers (the main one, its hand-off queue's, a host's). */
+  workers: HarnessWorkers;
   /** The worker's MCP clients (closed by stop()). */
   mcp: McpPool;
   /**
@@ -69,10 +71,10 @@ export interface TestHarness {
 /** The Postgres the tests use (trust auth; the `test` database). */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-/** Starts a worker with the given activity overrides (and task queue: a second worker on a first one's queue). */
-export async function startHarness(overrides: Partial<ActivityDeps> & { taskQueue?: string } = {}): Promise<TestHarness> {
+/** Starts a worker with the given activity overrides (and task queue: a second worker on a first one's queue; and Temporal server: the run's by default). */
+export async function startHarness(overrides: Partial<ActivityDeps> & { taskQueue?: string; address?: string } = {}): Promise<TestHarness> {
   quietRuntime();
-  const address = inject('temporalAddress');
+  const address = overrides.address ?? inject('temporalAddress');
   const taskQueue = overrides.taskQueue ?? `test-${randomUUID()}`;
   const home = overrides.home ?? mkdtempSync(path.join(os.tmpdir(), 'harness-home-'));
   // The test's own folder: marked as this user's, so the CLI it runs on this home uses it.
@@ -144,6 +146,7 @@ export async function startHarness(overrides: Partial<ActivityDeps> & { taskQueu
     messages,
     complete,
     store,
+    workers: worker,
     mcp,
     declarations,
     declareUsed,
