@@ -95,7 +95,8 @@ export class DockerSandbox implements Sandbox {
   /**
    * Runs `bash --noprofile --norc -c cmd` (COMMAND_SHELL) in /workspace; kills it at timeoutMs. With a key, at most once per
    * key: a call already claimed is followed (its stored result, or the running command waited
-   * for), never started again. Throws SandboxError only; `started` says whether it may have run.
+   * for), never started again. Throws SandboxError only (or, cancelled before the command
+   * started, the cancellation's reason); `started` says whether it may have run.
    */
   async exec(cmd: string, opts: ExecOptions): Promise<ExecResult> {
     const records = await this.records();
@@ -107,6 +108,8 @@ export class DockerSandbox implements Sandbox {
     }
     // Nothing ran for this call yet: every failure until the command starts may be retried.
     const { container, launch } = await this.prepare(id, cmd, opts.timeoutMs);
+    // Cancelled while the container started: the command is not started at all.
+    opts.cancel?.throwIfAborted();
     // Taken after the (possibly slow) container start: the deadline counts from the command's start.
     const meta = execMeta(cmd, opts, Date.now());
     try {
@@ -124,7 +127,7 @@ export class DockerSandbox implements Sandbox {
     const t0 = performance.now();
     const started = await launch(records);
     try {
-      return await followExec(container, records, id, meta, { ended: started.ended, own: true, keep, stopIf: opts.stopIf, t0 });
+      return await followExec(container, records, id, meta, { ended: started.ended, own: true, keep, stopIf: opts.stopIf, cancel: opts.cancel, t0 });
     } finally {
       started.close();
       if (!keep) await records.forget(id).catch(() => undefined);
@@ -160,7 +163,7 @@ export class DockerSandbox implements Sandbox {
     const meta = claim ?? execMeta(cmd, opts, Date.now() - START_GRACE_MS);
     // The container as it is: recreating it now would kill the very command being followed.
     const container = this.container ?? this.docker.getContainer(this.name);
-    return followExec(container, records, id, meta, { own: false, keep: true, stopIf: opts.stopIf });
+    return followExec(container, records, id, meta, { own: false, keep: true, stopIf: opts.stopIf, cancel: opts.cancel });
   }
 
   /**

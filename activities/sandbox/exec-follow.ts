@@ -1,8 +1,8 @@
 /**
  * Following one claimed command to its end, whichever attempt started it: watch its exec
  * record for the status the wrapper writes, kill it by marker at its deadline (or when stopIf
- * asks), tell "still running" from "gone without a status" by probing the container, and turn
- * what the record holds into the ExecResult. Only the host's view of a command already
+ * asks, or when the call is cancelled), tell "still running" from "gone without a status" by
+ * probing the container, and turn what the record holds into the ExecResult. Only the host's view of a command already
  * started lives here; creating the container and the exec is docker-sandbox.ts.
  */
 import { performance } from 'node:perf_hooks';
@@ -28,9 +28,12 @@ const WATCH_EVERY_MS = 2_000;
 interface Ending {
   exitCode?: number;
   endedAt?: number;
-  killed?: 'timeout' | 'stopped';
+  killed?: Kill;
   interrupted?: boolean;
 }
+
+// Why the host killed a command: its deadline, stopIf, or the call's cancellation.
+type Kill = 'timeout' | 'stopped' | 'cancelled';
 
 /** How followExec was started and what it may do. */
 export interface FollowOptions {
@@ -41,6 +44,8 @@ export interface FollowOptions {
   /** The record is kept (a keyed call); otherwise it is removed after. */
   keep: boolean;
   stopIf?: () => Promise<boolean>;
+  /** Aborted when the call is cancelled (one signal per call): the command is killed then, not left to its deadline. */
+  cancel?: AbortSignal;
   /** performance.now() at the start, for the duration of an own command. */
   t0?: number;
 }
@@ -54,7 +59,10 @@ export async function followExec(container: Docker.Container, records: ExecRecor
   const deadline = meta.startedAt + meta.timeoutMs + KILL_GRACE_MS;
   let streamOpen = o.ended !== undefined;
   const ended = o.ended?.then(() => void (streamOpen = false));
-  let killed: 'timeout' | 'stopped' | undefined;
+  // A cancellation wakes the wait below at once: a command may have minutes left to its deadline.
+  const cancel = o.cancel;
+  const cancelled = cancel && new Promise<void>((resolve) => cancel.addEventListener('abort', () => resolve(), { once: true }));
+  let killed: Kill | undefined;
   let killedAt = 0;
   let killFailed = false;
   let nextWatch = o.stopIf ? Date.now() + WATCH_EVERY_MS : Infinity;
@@ -73,7 +81,7 @@ export async function followExec(container: Docker.Container, records: ExecRecor
         return finish({ exitCode: 137, killed });
       }
     } else {
-      let reason: 'timeout' | 'stopped' | undefined = now >= deadline ? 'timeout' : undefined;
+      let reason: Kill | undefined = cancel?.aborted ? 'cancelled' : now >= deadline ? 'timeout' : undefined;
       if (!reason && now >= nextWatch) {
         reason = (await o.stopIf!().catch(() => false)) ? 'stopped' : undefined;
         nextWatch = Date.now() + WATCH_EVERY_MS;
@@ -98,7 +106,9 @@ export async function followExec(container: Docker.Container, records: ExecRecor
       }
     }
     const wake = Math.min(killed ? killedAt + AFTER_KILL_MS : Math.min(deadline, nextWatch), streamOpen ? Infinity : Date.now() + POLL_MS);
-    await waitUpTo(streamOpen ? ended : undefined, wake - Date.now());
+    // Once killed, the (settled) cancellation no longer wakes it: only the wrapper's end or the time.
+    const wakers = [streamOpen ? ended : undefined, killed ? undefined : cancelled].filter((p) => p !== undefined);
+    await waitUpTo(wakers.length ? Promise.race(wakers) : undefined, wake - Date.now());
   }
 }
 
@@ -119,6 +129,7 @@ async function finishExec(records: ExecRecords, id: string, meta: ExecMeta, o: F
     durationMs,
     ...(f.killed === 'stopped' ? { stopped: true } : {}),
     ...(f.interrupted ? { interrupted: true } : {}),
+    ...(f.killed === 'cancelled' ? { cancelled: true } : {}),
   };
   if (!o.keep) return result;
   const kept = await records.storeResult(id, result);

@@ -57,6 +57,8 @@ export interface ExecResult {
   stopped?: boolean;
   /** An earlier attempt started the command and was cut off with it (container gone or restarted): it may have partly run. */
   interrupted?: boolean;
+  /** Killed because the call was cancelled (the turn it belonged to was cancelled). */
+  cancelled?: boolean;
 }
 
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;

@@ -17,6 +17,11 @@ export interface ExecOptions {
   key?: string;
   /** Asked every few seconds while the command runs; true kills it (the result says `stopped`). */
   stopIf?: () => Promise<boolean>;
+  /**
+   * Aborted when the call is cancelled: every process of the command is killed in the container
+   * (not only the host's wait on it) and the result says `cancelled`.
+   */
+  cancel?: AbortSignal;
 }
 
 /** A place to run shell commands for one session. */

@@ -7,7 +7,13 @@
  * never refused up front, so the model can always delete files, but a command that takes the
  * workspace over its budget (or makes an already full one bigger) is stopped while it runs, and
  * every result says WORKSPACE_FULL while the workspace is over budget.
+ *
+ * A call the turn cancels is killed in the container (every process of the command), and the
+ * activity ends as cancelled. Only a cancellation the workflow asked for kills: a worker shutting
+ * down also cancels its activities, but then the command runs on and the call's next attempt
+ * follows it through its exec record.
  */
+import { CancelledFailure, Context } from '@temporalio/activity';
 import type { z } from 'zod';
 import type { runShellTool } from '../../common/builtin-tools';
 import { toolError, toolOk } from '../../common/errors';
@@ -27,6 +33,8 @@ export interface RunShellOptions {
   workspace?: string;
   /** Its budget in bytes (default DEFAULT_WORKSPACE_MAX_BYTES). */
   workspaceMaxBytes?: number | undefined;
+  /** Aborted when the call is cancelled (default: when the running activity's workflow cancels it). */
+  cancel?: AbortSignal | undefined;
 }
 
 /** Tries of an unavailable sandbox before SANDBOX_UNAVAILABLE. */
@@ -43,8 +51,14 @@ const DELETE_SUGGESTION =
 const lastUsage = new Map<string, number>();
 const LAST_USAGE_MAX = 1_000;
 
-/** Runs the command; the result holds {exit_code, stdout, stderr, truncated, duration_ms} on success and on failure. */
+/**
+ * Runs the command; the result holds {exit_code, stdout, stderr, truncated, duration_ms} on
+ * success and on failure. A cancelled call throws the cancellation's reason once the command is
+ * killed (nobody reads a result then).
+ */
 export async function runShell(sandbox: Sandbox, args: RunShellArgs, opts: RunShellOptions = {}): Promise<ToolResult> {
+  const cancel = opts.cancel ?? cancelledByWorkflow();
+  cancel?.throwIfAborted();
   const timeoutMs = args.timeout_ms ?? DEFAULT_SHELL_TIMEOUT_MS;
   const budget = opts.workspace ? { root: opts.workspace, maxBytes: opts.workspaceMaxBytes ?? DEFAULT_WORKSPACE_MAX_BYTES } : undefined;
   let stopIf: (() => Promise<boolean>) | undefined;
@@ -59,7 +73,7 @@ export async function runShell(sandbox: Sandbox, args: RunShellArgs, opts: RunSh
   // Only failures before the command started are retried: after that a retry could run it twice.
   for (let attempt = 1; !r; attempt++) {
     try {
-      r = await sandbox.exec(args.command, { timeoutMs, ...(opts.callKey !== undefined ? { key: opts.callKey } : {}), ...(stopIf ? { stopIf } : {}) });
+      r = await sandbox.exec(args.command, { timeoutMs, ...(opts.callKey !== undefined ? { key: opts.callKey } : {}), ...(stopIf ? { stopIf } : {}), ...(cancel ? { cancel } : {}) });
     } catch (err) {
       if (!(err instanceof SandboxError)) throw err;
       if (err.started) {
@@ -73,8 +87,10 @@ export async function runShell(sandbox: Sandbox, args: RunShellArgs, opts: RunSh
         });
       }
       await new Promise((resolve) => setTimeout(resolve, 250 * attempt));
+      cancel?.throwIfAborted();
     }
   }
+  if (r.cancelled && cancel?.aborted) throw cancel.reason ?? new CancelledFailure('cancelled');
   const outcome = toResult(r, timeoutMs, sandbox.fileSizeLimitBytes);
   if (!budget) return outcome;
   const used = await usageOf(budget.root);
@@ -96,6 +112,10 @@ function toResult(r: ExecResult, timeoutMs: number, fileSizeLimit: number | unde
     duration_ms: Math.round(r.durationMs),
   };
   if (r.truncated) result.dropped_bytes = r.droppedBytes;
+  if (r.cancelled) {
+    // Read back from the record by a later attempt of a call that was cancelled.
+    return { ...toolError('EXECUTION_ERROR', 'the command was cancelled and killed before it finished', { suggestion: 'check the workspace for what it did before running it again' }), result };
+  }
   if (r.interrupted) {
     return {
       ...toolError(
@@ -133,6 +153,29 @@ function summary(r: ExecResult, fileSizeLimit: number | undefined): string {
   if (!err) return hint;
   const tail = err.length > STDERR_SUMMARY_CHARS ? `…${err.slice(-STDERR_SUMMARY_CHARS)}` : err;
   return `${hint}: ${tail}`;
+}
+
+/**
+ * The running activity's cancellation, when its workflow asked for it (a turn cancelled); none
+ * outside an activity (tests, direct use of the executor) or for other reasons the SDK cancels
+ * an activity (a worker shutting down, a heartbeat that found the call gone or timed out).
+ */
+function cancelledByWorkflow(): AbortSignal | undefined {
+  let ctx: Context;
+  try {
+    ctx = Context.current();
+  } catch {
+    return undefined;
+  }
+  const out = new AbortController();
+  const signal = ctx.cancellationSignal;
+  const asked = () => {
+    const reason: unknown = signal.reason;
+    if (ctx.cancellationDetails?.cancelRequested || (reason instanceof CancelledFailure && reason.message === 'CANCELLED')) out.abort(reason);
+  };
+  if (signal.aborted) asked();
+  else signal.addEventListener('abort', asked, { once: true });
+  return out.signal;
 }
 
 /** Walks the workspace and remembers the figure for the next command's watch. */
