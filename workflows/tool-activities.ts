@@ -2,7 +2,7 @@
  * The activities a turn runs tools through, with their timeouts and retry policies: one place
  * says how long each kind of tool call may take and when it is retried.
  */
-import { proxyActivities, proxyLocalActivities, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, proxyLocalActivities, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { LOCAL_CALL_BUDGET_MS, MCP_NEEDS_ACTIVITY } from '../common/mcp';
 
@@ -61,18 +61,29 @@ const TOOL_TIMEOUT_MARGIN_MS = 30_000;
 // Tool activities heartbeat every few seconds: a worker killed mid-call is noticed this fast.
 const TOOL_HEARTBEAT = '10 seconds';
 
-/** The bounds of a tool call's activity, derived from the tool's own timeout. */
-export function toolOptions(timeoutMs: number): ActivityOptions {
-  return { startToCloseTimeout: timeoutMs + TOOL_TIMEOUT_MARGIN_MS, heartbeatTimeout: TOOL_HEARTBEAT, retry: TOOL_RETRY };
+/**
+ * The bounds of a tool call's activity, derived from the tool's own timeout. `waitCancelled`: a
+ * cancelled turn waits until the activity says it stopped (run_shell kills its command first), so
+ * nothing of the call runs on once the turn has ended; otherwise the turn ends at once and the
+ * activity hears of the cancellation at its next heartbeat.
+ */
+export function toolOptions(timeoutMs: number, waitCancelled = false): ActivityOptions {
+  return {
+    startToCloseTimeout: timeoutMs + TOOL_TIMEOUT_MARGIN_MS,
+    heartbeatTimeout: TOOL_HEARTBEAT,
+    retry: TOOL_RETRY,
+    ...(waitCancelled ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
+  };
 }
 
 /** The executeTool activity with a start-to-close bound derived from the tool's own timeout. */
-const toolActivities = new Map<number, Activities['executeTool']>();
-export function toolActivity(timeoutMs: number): Activities['executeTool'] {
-  let fn = toolActivities.get(timeoutMs);
+const toolActivities = new Map<string, Activities['executeTool']>();
+export function toolActivity(timeoutMs: number, waitCancelled = false): Activities['executeTool'] {
+  const key = `${timeoutMs}/${waitCancelled}`;
+  let fn = toolActivities.get(key);
   if (!fn) {
-    fn = proxyActivities<Activities>(toolOptions(timeoutMs)).executeTool;
-    toolActivities.set(timeoutMs, fn);
+    fn = proxyActivities<Activities>(toolOptions(timeoutMs, waitCancelled)).executeTool;
+    toolActivities.set(key, fn);
   }
   return fn;
 }

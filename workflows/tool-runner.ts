@@ -3,7 +3,7 @@
  * timeout, MCP first as a local activity when idempotent), what the request carries, and a
  * failure after the activity's retries turned into a result the model sees.
  */
-import { isCancellation } from '@temporalio/workflow';
+import { isCancellation, patched } from '@temporalio/workflow';
 import type { ExecuteToolInput, ToolOutcome } from '../common/activity-types';
 import { rootCauseMessage, toolError } from '../common/errors';
 import type { TurnInput } from '../common/session';
@@ -35,9 +35,15 @@ export function toolRunner(
       return run();
     };
     const server = mcp && mcpServers.find((s) => s.name === mcp.server);
+    // run_shell kills its command when the turn is cancelled: the turn waits for that. Turns
+    // recorded before ended at once (a history of one would end differently: a patch).
+    const waitCancelled = call.name === 'run_shell' && !server && !call.custom && perToolTimeouts && patched('shell-cancel-waits');
     // A session on a sandbox host runs every call there, as a regular activity (a local one would
     // run on whichever worker runs the turn, not where the workspace is).
-    const hosted = route?.activity(server ? `mcp/${call.timeoutMs}/${mcp!.idempotent}` : `tool/${call.timeoutMs}`, server ? mcpOptions(call.timeoutMs, limits.askUserTimeoutMs, mcp!.idempotent) : toolOptions(call.timeoutMs));
+    const hosted = route?.activity(
+      server ? `mcp/${call.timeoutMs}/${mcp!.idempotent}` : `tool/${call.timeoutMs}${waitCancelled ? '/wait' : ''}`,
+      server ? mcpOptions(call.timeoutMs, limits.askUserTimeoutMs, mcp!.idempotent) : toolOptions(call.timeoutMs, waitCancelled),
+    );
     const activity =
       hosted ??
       (server
@@ -45,7 +51,7 @@ export function toolRunner(
         : local && localTools
           ? executeToolLocally
           : perToolTimeouts
-            ? toolActivity(call.timeoutMs)
+            ? toolActivity(call.timeoutMs, waitCancelled)
             : executeTool);
     const req: ExecuteToolInput = {
       sessionId: input.sessionId,

@@ -7,7 +7,7 @@
  */
 import type { TurnInput, TurnResult } from '../../common/session';
 import { countedAttempt, decodePayload, failureDetails, failureText, localModelCall, type HistoryEvent } from '../trace/events';
-import { reportedAttempt, type ActivityItem, type Timeline } from '../trace/timeline';
+import { continueModelCall, reportedAttempt, type ActivityItem, type Timeline } from '../trace/timeline';
 import { resetBase } from '../workflow-runs';
 import type { RawRun } from './fetch';
 
@@ -75,6 +75,8 @@ function scanEvent(t: Timeline, e: HistoryEvent, scheduled: Map<number, Activity
   if (s && COUNTED.has(s.activityType?.name ?? '')) {
     const input = (first(s.input) ?? {}) as Record<string, unknown>;
     const item: ActivityItem = { type: s.activityType!.name!, input, step: typeof input.step === 'number' ? input.step : 0, scheduledAt: at };
+    // A hand-off whose worker was gone and the activity that sent the call again are one call.
+    if (item.type === 'callModel') continueModelCall(t.activities, item, undefined);
     scheduled.set(num(e.eventId), item);
     t.activities.push(item);
     return;

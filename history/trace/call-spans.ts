@@ -35,6 +35,8 @@ export function parseArgs(text: string, max = MAX_SHOWN_DEPTH): unknown {
 }
 
 /** Builds the tool_call spans (with their approval and ask_user children) of a step. */
+const earliest = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
+
 export function callSpans(ctx: TurnContext, step: number, stepKey: string, calls: readonly ToolCall[], askedAt: number | undefined): BuiltSpan[] {
   const t = ctx.timeline;
   const views: CallView[] = calls.map((call, index) => {
@@ -48,7 +50,9 @@ export function callSpans(ctx: TurnContext, step: number, stepKey: string, calls
   const stepExecutions = t.executions.get(step) ?? [];
   const executions = matchExecutions(ctx, views, stepExecutions);
   const out: BuiltSpan[] = [];
-  for (const v of views) out.push(...oneCall(ctx, step, stepKey, v, executions.get(v.id) ?? [], askedAt, (e) => nextStart(stepExecutions, e)));
+  // A tool ended before whatever came next began: the next call of its step, or (its step's last) the model call after it.
+  const next = (e: Execution) => earliest(nextStart(stepExecutions, e), e.kind === 'local' ? e.item.nextAt : undefined);
+  for (const v of views) out.push(...oneCall(ctx, step, stepKey, v, executions.get(v.id) ?? [], askedAt, next));
   return out;
 }
 

@@ -37,6 +37,12 @@ export interface LocalItem {
   at: number;
   scheduledAt?: number;
   completedAt?: number;
+  /**
+   * When the workflow began what it did next in the run (a model call, another tool): this one
+   * had ended by then. The marker's own time is the end of its workflow task, which may hold a
+   * model call of seconds after it (one handed on when it outlived the local window).
+   */
+  nextAt?: number;
   attempt: number;
   result?: unknown;
   failure?: string;
@@ -127,7 +133,16 @@ export function readTimeline(runs: readonly Run[]): Timeline {
   for (const [runIndex, run] of runs.entries()) {
     const scheduled = new Map<number, ActivityItem>();
     const updates = new Map<string, UpdateItem>();
+    // The last tool marker, until the next thing the workflow began bounds when it ended.
+    let lastLocal: LocalItem | undefined;
+    // When the local attempt of a model call that was not answered there (handed on, or failed) began.
+    let localModelStart: number | undefined;
     for (const e of run.events) {
+      const began = e.kind === 'scheduled' ? e.at : e.kind === 'localActivity' ? (e.scheduledAt ?? e.at) : undefined;
+      if (began !== undefined && lastLocal) {
+        lastLocal.nextAt = began;
+        lastLocal = undefined;
+      }
       switch (e.kind) {
         case 'started': {
           const input = obj(e.input) as unknown as TurnInput;
@@ -147,6 +162,10 @@ export function readTimeline(runs: readonly Run[]): Timeline {
           const input = obj(e.input);
           if (typeof input.step === 'number' && (e.activityType === 'callModel' || e.activityType === 'compressContext')) step = input.step;
           const item: ActivityItem = { type: e.activityType, input, step: typeof input.step === 'number' ? input.step : step, scheduledAt: e.at };
+          if (e.activityType === 'callModel') {
+            continueModelCall(t.activities, item, localModelStart);
+            localModelStart = undefined;
+          }
           scheduled.set(e.id, item);
           t.activities.push(item);
           if (e.activityType === 'executeTool') exec(item.step, { kind: 'activity', item });
@@ -179,6 +198,8 @@ export function readTimeline(runs: readonly Run[]): Timeline {
           break;
         }
         case 'localActivity': {
+          // Model calls answered locally read as activities (events.ts): this one went on as one.
+          if (e.activityType === 'callModel') localModelStart = e.scheduledAt ?? e.at;
           if (e.activityType !== 'executeTool') break;
           const item: LocalItem = {
             type: e.activityType,
@@ -190,6 +211,7 @@ export function readTimeline(runs: readonly Run[]): Timeline {
             ...(e.failure !== undefined ? { failure: e.failure } : { result: e.result }),
           };
           exec(step, { kind: 'local', item });
+          lastLocal = item;
           break;
         }
         case 'signalSent': {
@@ -250,6 +272,25 @@ export function readTimeline(runs: readonly Run[]): Timeline {
     }
   }
   return t;
+}
+
+/**
+ * A model call's activity as the whole call, whose request may have begun before it: a call a
+ * local activity handed on, or tried first there, starts with that local attempt (`localStart`),
+ * else the trace would give its first seconds to whatever ran before it. And a hand-off whose
+ * worker was gone before it took the activity (workflows/model-call.ts), an activity that failed
+ * and the one that sent the call again counting on from it, is one call: the first leaves the list.
+ */
+export function continueModelCall(activities: ActivityItem[], item: ActivityItem, localStart: number | undefined): void {
+  if (!item.input.adopt && !item.input.earlier) return;
+  if (localStart !== undefined) item.scheduledAt = Math.min(item.scheduledAt, localStart);
+  if (!item.input.earlier) return;
+  let i = activities.length - 1;
+  while (i >= 0 && activities[i]!.type !== 'callModel') i--;
+  const lost = activities[i];
+  if (!lost || lost.step !== item.step || !lost.input.adopt || lost.failure === undefined || lost.canceled) return;
+  activities.splice(i, 1);
+  item.scheduledAt = Math.min(item.scheduledAt, lost.scheduledAt);
 }
 
 /** The attempts a failed model call says it took (its failure's details), over the count its start events give. */
