@@ -4,6 +4,7 @@
  * call-matching.ts; the approval and question spans under a call are human-spans.ts.
  */
 import { builtinRegistry } from '../../common/builtin-tools';
+import { CANCELLED_CALL_MESSAGE } from '../../common/errors';
 import { ranLocally } from './local-policy';
 import type { PolicyRecord } from '../../common/call-records';
 import type { ToolCall } from '../../common/types';
@@ -83,6 +84,9 @@ function oneCall(
     (parsedMessage && typeof parsedMessage === 'object' ? (parsedMessage as Outcome) : undefined) ??
     (v.record ? { ok: v.record.ok, ...(v.record.error_type ? { error_type: v.record.error_type } : {}) } : undefined);
 
+  // Cancelled with its turn: its activity stopped when asked to, or the turn answered the open call so.
+  const cancelled = act?.canceled === true || (outcome?.ok === false && outcome.message === CANCELLED_CALL_MESSAGE);
+
   const asked = approvalWait(t, v.id)?.pending;
   const pendingCall = asked?.kind === 'approvals' ? asked.calls.find((c) => c.callId === v.id) : undefined;
   // While a human is asked, the request carries the policy's reason and rule.
@@ -137,6 +141,7 @@ function oneCall(
     output: outcome
       ? {
           ...outcome,
+          ...(cancelled ? { cancelled: true } : {}),
           execution: {
             kind,
             ...(v.record?.replayed ? { replayed_from: v.record.replayed } : {}),
