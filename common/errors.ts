@@ -30,6 +30,12 @@ export type ErrorType = (typeof ERROR_TYPES)[number];
 
 import type { ToolResult } from './types';
 
+/**
+ * What the model reads for a call the turn's cancellation left without a result; the trace
+ * knows a cancelled call by it (it is in stored histories: never reword it).
+ */
+export const CANCELLED_CALL_MESSAGE = 'The turn was cancelled before this call finished.';
+
 /** Builds a failed tool result; `recoverable` defaults to true because most tool errors are. */
 export function toolError(
   error_type: ErrorType,

@@ -5,7 +5,7 @@
  * the store, and the results of calls a stop leaves unrun. Pure and deterministic.
  */
 import type { ToolOutcome } from '../common/activity-types';
-import { toolError } from '../common/errors';
+import { CANCELLED_CALL_MESSAGE, toolError } from '../common/errors';
 import type { Policy, Rule } from '../common/policy';
 import type { ApprovalRecord, ToolCallRecord } from '../common/session';
 import type { ChatMessage, ToolCall, ToolResult } from '../common/types';
@@ -92,7 +92,7 @@ export function repeatedActionError(): ToolResult {
 
 /** The result of a call still open when the turn was cancelled. */
 export function cancelledCallError(): ToolResult {
-  return toolError('EXECUTION_ERROR', 'The turn was cancelled before this call finished.', { recoverable: false });
+  return toolError('EXECUTION_ERROR', CANCELLED_CALL_MESSAGE, { recoverable: false });
 }
 
 // A record keeps arguments up to this size whole (the store and the model call's history have them all).

@@ -149,7 +149,7 @@ function spanLine(s) {
     if (input.policy) bits.push(`${input.policy.decision}${input.policy.rule ? ` (${input.policy.rule})` : ''}`);
     if (out.approval && out.approval.by) bits.push(`${out.approval.approved ? 'approved' : 'denied'} by ${out.approval.by}`);
   }
-  if (s.type === 'approval' && s.status !== 'running') bits.push(`${out.approved ? 'approved' : 'denied'}${out.by ? ` by ${out.by}` : ''}`);
+  if (s.type === 'approval' && s.status !== 'running') bits.push(out.cancelled ? 'cancelled with its turn' : `${out.approved ? 'approved' : 'denied'}${out.by ? ` by ${out.by}` : ''}`);
   if (s.type === 'ask_user') bits.push(input.question || '', out.answer !== undefined ? `→ ${out.answer}` : '');
   if (s.type === 'turn') bits.push(input.user_message || '', out.terminated_by ? `→ ${out.terminated_by}` : out.status || '', out.answer !== undefined ? `: ${out.answer}` : '');
   if (s.error) bits.push(s.error);

@@ -4,6 +4,7 @@
  * (ask_user, an MCP server's) with their answers.
  */
 import type { ApprovalRecord, PolicyRecord } from '../../common/call-records';
+import { CANCELLED_CALL_MESSAGE } from '../../common/errors';
 import type { PendingApproval } from '../../common/session-state';
 import type { CallView, Outcome } from './call-matching';
 import type { Timeline, UpdateItem, Wait } from './timeline';
@@ -55,8 +56,11 @@ export function approvalSpan(
   const start = wait?.at ?? askedAt;
   const end = decided?.at ?? timedOutAt ?? (timedOut ? askedAt : undefined);
   const approved = decided ? args.approve === true : record ? record.approved : undefined;
+  // Nobody decided because the turn was cancelled while it waited: not a denial.
+  const cancelled = !decided && !timedOut && !record && v.known?.ok === false && v.known.message === CANCELLED_CALL_MESSAGE;
   const summary: Record<string, unknown> = {
     ...(approved !== undefined ? { approved } : {}),
+    ...(cancelled ? { cancelled: true } : {}),
     ...(timedOut ? { timed_out: true } : {}),
     ...(decided ? { by: decided.identity, at: iso(decided.at), update_id: decided.updateId } : {}),
     ...(args.reason ?? record?.reason ? { reason: args.reason ?? record?.reason } : {}),
@@ -78,7 +82,7 @@ export function approvalSpan(
       ...(!pending && policy ? { reason: policy.reason, ...(policy.rule ? { rule: policy.rule } : {}) } : {}),
     },
     output: status === 'running' ? null : summary,
-    error: status === 'error' ? (timedOut ? 'nobody decided in time' : approved === false ? `denied${summary.reason ? `: ${String(summary.reason)}` : ''}` : 'no decision in history') : null,
+    error: status === 'error' ? (timedOut ? 'nobody decided in time' : cancelled ? 'the turn was cancelled before anyone decided' : approved === false ? `denied${summary.reason ? `: ${String(summary.reason)}` : ''}` : 'no decision in history') : null,
   });
   return { span, ...(start !== undefined ? { start } : {}), ...(end !== undefined ? { end } : {}), summary };
 }

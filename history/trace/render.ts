@@ -135,12 +135,14 @@ function describe(s: Span, pen: Pen): Text[] {
       // No outcome in history yet: running, or waiting its turn (approvals, earlier calls).
       if (s.status === 'running') parts.push(paint('yellow', 'pending'));
       else if (s.status === 'ok') parts.push(paint('green', 'ok'));
+      else if (out.cancelled) parts.push(paint('yellow', 'cancelled (the turn was cancelled before this call finished)'));
       else parts.push(paint('red', clip(pen, s.error, 140)));
       return [[joined(parts, '  '), '  ', dur]];
     }
     case 'approval': {
       if (s.status === 'running') return [[paint('yellow', 'approval pending'), input.reason ? `: ${clip(pen, input.reason)}` : '']];
       if (out.timed_out) return [['approval ', paint('red', 'timed out'), ': nobody decided in time']];
+      if (out.cancelled) return [['approval ', paint('yellow', 'cancelled'), ': the turn was cancelled before anyone decided']];
       const who = out.by ? ` by ${esc(String(out.by))}${out.claimed ? ' (claimed)' : ''}` : '';
       const when = out.at ? ` at ${esc(time(out.at))}` : '';
       const verdict = out.approved ? paint('green', `approved${out.always ? ' (always)' : ''}`) : paint('red', 'denied');
