@@ -14,6 +14,7 @@ export { UserError, UsageError } from './host/errors';
 export { harnessHome } from './host/paths';
 export type { TurnOutcome, WaitOptions, DecisionRequest } from './client/session-client';
 export type { SessionView, SessionViewStatus } from './client/session-status';
+export type { Cancelled, CancelOptions } from './client/cancel';
 export type { Trace } from './history/trace';
 export type { Span, SpanStatus, SpanType } from './history/trace/types';
 export type { Pending, PendingApproval, SessionState, TerminatedBy, ToolCallRecord, TurnResult, TurnState } from './common/session';

@@ -2,7 +2,8 @@
  * The client: drive sessions from your code as the `harness` CLI does (the CLI is built on this
  * class). `run` sends a message (starting the session when it is new) and waits until the turn
  * ends or waits on a human; `approve`, `deny` and `answer` decide what it waits on from any
- * process, `wait` follows the turn again, `status` and `trace` read a session back. Failures a
+ * process, `wait` follows the turn again, `cancel` stops a turn or a session, `status` and
+ * `trace` read a session back. Failures a
  * person can act on are UserErrors: one line, and a hint.
  */
 import os from 'node:os';
@@ -23,6 +24,7 @@ import {
   type WaitOptions,
 } from '../client/session-client';
 import { sessionView, type SessionView } from '../client/session-status';
+import { cancel, type CancelOptions, type Cancelled } from '../client/cancel';
 import { connectClient, temporalSettings } from '../client/temporal';
 import type { Trace } from '../history/trace';
 import type { OpenedStore } from '../history/trace/payloads';
@@ -192,6 +194,16 @@ export class HarnessClient {
     } finally {
       if (!opts.store && store && 'close' in store) await store.close();
     }
+  }
+
+  /**
+   * Cancels a turn (`<session>/turn-N`): it stops within seconds, killing a running run_shell
+   * command in the sandbox, and ends `cancelled`, keeping its work; its session takes the next
+   * message. Or a session: it is ended, its current turn cancelled, its sandbox removed. Waits
+   * until that happened (bounded by `timeoutMs`); a finished turn or session is a UserError.
+   */
+  cancel(turnOrSession: string, opts: CancelOptions = {}): Promise<Cancelled> {
+    return cancel(this.temporal, turnOrSession, opts);
   }
 
   /** Ends a session once its current turn is done. */

@@ -14,6 +14,7 @@ import { registerChat } from './commands/chat';
 import { registerInspect } from './commands/inspect';
 import { registerReplay } from './commands/replay';
 import { registerRetry } from './commands/retry';
+import { registerCancel } from './commands/cancel';
 import { registerFork } from './commands/fork';
 import { registerRerun } from './commands/rerun';
 import { registerEval } from './commands/eval';
@@ -49,6 +50,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerInspect(program, ctx);
   registerReplay(program, ctx);
   registerRetry(program, ctx);
+  registerCancel(program, ctx);
   registerFork(program, ctx);
   registerRerun(program, ctx);
   registerEval(program, ctx);
