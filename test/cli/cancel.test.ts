@@ -2,8 +2,9 @@
  * `harness cancel` and HarnessClient.cancel() against a real worker, Temporal and Docker, under
  * the default policy: a turn whose run_shell runs `sleep 300` stops, ends `cancelled`, leaves no
  * process of the command in the container, says `cancelled` in its trace, and its session takes
- * the next message; a cancelled session ends and its sandbox is removed; ids that name nothing
- * running get one line and a hint.
+ * the next message; a turn cancelled while it waits for an approval shows the approval
+ * cancelled, not denied; a cancelled session ends and its sandbox is removed; ids that name
+ * nothing running get one line and a hint.
  */
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -113,6 +114,28 @@ describe('harness cancel <turn>', () => {
     // The session is idle and takes the next message, which sees the cancelled call.
     const next = await h.finish(sessionId, config(300), 'and now?');
     expect(next).toMatchObject({ terminated_by: 'final_answer', answer: 'Back after the cancelled turn. HARNESS_OK' });
+  });
+
+  it('--no-wait during an approval: asks and returns; the turn ends cancelled and its trace says the approval was cancelled, not denied', async () => {
+    const sessionId = newSessionId('cancel-approval');
+    h.declareUsed(config(303));
+    const { turnId } = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config: config(303), text: 'wait a while' });
+    // The default policy asks about `sleep`: nobody answers.
+    await expect.poll(async () => (await sessionState(h.client, sessionId)).status, { timeout: 30_000, interval: 100 }).toBe('waiting_for_approval');
+
+    const r = await cli(['cancel', turnId, '--no-wait']);
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(r.errLines).toEqual([`turn ${turnId} asked to stop`]);
+    expect((await resultOf(turnId)).terminated_by).toBe('cancelled');
+
+    const trace = await cli(['trace', turnId]);
+    expect(trace.stdout).toMatch(/approval cancelled: the turn was cancelled before anyone decided/);
+    expect(trace.stdout).not.toMatch(/denied/);
+    const spans = (await cli(['trace', turnId, '--json'])).stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; output: Record<string, unknown> | null; error: string | null });
+    expect(spans.find((x) => x.type === 'approval')).toMatchObject({ output: { cancelled: true }, error: 'the turn was cancelled before anyone decided' });
   });
 
   it('refuses ids that name nothing running, in one line with a hint', async () => {
