@@ -141,7 +141,7 @@ async function main(): Promise<void> {
     await client.workflow.getHandle(compressSession).result();
 
     const retrySession = `${sessionId}-retry`;
-    const retryConfig: SessionConfig = { ...config, model: { provider: 'scripted', model: 'scripted', script: retryScript }, limits: { ...DEFAULT_LIMITS, modelMaxAttempts: 2 } };
+    const retryConfig: SessionConfig = { ...config, model: { provider: 'scripted', model: 'scripted', script: retryScript }, limits: { ...DEFAULT_LIMITS, modelMaxAttempts: 2, modelRetryWindowMs: 0 } };
     const r1 = await sendMessage(client, { taskQueue, sessionId: retrySession, config: retryConfig, text: 'Write, read, answer.' });
     while ((await waitForTurn(client, r1.turnId)).kind === 'waiting') await decideApprovals(client, retrySession, { approve: true });
     const plan = await planRetry(client, r1.turnId);

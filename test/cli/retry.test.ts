@@ -47,7 +47,7 @@ describe('harness retry', () => {
       ],
     };
     server.registerScript(sessionId, script);
-    const config = endpointConfig(server.url, { modelMaxAttempts: 2 }, DEFAULT_POLICY);
+    const config = endpointConfig(server.url, { modelMaxAttempts: 2, modelRetryWindowMs: 0 }, DEFAULT_POLICY);
     const failed = await h.finishApproving(sessionId, config, 'write notes, run a command, then answer');
     expect(failed.terminated_by).toBe('failed');
     expect(failed.asked).toHaveLength(2);
@@ -127,7 +127,7 @@ describe('harness retry', () => {
     const suite = parseSuite(JSON.stringify({ id: 'down', input: 'Answer me.', checks: [{ type: 'contains', value: 'HARNESS_OK' }] }), 'down.jsonl');
     const trial = `${evalId}-down-t1`;
     server.registerScript(trial, { steps: [{ fault: { status: 503, times: 2 }, content: 'Answered after the outage. HARNESS_OK' }] });
-    const config = endpointConfig(server.url, { modelMaxAttempts: 2 }, DEFAULT_POLICY);
+    const config = endpointConfig(server.url, { modelMaxAttempts: 2, modelRetryWindowMs: 0 }, DEFAULT_POLICY);
     await startEval(h.client, h.taskQueue, suite, { concurrency: 1, trials: 1, config, model: 'scripted-endpoint', scriptedPerCase: false }, evalId);
     const report = await followEval(h.client, evalId, () => undefined);
     expect(report.cases[0]!.runs[0]).toMatchObject({ passed: false, terminated_by: 'failed', workflow_id: `${trial}/turn-1` });
@@ -153,7 +153,7 @@ describe('harness retry', () => {
     const script = path.join(dir, 'down.json');
     writeFileSync(script, JSON.stringify({ steps: [{ fault: { status: 503, times: 10 }, content: 'never' }] }));
     const config = path.join(dir, 'harness.config.json');
-    writeFileSync(config, JSON.stringify({ limits: { modelMaxAttempts: 1 } }));
+    writeFileSync(config, JSON.stringify({ limits: { modelMaxAttempts: 1, modelRetryWindowSec: 0 } }));
     const r = await runCli(['run', '--model', `scripted:${script}`, '--config', config, 'answer me'], { env, cwd: dir, timeoutMs: 120_000 });
     expect(r.code, describeResult(r)).toBe(1);
     const hint = r.errLines.find((l) => l.startsWith('hint: '));

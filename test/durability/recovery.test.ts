@@ -165,7 +165,7 @@ it('shows the session right within 15 s after its worker is killed while it wait
     ],
   });
   workers.push(await spawnWorker(env));
-  const config = endpointConfig(model.url, { modelHeartbeatMs: DEFAULT_LIMITS.modelHeartbeatMs, modelMaxAttempts: 2, modelTimeoutMs: 180_000 });
+  const config = endpointConfig(model.url, { modelHeartbeatMs: DEFAULT_LIMITS.modelHeartbeatMs, modelMaxAttempts: 2, modelRetryWindowMs: 0, modelTimeoutMs: 180_000 });
   const { turnId } = await sendMessage(client, { taskQueue: env.HARNESS_TASK_QUEUE!, sessionId, config, text: 'fail, then recover' });
   const failed = await waitForTurn(client, turnId, { pollMs: 200 });
   expect(failed.kind === 'done' && failed.result.terminated_by).toBe('failed');

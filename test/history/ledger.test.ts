@@ -65,7 +65,7 @@ describe('ledger', () => {
   it('a call that fails for good is all waste, its attempts and reported tokens from its failure, recorded as history tells it', async () => {
     const sessionId = newSessionId('ledger-fail');
     const script = { steps: [{ fault: { status: 503, times: 2, usage: { prompt_tokens: 30, completion_tokens: 0 } }, content: 'never' }] };
-    const r = await h.finish(sessionId, priced(script, { modelMaxAttempts: 2 }), 'Hello?');
+    const r = await h.finish(sessionId, priced(script, { modelMaxAttempts: 2, modelRetryWindowMs: 0 }), 'Hello?');
     expect(r.terminated_by).toBe('failed');
     const scanned = await loadLedger(h.client, r.turnId, { calls: true });
     expect(scanned.turns[0]!.entries).toEqual([expect.objectContaining({ kind: 'model', attempts: 2, wasted: expect.objectContaining({ total_tokens: 60 }) })]);

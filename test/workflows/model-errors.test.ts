@@ -142,9 +142,9 @@ describe('model errors', () => {
     });
   });
 
-  it('ends the turn as failed once the model attempts are used up on 5xx', async () => {
+  it('ends the turn as failed once the model attempts are used up on 5xx (with no retry window)', async () => {
     await withServer({ steps: [{ fault: { status: 502, times: 10 }, content: 'never' }] }, async (server, sessionId) => {
-      const r = await h.finish(sessionId, endpointConfig(server.url, { modelMaxAttempts: 2 }), 'hello');
+      const r = await h.finish(sessionId, endpointConfig(server.url, { modelMaxAttempts: 2, modelRetryWindowMs: 0 }), 'hello');
       expect(r.terminated_by).toBe('failed');
       expect(r.error).toContain('HTTP 502');
       expect(server.requests.filter((q) => q.session === sessionId)).toHaveLength(2);
