@@ -19,7 +19,7 @@ import { containerName, removeOrphans } from '../../activities/sandbox/docker-sa
 import { SandboxPool } from '../../activities/sandbox/pool';
 import { execsDir } from '../../activities/sandbox/exec-record';
 import { sandboxOwners } from '../../workers/sandbox-owners';
-import { WorkerUpkeep } from '../../workers/upkeep';
+import { upkeepSettings, WorkerUpkeep } from '../../workers/upkeep';
 import { approveUntilDone, newSessionId, scriptedConfig, TEST_DATABASE_URL } from '../support/harness';
 import { quietRuntime } from '../support/quiet-runtime';
 import { until } from '../support/processes';
@@ -140,4 +140,12 @@ describe('the sweeps of a running worker', () => {
       rmSync(own, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+describe('upkeepSettings', () => {
+  it('defaults to a sweep every 5 minutes and a stop after 30 idle minutes; a bad value names its variable', () => {
+    expect(upkeepSettings({})).toEqual({ settings: { sweepMs: 300_000, idleMs: 1_800_000 }, problems: [] });
+    expect(upkeepSettings({ HARNESS_SANDBOX_SWEEP_SEC: '0', HARNESS_SANDBOX_IDLE_SEC: '2.5' }).settings).toEqual({ sweepMs: 0, idleMs: 2_500 });
+    expect(upkeepSettings({ HARNESS_SANDBOX_IDLE_SEC: '30m' }).problems).toEqual(['HARNESS_SANDBOX_IDLE_SEC is "30m": give seconds, a number from 0 (never) to 604800']);
+  });
 });
