@@ -43,7 +43,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     .addHelpText(
       'after',
       '\nEnvironment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, HARNESS_TASK_QUEUE, HARNESS_HOME, HARNESS_MODEL,\n' +
-        'HARNESS_POLICY, OPENAI_API_KEY, OPENAI_BASE_URL, HARNESS_CONFIG, DOCKER_HOST. See README.md.',
+        'HARNESS_POLICY, OPENAI_API_KEY, OPENAI_BASE_URL, HARNESS_CONFIG, DOCKER_HOST. See docs/configuration.md.',
     );
   registerRun(program, ctx);
   registerChat(program, ctx);

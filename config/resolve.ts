@@ -30,7 +30,7 @@ export const FileConfigSchema = z
     model: z.string().min(1).optional(),
     /** Base URL of an OpenAI-compatible endpoint (DeepSeek: https://api.deepseek.com). */
     baseUrl: z.url().optional(),
-    /** How the model is offered the tools: native tool calls, the text protocol, or auto (decided by the first call; README "A real model"). */
+    /** How the model is offered the tools: native tool calls, the text protocol, or auto (decided by the first call; docs/models.md). */
     toolMode: z.enum(['auto', 'native', 'text']).optional(),
     /** The system prompt every model call starts with. */
     systemPrompt: z.string().min(1).optional(),
@@ -52,7 +52,7 @@ export const FileConfigSchema = z
         modelLocalSec: z.number().min(0).max(10),
         /** Most tokens one model reply may have (default 4096): a babbling model cannot hold a turn for minutes. */
         maxOutputTokens: positiveInt.max(1_000_000),
-        /** What a turn and the session may spend, in tokens or USD (README "Costs and budgets"). */
+        /** What a turn and the session may spend, in tokens or USD (docs/costs.md). */
         budget: budgetSchema,
         /** How long a sandbox call waits for its host's worker before the session moves to another host (default 60). */
         hostTimeoutSec: z.number().min(5).max(3600),
@@ -60,7 +60,7 @@ export const FileConfigSchema = z
       .partial()
       .strict()
       .optional(),
-    /** The permission policy: mode (strict, ask, auto) and rules; see README "Permission policy". */
+    /** The permission policy: mode (strict, ask, auto) and rules; see docs/tools-and-policy.md. */
     policy: policySchemas().policy.optional(),
     /** Long-term memory: namespace (isolates users, projects, eval cases) and how many recent entries preload. */
     memory: z.object({ namespace: z.string().min(1).max(200), preload: z.number().int().min(0).max(50) }).partial().strict().optional(),
@@ -80,9 +80,9 @@ export const FileConfigSchema = z
     skills: z.object({ folders: z.array(z.string().min(1)) }).strict().optional(),
     /** What http_request may reach beyond the public internet: `host:port` entries, each opening one port of a private or loopback host. */
     network: z.object({ allowPrivateHosts: z.array(allowPrivateHostSchema).max(100) }).strict().optional(),
-    /** MCP servers whose tools join the session's (see README "MCP servers"). */
+    /** MCP servers whose tools join the session's (see docs/mcp.md). */
     mcpServers: mcpServersSchema.optional(),
-    /** Prices per model, USD per million tokens, over the shipped default table (README "Costs and budgets"). */
+    /** Prices per model, USD per million tokens, over the shipped default table (docs/costs.md). */
     prices: pricesSchema.optional(),
   })
   .strict();
@@ -150,7 +150,7 @@ export function parseConfigFile(file: string): FileConfig {
     const issue = parsed.error.issues[0]!;
     const field = issue.path.length ? issue.path.join('.') : '(root)';
     // A refinement may say how to fix its field (see common/allow-hosts.ts).
-    const hint = issue.code === 'custom' && typeof issue.params?.hint === 'string' ? issue.params.hint : 'fix the field or remove it; see README "Configuration"';
+    const hint = issue.code === 'custom' && typeof issue.params?.hint === 'string' ? issue.params.hint : 'fix the field or remove it; see docs/configuration.md';
     throw new UsageError(`${file}: ${field}: ${issue.message}`, hint);
   }
   return parsed.data;
@@ -251,7 +251,7 @@ export function modelSpec(text: string, baseDir: string, baseUrl: string | undef
     try {
       return { provider: 'scripted', model: 'scripted', script: loadScript(file) };
     } catch (err) {
-      if (err instanceof ScriptError) throw new UsageError(err.message, 'see README "Scripted model" for the script format');
+      if (err instanceof ScriptError) throw new UsageError(err.message, 'see docs/models.md, "Scripted model", for the script format');
       throw err;
     }
   }
