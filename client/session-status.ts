@@ -3,7 +3,9 @@
  * (through a worker); a closed one is described from its history, which needs no worker: a
  * failed, terminated, timed-out or ended session says so, with the reason and when. The query
  * alone would tell a failed session's state as it was when it failed (`idle`), as if it were
- * still there.
+ * still there. A running session whose worker is gone (or does not answer at once) is described
+ * from its history too, saying so: waiting for a worker to come back is `--follow`'s job, not
+ * a question about where things stand.
  */
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
@@ -12,8 +14,9 @@ import { stateQuery, turnStateQuery } from '../common/messages';
 import { UserError } from '../host/errors';
 import { describeTrialTurn, notASession } from './trial-ids';
 import { lookUntil, type RideOut } from './ride-out';
-import { look } from './wait-progress';
-import { GONE_POLLER_MS, lastPoll } from './worker-presence';
+import { addressOf, look, noWorker, seconds } from './wait-progress';
+import { GONE_POLLER_MS, lastPoll, type LastPoll } from './worker-presence';
+import { readSession, runEvents } from './session-list';
 
 /** How a session stands: `ended` by `harness end`, or closed by a failure, a termination or a timeout. */
 export type SessionViewStatus = SessionStatus | 'failed' | 'terminated' | 'timed_out' | 'cancelled';
@@ -36,12 +39,22 @@ const SERVER_MS = 10_000;
 const QUERY_MS = 30_000;
 /** How long a closed session's details are waited for: they are extra, the status is already known. */
 const CLOSED_QUERY_MS = 10_000;
+/**
+ * How long a running session's worker may take to answer `status` before history answers
+ * instead: a worker that is there answers a query in milliseconds, and one that stopped a
+ * moment ago still looks present to the server for a minute.
+ */
+const RUNNING_QUERY_MS = 1_500;
 
 // temporal.api.enums.v1.HistoryEventFilterType.CLOSE_EVENT
 const CLOSE_EVENT = 2;
 
-/** The session's view, waiting out trouble (Temporal down, no worker for a running session) with `ride`. */
-export async function sessionView(client: Client, sessionId: string, ride: RideOut): Promise<SessionView> {
+/**
+ * The session's view, waiting out Temporal's trouble with `ride`. A running session's state
+ * comes from its worker, or from history when no worker answers at once (`detailsMissing` says
+ * so); `waitForWorker` waits for the worker instead (a caller that needs what only it knows).
+ */
+export async function sessionView(client: Client, sessionId: string, ride: RideOut, opts: { waitForWorker?: boolean } = {}): Promise<SessionView> {
   const handle = client.workflow.getHandle(sessionId);
   for (;;) {
     let d: WorkflowExecutionDescription;
@@ -54,7 +67,8 @@ export async function sessionView(client: Client, sessionId: string, ride: RideO
     }
     if (d.type === 'evalCaseWorkflow') throw notASession(sessionId, 'an eval trial');
     if (d.type !== 'sessionWorkflow') throw new UserError(`${sessionId} is not a session (it is a ${d.type})`, 'list sessions with `harness sessions`');
-    if (d.status.name === 'RUNNING') return (await lookUntil(client, sessionId, 'query', () => handle.query(stateQuery), QUERY_MS, ride)) as SessionState;
+    if (d.status.name === 'RUNNING' && opts.waitForWorker) return (await lookUntil(client, sessionId, 'query', () => handle.query(stateQuery), QUERY_MS, ride)) as SessionState;
+    if (d.status.name === 'RUNNING') return runningView(client, d, ride);
     // A run that continued as new was replaced between the describe and now: look again.
     if (d.status.name !== 'CONTINUED_AS_NEW') return closedView(client, d, ride);
   }
@@ -74,13 +88,52 @@ export interface PendingApprovals {
  * each with the digest read here, never "whatever is pending when the update arrives".
  */
 export async function pendingApprovals(client: Client, sessionId: string, ride: RideOut): Promise<PendingApprovals> {
-  const view = await sessionView(client, sessionId, ride);
+  const view = await sessionView(client, sessionId, ride, { waitForWorker: true });
   const turnId = view.currentTurnId;
   const open = ['running', 'waiting_for_user', 'waiting_for_approval', 'waiting_for_budget'].includes(view.status);
   if (!turnId || !open) return { status: view.status, calls: [] };
   const handle = client.workflow.getHandle(turnId);
   const ts = (await lookUntil(client, turnId, 'query', () => handle.query(turnStateQuery), QUERY_MS, ride)) as TurnState;
   return { status: ts.status, turnId, calls: ts.status === 'waiting_for_approval' && ts.pending?.kind === 'approvals' ? ts.pending.calls : [] };
+}
+
+/**
+ * A running session: the state query's answer when a worker gives it at once; else what its
+ * history says (status, current turn, what it waits for, turns, usage), naming the worker trouble.
+ */
+async function runningView(client: Client, d: WorkflowExecutionDescription, ride: RideOut): Promise<SessionView> {
+  const last = await lastPoll(client, d.taskQueue);
+  // No poll for longer than a live worker's long poll lasts: no query can be answered.
+  let trouble = last && (!last.polled || last.agoMs > GONE_POLLER_MS) ? noWorker(d.taskQueue, addressOf(client), last).text : undefined;
+  while (!trouble) {
+    const out = await look(client, d.workflowId, 'query', () => client.workflow.getHandle(d.workflowId).query(stateQuery), RUNNING_QUERY_MS);
+    if (out.ok) {
+      ride.clear();
+      return out.value as SessionState;
+    }
+    // Temporal's "no poller" and a last poll long ago name the task queue; a query unanswered
+    // with a recent poll is a worker that just stopped, or one too busy to answer.
+    if (out.trouble.kind === 'worker') trouble = out.trouble.text.includes(`task queue ${d.taskQueue}`) ? out.trouble.text : noAnswer(d.taskQueue, last);
+    else await ride.troubled(out.trouble);
+  }
+  const s = readSession(await lookUntil(client, d.workflowId, 'server', () => runEvents(client, d.workflowId, d.runId), SERVER_MS, ride));
+  return {
+    sessionId: d.workflowId,
+    status: s.openTurn ? ((s.waiting?.status as SessionViewStatus | undefined) ?? 'running') : 'idle',
+    turnCount: s.turns,
+    usage: s.usage,
+    ...(s.model ? { model: s.model } : {}),
+    ...(s.openTurn ? { currentTurnId: s.openTurn } : {}),
+    ...(s.waiting?.pending ? { pending: s.waiting.pending } : {}),
+    ...(s.lastTurn ? { lastTurn: s.lastTurn } : {}),
+    detailsMissing: `${trouble} — shown from history; working memory, MCP servers and the message count need a worker`,
+  };
+}
+
+/** A worker of the task queue polled lately, yet none answered the state query in time. */
+function noAnswer(taskQueue: string, last: LastPoll | undefined): string {
+  const ago = last?.polled ? `its last poll began ${seconds(Math.round(last.agoMs / 1000) * 1000)} ago: ` : '';
+  return `no worker of task queue ${taskQueue} answered within ${seconds(RUNNING_QUERY_MS)} (${ago}stopped, or too busy to answer)`;
 }
 
 /** A closed session: its status and reason from the close event, its details from the query when a worker is there. */
