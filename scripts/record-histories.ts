@@ -3,7 +3,8 @@
  * (tool calls, a tool error, malformed arguments, working memory, ask_user answered, finish,
  * approvals, continue-as-new), one with MCP tools, one that compresses its context, one whose
  * turn failed on a model outage and was retried (`harness retry`: a reset run), a fork of it at
- * step 2 and a rerun of it (recorded replies and decisions), all run by the current code. CI replays every stored history against the code of the day,
+ * step 2 and a rerun of it (recorded replies and decisions), and a long turn that crosses the
+ * thresholds of workflows/replay-constants.ts, all run by the current code. CI replays every stored history against the code of the day,
  * so a workflow change that breaks running sessions fails the build (change logic behind
  * patched()). Usage: npm run build && node dist/scripts/record-histories.js <label>
  */
@@ -75,6 +76,32 @@ const retryScript = {
     { tool_calls: [{ name: 'write_file', arguments: { path: 'r.txt', content: 'retried\n' } }] },
     { tool_calls: [{ name: 'read_file', arguments: { path: 'r.txt' } }] },
     { fault: { status: 503, times: 2 }, content: 'Recovered. HARNESS_OK' },
+  ],
+};
+
+/**
+ * A long turn that crosses the thresholds of workflows/replay-constants.ts under default limits
+ * (a small event budget aside): quick local steps, then a slow call handed on after
+ * AFTER_UNRECORDED_MS; calls whose model time passes SHOWN_WITHIN_MS; a fact working memory
+ * refuses (MAX_MEMORY_CHARS); arguments past the repeat guard's canonical and key sizes; and the
+ * same call four times: a warning, then the repeat guard stops the turn. It continues as new between steps.
+ */
+const big = (c: string) => c.repeat(20_000);
+const longScript = {
+  steps: [
+    { tool_calls: [{ name: 'get_current_time', arguments: {} }] },
+    { tool_calls: [{ name: 'get_current_time', arguments: { timezone: 'UTC' } }] },
+    { fault: { delay_ms: 1_200 }, tool_calls: [{ name: 'remember', arguments: { key: 'a', value: big('a') } }] },
+    { tool_calls: [{ name: 'remember', arguments: { key: 'b', value: big('b') } }] },
+    { fault: { delay_ms: 400 }, tool_calls: [{ name: 'list_files', arguments: { path: '.' } }] },
+    { fault: { delay_ms: 400 }, tool_calls: [{ name: 'get_current_time', arguments: { timezone: 'Europe/Paris' } }] },
+    { fault: { delay_ms: 400 }, tool_calls: [{ name: 'get_current_time', arguments: { timezone: 'Asia/Tokyo' } }] },
+    { tool_calls: [{ name: 'read_file', arguments: { path: 'none.txt', padding: 'p'.repeat(70 * 1024) } }] },
+    { tool_calls: [{ name: 'list_files', arguments: {} }] },
+    { tool_calls: [{ name: 'list_files', arguments: {} }] },
+    { tool_calls: [{ name: 'list_files', arguments: {} }] },
+    { tool_calls: [{ name: 'list_files', arguments: {} }] },
+    { content: 'not reached: the repeat guard stops the turn' },
   ],
 };
 
@@ -170,8 +197,16 @@ async function main(): Promise<void> {
       await client.workflow.getHandle(id).result();
     }
 
+    const longSession = `${sessionId}-long`;
+    const longConfig: SessionConfig = { ...config, model: { provider: 'scripted', model: 'scripted', script: longScript }, limits: { ...DEFAULT_LIMITS, maxSteps: 40, turnEventBudget: 40 } };
+    const l1 = await sendMessage(client, { taskQueue, sessionId: longSession, config: longConfig, text: 'A long turn.' });
+    const long = await waitForTurn(client, l1.turnId);
+    if (long.kind !== 'done' || long.result.terminated_by !== 'repeated_action') throw new Error(`the long turn did not end on the repeat guard: ${JSON.stringify(long).slice(0, 500)}`);
+    await endSession(client, longSession);
+    await client.workflow.getHandle(longSession).result();
+
     const ids = [sessionId, `${sessionId}/turn-1`, `${sessionId}/turn-2`, mcpSession, `${mcpSession}/turn-1`, compressSession, `${compressSession}/turn-1`];
-    for (const s of [retrySession, forkSession, rerunSession, mcpRerun]) ids.push(s, `${s}/turn-1`);
+    for (const s of [retrySession, forkSession, rerunSession, mcpRerun, longSession]) ids.push(s, `${s}/turn-1`);
     await writeHistories(client, address, label, ids);
   });
 }
