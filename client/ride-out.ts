@@ -8,7 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import { UserError } from '../host/errors';
-import { diagnose, look, seconds, troubleOf, within, type Trouble } from './wait-progress';
+import { tcpProbe } from './temporal';
+import { addressOf, diagnose, look, seconds, troubleOf, within, type Trouble } from './wait-progress';
 
 /** How long a command keeps waiting through trouble, and whom it tells. */
 export interface Patience {
@@ -24,6 +25,8 @@ export interface Patience {
 const MAX_BACKOFF_MS = 8_000;
 /** How long an update may be unanswered before the wait looks for what holds it up. */
 const SLOW_UPDATE_MS = 3_000;
+/** How long reads of Temporal alone may go unanswered before the wait looks whether the server is there. */
+const SLOW_READ_MS = 3_000;
 
 /** The state of one wait through trouble: what is wrong now, and the backoff. */
 export class RideOut {
@@ -52,6 +55,12 @@ export class RideOut {
     if (left <= 0) throw this.giveUp();
     await sleep(Math.min(this.delay, left));
     if (this.left() <= 0) throw this.giveUp();
+  }
+
+  /** Says what is wrong while a call is still under way (no pause: the call goes on). */
+  report(trouble: Trouble): void {
+    this.current = trouble;
+    this.patience.onTrouble?.(trouble);
   }
 
   /** Calls work again: says so once, and resets the backoff. */
@@ -85,6 +94,49 @@ export async function lookUntil<T>(client: Client, workflowId: string, call: 'qu
     }
     await ride.troubled(out.trouble);
   }
+}
+
+/**
+ * Runs `read` (calls of Temporal alone, no worker needed: a listing, a history) until it works,
+ * as lookUntil does for one call: a failure that waiting may cure is reported and the whole read
+ * made again after a pause; any other error is thrown. The SDK retries a server that is down
+ * inside each call for a while, silently: a read still unanswered after a few seconds while
+ * nothing listens at the server's address is reported at once.
+ */
+export async function readUntil<T>(client: Client, read: () => Promise<T>, ride: RideOut): Promise<T> {
+  for (;;) {
+    if (ride.left() <= 0) throw ride.giveUp();
+    const stop = new AbortController();
+    const attempt = client.withAbortSignal(stop.signal, read).then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    let outcome = await within(attempt, SLOW_READ_MS);
+    while (!outcome) {
+      const down = await unreachable(client);
+      if (down) ride.report(down);
+      if (ride.left() <= 0) {
+        stop.abort();
+        throw ride.giveUp();
+      }
+      outcome = await within(attempt, Math.min(SLOW_READ_MS, ride.left()));
+    }
+    if ('value' in outcome) {
+      ride.clear();
+      return outcome.value;
+    }
+    const trouble = troubleOf(client, outcome.error, 'server');
+    if (!trouble) throw outcome.error;
+    await ride.troubled(trouble);
+  }
+}
+
+/** Why nothing answers at the client's address (refused, unresolved, no TCP connection), or undefined when a connection opens. */
+async function unreachable(client: Client): Promise<Trouble | undefined> {
+  const address = addressOf(client);
+  const found = await tcpProbe(address, 2_000);
+  const why = found === 'refused' ? 'connection refused' : found === 'unresolved' ? 'host not found' : found === 'timeout' ? 'no TCP connection within 2 s' : undefined;
+  return why ? { kind: 'temporal', text: `Temporal at ${address} is unreachable (${why})` } : undefined;
 }
 
 /**

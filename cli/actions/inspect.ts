@@ -27,6 +27,7 @@ export interface StatusFlags {
 
 export interface SessionsFlags {
   limit: number;
+  waitTimeout: number;
   json?: boolean;
   /** Only sessions in this state (`waiting` for any wait for a person, `closed` for any end). */
   state?: string;

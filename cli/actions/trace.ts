@@ -7,6 +7,10 @@ import { escapeForTerminal } from '../../host/terminal/escape';
 import { print, printJsonLines, say } from '../output';
 import { follow } from './watch';
 import { UsageError } from '../../host/errors';
+import { readUntil } from '../../client/ride-out';
+import { waitRide } from '../wait';
+import { WaitNotes } from '../wait-notes';
+import { DEFAULT_WAIT_TIMEOUT_SEC } from '../wait-options';
 
 export interface TraceFlags {
   json?: boolean;
@@ -18,11 +22,15 @@ export interface TraceFlags {
 export async function showTrace(ctx: CliContext, id: string, o: TraceFlags): Promise<void> {
   // An export sends what has happened; what follows is the continuous export's job.
   if (o.otlp && o.follow) throw new UsageError('--follow cannot be combined with --otlp: an export sends the trace as it stands', '`harness dev` with OTEL_EXPORTER_OTLP_ENDPOINT set exports each turn as it closes');
-  const harness = await ctx.harness();
+  // Following waits, as `status --follow` does: through a Temporal that is down or restarting,
+  // from the first read on (the follow itself rides out what comes after).
+  const harness = await ctx.harness(o.follow ? { waits: true } : {});
   const store: OpenedStore | undefined = o.full ? await openMessageStore(ctx.home, ctx.env) : undefined;
   try {
     // Sent to a receiver with the payloads: each model call carries the whole request it got.
-    const trace = await harness.trace(id, store ? { store, ...(o.otlp ? { wholeInput: true } : {}) } : {});
+    const load = () => harness.trace(id, store ? { store, ...(o.otlp ? { wholeInput: true } : {}) } : {});
+    const ride = waitRide(ctx, new WaitNotes(), DEFAULT_WAIT_TIMEOUT_SEC * 1000, `for ${id}`, '', `try again with \`harness trace ${id} --follow\``);
+    const trace = o.follow ? await readUntil(harness.temporal, load, ride) : await load();
     for (const note of trace.notes) say(`note: ${note}`);
     if (o.otlp) {
       // Only what the trace holds leaves: payloads only when --full asked for them.

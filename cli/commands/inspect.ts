@@ -35,6 +35,7 @@ export function registerInspect(program: Command, ctx: CliContext): void {
     .option('--limit <n>', 'at most this many (1 to 1000)', parseLimit, 20)
     .option('--state <state>', `only sessions in this state: ${STATES.join(', ')} (waiting: any wait for a person; closed: any end)`, parseState)
     .option('--json', 'print as JSON')
+    .addOption(waitTimeoutOption('while Temporal does not answer, stop waiting after this long'))
     .action(async (o: SessionsFlags) => (await import('../actions/inspect')).sessions(ctx, o));
 
   sessions

@@ -105,8 +105,9 @@ describe('user errors', () => {
   it('an unreachable TEMPORAL_ADDRESS exits 1 saying Temporal cannot be reached, after saying it keeps trying', async () => {
     const port = await freePort();
     // A cluster may be restarting: the CLI tries again for a while, saying so, before it gives up.
-    // (`sessions`: commands that wait, `status` among them, wait for it like for the rest; see waits.test.ts.)
-    const r = await cli(['sessions'], { env: { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${port}` }, timeoutMs: 60_000 });
+    // (`trace`: commands that wait, `status`, `sessions` and `trace --follow` among them, wait for it
+    // like for the rest; see waits.test.ts and durability/outage-views.test.ts.)
+    const r = await cli(['trace', 'no-such-session'], { env: { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${port}` }, timeoutMs: 60_000 });
     expect(r.errLines[0], describeResult(r)).toMatch(/^waiting for Temporal at /);
     expectUserError({ ...r, errLines: r.errLines.slice(1) }, 1);
     expect(r.errLines[1]).toMatch(/cannot reach Temporal/i);
