@@ -36,6 +36,7 @@
  * completed events (history/trace/events.ts).
  */
 import { ActivityFailure, ApplicationFailure, isCancellation, patched, proxyActivities, proxyLocalActivities, TimeoutFailure, type ActivityOptions } from '@temporalio/workflow';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
 import type { EarlierAttempt, LocalModelOutcome, ModelCallInput, ModelReply } from '../common/activity-types';
 import { rootCauseMessage } from '../common/errors';
 import type { Limits } from '../common/session';
@@ -84,8 +85,9 @@ export class ModelCaller {
     this.retrying = bounded(proxyActivities<Activities>(options(cap - 1)).callModel as CallModel);
     const local = proxyLocalActivities<Activities>({ startToCloseTimeout: limits.modelTimeoutMs, retry: { maximumAttempts: 1 } }).callModel as (input: ModelCallInput) => Promise<LocalModelOutcome>;
     this.local = (input) => local({ ...input, retry });
-    // The activity a hand-off goes on in: its attempts, on the queue of the worker that holds the request.
-    this.holding = (queue) => bounded(proxyActivities<Activities>({ ...options(cap), taskQueue: queue, scheduleToStartTimeout: HANDOFF_PICKUP_MS }).callModel as CallModel);
+    // The activity a hand-off goes on in, on the queue of the worker that holds the request: that
+    // request's one attempt (a retry there would wait on a lost worker's queue).
+    this.holding = (queue) => bounded(proxyActivities<Activities>({ ...options(1), taskQueue: queue, scheduleToStartTimeout: HANDOFF_PICKUP_MS }).callModel as CallModel);
     // At most half an attempt's time: the hand-off comes well before the call's own deadline.
     this.handOffAfterMs = Math.min(limits.modelLocalMs ?? MODEL_LOCAL_MS_WHEN_UNSET, limits.modelTimeoutMs / 2);
   }
@@ -152,18 +154,21 @@ export class ModelCaller {
   }
 
   /**
-   * A handed-on call's activity, on the queue of the worker that holds its request (its retries
-   * too). A worker gone before it took the activity took the request with it: the call is sent
-   * again from the shared queue, counting the lost request as its first attempt.
+   * A handed-on call's activity, on the queue of the worker that holds its request: one attempt
+   * there, as the local one was (any later attempt is a new request, which any worker may send).
+   * When it fails, or its worker is lost (its heartbeat) or gone before it took the activity
+   * (HANDOFF_PICKUP_MS), the call goes on from the shared queue as a local attempt's would,
+   * counting on from it; a failure for good (or its bounds reached) fails the call here.
    */
   private async adoptOn(queue: string, input: ModelCallInput & { adopt: string }): Promise<ModelReply> {
+    let earlier: EarlierAttempt;
     try {
       return await this.activity(() => this.holding(queue)(input));
     } catch (err) {
-      if (!notTaken(err)) throw err;
+      if (isCancellation(err) || (err instanceof ActivityFailure && err.retryState === 'NON_RETRYABLE_FAILURE')) throw err;
+      earlier = notTaken(err) ? { attempts: 1, failure: `the worker that held the request did not take it back within ${HANDOFF_PICKUP_MS / 1000} s` } : { ...earlierAttempt(err), ...askedWait(err) };
     }
     const { adopt: _adopt, ...request } = input;
-    const earlier: EarlierAttempt = { attempts: 1, failure: `the worker that held the request did not take it back within ${HANDOFF_PICKUP_MS / 1000} s` };
     return this.activity(() => this.retrying({ ...request, earlier }));
   }
 
@@ -182,6 +187,15 @@ export const HANDOFF_PICKUP_MS = 10_000;
 
 /** Since this patch a handed-on call's activity goes to the worker that holds it (runs recorded before sent it to the shared queue). */
 const HANDOFF_QUEUE_PATCH = 'model-handoff-queue';
+
+/**
+ * The wait the endpoint asked for before the next request (a Retry-After), which an activity's
+ * failure carries for Temporal's retry (nextRetryDelay): the activity that tries again waits it.
+ */
+function askedWait(err: unknown): Pick<EarlierAttempt, 'retryAfterMs'> {
+  const ms = optionalTsToMs(applicationFailure(err)?.failure?.applicationFailureInfo?.nextRetryDelay);
+  return ms !== undefined && ms > 0 ? { retryAfterMs: ms } : {};
+}
 
 /** Whether an activity failed because no worker of its queue took it in time. */
 function notTaken(err: unknown): boolean {

@@ -178,7 +178,7 @@ export function readTimeline(runs: readonly Run[]): Timeline {
         case 'activityStarted': {
           const item = scheduled.get(e.scheduledId);
           // A model call a failed local attempt handed on counts on from it, and names its failure.
-          const lastFailure = e.lastFailure ?? (e.attempt === 1 ? earlierFailure(item?.input) : undefined);
+          const lastFailure = e.lastFailure ?? item?.lastFailure ?? (e.attempt === 1 ? earlierFailure(item?.input) : undefined);
           if (item) Object.assign(item, { attempt: countedAttempt(item.input, e.attempt), identity: e.identity }, lastFailure ? { lastFailure } : {});
           break;
         }
@@ -291,6 +291,9 @@ export function continueModelCall(activities: ActivityItem[], item: ActivityItem
   if (!lost || lost.step !== item.step || !lost.input.adopt || lost.failure === undefined || lost.canceled) return;
   activities.splice(i, 1);
   item.scheduledAt = Math.min(item.scheduledAt, lost.scheduledAt);
+  // What became of the hand-off, as the workflow put it (it was no local attempt that failed).
+  const why = (item.input.earlier as { failure?: unknown }).failure;
+  if (typeof why === 'string' && why) item.lastFailure = why;
 }
 
 /** The attempts a failed model call says it took (its failure's details), over the count its start events give. */

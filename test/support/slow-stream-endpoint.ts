@@ -5,7 +5,8 @@
  * to stream (the first call of a session whose tool mode is still to be decided) takes as long. It answers from the
  * conversation, so any number of turns need no script: a user message gets a `get_current_time`
  * call, a tool result gets the answer. It counts every request by session, and whether it was
- * answered whole or the client went away.
+ * answered whole, cut (`cut()`: the connection drops mid-stream, as a provider's can) or left by
+ * the client.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -15,8 +16,8 @@ export interface StreamedRequest {
   session: string;
   purpose: string;
   callIndex: string;
-  /** `streaming` until the reply ended: `done`, or `gone` when the client left first. */
-  status: 'streaming' | 'done' | 'gone';
+  /** `streaming` until the reply ended: `done`, `cut` by the endpoint, or `gone` when the client left first. */
+  status: 'streaming' | 'done' | 'cut' | 'gone';
 }
 
 export interface SlowStreamEndpoint {
@@ -24,6 +25,8 @@ export interface SlowStreamEndpoint {
   requests: StreamedRequest[];
   /** The session's chat requests (probes apart). */
   chats(sessionId: string): StreamedRequest[];
+  /** Drops the connection of the session's next streamed reply after its second piece of text. */
+  cut(sessionId: string): void;
   close(): Promise<void>;
 }
 
@@ -34,6 +37,7 @@ const BEFORE_CALL = ['Let ', 'me ', 'look ', 'at ', 'the ', 'clock.'];
 /** Starts the endpoint on a free port of 127.0.0.1. */
 export async function startSlowStreamEndpoint(opts: { chunkMs: number }): Promise<SlowStreamEndpoint> {
   const requests: StreamedRequest[] = [];
+  const cutting = new Set<string>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let raw = '';
     req.on('data', (d: Buffer) => (raw += d.toString()));
@@ -52,7 +56,7 @@ export async function startSlowStreamEndpoint(opts: { chunkMs: number }): Promis
     let gone = false;
     res.on('close', () => {
       gone = !res.writableEnded;
-      if (gone) record.status = 'gone';
+      if (gone && record.status === 'streaming') record.status = 'gone';
     });
     // After a tool's result, the answer; else a call of the clock.
     const answering = body.messages[body.messages.length - 1]?.role === 'tool';
@@ -67,13 +71,19 @@ export async function startSlowStreamEndpoint(opts: { chunkMs: number }): Promis
       record.status = 'done';
       return;
     }
+    const cutHere = cutting.delete(record.session);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const chunk = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\n\n`);
     const delta = (d: unknown, finish: string | null = null) => chunk({ id: 'slow', object: 'chat.completion.chunk', created: 0, model: 'slow', choices: [{ index: 0, delta: d, finish_reason: finish }] });
     delta({ role: 'assistant', content: '' });
-    for (const piece of pieces) {
+    for (const [i, piece] of pieces.entries()) {
       await sleep(opts.chunkMs);
       if (gone) return;
+      if (cutHere && i === 2) {
+        record.status = 'cut';
+        res.destroy();
+        return;
+      }
       delta({ content: piece });
     }
     if (!answering) delta({ tool_calls: [{ index: 0, ...clockCall().tool_calls[0] }] });
@@ -89,6 +99,7 @@ export async function startSlowStreamEndpoint(opts: { chunkMs: number }): Promis
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     chats: (sessionId) => requests.filter((r) => r.session === sessionId && r.purpose !== 'probe'),
+    cut: (sessionId) => void cutting.add(sessionId),
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

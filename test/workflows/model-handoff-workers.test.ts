@@ -5,10 +5,11 @@
  * longer than the local window, and a Temporal server that dispatches activities as a deployed
  * one does (through the queue: test/support/plain-server.ts). Every call is handed on; the
  * activity that waits for it must run on the worker that holds the request, or the other worker
- * (about half of the time) sends the request again and both are paid for. Over twelve calls the endpoint counts
- * as many requests as the turns and the ledger count model calls, each one answered whole. And
- * when the holding worker is gone before it takes the activity, the call is sent again from the
- * shared queue: two requests, counted as two attempts of one call.
+ * (about half of the time) sends the request again and both are paid for. Over twelve calls the
+ * endpoint counts as many requests as the turns and the ledger count model calls, each one
+ * answered whole. A handed-on request that fails, and one whose worker is gone before it takes
+ * the activity, are sent again from the shared queue: two requests, counted as two attempts of
+ * one call.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
@@ -86,6 +87,36 @@ describe('a handed-on model call with two workers polling', () => {
     expect(calls).toBe(12);
     expect(sessions.flatMap((s) => endpoint.chats(s))).toHaveLength(calls);
   }, 180_000);
+});
+
+describe('a handed-on call whose request fails', () => {
+  it('is tried again from the shared queue, as one call of two attempts in the trace and the ledger', async () => {
+    const sessionId = newSessionId('cut');
+    // The second call (the answer, streamed) loses its connection once handed on.
+    endpoint.cut(sessionId);
+    const r = await a.finish(sessionId, endpointConfig(endpoint.url, limits), 'what time is it?');
+    expect(r.answer).toMatch(/HARNESS_OK/);
+    expect(endpoint.chats(sessionId).map((c) => [c.callIndex, c.status])).toEqual([
+      ['0', 'done'],
+      ['1', 'cut'],
+      ['1', 'done'],
+    ]);
+    const models = modelActivities(await historyOf(a.client, r.turnId));
+    expect(models.map((m) => [m.callIndex, m.adopt ? 'adopt' : `earlier ${m.earlier?.attempts}`])).toEqual([
+      [0, 'adopt'],
+      [1, 'adopt'],
+      [1, 'earlier 1'],
+    ]);
+    const llm = (await loadTrace(a.client, r.turnId)).spans.filter((s) => s.span.type === 'llm_call').map((s) => s.span);
+    expect(llm.map((s) => [s.status, s.output?.attempts])).toEqual([
+      ['ok', 1],
+      ['ok', 2],
+    ]);
+    expect(llm[1]!.output?.last_failure).toBeTruthy();
+    const fromHistory = await loadLedger(a.client, r.turnId, { calls: true });
+    expect(fromHistory.turns[0]!.entries!.filter((e) => e.kind === 'model').map((e) => e.attempts)).toEqual([1, 2]);
+    expect(fromHistory.total).toEqual((await loadLedger(a.client, r.turnId)).total);
+  }, 120_000);
 });
 
 describe('a handed-on call whose worker is gone before it takes the activity', () => {
