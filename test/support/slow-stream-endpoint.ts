@@ -5,7 +5,8 @@
  * to stream (the first call of a session whose tool mode is still to be decided) takes as long. It answers from the
  * conversation, so any number of turns need no script: a user message gets a `get_current_time`
  * call, a tool result gets the answer. It counts every request by session, and whether it was
- * answered whole, cut (`cut()`: the connection drops mid-stream, as a provider's can) or left by
+ * answered whole, cut (`cut()`: the connection drops mid-stream, as a provider's can), refused
+ * as rate limited (`limit()`: a 429 with Retry-After, after as long as a reply takes) or left by
  * the client.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -17,7 +18,7 @@ export interface StreamedRequest {
   purpose: string;
   callIndex: string;
   /** `streaming` until the reply ended: `done`, `cut` by the endpoint, or `gone` when the client left first. */
-  status: 'streaming' | 'done' | 'cut' | 'gone';
+  status: 'streaming' | 'done' | 'cut' | 'limited' | 'gone';
 }
 
 export interface SlowStreamEndpoint {
@@ -27,6 +28,8 @@ export interface SlowStreamEndpoint {
   chats(sessionId: string): StreamedRequest[];
   /** Drops the connection of the session's next streamed reply after its second piece of text. */
   cut(sessionId: string): void;
+  /** Answers the session's next request, once it took as long as a reply, with a 429 asking to wait `retryAfterSec`. */
+  limit(sessionId: string, retryAfterSec: number): void;
   close(): Promise<void>;
 }
 
@@ -38,6 +41,7 @@ const BEFORE_CALL = ['Let ', 'me ', 'look ', 'at ', 'the ', 'clock.'];
 export async function startSlowStreamEndpoint(opts: { chunkMs: number }): Promise<SlowStreamEndpoint> {
   const requests: StreamedRequest[] = [];
   const cutting = new Set<string>();
+  const limiting = new Map<string, number>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     let raw = '';
     req.on('data', (d: Buffer) => (raw += d.toString()));
@@ -62,6 +66,15 @@ export async function startSlowStreamEndpoint(opts: { chunkMs: number }): Promis
     const answering = body.messages[body.messages.length - 1]?.role === 'tool';
     const usage = { prompt_tokens: 20, completion_tokens: 10, total_tokens: 30 };
     const pieces = answering ? ANSWER : BEFORE_CALL;
+    const limited = limiting.get(record.session);
+    if (limited !== undefined && record.purpose !== 'probe') {
+      limiting.delete(record.session);
+      await sleep(opts.chunkMs * pieces.length);
+      if (gone) return;
+      record.status = 'limited';
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(limited) }).end(JSON.stringify({ error: { message: 'Rate limit reached', type: 'rate_limit_error' } }));
+      return;
+    }
     if (!body.stream) {
       // As slow as the stream, all at once at the end.
       await sleep(opts.chunkMs * pieces.length);
@@ -100,6 +113,7 @@ export async function startSlowStreamEndpoint(opts: { chunkMs: number }): Promis
     requests,
     chats: (sessionId) => requests.filter((r) => r.session === sessionId && r.purpose !== 'probe'),
     cut: (sessionId) => void cutting.add(sessionId),
+    limit: (sessionId, retryAfterSec) => void limiting.set(sessionId, retryAfterSec),
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

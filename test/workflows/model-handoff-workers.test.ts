@@ -119,6 +119,29 @@ describe('a handed-on call whose request fails', () => {
   }, 120_000);
 });
 
+describe('a handed-on call that is rate limited', () => {
+  it('is tried again from the shared queue after the wait the endpoint asked for', async () => {
+    const sessionId = newSessionId('limited');
+    // The first call, slow, is handed on; then its answer is a 429 asking to wait 2 s.
+    endpoint.limit(sessionId, 2);
+    const r = await a.finish(sessionId, endpointConfig(endpoint.url, limits), 'what time is it?');
+    expect(r.answer).toMatch(/HARNESS_OK/);
+    expect(endpoint.chats(sessionId).map((c) => [c.callIndex, c.status])).toEqual([
+      ['0', 'limited'],
+      ['0', 'done'],
+      ['1', 'done'],
+    ]);
+    // The activity that went on from the hand-off was told to wait what the endpoint asked.
+    const models = modelActivities(await historyOf(a.client, r.turnId));
+    expect(models.map((m) => [m.callIndex, m.adopt ? 'adopt' : `earlier ${m.earlier?.attempts}`])).toEqual([
+      [0, 'adopt'],
+      [0, 'earlier 1'],
+      [1, 'adopt'],
+    ]);
+    expect(models[1]!.earlier?.retryAfterMs).toBe(2_000);
+  }, 120_000);
+});
+
 describe('a handed-on call whose worker is gone before it takes the activity', () => {
   it('is sent again from the shared queue: two requests, one call of two attempts, in the turn, the trace and the ledger', async () => {
     // One worker whose hand-off queue nobody polls: the worker that held the call is gone.
