@@ -41,6 +41,8 @@ export interface ModelCallProgress extends OutageProgress {
   wasted?: Usage;
   /** Requests of the call before this activity (a failed local attempt): a view adds them to the activity's attempt. */
   earlier?: number;
+  /** Why the request before this activity failed: Temporal's last failure covers only the activity's own attempts. */
+  earlierFailure?: string;
   /** limits.modelMaxAttempts: the attempts of a call that fails other than by an outage. */
   maxAttempts?: number;
 }
@@ -229,9 +231,9 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
     const adopted = input.adopt ? handoffs.take(input.adopt) : undefined;
     const before = ctx.info.heartbeatDetails as Partial<ModelCallProgress> | undefined;
     const wasted = before?.wasted ?? earlier?.wasted;
-    const progress: ModelCallProgress = adopted?.progress ?? { endpoint: '', timeouts: Number(before?.timeouts) || 0, ...(wasted ? { wasted } : {}) };
+    const progress: ModelCallProgress = adopted?.progress ?? { endpoint: '', timeouts: before ? Number(before.timeouts) || 0 : (earlier?.timeouts ?? 0), ...(wasted ? { wasted } : {}) };
     // What live views count and show: requests before this activity, the attempts allowed.
-    Object.assign(progress, { earlier: earlier?.attempts, maxAttempts: input.retry?.attempts, outage: undefined, retryUntil: undefined, nextAt: undefined });
+    Object.assign(progress, { earlier: earlier?.attempts, earlierFailure: earlier?.failure, maxAttempts: input.retry?.attempts, outage: undefined, retryUntil: undefined, nextAt: undefined });
     const beat = () => ctx.heartbeat(progress);
     // Heartbeats let Temporal notice a dead worker long before the call's own timeout (the
     // heartbeat timeout is seconds: limits.modelHeartbeatMs); they go on until the reply is

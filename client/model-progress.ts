@@ -52,7 +52,7 @@ export function modelProgress(d: WorkflowExecutionDescription): ModelProgress | 
     attempt: (pending.attempt || 1) + count(details.earlier),
     maxAttempts: maxAttempts(details, pending.maximumAttempts ?? 0),
     ...(endpoint ? { endpoint } : {}),
-    ...(pending.lastFailure?.message ? { lastFailure: failureLine(pending.lastFailure) } : {}),
+    ...(pending.lastFailure?.message ? { lastFailure: failureLine(pending.lastFailure) } : text(details.earlierFailure) ? { lastFailure: firstLine(text(details.earlierFailure)!) } : {}),
     ...(since ? { since } : {}),
     ...(outage && nextAt ? { outage, nextAt } : nextAt ? { nextAt } : {}),
     ...(outage && retryUntil ? { retryUntil } : {}),

@@ -67,6 +67,8 @@ export interface EarlierAttempt {
   permanent?: { type: string; runId: string };
   /** The wait the endpoint asked for (Retry-After) or the backoff: the activity waits it before its first request. */
   retryAfterMs?: number;
+  /** Of those attempts, how many timed out: they count toward the timed-out attempts a call may have. */
+  timeouts?: number;
 }
 
 /**

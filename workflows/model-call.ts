@@ -215,6 +215,7 @@ function earlierAttempt(err: unknown): EarlierAttempt {
     ...(spent?.wasted ? { wasted: spent.wasted } : {}),
     ...(cause?.nonRetryable && typeof runId === 'string' ? { permanent: { type: cause.type ?? 'MODEL_ERROR', runId } } : {}),
     ...(typeof retryAfterMs === 'number' && retryAfterMs > 0 ? { retryAfterMs } : {}),
+    ...(cause?.type === 'MODEL_TIMEOUT' ? { timeouts: 1 } : {}),
   };
 }
 

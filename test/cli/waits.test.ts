@@ -129,13 +129,15 @@ describe('a model endpoint that accepts the request and never answers', () => {
     const config = path.join(cwd, 'silent.config.json');
     writeFileSync(config, JSON.stringify({ baseUrl: endpoint.url, limits: { modelTimeoutSec: 8, modelHeartbeatSec: 2, modelMaxAttempts: 3 } }));
     const sessionId = newSessionId('silent-cli');
+    const before = endpoint.requests.length;
     const r = await runCli(['run', '--config', config, '--model', 'test-model', '--session', sessionId, 'hello?'], { env, cwd, timeoutMs: 120_000 });
     const dump = describeResult(r);
     expect(r.code, dump).toBe(1);
     expect(stackLines(r.stderr), dump).toEqual([]);
     const progress = r.errLines.filter((l) => l.startsWith('… waiting for the model at '));
     expect(progress.length, dump).toBeGreaterThan(0);
-    // The second attempt is announced with the endpoint and why the first one failed.
+    // The second attempt is announced with the endpoint and why the first one failed; two requests, two attempts.
+    expect(endpoint.requests.slice(before).filter((q) => q.path.endsWith('/chat/completions')), dump).toHaveLength(2);
     expect(progress.some((l) => l.includes(endpoint.url) && /attempt 2 of 3; last failure: the model endpoint .* did not answer within/.test(l)), dump).toBe(true);
     expect(r.stderr).toMatch(new RegExp(`^error: the model endpoint ${endpoint.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} did not answer within 7 s`, 'm'));
     expect(r.stderr).not.toMatch(/StartToClose/i);
