@@ -35,9 +35,9 @@ export function parseArgs(text: string, max = MAX_SHOWN_DEPTH): unknown {
   }
 }
 
-/** Builds the tool_call spans (with their approval and ask_user children) of a step. */
 const earliest = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined ? b : b === undefined ? a : Math.min(a, b));
 
+/** Builds the tool_call spans (with their approval and ask_user children) of a step. */
 export function callSpans(ctx: TurnContext, step: number, stepKey: string, calls: readonly ToolCall[], askedAt: number | undefined): BuiltSpan[] {
   const t = ctx.timeline;
   const views: CallView[] = calls.map((call, index) => {
