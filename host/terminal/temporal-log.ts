@@ -25,7 +25,13 @@ export function installEscapingRuntime(level: LogLevel = 'INFO'): void {
   }
 }
 
+/** A hand-off queue's Worker (workers/handoff-queue.ts) polls activities only, by design: the SDK's warning that it has no workflows is noise. */
+function byDesign(entry: LogEntry): boolean {
+  return entry.message === 'No workflows registered, not polling for workflow tasks' && String(entry.meta?.taskQueue ?? '').includes('/handoff-');
+}
+
 function logLine(entry: LogEntry): void {
+  if (byDesign(entry)) return;
   const date = new Date(Number(entry.timestampNanos / 1_000_000n));
   writeErrLine(entry.meta === undefined ? format(date, `[${entry.level}]`, entry.message) : format(date, `[${entry.level}]`, entry.message, entry.meta));
 }

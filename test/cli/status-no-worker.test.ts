@@ -69,5 +69,7 @@ it('answers from history with no worker: running, the step, and that no worker p
   expect(later.code, describeResult(later)).toBe(0);
   const view = parseJson(later);
   expect(view, describeResult(later)).toMatchObject({ session_id: sessionId, status: 'running', current_turn_id: `${sessionId}/turn-1`, turn_count: 1, progress: { step: 2 } });
-  expect(String(view.details_missing)).toMatch(new RegExp(`^no worker polls task queue ${taskQueue} on Temporal at \\S+.* — shown from history; `));
+  // Temporal's own "no poller" may take longer than status waits on a loaded machine: then the
+  // worker that stopped answering is named by its queue and its last poll, as truthfully.
+  expect(String(view.details_missing)).toMatch(new RegExp(`^no worker (polls task queue ${taskQueue} on Temporal at \\S+|of task queue ${taskQueue} answered within ).* — shown from history; `));
 }, 240_000);
