@@ -35,7 +35,7 @@
  * (LocalModelOutcome); the history readers take the marker for the call's scheduled and
  * completed events (history/trace/events.ts).
  */
-import { ActivityFailure, ApplicationFailure, isCancellation, patched, proxyActivities, proxyLocalActivities, TimeoutFailure, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, TimeoutFailure, type ActivityOptions } from '@temporalio/workflow';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import type { EarlierAttempt, LocalModelOutcome, ModelCallInput, ModelReply } from '../common/activity-types';
 import { rootCauseMessage } from '../common/errors';
@@ -67,7 +67,8 @@ export class ModelCaller {
   constructor(
     limits: Limits,
     private readonly events: RunEvents,
-    private readonly takesPatch: () => boolean,
+    /** Whether the run takes a patch (turn-patches.ts: a run of today's code takes every one without a marker of its own). */
+    private readonly since: (patchId: string) => boolean,
   ) {
     // Every call carries its retry bounds, and its activity fails for good past them
     // (activities/model-retry.ts): rate limits and outages are retried over limits.modelRetryWindowMs,
@@ -123,7 +124,7 @@ export class ModelCaller {
 
   /** One model call: locally first when the run allows it, else (or then) the callModel activity. */
   async call(input: ModelCallInput): Promise<ModelReply> {
-    this.localAllowed ??= this.handOffAfterMs > 0 && this.takesPatch();
+    this.localAllowed ??= this.handOffAfterMs > 0 && this.since('local-model-call');
     if (!this.localAllowed) {
       this.events.add('activity');
       return this.callActivity(input);
@@ -143,7 +144,7 @@ export class ModelCaller {
       }
       handedOn = { adopt: out.handoff };
       // The marker names the worker's queue (workers before it named none).
-      if (out.queue && patched(HANDOFF_QUEUE_PATCH)) holder = out.queue;
+      if (out.queue && this.since(HANDOFF_QUEUE_PATCH)) holder = out.queue;
     } catch (err) {
       if (isCancellation(err)) throw err;
       handedOn = { earlier: earlierAttempt(err) };

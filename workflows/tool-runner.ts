@@ -3,7 +3,7 @@
  * timeout, MCP first as a local activity when idempotent), what the request carries, and a
  * failure after the activity's retries turned into a result the model sees.
  */
-import { isCancellation, patched } from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 import type { ExecuteToolInput, ToolOutcome } from '../common/activity-types';
 import { rootCauseMessage, toolError } from '../common/errors';
 import type { TurnInput } from '../common/session';
@@ -17,14 +17,14 @@ import type { ModelCaller } from './model-call';
 /** The turn's executeTool op: one tool execution, as the turn's patches and config say. */
 export function toolRunner(
   input: TurnInput,
-  patches: Pick<TurnPatches, 'localTools' | 'perToolTimeouts' | 'toolFailuresAsResults' | 'messageStore'>,
+  patches: Pick<TurnPatches, 'localTools' | 'perToolTimeouts' | 'toolFailuresAsResults' | 'messageStore' | 'since'>,
   events: RunEvents,
   dropMcpQuestions: (callId: string) => Promise<void>,
   models: Pick<ModelCaller, 'noteLocalEffect' | 'activity'>,
   route?: HostRoute,
 ): (call: ToolExecution) => Promise<ToolOutcome> {
   const { limits } = input.config;
-  const { localTools, perToolTimeouts, toolFailuresAsResults, messageStore } = patches;
+  const { localTools, perToolTimeouts, toolFailuresAsResults, messageStore, since } = patches;
   const mcpServers = input.config.mcp?.servers ?? [];
   return async ({ local, mcp, readOnly, ...call }: ToolExecution): Promise<ToolOutcome> => {
     // A local activity that may change something (even one that failed): the next model call
@@ -37,7 +37,7 @@ export function toolRunner(
     const server = mcp && mcpServers.find((s) => s.name === mcp.server);
     // run_shell kills its command when the turn is cancelled: the turn waits for that. Turns
     // recorded before ended at once (a history of one would end differently: a patch).
-    const waitCancelled = call.name === 'run_shell' && !server && !call.custom && perToolTimeouts && patched('shell-cancel-waits');
+    const waitCancelled = call.name === 'run_shell' && !server && !call.custom && perToolTimeouts && since('shell-cancel-waits');
     // A session on a sandbox host runs every call there, as a regular activity (a local one would
     // run on whichever worker runs the turn, not where the workspace is).
     const hosted = route?.activity(

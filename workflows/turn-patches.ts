@@ -1,12 +1,13 @@
 /**
  * The turn's version decisions: which behaviours of turns recorded before a change a run keeps.
  *
- * A run started by today's code takes one marker, `turn-patches-3`, and with it every patch
- * below. Each `patched()` call costs a marker and a search-attribute update (Core upserts
+ * A run started by today's code takes one marker, `turn-patches-4`, and with it every patch
+ * below and every later one read through `since` (`model-handoff-queue`, whose own marker would
+ * otherwise come after a local activity's) and `shell-cancel-waits`. Each `patched()` call costs a marker and a search-attribute update (Core upserts
  * TemporalChangeVersion for each, a visibility write on the server): twelve of each a turn
  * before, a third of an eval trial's events. A history with an earlier set's marker
- * (`turn-patches-2`, `turn-patches-1`) takes the patches that set stood for and none that came
- * after it. A history with none was recorded before the sets: each patch is then its own
+ * (`turn-patches-3`, `turn-patches-2`, `turn-patches-1`) takes the patches that set stood for and
+ * none that came after it (a later one is then its own `patched()` call, where it is read). A history with none was recorded before the sets: each patch is then its own
  * `patched()` call, taken where its marker is recorded, so older turns replay as they ran. The
  * early ones are taken here in their recorded order, before prepareTurn is scheduled;
  * `bounded-model-input` and `local-prepare-turn` come at prepareTurn (turn.ts),
@@ -46,7 +47,10 @@ export interface TurnPatches {
 }
 
 /** The patch set every run of today's code records once, standing for all the patches above. */
-export const TURN_PATCH_SET = 'turn-patches-3';
+export const TURN_PATCH_SET = 'turn-patches-4';
+
+/** The third patch set: the second set's patches and `local-model-call`. */
+export const THIRD_PATCH_SET = 'turn-patches-3';
 
 /** The second patch set (stop 31): the first set's patches and `local-prepare-turn`. */
 export const SECOND_PATCH_SET = 'turn-patches-2';
@@ -68,15 +72,18 @@ const FIRST_SET_PATCHES: ReadonlySet<string> = new Set([
   'approvals-partial-notify',
 ]);
 const SECOND_SET_PATCHES: ReadonlySet<string> = new Set([...FIRST_SET_PATCHES, 'local-prepare-turn']);
+const THIRD_SET_PATCHES: ReadonlySet<string> = new Set([...SECOND_SET_PATCHES, 'local-model-call']);
 
 /** Takes the turn's early patches, in their recorded order. */
 export function turnPatches(input: TurnInput): TurnPatches {
   // Taken once, first: a run that has it skips every patched() call below (no marker of theirs).
   const current = patched(TURN_PATCH_SET);
   // Only a run recorded by an earlier set's code has its marker (today's never asks for one).
-  const second = !current && patched(SECOND_PATCH_SET);
-  const first = !current && !second && patched(FIRST_PATCH_SET);
-  const since = (patchId: string) => current || (second && SECOND_SET_PATCHES.has(patchId)) || (first && FIRST_SET_PATCHES.has(patchId)) || patched(patchId);
+  const third = !current && patched(THIRD_PATCH_SET);
+  const second = !current && !third && patched(SECOND_PATCH_SET);
+  const first = !current && !third && !second && patched(FIRST_PATCH_SET);
+  const since = (patchId: string) =>
+    current || (third && THIRD_SET_PATCHES.has(patchId)) || (second && SECOND_SET_PATCHES.has(patchId)) || (first && FIRST_SET_PATCHES.has(patchId)) || patched(patchId);
   // Sessions recorded before the permission policy existed replay without it.
   const recordedPolicy = since('permission-policy') ? (input.config.policy ?? parsePolicy(undefined)) : undefined;
   // Turns recorded before the exact analysis judged with their policy's own version (which let

@@ -38,7 +38,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   // A model call runs in the workflow task while it is quick (model-call.ts). Every model call and
   // compression is charged to the turn's spend as it returns; with a budget, each model call is
   // checked against it first (workflows/turn-budget.ts).
-  const models = new ModelCaller(limits, events, () => patches.since('local-model-call'));
+  const models = new ModelCaller(limits, events, patches.since);
   const activity = <T>(run: () => Promise<T>) => models.activity(run);
   const budget = new TurnBudget(input);
   const callModel = budget.charging((req) => models.call(req));
