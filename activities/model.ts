@@ -14,6 +14,7 @@ import { attemptBudgetMs, endpointLabel, modelTimeout, toModelFailure } from './
 import { callDeciding, inMode, type ToolModeCache } from './model-auto';
 import { exchange, type Exchanged } from './model-exchange';
 import type { ToolModeDecision } from '../common/tool-mode';
+import { replyNotes } from './model-notes';
 import { addWaste, reportedUsage, withWaste } from './usage-waste';
 import { StreamWriter, streamFile } from '../host/model-stream';
 import { ModelHandoffs } from './model-handoffs';
@@ -62,9 +63,6 @@ export interface CallModelDeps {
    */
   handoffQueue?: string;
 }
-
-/** A reasoning model's thinking is kept in history up to this many characters (the trace shows it). */
-const MAX_REASONING_CHARS = 4_000;
 
 /** A model request under way on this worker, whichever activity waits for it now. */
 interface RunningCall {
@@ -263,29 +261,6 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
       clearInterval(interval);
       ctx.cancellationSignal.removeEventListener('abort', stop);
     }
-  };
-}
-
-/** What history keeps of how the call went beyond its answer: the mode, corrections, a cut, estimated usage, reasoning. */
-function replyNotes(done: Exchanged, mode: ToolModeDecision | undefined, decided: ToolModeDecision | undefined): Partial<ModelReply> {
-  const a = done.answer;
-  const reasoning = typeof a.reasoning === 'string' ? a.reasoning.slice(0, MAX_REASONING_CHARS) : undefined;
-  return {
-    ...(mode
-      ? {
-          protocol: {
-            mode: mode.mode,
-            ...(done.constrained !== undefined ? { constrained: done.constrained } : {}),
-            ...(decided ? { decided } : {}),
-            ...(done.corrections.length ? { corrections: done.corrections } : {}),
-          },
-        }
-      : done.corrections.length
-        ? { protocol: { mode: 'native' as const, corrections: done.corrections } }
-        : {}),
-    ...(done.truncated ? { truncated: true } : {}),
-    ...(a.usageEstimated ? { usageEstimated: true } : {}),
-    ...(reasoning ? { reasoning } : {}),
   };
 }
 
