@@ -7,7 +7,8 @@
  */
 import type { TurnInput, TurnResult } from '../../common/session';
 import { countedAttempt, decodePayload, failureDetails, failureText, localModelCall, type HistoryEvent } from '../trace/events';
-import { continueModelCall, reportedAttempt, type ActivityItem, type Timeline } from '../trace/timeline';
+import type { ActivityItem, Timeline } from '../trace/timeline';
+import { continueModelCall, reportedAttempt } from '../trace/model-calls';
 import { resetBase } from '../workflow-runs';
 import type { RawRun } from './fetch';
 
