@@ -14,6 +14,7 @@ import type {
 import { builtinRegistry } from '../common/builtin-tools';
 import { workspaceBudget } from './tools/workspace-usage';
 import { Context } from '@temporalio/activity';
+import { withHeartbeat } from './heartbeat';
 import { createCallModel, modelNotConfigured } from './model';
 import { createCompressContextActivity } from './compress/activity';
 import { OpenAIModelClient, type ModelClient } from './model-client';
@@ -287,20 +288,4 @@ export function createActivities(deps: ActivityDeps) {
       });
     },
   };
-}
-
-/**
- * Runs `fn` while heartbeating, when the activity has a heartbeat timeout: Temporal then notices
- * a worker killed mid-tool within seconds and retries elsewhere (the tools make that retry safe).
- */
-async function withHeartbeat<T>(fn: () => Promise<T>): Promise<T> {
-  const ctx = Context.current();
-  const every = ctx.info.heartbeatTimeoutMs;
-  if (ctx.info.isLocal || !every) return fn();
-  const beat = setInterval(() => ctx.heartbeat(), Math.max(200, every / 3));
-  try {
-    return await fn();
-  } finally {
-    clearInterval(beat);
-  }
 }

@@ -7,6 +7,7 @@ import { Context } from '@temporalio/activity';
 import type { TurnResult, TurnState } from '../common/session';
 import { turnStateQuery, turnStatusSignal } from '../common/messages';
 import { rootCauseMessage } from '../common/errors';
+import { withHeartbeat } from './heartbeat';
 
 export interface AwaitTurnRunInput {
   workflowId: string;
@@ -27,16 +28,7 @@ const START_WITHIN_MS = 2 * 60_000;
 const POLL_MS = 500;
 
 export async function awaitTurnRun(input: AwaitTurnRunInput): Promise<AwaitTurnRunResult> {
-  const ctx = Context.current();
-  // Beats on a timer from the start, a third of the heartbeat timeout apart: a describe or query
-  // slowed by a loaded server must not look like a lost worker, and a worker lost meanwhile is
-  // noticed within the timeout.
-  const beat = setInterval(() => ctx.heartbeat(), Math.max(200, (ctx.info.heartbeatTimeoutMs ?? 30_000) / 3));
-  try {
-    return await awaitRun(input);
-  } finally {
-    clearInterval(beat);
-  }
+  return withHeartbeat(() => awaitRun(input));
 }
 
 async function awaitRun(input: AwaitTurnRunInput): Promise<AwaitTurnRunResult> {
