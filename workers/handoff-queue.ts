@@ -24,5 +24,7 @@ export function handoffQueueOf(taskQueue: string): string {
  * main one (its own slots, so a worker busy with other activities still takes its hand-offs).
  */
 export function createHandoffWorker(options: Omit<WorkerOptions, 'taskQueue' | 'workflowBundle' | 'workflowsPath'>, queue: string): Promise<Worker> {
-  return WatchedWorker.create({ ...options, taskQueue: queue });
+  // One poll at a time: the queue sees a task only when a call is handed on, and every poll held
+  // open is work for the server the other queues share (five, the SDK's default, showed in bench:step).
+  return WatchedWorker.create({ ...options, taskQueue: queue, maxConcurrentActivityTaskPolls: 1 });
 }
