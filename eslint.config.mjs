@@ -1,5 +1,5 @@
 // Lint: TypeScript rules everywhere, plus determinism rules for workflow code (workflows/ and
-// the pure common/ folder it imports): no Node built-ins, no I/O clients, no clocks or
+// the pure deterministic/ folder it imports): no Node built-ins, no I/O clients, no clocks or
 // randomness, only type imports from activities, and no floating promises.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
@@ -11,7 +11,7 @@ const NODE_BUILTINS = [
 ];
 
 /** The project's own top-level folders of Node-side code. */
-const NODE_ROOMS = ['activities', 'api', 'cli', 'client', 'config', 'console', 'evals', 'history', 'host', 'scripted', 'scripts', 'workers', 'workflows'];
+const NODE_ROOMS = ['activities', 'api', 'cli', 'client', 'config', 'console', 'evals', 'history', 'machine', 'scripted-model', 'scripts', 'workers', 'workflows'];
 
 /** One lint block per layer: imports of code from the rooms above it are errors (type imports pass). */
 function layers(above) {
@@ -26,7 +26,7 @@ function layers(above) {
               // Relative imports only: `@temporalio/client` is a package, `../client/x` a room.
               regex: `^(\\.\\.?/)+(${banned.join('|')})(/|$)`,
               allowTypeImports: true,
-              message: `${room}/ is below this layer: move what both need down (common/, host/), or pass it in.`,
+              message: `${room}/ is below this layer: move what both need down (deterministic/, machine/), or pass it in.`,
             },
           ],
         },
@@ -63,26 +63,26 @@ export default tseslint.config(
   },
   {
     // Terminal safety: what people read goes through the escaping writers (cli/output.ts on
-    // host/terminal/write.ts), so text from a model, a tool, a server or a file cannot reach the
-    // terminal as escape sequences. Only host/terminal/write.ts touches the streams itself.
-    files: ['cli/**/*.ts', 'lib/**/*.ts', 'workers/**/*.ts', 'console/**/*.ts'],
-    ignores: ['host/terminal/write.ts'],
+    // machine/terminal/write.ts), so text from a model, a tool, a server or a file cannot reach the
+    // terminal as escape sequences. Only machine/terminal/write.ts touches the streams itself.
+    files: ['cli/**/*.ts', 'client/**/*.ts', 'config/**/*.ts', 'history/**/*.ts', 'machine/**/*.ts', 'evals/**/*.ts', 'workers/**/*.ts', 'console/**/*.ts'],
+    ignores: ['machine/terminal/write.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
         {
           selector: "MemberExpression[object.type='MemberExpression'][object.object.name='process'][object.property.name=/^(stdout|stderr)$/][property.name=/^(write|end)$/]",
-          message: 'Print with say/print/printJson (cli/output.ts) or host/terminal/write.ts: they escape what models, tools and files wrote.',
+          message: 'Print with say/print/printJson (cli/output.ts) or machine/terminal/write.ts: they escape what models, tools and files wrote.',
         },
       ],
       'no-restricted-properties': [
         'error',
-        { object: 'console', message: 'Print with say/print/printJson (cli/output.ts) or host/terminal/write.ts: they escape what models, tools and files wrote.' },
+        { object: 'console', message: 'Print with say/print/printJson (cli/output.ts) or machine/terminal/write.ts: they escape what models, tools and files wrote.' },
       ],
     },
   },
   {
-    files: ['workflows/**/*.ts', 'common/**/*.ts'],
+    files: ['workflows/**/*.ts', 'deterministic/**/*.ts'],
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
@@ -125,13 +125,13 @@ export default tseslint.config(
   },
 
   // The layers, top to bottom: cli, console, api; evals/runner; client, workers; config; history;
-  // activities; host; workflows; common. Nothing below reaches up (type imports aside, which leave
+  // activities; machine; workflows; deterministic. Nothing below reaches up (type imports aside, which leave
   // no code behind): activities never load client-side or workflow code, readers of history never
-  // load the client, and host/ holds only what every process on the machine shares.
+  // load the client, and machine/ holds only what every process on the machine shares.
   ...layers({
     activities: ['client', 'cli', 'api', 'console', 'config', 'workers', 'workflows', 'evals', 'scripts'],
-    history: ['client', 'cli', 'api', 'console', 'config', 'workers', 'workflows', 'evals', 'scripts', 'activities', 'scripted'],
-    host: ['client', 'cli', 'api', 'console', 'config', 'workers', 'workflows', 'evals', 'scripts', 'activities', 'history', 'scripted'],
+    history: ['client', 'cli', 'api', 'console', 'config', 'workers', 'workflows', 'evals', 'scripts', 'activities', 'scripted-model'],
+    machine: ['client', 'cli', 'api', 'console', 'config', 'workers', 'workflows', 'evals', 'scripts', 'activities', 'history', 'scripted-model'],
     config: ['client', 'cli', 'api', 'console', 'workers', 'workflows', 'evals', 'scripts', 'history', 'activities'],
     client: ['cli', 'api', 'console', 'evals', 'scripts'],
     workers: ['cli', 'api', 'console', 'evals', 'scripts'],

@@ -5,18 +5,18 @@
  * here is public; everything else may change between releases.
  */
 export { defineTool, type ToolDefinitionInput } from './api/define-tool';
-export { ToolError, type HarnessTool, type ToolContext, type ToolLogger } from './common/custom-tools';
-export { ToolDefinitionError } from './common/tools';
+export { ToolError, type HarnessTool, type ToolContext, type ToolLogger } from './deterministic/custom-tools';
+export { ToolDefinitionError } from './deterministic/tools';
 export { createHarnessWorker, type HarnessWorker, type HarnessWorkerOptions } from './api/worker';
 export type { WorkerTuning } from './workers/tuning';
 export { connectHarness, HarnessClient, type ConnectOptions, type Decided, type RunOutcome, type SendOptions, type SentMessage, type TraceOptions } from './api/client';
-export { UserError, UsageError } from './host/errors';
-export { harnessHome } from './host/paths';
+export { UserError, UsageError } from './machine/errors';
+export { harnessHome } from './machine/paths';
 export type { TurnOutcome, WaitOptions, DecisionRequest } from './client/session-client';
 export type { SessionView, SessionViewStatus } from './client/session-status';
 export type { Cancelled, CancelOptions } from './client/cancel';
 export type { Trace } from './history/trace';
 export type { Span, SpanStatus, SpanType } from './history/trace/types';
-export type { Pending, PendingApproval, SessionState, TerminatedBy, ToolCallRecord, TurnResult, TurnState } from './common/session';
-export type { Risk, ToolResult, Usage } from './common/types';
-export type { ErrorType } from './common/errors';
+export type { Pending, PendingApproval, SessionState, TerminatedBy, ToolCallRecord, TurnResult, TurnState } from './deterministic/session';
+export type { Risk, ToolResult, Usage } from './deterministic/types';
+export type { ErrorType } from './deterministic/errors';

@@ -9,12 +9,12 @@
  */
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
-import { parseHostEntry } from '../common/allow-hosts';
-import { canonicalJson } from '../common/digest';
-import { NOT_DECLARED, NOT_DECLARED_HINT } from '../common/errors';
-import type { McpServerRef, McpServerSpec } from '../common/mcp';
+import { parseHostEntry } from '../deterministic/allow-hosts';
+import { canonicalJson } from '../deterministic/digest';
+import { NOT_DECLARED, NOT_DECLARED_HINT } from '../deterministic/errors';
+import type { McpServerRef, McpServerSpec } from '../deterministic/mcp';
 import type { Declared } from '../config/declarations';
-import { projectRoot } from '../host/paths';
+import { projectRoot } from '../machine/paths';
 import { DEFAULT_MODEL_ENDPOINT, keyBoundHosts } from './model-keys';
 
 

@@ -4,13 +4,13 @@
  * workspace files they name) with the failure's reason and layer.
  */
 import { Context } from '@temporalio/activity';
-import type { EvalCase, TrialCost, TrialReport } from '../common/eval';
-import { usd } from '../common/pricing';
+import type { EvalCase, TrialCost, TrialReport } from '../deterministic/eval';
+import { usd } from '../deterministic/pricing';
 import { ledgerOfRuns } from '../history/ledger/load';
 import { recordedLedger } from '../history/ledger/compute';
 import type { TurnLedger } from '../history/ledger/types';
-import { attribute, runCheck } from '../common/eval-checks';
-import type { ForkSpec, ToolCallRecord, TurnResult } from '../common/session';
+import { attribute, runCheck } from '../deterministic/eval-checks';
+import type { ForkSpec, ToolCallRecord, TurnResult } from '../deterministic/session';
 import { planFork } from '../history/fork';
 import { fetchRuns, type Run } from '../history/trace/runs';
 import { readTimeline } from '../history/trace/timeline';

@@ -7,9 +7,9 @@
  * replies as its script and the recorded results of the calls that leave the sandbox, in its own
  * store. Idempotent: a retried attempt stores the same chain and writes the same files.
  */
-import type { ForkPrepared, ForkSpec, RecordedEffects } from '../common/session';
-import type { ChatMessage, ToolResult } from '../common/types';
-import { isBlobArg, type BlobArg } from '../common/conversation';
+import type { ForkPrepared, ForkSpec, RecordedEffects } from '../deterministic/session';
+import type { ChatMessage, ToolResult } from '../deterministic/types';
+import { isBlobArg, type BlobArg } from '../deterministic/conversation';
 import { messageTokens, type Conversations } from './store/conversations';
 import { withStore } from './store/errors';
 import { writeFile } from './tools/files';

@@ -3,15 +3,15 @@
  * (no module-level clients), so tests pass fakes to the same factory.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { CompressContextInput } from '../common/context/types';
+import type { CompressContextInput } from '../deterministic/context/types';
 import type {
   ExecuteToolInput,
   ToolOutcome,
   ModelCallInput,
   PrepareTurnInput,
   PrepareTurnResult,
-} from '../common/activity-types';
-import { builtinRegistry } from '../common/builtin-tools';
+} from '../deterministic/activity-types';
+import { builtinRegistry } from '../deterministic/builtin-tools';
 import { workspaceBudget } from './tools/workspace-usage';
 import { Context } from '@temporalio/activity';
 import { withHeartbeat } from './heartbeat';
@@ -26,8 +26,8 @@ import type { MessageStore } from './store/message-store';
 import { withStore } from './store/errors';
 import { snapshotTurnStart } from './workspace-snapshot';
 import { resolveArgs, resultView } from './store/views';
-import { isBlobArg, type BlobArg } from '../common/conversation';
-import { ScriptedHost } from './scripted-host';
+import { isBlobArg, type BlobArg } from '../deterministic/conversation';
+import { ScriptedModels } from './scripted-models';
 import { createToolExecutor } from './tools/executor';
 import { workerServices } from './tools/net-services';
 import { ownPortLookup } from './tools/own-ports';
@@ -37,7 +37,7 @@ import { SESSION_ID } from './tools/workspace';
 import type { SandboxPool } from './sandbox/pool';
 import type { SkillsProvider } from './skills/provider';
 import { defaultSandboxes, defaultSkills } from './worker-defaults';
-import { MemoryHost } from './memory/host';
+import { Database } from './memory/database';
 import { MemoryUnavailableError } from './memory/errors';
 import { skillsIndex } from './skills/use-skill';
 import { skillRules } from './skills/rules';
@@ -49,11 +49,11 @@ import { createEvalActivities } from './eval';
 import { createCompareRerun, type CompareRerunInput } from './rerun-compare';
 import { failedTurnSpend } from './turn-spend';
 import { createMcpActivities } from './mcp/activities';
-import type { HarnessTool } from '../common/custom-tools';
+import type { HarnessTool } from '../deterministic/custom-tools';
 import { createCustomTools } from './custom-tools/executor';
 import { createToolSpecs } from './tool-specs';
-import { createHostActivities } from './host';
-import type { HostRef } from '../common/host';
+import { createHostActivities } from './sandbox-host';
+import type { HostRef } from '../deterministic/host';
 import { WorkerDeclarations } from './declarations';
 
 /** What the activities depend on. */
@@ -64,13 +64,13 @@ export interface ActivityDeps {
   env: Record<string, string | undefined>;
   /** Replaces the openai-backed client (tests). */
   modelClient?: ModelClient;
-  scripted?: ScriptedHost;
+  scripted?: ScriptedModels;
   /** Session sandboxes for run_shell (default: Docker with the harness-sandbox image). */
   sandboxes?: SandboxPool;
   /** Skills offered to sessions (default: the project's skills/ folder). */
   skills?: SkillsProvider;
   /** Long-term memory (default: DATABASE_URL, else the embedded PGlite under HARNESS_HOME). */
-  memory?: MemoryHost;
+  memory?: Database;
   /** The message store (default: the memory database). */
   messageStore?: () => Promise<MessageStore>;
   /** MCP clients shared by the worker's sessions (default: a new pool; the worker closes it at shutdown). */
@@ -79,9 +79,9 @@ export interface ActivityDeps {
   tools?: readonly HarnessTool[];
   /** Per tool name, the secrets only that tool's code gets (ctx.secrets); never in history. */
   toolSecrets?: Readonly<Record<string, Readonly<Record<string, string>>>>;
-  /** Stream model replies' text to files under HARNESS_HOME for live views (host/model-stream.ts); the CLI's workers do. */
+  /** Stream model replies' text to files under HARNESS_HOME for live views (machine/model-stream.ts); the CLI's workers do. */
   streamText?: boolean;
-  /** The sandbox host this worker serves (common/host.ts): prepareTurn names it, claimHost takes sessions over to it. */
+  /** The sandbox host this worker serves (deterministic/host.ts): prepareTurn names it, claimHost takes sessions over to it. */
   host?: HostRef;
   /** What the worker's owner declared may run or be reached (default: what its environment declares). */
   declarations?: WorkerDeclarations;
@@ -93,10 +93,10 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   const registry = builtinRegistry();
   const specs = registry.specs();
-  const scripted = deps.scripted ?? new ScriptedHost(deps.home);
+  const scripted = deps.scripted ?? new ScriptedModels(deps.home);
   const skills = deps.skills ?? defaultSkills(deps.env);
   const sandboxes = deps.sandboxes ?? defaultSandboxes(deps.home, deps.env, skills);
-  const memory = deps.memory ?? MemoryHost.fromEnv(deps.home, deps.env);
+  const memory = deps.memory ?? Database.fromEnv(deps.home, deps.env);
   const tools = createToolExecutor({
     home: deps.home,
     workspaceMaxBytes: workspaceBudget(deps.env),

@@ -3,7 +3,7 @@
  * implementation over the official `openai` client for any OpenAI-compatible endpoint.
  */
 import OpenAI from 'openai';
-import type { ChatMessage, ToolCall, ToolSpec, Usage } from '../common/types';
+import type { ChatMessage, ToolCall, ToolSpec, Usage } from '../deterministic/types';
 import { estimateUsage, providerUsage } from './model-usage';
 import { streamOrPlain } from './model-stream';
 import { cappedFetch, DEFAULT_MODEL_REPLY_MAX_BYTES, readCapped } from './model-body';

@@ -1,6 +1,6 @@
 /** What history keeps of how a model call went, beside its answer. */
-import type { ModelReply } from '../common/activity-types';
-import type { ToolModeDecision } from '../common/tool-mode';
+import type { ModelReply } from '../deterministic/activity-types';
+import type { ToolModeDecision } from '../deterministic/tool-mode';
 import type { Exchanged } from './model-exchange';
 
 /** A reasoning model's thinking is kept in history up to this many characters (the trace shows it). */

@@ -1,5 +1,5 @@
 /**
- * Whether a failed model call attempt is worth another, and when (common/model-retry.ts has
+ * Whether a failed model call attempt is worth another, and when (deterministic/model-retry.ts has
  * the bounds). The callModel activity asks after every failed attempt; Temporal's retry policy
  * only supplies the backoff and a cap, so the activity fails for good once the bounds are spent:
  *
@@ -16,8 +16,8 @@
 import type { Context, Info } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { msOptionalToNumber } from '@temporalio/common/lib/time';
-import type { EarlierAttempt, ModelCallInput } from '../common/activity-types';
-import { backoffMs, type ModelRetry } from '../common/model-retry';
+import type { EarlierAttempt, ModelCallInput } from '../deterministic/activity-types';
+import { backoffMs, type ModelRetry } from '../deterministic/model-retry';
 import { isOutage, outageWords } from './model-errors';
 
 /** Past the retry window (or with none), the longest Retry-After a call still waits. */

@@ -16,7 +16,7 @@
  */
 import OpenAI from 'openai';
 import type { ModelAnswer, ModelRequest } from './model-client';
-import type { ToolCall } from '../common/types';
+import type { ToolCall } from '../deterministic/types';
 import { estimateUsage, providerUsage } from './model-usage';
 import { replyTooLarge, sseData } from './model-body';
 

@@ -5,8 +5,8 @@
  * counts very long words in slices (compress/tokens.ts: on one long word it is quadratic) and at
  * most BPE_BUDGET_CHARS of an exchange; the rest is estimated by script, in linear time.
  */
-import type { ToolCall, Usage } from '../common/types';
-import { estimateTextTokens } from '../common/context/estimate';
+import type { ToolCall, Usage } from '../deterministic/types';
+import { estimateTextTokens } from '../deterministic/context/estimate';
 import { countText, PER_MESSAGE_OVERHEAD, PER_TOOL_CALL_OVERHEAD, REPLY_PRIMING, tokenizerFor, type TokenizerKind } from './compress/tokens';
 import type { ModelRequest } from './model-client';
 

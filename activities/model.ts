@@ -1,10 +1,10 @@
 /** The callModel activity: one chat-completions call, heartbeating while it waits. */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { LocalModelOutcome, ModelCallInput, ModelReply } from '../common/activity-types';
-import type { ChatMessage, ToolSpec, Usage } from '../common/types';
-import { withCallIds } from '../common/call-ids';
-import type { ToolRegistry } from '../common/tools';
+import type { LocalModelOutcome, ModelCallInput, ModelReply } from '../deterministic/activity-types';
+import type { ChatMessage, ToolSpec, Usage } from '../deterministic/types';
+import { withCallIds } from '../deterministic/call-ids';
+import type { ToolRegistry } from '../deterministic/tools';
 import { messageTokens, type Conversations, type Draft } from './store/conversations';
 import { callsView, contentView } from './store/views';
 import { requestContext } from './store/request';
@@ -13,10 +13,10 @@ import { boundedAnswer } from './model-reply';
 import { attemptBudgetMs, endpointLabel, modelTimeout, toModelFailure } from './model-errors';
 import { callDeciding, inMode, type ToolModeCache } from './model-auto';
 import { exchange, type Exchanged } from './model-exchange';
-import type { ToolModeDecision } from '../common/tool-mode';
+import type { ToolModeDecision } from '../deterministic/tool-mode';
 import { replyNotes } from './model-notes';
 import { addWaste, reportedUsage, withWaste } from './usage-waste';
-import { StreamWriter, streamFile } from '../host/model-stream';
+import { StreamWriter, streamFile } from '../machine/model-stream';
 import { ModelHandoffs } from './model-handoffs';
 import { activityFailure, localFailure, waitAsAsked, type OutageProgress } from './model-retry';
 
@@ -54,7 +54,7 @@ export interface CallModelDeps {
   registry?: ToolRegistry;
   /** The tool modes `auto` decided on this worker, by endpoint and model (default: one map per callModel). */
   toolModes?: ToolModeCache;
-  /** HARNESS_HOME: stream replies' text to files under it as it arrives (host/model-stream.ts); unset: no streaming. */
+  /** HARNESS_HOME: stream replies' text to files under it as it arrives (machine/model-stream.ts); unset: no streaming. */
   streams?: string;
   /**
    * The task queue only this worker polls (workers/handoff-queue.ts): a call handed on names it,

@@ -4,9 +4,9 @@
  * message after the fork point: the calls each reply made, then each call's result. Fields that
  * differ on every run (a duration, the current time) are left out of the comparison.
  */
-import type { PendingMessage } from '../common/conversation';
-import type { RerunReport } from '../common/session';
-import type { ChatMessage } from '../common/types';
+import type { PendingMessage } from '../deterministic/conversation';
+import type { RerunReport } from '../deterministic/session';
+import type { ChatMessage } from '../deterministic/types';
 import type { Conversations } from './store/conversations';
 import { withStore } from './store/errors';
 

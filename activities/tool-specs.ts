@@ -4,10 +4,10 @@
  * worker and list), so the model sees those tools as the session recorded them, whatever this
  * worker's own definitions say.
  */
-import type { ModelCallInput } from '../common/activity-types';
-import { customToolView, type CustomToolSpec } from '../common/custom-tools';
-import type { McpToolInfo } from '../common/mcp';
-import type { ToolSpec } from '../common/types';
+import type { ModelCallInput } from '../deterministic/activity-types';
+import { customToolView, type CustomToolSpec } from '../deterministic/custom-tools';
+import type { McpToolInfo } from '../deterministic/mcp';
+import type { ToolSpec } from '../deterministic/types';
 import { mcpToolSpec } from './mcp/specs';
 import type { Conversations } from './store/conversations';
 import { withStore } from './store/errors';

@@ -4,9 +4,9 @@
  * its result through the worker's own client instead, heartbeating while the run goes on.
  */
 import { Context } from '@temporalio/activity';
-import type { TurnResult, TurnState } from '../common/session';
-import { turnStateQuery, turnStatusSignal } from '../common/messages';
-import { rootCauseMessage } from '../common/errors';
+import type { TurnResult, TurnState } from '../deterministic/session';
+import { turnStateQuery, turnStatusSignal } from '../deterministic/messages';
+import { rootCauseMessage } from '../deterministic/errors';
 import { withHeartbeat } from './heartbeat';
 
 export interface AwaitTurnRunInput {

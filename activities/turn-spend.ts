@@ -4,9 +4,9 @@
  * otherwise count its model calls as nothing (its usage, and the spend its budget goes by).
  */
 import { Context } from '@temporalio/activity';
-import { addTally, type Tally } from '../common/ledger';
-import type { Spend } from '../common/budget';
-import type { Usage } from '../common/types';
+import { addTally, type Tally } from '../deterministic/ledger';
+import type { Spend } from '../deterministic/budget';
+import type { Usage } from '../deterministic/types';
 import { ledgerOfRuns } from '../history/ledger/load';
 import { fetchRuns } from '../history/trace/runs';
 

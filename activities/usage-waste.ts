@@ -6,7 +6,7 @@
  * failure's details, so the ledger reads it from history either way.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { Usage } from '../common/types';
+import type { Usage } from '../deterministic/types';
 
 /** The details a failed model call carries: the attempt that failed last, and what its attempts wasted. */
 export interface WasteDetails {

@@ -4,7 +4,7 @@
  * createActivities build them the same way.
  */
 import path from 'node:path';
-import { projectRoot } from '../host/paths';
+import { projectRoot } from '../machine/paths';
 import { SandboxPool } from './sandbox/pool';
 import { SkillsProvider } from './skills/provider';
 

@@ -19,7 +19,7 @@
  */
 import { constants } from 'node:fs';
 import * as fs from 'node:fs/promises';
-import type { SnapshotFile, SnapshotManifest, WorkspaceSnapshot } from '../common/snapshot';
+import type { SnapshotFile, SnapshotManifest, WorkspaceSnapshot } from '../deterministic/snapshot';
 import { Context } from '@temporalio/activity';
 import { StoreUnavailableError, type MessageStore, type StoredBlob } from './store/message-store';
 import { asStoreError, storeFailure } from './store/errors';

@@ -9,8 +9,8 @@
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { PendingApproval, SessionConfig } from '../common/session';
-import { UsageError } from '../host/errors';
+import type { PendingApproval, SessionConfig } from '../deterministic/session';
+import { UsageError } from '../machine/errors';
 import { RideOut } from '../client/ride-out';
 import {
   answerQuestion,
@@ -28,9 +28,9 @@ import { cancel, type CancelOptions, type Cancelled } from '../client/cancel';
 import { connectClient, temporalSettings } from '../client/temporal';
 import type { Trace } from '../history/trace';
 import type { OpenedStore } from '../history/trace/payloads';
-import { openHome } from '../host/home';
+import { openHome } from '../machine/home';
 import { decideBudget, type BudgetDecided } from '../client/budget-client';
-import type { BudgetDecisionInput } from '../common/messages';
+import type { BudgetDecisionInput } from '../deterministic/messages';
 
 /** Where the harness is; every field defaults from the environment as the CLI's do. */
 export interface ConnectOptions {

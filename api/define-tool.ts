@@ -7,11 +7,11 @@
  * one run per call however often its worker is lost.
  */
 import { z } from 'zod';
-import { BUILTIN_TOOLS } from '../common/builtin-tools';
-import type { HarnessTool, ToolContext } from '../common/custom-tools';
-import { TOOL_NAME } from '../common/mcp';
-import { ToolDefinitionError } from '../common/tools';
-import type { Risk } from '../common/types';
+import { BUILTIN_TOOLS } from '../deterministic/builtin-tools';
+import type { HarnessTool, ToolContext } from '../deterministic/custom-tools';
+import { TOOL_NAME } from '../deterministic/mcp';
+import { ToolDefinitionError } from '../deterministic/tools';
+import type { Risk } from '../deterministic/types';
 
 /** What defineTool takes. */
 export interface ToolDefinitionInput<S extends z.ZodObject> {

@@ -7,10 +7,10 @@
  * same list; keep every worker of one task queue on the same tools.
  */
 import type { NativeConnection, Worker } from '@temporalio/worker';
-import type { HarnessTool } from '../common/custom-tools';
-import { UsageError, UserError } from '../host/errors';
+import type { HarnessTool } from '../deterministic/custom-tools';
+import { UsageError, UserError } from '../machine/errors';
 import { connectWorker, type TemporalSettings } from '../client/temporal';
-import { writeErrLine } from '../host/terminal/write';
+import { writeErrLine } from '../machine/terminal/write';
 import { TUNING_VARIABLES, tuningProblems, workerTuning, type WorkerTuning } from '../workers/tuning';
 import type { DeclarationOptions } from '../workers/declarations';
 import { assembleWorker } from '../workers/assemble';

@@ -17,7 +17,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { projectRoot } from '../host/paths';
+import { projectRoot } from '../machine/paths';
 import { freePort } from '../scripts/scratch';
 import { fmt, median } from './stats';
 

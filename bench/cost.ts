@@ -10,7 +10,7 @@
  * already-read timeline is timed too.
  */
 import os from 'node:os';
-import { usdText } from '../common/pricing';
+import { usdText } from '../deterministic/pricing';
 import { runScript, withScratchHarness } from '../scripts/scratch';
 import { loadLedger } from '../history/ledger/load';
 import { turnLedger } from '../history/ledger/compute';

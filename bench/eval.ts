@@ -10,9 +10,9 @@
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { DEFAULT_LIMITS, type SessionConfig } from '../common/session';
-import { freezePolicy } from '../common/policy';
-import { parsePolicy } from '../common/policy/schema';
+import { DEFAULT_LIMITS, type SessionConfig } from '../deterministic/session';
+import { freezePolicy } from '../deterministic/policy';
+import { parsePolicy } from '../deterministic/policy/schema';
 import { followEval, startEval } from '../evals/runner/run';
 import { parseSuite } from '../evals/runner/suite';
 import { runScript, withScratchHarness } from '../scripts/scratch';

@@ -11,9 +11,9 @@
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { DEFAULT_LIMITS, type SessionConfig } from '../common/session';
-import { parsePolicy } from '../common/policy/schema';
-import { freezePolicy } from '../common/policy';
+import { DEFAULT_LIMITS, type SessionConfig } from '../deterministic/session';
+import { parsePolicy } from '../deterministic/policy/schema';
+import { freezePolicy } from '../deterministic/policy';
 import { sendMessage, waitForTurn } from '../client/session-client';
 import { runScript, withScratchHarness } from '../scripts/scratch';
 import { fmt, median } from './stats';

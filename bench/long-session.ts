@@ -6,9 +6,9 @@
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { DEFAULT_LIMITS, type SessionConfig, type TurnResult } from '../common/session';
-import { freezePolicy } from '../common/policy';
-import { parsePolicy } from '../common/policy/schema';
+import { DEFAULT_LIMITS, type SessionConfig, type TurnResult } from '../deterministic/session';
+import { freezePolicy } from '../deterministic/policy';
+import { parsePolicy } from '../deterministic/policy/schema';
 import { sendMessage, waitForTurn } from '../client/session-client';
 import { workflowRuns } from '../history/workflow-runs';
 

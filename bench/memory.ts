@@ -10,7 +10,7 @@ import pg from 'pg';
 import { MemoryStore } from '../activities/memory/store';
 import { ARCH_PATHS, architectureCase } from './fixtures/conversations';
 import { compressContext, tokenCounter } from '../activities/compress/compress';
-import { DEFAULT_COMPRESSION } from '../common/context/plan';
+import { DEFAULT_COMPRESSION } from '../deterministic/context/plan';
 import { fmt, median, percentile } from './stats';
 
 const URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import type { Client } from '@temporalio/client';
-import { startScriptedModel, type ScriptedModelServer } from '../scripted/server';
+import { startScriptedModel, type ScriptedModelServer } from '../scripted-model/server';
 import { fmt, median } from './stats';
 import { runScript, withScratchHarness } from '../scripts/scratch';
 import { durableTurn, inProcessTurns, requestGaps, script, STEPS } from './step-turn';

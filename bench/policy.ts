@@ -11,9 +11,9 @@
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { MAX_SHELL_COMMAND } from '../common/builtin-tools';
-import { decide, freezePolicy } from '../common/policy/decide';
-import { parsePolicy } from '../common/policy/schema';
+import { MAX_SHELL_COMMAND } from '../deterministic/builtin-tools';
+import { decide, freezePolicy } from '../deterministic/policy/decide';
+import { parsePolicy } from '../deterministic/policy/schema';
 import { fmt, median } from './stats';
 import { runScript } from '../scripts/scratch';
 

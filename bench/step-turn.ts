@@ -7,14 +7,14 @@
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { builtinRegistry } from '../common/builtin-tools';
-import { DEFAULT_LIMITS, type SessionConfig, type TurnInput } from '../common/session';
+import { builtinRegistry } from '../deterministic/builtin-tools';
+import { DEFAULT_LIMITS, type SessionConfig, type TurnInput } from '../deterministic/session';
 import { OpenAIModelClient } from '../activities/model-client';
 import { createToolExecutor } from '../activities/tools/executor';
 import { sendMessage, waitForTurn } from '../client/session-client';
-import type { ScriptedModelServer } from '../scripted/server';
+import type { ScriptedModelServer } from '../scripted-model/server';
 import { runTurn } from '../workflows/turn-loop';
-import { parsePolicy } from '../common/policy/schema';
+import { parsePolicy } from '../deterministic/policy/schema';
 
 export const STEPS = 50;
 

@@ -12,7 +12,7 @@ import type { Client } from '@temporalio/client';
 import { fmt, median } from './stats';
 import { runScript, withScratchHarness } from '../scripts/scratch';
 import { durableTurn, inProcessTurns, STEPS, type StepPhases } from './step-turn';
-import { startScriptedModel, type ScriptedModelServer } from '../scripted/server';
+import { startScriptedModel, type ScriptedModelServer } from '../scripted-model/server';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 

@@ -21,7 +21,7 @@ import { loadTrace, type Trace } from '../history/trace';
 import { renderTrace } from '../history/trace/render';
 import { planFork } from '../history/fork';
 import { startForked } from '../client/fork-start';
-import { escapeForTerminal } from '../host/terminal/escape';
+import { escapeForTerminal } from '../machine/terminal/escape';
 import { fmt, median, percentile } from './stats';
 import { fetchOnly, runLongSession, time } from './long-session';
 

@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { projectRoot } from '../host/paths';
+import { projectRoot } from '../machine/paths';
 import { freePort } from '../scripts/scratch';
 import { HistoryFollower } from '../client/watch/follow';
 import { fmt, median, percentile } from './stats';

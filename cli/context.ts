@@ -2,7 +2,7 @@
 import os from 'node:os';
 import type { Client } from '@temporalio/client';
 import type { HarnessClient } from '../api/client';
-import { openHome } from '../host/home';
+import { openHome } from '../machine/home';
 import { temporalSettings, type TemporalSettings } from '../client/temporal-settings';
 import { say } from './output';
 
@@ -10,7 +10,7 @@ import { say } from './output';
 export interface CliContext {
   /** Read on first use: a bad value is a usage error of the command that needs it, never of `--help`. */
   readonly settings: TemporalSettings;
-  /** HARNESS_HOME, checked to be this user's on first use (host/home.ts): a refused one throws a UserError. */
+  /** HARNESS_HOME, checked to be this user's on first use (machine/home.ts): a refused one throws a UserError. */
   readonly home: string;
   env: NodeJS.ProcessEnv;
   /**

@@ -7,10 +7,10 @@ import type { Client } from '@temporalio/client';
 import { watchTurn, type SpanChange } from '../client/watch/live';
 import { liveLine } from '../client/watch/live-lines';
 import type { Span } from '../history/trace/types';
-import { escapeForTerminal } from '../host/terminal/escape';
+import { escapeForTerminal } from '../machine/terminal/escape';
 import { printJsonLines, prompt, say } from './output';
 import { StreamPrinter } from './stream-print';
-import { UserError } from '../host/errors';
+import { UserError } from '../machine/errors';
 
 /** How the live view shows itself. */
 export interface LiveOptions {
@@ -19,7 +19,7 @@ export interface LiveOptions {
   color: boolean;
   /** Each change as a JSON line on stdout (`--jsonl`) instead of a line for a person. */
   jsonl?: boolean;
-  /** HARNESS_HOME, where workers stream model text (host/model-stream.ts): shown as it arrives. */
+  /** HARNESS_HOME, where workers stream model text (machine/model-stream.ts): shown as it arrives. */
   home?: string;
 }
 

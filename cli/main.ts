@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { projectRoot } from '../host/paths';
-import { UserError } from '../host/errors';
+import { projectRoot } from '../machine/paths';
+import { UserError } from '../machine/errors';
 import { createContext } from './context';
 import { registerApprovals } from './commands/approvals';
 import { registerShow } from './commands/show';
@@ -28,7 +28,7 @@ import { registerTrace } from './commands/trace';
 import { registerCost } from './commands/cost';
 import { registerConsole } from './commands/console';
 import { registerHome } from './commands/home';
-import { escapeForTerminal } from '../host/terminal/escape';
+import { escapeForTerminal } from '../machine/terminal/escape';
 import { EXIT, say } from './output';
 
 /** Builds the command tree. */

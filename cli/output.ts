@@ -1,16 +1,16 @@
 /**
  * How the CLI speaks: results on stdout (JSON with --json), progress and notes on stderr. Every
- * writer here escapes what it is given (host/terminal): commands pass text from models, tools,
+ * writer here escapes what it is given (machine/terminal): commands pass text from models, tools,
  * servers and files straight in, and nothing they print can drive the terminal.
  */
-import type { Usage } from '../common/types';
-import type { Pending, PendingApproval, TurnResult, TurnState } from '../common/session';
-import { escapeForTerminal } from '../host/terminal/escape';
-import { budgetLine } from '../common/budget';
-import { splitNotDeclared } from '../common/errors';
+import type { Usage } from '../deterministic/types';
+import type { Pending, PendingApproval, TurnResult, TurnState } from '../deterministic/session';
+import { escapeForTerminal } from '../machine/terminal/escape';
+import { budgetLine } from '../deterministic/budget';
+import { splitNotDeclared } from '../deterministic/errors';
 import { argLine, callView } from '../client/call-view';
-import { Control, type Text } from '../host/terminal/text';
-import { writeErr, writeErrLine, writeJson, writeJsonLines, writeOut } from '../host/terminal/write';
+import { Control, type Text } from '../machine/terminal/text';
+import { writeErr, writeErrLine, writeJson, writeJsonLines, writeOut } from '../machine/terminal/write';
 import { snakeKeys } from './json-casing';
 
 /** Exit codes of the CLI contract. */

@@ -3,10 +3,10 @@
  * the call, a budget raise. `run`, `chat`, `retry`, `fork`, `rerun` and `approve` prompt through it.
  */
 import { createInterface } from 'node:readline/promises';
-import type { PendingApproval } from '../common/session';
-import type { BudgetBreach } from '../common/budget';
-import { escapeForTerminal } from '../host/terminal/escape';
-import { terminalString } from '../host/terminal/text';
+import type { PendingApproval } from '../deterministic/session';
+import type { BudgetBreach } from '../deterministic/budget';
+import { escapeForTerminal } from '../machine/terminal/escape';
+import { terminalString } from '../machine/terminal/text';
 import { approvalLines, say } from './output';
 import { askBudgetRaise } from './wait-budget';
 

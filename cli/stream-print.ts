@@ -1,13 +1,13 @@
 /**
  * Streamed model text in a live view: while a model call's span runs, its stream file (see
- * host/model-stream.ts) is read every 50 ms and what arrived is written as it comes, on one
+ * machine/model-stream.ts) is read every 50 ms and what arrived is written as it comes, on one
  * growing line; the call's own line follows once history has the finished message. Nothing
  * here is needed for correctness: a call too quick to be seen running, or a stream lost, shows
  * just the finished line.
  */
 import type { SpanChange } from '../client/watch/live';
-import { StreamTail, streamFile } from '../host/model-stream';
-import { escapeForTerminal } from '../host/terminal/escape';
+import { StreamTail, streamFile } from '../machine/model-stream';
+import { escapeForTerminal } from '../machine/terminal/escape';
 
 /** How often a running call's stream is read. */
 const TAIL_MS = 50;

@@ -4,9 +4,9 @@
  * stdin take it; all three are checked like the session checks a message, before anything starts.
  */
 import { readFileSync, statSync } from 'node:fs';
-import { UsageError } from '../host/errors';
+import { UsageError } from '../machine/errors';
 import { checkMessage } from '../client/session-client';
-import { MAX_MESSAGE_BYTES } from '../common/messages';
+import { MAX_MESSAGE_BYTES } from '../deterministic/messages';
 
 const ONE_SOURCE = 'give the task as one argument, or `--file <path>`, or `-` to read it from standard input';
 

@@ -3,7 +3,7 @@
  * commands that raise it or stop the turn when nobody is at a terminal (exit 3, like an
  * approval), or the question at the terminal.
  */
-import { budgetLine, type BudgetBreach } from '../common/budget';
+import { budgetLine, type BudgetBreach } from '../deterministic/budget';
 import { parseBudgetAmount } from '../config/budget-amount';
 import type { HarnessClient } from '../api/client';
 import type { RideOut } from '../client/ride-out';

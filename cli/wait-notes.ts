@@ -2,7 +2,7 @@
  * What a waiting command says on stderr while it waits: one line when a problem starts (and a
  * reminder each minute while it lasts), one when it clears, and the model call's progress.
  */
-import { escapeForTerminal } from '../host/terminal/escape';
+import { escapeForTerminal } from '../machine/terminal/escape';
 import { seconds, type ModelProgress, type Trouble } from '../client/wait-progress';
 import { say } from './output';
 

@@ -5,11 +5,11 @@
  * or a model call being retried.
  */
 import { existsSync } from 'node:fs';
-import type { Pending, PendingApproval, TurnResult } from '../common/session';
-import { embeddedFiles } from '../host/paths';
-import { processAlive, readPidFile } from '../host/pids';
-import { UserError } from '../host/errors';
-import { splitNotDeclared } from '../common/errors';
+import type { Pending, PendingApproval, TurnResult } from '../deterministic/session';
+import { embeddedFiles } from '../machine/paths';
+import { processAlive, readPidFile } from '../machine/pids';
+import { UserError } from '../machine/errors';
+import { splitNotDeclared } from '../deterministic/errors';
 import { RideOut } from '../client/ride-out';
 import { TEMPORAL_HINT } from '../client/session-client';
 import type { HarnessClient } from '../api/client';

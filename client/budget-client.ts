@@ -6,11 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import type { Pending, TurnState } from '../common/session';
-import { budgetAmount } from '../common/budget';
-import { rootCauseMessage } from '../common/errors';
-import { decideBudgetUpdate, turnStateQuery, type BudgetDecisionInput, type BudgetDecisionResult } from '../common/messages';
-import { UsageError, UserError } from '../host/errors';
+import type { Pending, TurnState } from '../deterministic/session';
+import { budgetAmount } from '../deterministic/budget';
+import { rootCauseMessage } from '../deterministic/errors';
+import { decideBudgetUpdate, turnStateQuery, type BudgetDecisionInput, type BudgetDecisionResult } from '../deterministic/messages';
+import { UsageError, UserError } from '../machine/errors';
 import { deliverUpdate, lookUntil, type RideOut } from './ride-out';
 import { sessionState } from './session-client';
 

@@ -5,10 +5,10 @@
  * reference (a long `content` or `body`) read back from the message store.
  */
 import type { Client } from '@temporalio/client';
-import { isBlobArg } from '../common/conversation';
+import { isBlobArg } from '../deterministic/conversation';
 import { loadTrace, type Span } from '../history/trace';
 import type { OpenedStore } from '../history/trace/payloads';
-import { UserError } from '../host/errors';
+import { UserError } from '../machine/errors';
 
 /** A call as `harness show` prints it. */
 export interface CallDetail {

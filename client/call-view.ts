@@ -5,8 +5,8 @@
  * `deny` print, the live lines) and the console's (its inbox and session view) all draw a call
  * from here: none of them can show the command and leave out the host or the environment.
  */
-import { isBlobArg } from '../common/conversation';
-import { escapeForTerminal } from '../host/terminal/escape';
+import { isBlobArg } from '../deterministic/conversation';
+import { escapeForTerminal } from '../machine/terminal/escape';
 
 /** A value whose one-line text is longer than this is cut in the views; `harness show` prints it whole. */
 export const INLINE_MAX = 400;

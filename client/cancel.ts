@@ -9,10 +9,10 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
-import { endSessionUpdate, stateQuery } from '../common/messages';
-import type { SessionState, TurnResult } from '../common/session';
-import { rootCauseMessage } from '../common/errors';
-import { UsageError, UserError } from '../host/errors';
+import { endSessionUpdate, stateQuery } from '../deterministic/messages';
+import type { SessionState, TurnResult } from '../deterministic/session';
+import { rootCauseMessage } from '../deterministic/errors';
+import { UsageError, UserError } from '../machine/errors';
 import { NO_WORKER_HINT } from './require-worker';
 import { describeTrialTurn, notASession } from './trial-ids';
 import { addressOf, noWorker } from './wait-progress';

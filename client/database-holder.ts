@@ -3,8 +3,8 @@
  * opens in one process only, and a worker holds it for as long as it runs.
  */
 import { dataDirHolder } from '../activities/memory/lock';
-import { embeddedDataDir } from '../host/paths';
-import { isHarnessWorker } from '../host/pids';
+import { embeddedDataDir } from '../machine/paths';
+import { isHarnessWorker } from '../machine/pids';
 
 /**
  * True when a worker started by hand (`harness worker`, or a `harness dev` that found a

@@ -7,9 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UserError } from '../host/errors';
-import { escapeForTerminal } from '../host/terminal/escape';
-import { embeddedFiles } from '../host/paths';
+import { UserError } from '../machine/errors';
+import { escapeForTerminal } from '../machine/terminal/escape';
+import { embeddedFiles } from '../machine/paths';
 import { findTemporalCli } from './temporal-cli';
 import { isReachable, tcpProbe, type TemporalSettings } from './temporal';
 

@@ -1,13 +1,13 @@
 /**
  * `harness dev --stop`: stops the embedded deployment's worker and server, under the same start
  * lock as starting them, so a stop never races a start. Pid files are trusted only once the
- * process is checked to be ours (host/pids.ts): a reused pid is left running.
+ * process is checked to be ours (machine/pids.ts): a reused pid is left running.
  */
 import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { embeddedFiles } from '../host/paths';
-import { checkPidFile, findEmbeddedServers, processAlive } from '../host/pids';
+import { embeddedFiles } from '../machine/paths';
+import { checkPidFile, findEmbeddedServers, processAlive } from '../machine/pids';
 import { acquireStartLock, WAITING_FOR_START_LOCK } from './start-lock';
 import { workerTuning } from '../workers/tuning';
 

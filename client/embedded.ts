@@ -4,7 +4,7 @@
  * reused by later commands until `harness dev --stop`. Starting and stopping happen under a
  * per-HARNESS_HOME lock (client/start-lock.ts), so processes started together start one server
  * and one worker; pid files are written only for processes that came up, and trusted only
- * after checking the process is still ours (host/pids.ts).
+ * after checking the process is still ours (machine/pids.ts).
  *
  * This file brings the deployment up (ensureEmbedded, `harness dev`). The server process itself
  * is dev-server.ts and stopping is embedded-stop.ts; their names are re-exported here, the one
@@ -14,9 +14,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UserError } from '../host/errors';
-import { embeddedFiles, projectRoot } from '../host/paths';
-import { checkPidFile, removePidFileIf, writePidFile, type PidFileState } from '../host/pids';
+import { UserError } from '../machine/errors';
+import { embeddedFiles, projectRoot } from '../machine/paths';
+import { checkPidFile, removePidFileIf, writePidFile, type PidFileState } from '../machine/pids';
 import { workerHoldsDatabase } from './database-holder';
 import { exited, probeServer, spawnDevServer, waitForServer } from './dev-server';
 import { acquireStartLock, WAITING_FOR_START_LOCK } from './start-lock';

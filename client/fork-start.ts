@@ -1,8 +1,8 @@
 /** Starting a forked session (`fork`, `rerun`) and reading how its workspace was prepared. */
 import type { Client } from '@temporalio/client';
-import type { SessionInput, SessionState } from '../common/session';
+import type { SessionInput, SessionState } from '../deterministic/session';
 import type { ForkPlan } from '../history/fork';
-import { UsageError } from '../host/errors';
+import { UsageError } from '../machine/errors';
 import { sessionState } from './session-client';
 
 /** How long a new fork may take to prepare (copy the conversation, restore files) before we stop waiting to say how. */

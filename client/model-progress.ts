@@ -60,7 +60,7 @@ export function modelProgress(d: WorkflowExecutionDescription): ModelProgress | 
 }
 
 /**
- * The attempts allowed. The activity's maximumAttempts is only a cap (common/model-retry.ts):
+ * The attempts allowed. The activity's maximumAttempts is only a cap (deterministic/model-retry.ts):
  * the limit is in its heartbeat. Details without it (a worker or a workflow from before the
  * limit was sent) leave Temporal's count as the bound, after the local attempt's; none yet: unknown.
  */

@@ -10,7 +10,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import { UserError } from '../host/errors';
+import { UserError } from '../machine/errors';
 import { loadTrace } from '../history/trace/index';
 import { openMessageStore } from './store-reader';
 import { exportSpans, shownUrl } from '../history/trace/otlp';

@@ -1,7 +1,7 @@
 /** Refusing to start work that no worker would run: the check `run`, `chat`, `fork`, `retry` and `eval` make before sending. */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import { UserError } from '../host/errors';
+import { UserError } from '../machine/errors';
 import { addressOf, noWorker } from './wait-progress';
 import { workerPresence } from './worker-presence';
 

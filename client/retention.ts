@@ -9,12 +9,12 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
-import { rootCauseMessage } from '../common/errors';
+import { rootCauseMessage } from '../deterministic/errors';
 import type { PurgeAtEnd, PurgeOutcome, purgeWorkflow, storedSessionsWorkflow } from '../workflows/purge';
-import { UsageError, UserError } from '../host/errors';
+import { UsageError, UserError } from '../machine/errors';
 import { endSession, NO_WORKER_HINT, requireWorker } from './session-client';
 import { callTrouble } from './wait-progress';
-import type { HostRef } from '../common/host';
+import type { HostRef } from '../deterministic/host';
 import { decodePayload } from '../history/trace/events';
 import { latestHistory } from '../history/workflow-runs';
 import { describeTrialTurn as trialTurn, notASession } from './trial-ids';

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import { UserError } from '../host/errors';
+import { UserError } from '../machine/errors';
 import { tcpProbe } from './temporal';
 import { addressOf, diagnose, look, seconds, troubleOf, within, type Trouble } from './wait-progress';
 

@@ -13,7 +13,7 @@ import {
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import type { QueryDefinition } from '@temporalio/common';
-import type { PendingApproval, SessionConfig, SessionState, TurnState } from '../common/session';
+import type { PendingApproval, SessionConfig, SessionState, TurnState } from '../deterministic/session';
 import {
   answerUpdate,
   decideApprovalsUpdate,
@@ -26,9 +26,9 @@ import {
   type SendMessageResult,
   MAX_MESSAGE_BYTES,
   utf8Length,
-} from '../common/messages';
-import { rootCauseMessage, splitNotDeclared } from '../common/errors';
-import { UsageError, UserError } from '../host/errors';
+} from '../deterministic/messages';
+import { rootCauseMessage, splitNotDeclared } from '../deterministic/errors';
+import { UsageError, UserError } from '../machine/errors';
 import { describeTrialTurn, notASession } from './trial-ids';
 import { NO_WORKER_HINT } from './require-worker';
 import { deliverUpdate, lookUntil, type RideOut } from './ride-out';

@@ -8,8 +8,8 @@
  */
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
-import type { Pending, SessionCarry, TerminatedBy, TurnResult } from '../common/session';
-import type { Usage } from '../common/types';
+import type { Pending, SessionCarry, TerminatedBy, TurnResult } from '../deterministic/session';
+import type { Usage } from '../deterministic/types';
 import { decodePayload, modelStepOf, type HistoryEvent } from '../history/trace/events';
 
 /** A session's state as `harness sessions` shows it. */

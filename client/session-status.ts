@@ -9,9 +9,9 @@
  */
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { PendingApproval, SessionState, SessionStatus, TurnState } from '../common/session';
-import { stateQuery, turnStateQuery } from '../common/messages';
-import { UserError } from '../host/errors';
+import type { PendingApproval, SessionState, SessionStatus, TurnState } from '../deterministic/session';
+import { stateQuery, turnStateQuery } from '../deterministic/messages';
+import { UserError } from '../machine/errors';
 import { describeTrialTurn, notASession } from './trial-ids';
 import { lookUntil, type RideOut } from './ride-out';
 import { addressOf, look, noWorker, seconds } from './wait-progress';

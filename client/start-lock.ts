@@ -14,8 +14,8 @@ import { linkSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, wr
 import { createConnection, createServer, type Socket } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UserError } from '../host/errors';
-import { processAlive, readPidFile } from '../host/pids';
+import { UserError } from '../machine/errors';
+import { processAlive, readPidFile } from '../machine/pids';
 
 /** What a process says when another one holds the lock: starting, and stopping, both wait this way. */
 export const WAITING_FOR_START_LOCK = 'waiting for another harness process to bring up the embedded server …';

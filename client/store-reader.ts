@@ -1,12 +1,12 @@
 /**
  * Opens the message store the workers write to, for readers in other processes (`trace --full`,
  * the console, `harness dev`'s OTLP export): DATABASE_URL, else the embedded PGlite under
- * HARNESS_HOME, read through the process that holds it when one does (host/store-endpoint.ts).
+ * HARNESS_HOME, read through the process that holds it when one does (machine/store-endpoint.ts).
  * Never creates a database.
  */
 import { existsSync } from 'node:fs';
-import { embeddedDataDir } from '../host/paths';
-import { readStoreEndpoint } from '../host/store-endpoint';
+import { embeddedDataDir } from '../machine/paths';
+import { readStoreEndpoint } from '../machine/store-endpoint';
 import type { OpenedStore } from '../history/trace/payloads';
 
 export type { OpenedStore };
@@ -25,8 +25,8 @@ export async function openMessageStore(home: string, env: NodeJS.ProcessEnv): Pr
     if (served) return served;
   }
   // Loaded only for --full: the database client and embedded Postgres are heavy to load.
-  const { MemoryHost } = await import('../activities/memory/host');
-  const host = MemoryHost.fromEnv(home, env);
+  const { Database } = await import('../activities/memory/database');
+  const host = Database.fromEnv(home, env);
   try {
     const store = await host.messages();
     return { store, close: () => host.close() };
@@ -38,7 +38,7 @@ export async function openMessageStore(home: string, env: NodeJS.ProcessEnv): Pr
 
 /**
  * The message store of an embedded database another process holds and serves (see
- * host/store-endpoint.ts), or undefined when nobody holds it. Only reads: no migration.
+ * machine/store-endpoint.ts), or undefined when nobody holds it. Only reads: no migration.
  */
 async function servedStore(dataDir: string): Promise<OpenedStore | undefined> {
   const { dataDirHolder } = await import('../activities/memory/lock');
@@ -46,7 +46,7 @@ async function servedStore(dataDir: string): Promise<OpenedStore | undefined> {
   if (holder === undefined) return undefined;
   const endpoint = readStoreEndpoint(dataDir);
   if (endpoint?.pid !== holder) return { problem: `the embedded database ${dataDir} is held by process ${holder}, which does not serve it (a worker from before store sharing? restart it with \`harness dev --stop\`)` };
-  const [{ memoryPool }, { PgMessageStore }] = await Promise.all([import('../activities/memory/host'), import('../activities/store/pg-message-store')]);
+  const [{ memoryPool }, { PgMessageStore }] = await Promise.all([import('../activities/memory/database'), import('../activities/store/pg-message-store')]);
   const pool = memoryPool(`postgres://postgres@127.0.0.1:${endpoint.port}/postgres`);
   // Unnamed statements: prepared ones would stay in the holder's one backend after this reader left.
   return { store: new PgMessageStore(pool, { prepare: false }), close: () => pool.end() };

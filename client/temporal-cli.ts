@@ -1,8 +1,8 @@
 /** Finds the `temporal` CLI: TEMPORAL_CLI_PATH, then the project venv, then PATH. */
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
-import { UserError } from '../host/errors';
-import { projectRoot } from '../host/paths';
+import { UserError } from '../machine/errors';
+import { projectRoot } from '../machine/paths';
 
 function executable(file: string): boolean {
   try {

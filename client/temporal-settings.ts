@@ -4,8 +4,8 @@
  * and commands that never connect stay cheap to start.
  */
 import { readFileSync } from 'node:fs';
-import { defaultHttpPort, defaultMetricsPort, defaultUiPort } from '../common/ports';
-import { UsageError } from '../host/errors';
+import { defaultHttpPort, defaultMetricsPort, defaultUiPort } from '../deterministic/ports';
+import { UsageError } from '../machine/errors';
 
 /** Resolved connection settings. */
 export interface TemporalSettings {

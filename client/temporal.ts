@@ -8,7 +8,7 @@ import { Connection, Client } from '@temporalio/client';
 // Type only: the worker SDK (a native module, ~0.5 s to load) is loaded by connectWorker alone,
 // so the CLI's client commands never pay for it.
 import type { NativeConnection } from '@temporalio/worker';
-import { UserError } from '../host/errors';
+import { UserError } from '../machine/errors';
 import { observingInterceptors } from './grpc-status';
 import type { TemporalSettings } from './temporal-settings';
 

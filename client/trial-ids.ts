@@ -4,7 +4,7 @@
  * is the eval. Commands given a trial's id say what it is instead of "no session named …".
  */
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
-import { UserError } from '../host/errors';
+import { UserError } from '../machine/errors';
 
 /** The turn of the eval trial with this id (a `<id>/turn-1` whose parent is not a session of that id), if there is one. */
 export async function describeTrialTurn(client: Client, sessionId: string): Promise<WorkflowExecutionDescription | undefined> {

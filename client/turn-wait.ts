@@ -4,10 +4,10 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import type { SessionState, TurnResult, TurnState } from '../common/session';
-import { rootCauseMessage, splitNotDeclared } from '../common/errors';
-import { stateQuery, turnStateQuery } from '../common/messages';
-import { UserError } from '../host/errors';
+import type { SessionState, TurnResult, TurnState } from '../deterministic/session';
+import { rootCauseMessage, splitNotDeclared } from '../deterministic/errors';
+import { stateQuery, turnStateQuery } from '../deterministic/messages';
+import { UserError } from '../machine/errors';
 import { diagnose, isNoPoller, look, modelProgress, seconds, troubleOf, type ModelProgress, type Trouble } from './wait-progress';
 
 /** How a wait for a turn ended: with its result, or with the turn waiting on a human. */

@@ -1,6 +1,6 @@
 /** Budget amounts as people type them (no zod here: commands parse their flags with it when they load). */
-import type { BudgetUnit } from '../common/budget';
-import { UsageError } from '../host/errors';
+import type { BudgetUnit } from '../deterministic/budget';
+import { UsageError } from '../machine/errors';
 
 /** A budget amount a person typed: `5000` (tokens) or `$2.50` / `2.50usd` (money); `raise` allows and strips a leading `+`. */
 export function parseBudgetAmount(text: string, opts: { raise?: boolean } = {}): { unit: BudgetUnit; amount: number } {

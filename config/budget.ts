@@ -4,9 +4,9 @@
  * that a budget in money has a price to count against.
  */
 import { z } from 'zod';
-import type { Budget } from '../common/budget';
-import type { Pricing } from '../common/pricing';
-import { UsageError } from '../host/errors';
+import type { Budget } from '../deterministic/budget';
+import type { Pricing } from '../deterministic/pricing';
+import { UsageError } from '../machine/errors';
 
 // Amounts are parsed without zod (config/budget-amount.ts), so commands parse them cheaply.
 export { parseBudgetAmount } from './budget-amount';

@@ -6,7 +6,7 @@
  * found there, it declares nothing until trusted (`harness trust`), like any untrusted file.
  */
 import path from 'node:path';
-import type { McpServerSpec } from '../common/mcp';
+import type { McpServerSpec } from '../deterministic/mcp';
 import { ignoredNote, loadFileConfig } from './resolve';
 import { resolveMcpServers } from './mcp';
 

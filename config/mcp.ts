@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { SERVER_NAME, type McpServerSpec, type McpToolSettings } from '../common/mcp';
+import { SERVER_NAME, type McpServerSpec, type McpToolSettings } from '../deterministic/mcp';
 
 const risk = z.enum(['read_only', 'write', 'network', 'dangerous']);
 const decision = z.enum(['allow', 'ask', 'deny']);

@@ -5,8 +5,8 @@
  * model (scripted, or an endpoint on this machine or a private network) is free unless priced.
  */
 import { z } from 'zod';
-import type { ModelSpec } from '../common/session';
-import type { Price, Pricing } from '../common/pricing';
+import type { ModelSpec } from '../deterministic/session';
+import type { Price, Pricing } from '../deterministic/pricing';
 
 /**
  * Published list prices of common OpenAI-compatible models, USD per million tokens (standard

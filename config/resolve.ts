@@ -6,16 +6,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_LIMITS, type Limits, type ModelSpec, type SessionConfig } from '../common/session';
-import { loadScript, ScriptError } from '../scripted/script';
-import { allowPrivateHostSchema } from '../common/allow-hosts';
-import { JsonSyntaxError, parseJsonText } from '../common/json-text';
-import { parsePolicy, policySchemas, POLICY_MODES, type Policy } from '../common/policy/schema';
-import { mcpServerRef, type McpServerSpec } from '../common/mcp';
-import { freezePolicy } from '../common/policy';
-import { DEFAULT_COMPRESSION, type CompressionConfig } from '../common/context/plan';
-import { TOOL_MODE_SETTINGS, type ToolModeSetting } from '../common/tool-mode';
-import { UsageError, UserError } from '../host/errors';
+import { DEFAULT_LIMITS, type Limits, type ModelSpec, type SessionConfig } from '../deterministic/session';
+import { loadScript, ScriptError } from '../scripted-model/script';
+import { allowPrivateHostSchema } from '../deterministic/allow-hosts';
+import { JsonSyntaxError, parseJsonText } from '../deterministic/json-text';
+import { parsePolicy, policySchemas, POLICY_MODES, type Policy } from '../deterministic/policy/schema';
+import { mcpServerRef, type McpServerSpec } from '../deterministic/mcp';
+import { freezePolicy } from '../deterministic/policy';
+import { DEFAULT_COMPRESSION, type CompressionConfig } from '../deterministic/context/plan';
+import { TOOL_MODE_SETTINGS, type ToolModeSetting } from '../deterministic/tool-mode';
+import { UsageError, UserError } from '../machine/errors';
 import { mcpServersSchema, resolveMcpServers } from './mcp';
 import { isTrusted, trustedPart } from './trust';
 import { pricesSchema, resolvePricing } from './prices';
@@ -149,7 +149,7 @@ export function parseConfigFile(file: string): FileConfig {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = issue.path.length ? issue.path.join('.') : '(root)';
-    // A refinement may say how to fix its field (see common/allow-hosts.ts).
+    // A refinement may say how to fix its field (see deterministic/allow-hosts.ts).
     const hint = issue.code === 'custom' && typeof issue.params?.hint === 'string' ? issue.params.hint : 'fix the field or remove it; see docs/configuration.md';
     throw new UsageError(`${file}: ${field}: ${issue.message}`, hint);
   }
@@ -228,7 +228,7 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
 /**
  * The policy a session is fixed with: the file's policy and mode (or the flag's) and the default
  * rules written out (freezePolicy). What MCP server entries decide for their tools is applied per
- * discovered tool in the turn (common/mcp-tools.ts mcpRules).
+ * discovered tool in the turn (deterministic/mcp-tools.ts mcpRules).
  */
 export function effectivePolicy(config: FileConfig, mode: string | undefined): Policy {
   return freezePolicy(parsePolicy({ ...(config.policy ?? {}), ...(mode ? { mode } : {}) }));

@@ -2,8 +2,8 @@
  * Prices for turns whose session recorded none (sessions from before prices): the current table,
  * `prices` of the config file when one can be read over the dated default.
  */
-import type { Pricing } from '../common/pricing';
-import type { ModelSpec } from '../common/session';
+import type { Pricing } from '../deterministic/pricing';
+import type { ModelSpec } from '../deterministic/session';
 import { parseConfigFile } from './resolve';
 import { resolvePricing } from './prices';
 import { existsSync } from 'node:fs';

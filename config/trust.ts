@@ -12,8 +12,8 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { FileConfig } from './resolve';
-import { DEFAULT_LIMITS } from '../common/session-config';
-import { DEFAULT_COMPRESSION } from '../common/context/plan';
+import { DEFAULT_LIMITS } from '../deterministic/session-config';
+import { DEFAULT_COMPRESSION } from '../deterministic/context/plan';
 
 /** One trusted file: where it is and what it contained when it was trusted. */
 export interface TrustEntry {

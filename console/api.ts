@@ -6,22 +6,22 @@
  * the same update `harness approve` sends, under the console's identity.
  *
  * Everything the page draws leaves here as display text, escaped by the CLI's own function
- * (host/terminal/escape.ts): bidi controls, zero-width and other invisible characters arrive as
+ * (machine/terminal/escape.ts): bidi controls, zero-width and other invisible characters arrive as
  * `\u202e`, `\u200b` …, so the page shows what the terminal shows, by one rule. The page acts
  * only on `ref`: the raw ids it puts in addresses and decisions, never drawn.
  */
 import type { HarnessClient } from '../api/client';
-import type { PendingApproval } from '../common/session';
-import { alwaysRuleFor, describeGrant } from '../common/policy/always';
-import type { PolicyCall } from '../common/policy/match';
-import type { Policy } from '../common/policy/schema';
+import type { PendingApproval } from '../deterministic/session';
+import { alwaysRuleFor, describeGrant } from '../deterministic/policy/always';
+import type { PolicyCall } from '../deterministic/policy/match';
+import type { Policy } from '../deterministic/policy/schema';
 import { listSessions, type SessionRow } from '../client/session-list';
 import { openMessageStore } from '../client/store-reader';
 import { callView, INLINE_MAX, showCommand, type CallView } from '../client/call-view';
 import { callDetail } from '../client/call-detail';
 import type { Span } from '../history/trace/types';
-import { UserError } from '../host/errors';
-import { escapeForTerminal, escapeJsonForTerminal } from '../host/terminal/escape';
+import { UserError } from '../machine/errors';
+import { escapeForTerminal, escapeJsonForTerminal } from '../machine/terminal/escape';
 
 /** What the API needs. */
 export interface ApiDeps {

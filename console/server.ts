@@ -9,8 +9,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../host/paths';
-import { UserError } from '../host/errors';
+import { projectRoot } from '../machine/paths';
+import { UserError } from '../machine/errors';
 import { watchSession, watchTurn } from '../client/watch/live';
 import { allowedHosts, postProblem, requestToken, securityHeaders, tokenMatches } from './security';
 import * as api from './api';

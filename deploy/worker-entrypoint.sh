@@ -16,7 +16,7 @@
 #    capabilities. Started as a non-root user (`--user`, runAsUser), it checks what it can and
 #    says what is missing.
 # 4. The home adopted. The harness uses only a HARNESS_HOME it marked for this user on this
-#    machine (host/home-mark.ts), with a key kept under the container's HOME, which a new
+#    machine (machine/home-mark.ts), with a key kept under the container's HOME, which a new
 #    container does not have; the data folder is the operator's, so the worker's user adopts its
 #    home at every start (`harness home --adopt`), shipped skills and earlier state included.
 set -eu

@@ -8,18 +8,18 @@
  * session's `--always` grants it keeps only those of tools whose effects stay in the sandbox.
  */
 import type { Client } from '@temporalio/client';
-import { isBlobArg, type PendingMessage } from '../common/conversation';
-import type { ForkSpec, ForkWrite, ModelSpec, SessionConfig, TurnInput } from '../common/session';
-import { UsageError, UserError } from '../host/errors';
-import type { PrepareTurnResult } from '../common/activity-types';
-import type { WorkspaceSnapshot } from '../common/snapshot';
+import { isBlobArg, type PendingMessage } from '../deterministic/conversation';
+import type { ForkSpec, ForkWrite, ModelSpec, SessionConfig, TurnInput } from '../deterministic/session';
+import { UsageError, UserError } from '../machine/errors';
+import type { PrepareTurnResult } from '../deterministic/activity-types';
+import type { WorkspaceSnapshot } from '../deterministic/snapshot';
 import { loadTrace } from './trace';
 import { fetchRuns, type Run } from './trace/runs';
 import type { BuiltSpan } from './trace/types';
 import { callsBefore } from './trace/before-step';
-import type { ToolMode } from '../common/tool-mode';
-import { leavesSandbox, sandboxRules } from '../common/effects';
-import type { Rule } from '../common/policy/schema';
+import type { ToolMode } from '../deterministic/tool-mode';
+import { leavesSandbox, sandboxRules } from '../deterministic/effects';
+import type { Rule } from '../deterministic/policy/schema';
 
 /** What a fork changes of the recorded turn. */
 export interface ForkEdits {

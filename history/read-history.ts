@@ -9,7 +9,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
-import { UserError } from '../host/errors';
+import { UserError } from '../machine/errors';
 
 /** Events asked for per page (the server may give fewer: its own cap is a few hundred). */
 export const PAGE_EVENTS = 1_000;

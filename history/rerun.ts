@@ -3,7 +3,7 @@
  * the recorded replies as its model (nothing is asked of a real model), the recorded human
  * decisions for the same calls, and a fresh workspace seeded with the files the run had to work
  * on; the tools of the sandbox run again there. Calls that leave the sandbox (http_request, MCP
- * and custom tools, remember_longterm: common/effects.ts) are answered with their recorded
+ * and custom tools, remember_longterm: deterministic/effects.ts) are answered with their recorded
  * results and never made; with `liveEffects` they are made, each judged by the policy afresh (no
  * recorded approval applies to them). The session compares the new conversation with the record
  * and keeps the first divergence in its state (and history).
@@ -11,10 +11,10 @@
 import path from 'node:path';
 import { statSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
-import { callDigest } from '../common/digest';
-import { leavesSandbox } from '../common/effects';
-import type { EffectCall, RecordedDecision, RerunReport, TurnResult } from '../common/session';
-import { UsageError, UserError } from '../host/errors';
+import { callDigest } from '../deterministic/digest';
+import { leavesSandbox } from '../deterministic/effects';
+import type { EffectCall, RecordedDecision, RerunReport, TurnResult } from '../deterministic/session';
+import { UsageError, UserError } from '../machine/errors';
 import { modelCallsByStep, planFork, type ForkPlan } from './fork';
 import type { BuiltSpan } from './trace/types';
 

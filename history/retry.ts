@@ -6,8 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { TurnResult } from '../common/session';
-import { UserError } from '../host/errors';
+import type { TurnResult } from '../deterministic/session';
+import { UserError } from '../machine/errors';
 import { decodePayload, failureText, modelStepOf, type HistoryEvent } from './trace/events';
 import { loadTrace, TURN_ID } from './trace';
 import { callsBefore } from './trace/before-step';

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Test-only image: the sandbox image plus strace, for the policy's differential test
-# (test/common/policy/differential.test.ts, npm run fuzz:policy). The production image is untouched.
+# (test/deterministic/policy/differential.test.ts, npm run fuzz:policy). The production image is untouched.
 #
 # Offline like build-rootfs.sh: strace and the shared libraries it needs that the sandbox image
 # lacks come from this machine's Debian mirror (`apt-get download`), are unpacked with

@@ -2,7 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowBundleOptions } from '../host/workflow-bundle';
+import { workflowBundleOptions } from '../machine/workflow-bundle';
 
 async function main(): Promise<void> {
   const out = process.argv[2] ?? path.resolve(__dirname, '..', 'workflow-bundle.js');

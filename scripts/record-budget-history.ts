@@ -8,11 +8,11 @@
  */
 import { writeHistories } from './history-files';
 import { runScript, withScratchHarness } from './scratch';
-import { DEFAULT_LIMITS, type SessionConfig } from '../common/session';
+import { DEFAULT_LIMITS, type SessionConfig } from '../deterministic/session';
 import { decideApprovals, endSession, sendMessage, waitForTurn } from '../client/session-client';
 import { decideBudget } from '../client/budget-client';
-import { parsePolicy } from '../common/policy/schema';
-import { freezePolicy } from '../common/policy';
+import { parsePolicy } from '../deterministic/policy/schema';
+import { freezePolicy } from '../deterministic/policy';
 
 // ~2,000 characters of reply (~500 completion tokens): the next call's estimate passes 1,000 tokens.
 const long = 'x'.repeat(2000);

@@ -8,9 +8,9 @@
  */
 import { writeHistories } from './history-files';
 import { runScript, withScratchHarness } from './scratch';
-import { DEFAULT_LIMITS, type SessionConfig } from '../common/session';
-import { parsePolicy } from '../common/policy/schema';
-import { freezePolicy } from '../common/policy';
+import { DEFAULT_LIMITS, type SessionConfig } from '../deterministic/session';
+import { parsePolicy } from '../deterministic/policy/schema';
+import { freezePolicy } from '../deterministic/policy';
 import { followEval, startEval } from '../evals/runner/run';
 import { parseSuite } from '../evals/runner/suite';
 

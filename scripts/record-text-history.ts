@@ -8,10 +8,10 @@
  */
 import { writeHistories } from './history-files';
 import { runScript, withScratchHarness } from './scratch';
-import { DEFAULT_LIMITS, type SessionConfig } from '../common/session';
+import { DEFAULT_LIMITS, type SessionConfig } from '../deterministic/session';
 import { decideApprovals, endSession, sendMessage, waitForTurn } from '../client/session-client';
-import { parsePolicy } from '../common/policy/schema';
-import { freezePolicy } from '../common/policy';
+import { parsePolicy } from '../deterministic/policy/schema';
+import { freezePolicy } from '../deterministic/policy';
 
 const envelope = (name: string, args: object) => JSON.stringify({ tool_calls: [{ name, arguments: args }] });
 const broken = '{"tool_calls": [{"name": "read_file", "arguments": {"path": ';

@@ -12,11 +12,11 @@ import { NativeConnection, Runtime } from '@temporalio/worker';
 import { createHarnessWorker } from '../workers/worker';
 import { McpPool } from '../activities/mcp/pool';
 import { WorkerDeclarations } from '../activities/declarations';
-import { MemoryHost } from '../activities/memory/host';
+import { Database } from '../activities/memory/database';
 import { embeddedFiles, spawnDevServer, waitForServer } from '../client/embedded';
 import { temporalSettings } from '../client/temporal';
-import { escapingLogger } from '../host/terminal/temporal-log';
-import { writeErrLine } from '../host/terminal/write';
+import { escapingLogger } from '../machine/terminal/temporal-log';
+import { writeErrLine } from '../machine/terminal/write';
 
 // Below Linux's ephemeral range (32768-60999 by default): a port taken from there may be the
 // local port of some outgoing connection by the time a server binds it, and then the bind fails.
@@ -75,7 +75,7 @@ export async function withScratchHarness<T>(name: string, fn: (s: Scratch) => Pr
     const env = process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {};
     // Opened before the worker polls, as `harness worker` opens it (workers/open-store.ts): the
     // embedded database's start (seconds of WASM) is then not inside a first workflow task.
-    const memory = MemoryHost.fromEnv(home, env);
+    const memory = Database.fromEnv(home, env);
     await memory.open();
     const declarations = WorkerDeclarations.fromEnv(env);
     const worker = await createHarnessWorker({ connection: native, namespace: 'default', taskQueue, home, env, mcp, memory, declarations });

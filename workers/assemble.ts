@@ -6,19 +6,19 @@
  * their own options and say what they do around it (pid files, errors in their own words).
  */
 import type { NativeConnection } from '@temporalio/worker';
-import type { HarnessTool } from '../common/custom-tools';
-import { hostIdProblem, hostQueueOf } from '../common/host';
+import type { HarnessTool } from '../deterministic/custom-tools';
+import { hostIdProblem, hostQueueOf } from '../deterministic/host';
 import { defaultSandboxes, defaultSkills } from '../activities/worker-defaults';
 import { DEFAULT_SANDBOX_IMAGE, sandboxProblems } from '../activities/sandbox/docker-sandbox';
 import { createCustomTools } from '../activities/custom-tools/executor';
 import { McpPool } from '../activities/mcp/pool';
 import { serverNotesDir } from '../activities/mcp/orphans';
-import { MemoryHost } from '../activities/memory/host';
-import { ScriptedHost } from '../activities/scripted-host';
-import { UsageError } from '../host/errors';
-import { openHome } from '../host/home';
+import { Database } from '../activities/memory/database';
+import { ScriptedModels } from '../activities/scripted-models';
+import { UsageError } from '../machine/errors';
+import { openHome } from '../machine/home';
 import { temporalSettings, type TemporalSettings } from '../client/temporal';
-import { installEscapingRuntime } from '../host/terminal/temporal-log';
+import { installEscapingRuntime } from '../machine/terminal/temporal-log';
 import { openStore } from './open-store';
 import { createHarnessWorker, untilRunning, type HarnessWorkers } from './worker';
 import { describeTuning, type WorkerTuning } from './tuning';
@@ -71,7 +71,7 @@ export async function assembleWorker(o: AssembleOptions): Promise<AssembledWorke
   // Before the first connection: the SDK's log lines quote activity errors (model and tool text).
   installEscapingRuntime();
   const s = temporalSettings(env);
-  // Nothing under the home is read before it is checked to be this user's (host/home-mark.ts).
+  // Nothing under the home is read before it is checked to be this user's (machine/home-mark.ts).
   const { home, notices } = openHome(env);
   for (const notice of notices) log(notice);
   const tools = o.tools ?? [];
@@ -93,7 +93,7 @@ export async function assembleWorker(o: AssembleOptions): Promise<AssembledWorke
     const problems = await sandboxProblems(sandboxes.docker, env.HARNESS_SANDBOX_IMAGE || DEFAULT_SANDBOX_IMAGE);
     for (const p of problems) log(`sandbox: ${p} (run_shell will return SANDBOX_UNAVAILABLE)`);
     // The message store before polling: a worker without it would take turns it can only fail.
-    const memory = MemoryHost.fromEnv(home, env);
+    const memory = Database.fromEnv(home, env);
     closers.push(() => memory.close());
     if ((await openStore(memory, env, log)) === 'stopped') {
       await close();
@@ -105,7 +105,7 @@ export async function assembleWorker(o: AssembleOptions): Promise<AssembledWorke
     const mcp = new McpPool({ env, log: (line) => log(`mcp: ${line}`), notesDir: mcpNotesDir });
     closers.push(() => mcp.closeAll());
     // The scripted model's server is this worker's too: closed with it, so the process can end.
-    const scripted = new ScriptedHost(home);
+    const scripted = new ScriptedModels(home);
     closers.push(() => scripted.close());
     const sweeps = new WorkerUpkeep({ pool: sandboxes, owned: sandboxOwners(connection, s.namespace), mcpNotesDir, settings: upkeep.settings, log, sandboxes: problems.length === 0 });
     // Before polling: what ended sessions and gone workers left, never what still runs.

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { WorkerDeclarations } from '../activities/declarations';
 import { declaredByConfig } from '../config/declarations';
 import { mcpServersSchema, resolveMcpServers } from '../config/mcp';
-import { UsageError } from '../host/errors';
+import { UsageError } from '../machine/errors';
 
 /** What code declares beside the config file (the shapes of harness.config.json). */
 export interface DeclarationOptions {

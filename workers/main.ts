@@ -1,9 +1,9 @@
 /** `harness worker`: runs a worker against TEMPORAL_ADDRESS (or the embedded dev server). */
 import { rmSync } from 'node:fs';
-import { removePidFileIf, writePidFile } from '../host/pids';
+import { removePidFileIf, writePidFile } from '../machine/pids';
 import { connectPatiently } from './connect';
-import { writeErrLine } from '../host/terminal/write';
-import { UsageError } from '../host/errors';
+import { writeErrLine } from '../machine/terminal/write';
+import { UsageError } from '../machine/errors';
 import { workerTuning } from './tuning';
 import { assembleWorker } from './assemble';
 

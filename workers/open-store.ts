@@ -9,14 +9,14 @@
  * worker does not poll at all: while another process holds the folder it says so and waits, a
  * standby that takes over the moment the holder exits; any other reason it cannot open ends it.
  */
-import type { MemoryHost } from '../activities/memory/host';
-import { UserError } from '../host/errors';
+import type { Database } from '../activities/memory/database';
+import { UserError } from '../machine/errors';
 
 /** What became of the store: open, or the worker was asked to stop while it waited. */
 export type StoreOpening = 'open' | 'stopped';
 
 /** Opens the store as described above; rejects with a UserError when the embedded database cannot be opened. */
-export async function openStore(memory: MemoryHost, env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<StoreOpening> {
+export async function openStore(memory: Database, env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<StoreOpening> {
   if (env.DATABASE_URL) {
     await memory.open().then(
       () => log('message store ready (DATABASE_URL)'),

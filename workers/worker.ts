@@ -1,19 +1,19 @@
 /**
  * Builds a harness worker: the workflows (prebundled when available) and the activities; with a
  * host id, also a second Worker polling that sandbox host's own task queue with the same
- * activities (common/host.ts), so the sessions it hosts find their sandbox here; and always a
+ * activities (deterministic/host.ts), so the sessions it hosts find their sandbox here; and always a
  * Worker polling a queue of its own, where its handed-on model calls come back (handoff-queue.ts).
  */
 import { existsSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker, type NativeConnection, type State, type WorkerOptions } from '@temporalio/worker';
-import { hostQueueOf } from '../common/host';
+import { hostQueueOf } from '../deterministic/host';
 import { createActivities, type ActivityDeps } from '../activities';
-import { workflowBundlePath } from '../host/paths';
-import { bundledAtStart } from '../host/workflow-bundle';
+import { workflowBundlePath } from '../machine/paths';
+import { bundledAtStart } from '../machine/workflow-bundle';
 import { DEFAULT_TUNING, tuningOptions, type WorkerTuning } from './tuning';
 import type { InFlightActivities } from './drain';
-import { sweepStreams } from '../host/model-stream';
+import { sweepStreams } from '../machine/model-stream';
 import { WatchedWorker } from './workflow-threads';
 import { createHandoffWorker, handoffQueueOf } from './handoff-queue';
 

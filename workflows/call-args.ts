@@ -5,11 +5,11 @@
  * tool error the model reads. Pure and deterministic.
  */
 import { z } from 'zod';
-import { toolError } from '../common/errors';
-import { clipText, MAX_ARGS_DEPTH, MAX_STEP_VALUES, scanJson } from '../common/json-bounds';
-import { MAX_CHECK_WORK } from '../common/mcp-schema';
-import { describeIssues, type ToolDefinition } from '../common/tools';
-import type { ToolCall, ToolResult } from '../common/types';
+import { toolError } from '../deterministic/errors';
+import { clipText, MAX_ARGS_DEPTH, MAX_STEP_VALUES, scanJson } from '../deterministic/json-bounds';
+import { MAX_CHECK_WORK } from '../deterministic/mcp-schema';
+import { describeIssues, type ToolDefinition } from '../deterministic/tools';
+import type { ToolCall, ToolResult } from '../deterministic/types';
 
 /** Validation messages longer than this are cut (a server's enum of thousands of values would be echoed whole). */
 export const MAX_ISSUES_CHARS = 1000;

@@ -6,7 +6,7 @@
  * replay (the SDK compares an activity's type and id), so they change without a patch.
  */
 import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
-import { DEFAULT_HOST_TIMEOUT_MS, type HostRef } from '../common/host';
+import { DEFAULT_HOST_TIMEOUT_MS, type HostRef } from '../deterministic/host';
 import { hostLost } from './host-route';
 import type { Activities } from './tool-activities';
 

@@ -2,8 +2,8 @@
  * The people of an eval case: its approval decisions and its answers to ask_user, given in the
  * case, so a trial never waits on a human. Pure and deterministic (part of the turn workflow).
  */
-import type { EvalApprovals } from '../common/eval';
-import type { ApprovalRecord, PendingApproval } from '../common/session';
+import type { EvalApprovals } from '../deterministic/eval';
+import type { ApprovalRecord, PendingApproval } from '../deterministic/session';
 
 /** The case's decision on a call that asks: all approved, all denied, or the first rule that matches. */
 export function evalDecision(approvals: EvalApprovals, call: PendingApproval): ApprovalRecord {

@@ -10,16 +10,16 @@
  * worker loses nothing, and every trial is counted once.
  */
 import { condition, executeChild, patched, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { CaseReport, EvalCase, EvalReport, TrialReport } from '../common/eval';
-import { rootCauseMessage } from '../common/errors';
-import type { SessionConfig, TurnInput } from '../common/session';
-import { caseReport, summarize } from '../common/eval-report';
-import { DEFAULT_COMPRESSION } from '../common/context/plan';
+import type { CaseReport, EvalCase, EvalReport, TrialReport } from '../deterministic/eval';
+import { rootCauseMessage } from '../deterministic/errors';
+import type { SessionConfig, TurnInput } from '../deterministic/session';
+import { caseReport, summarize } from '../deterministic/eval-report';
+import { DEFAULT_COMPRESSION } from '../deterministic/context/plan';
 import { turnWorkflow } from './turn';
-import { evalProgressQuery, turnStatusSignal } from '../common/messages';
+import { evalProgressQuery, turnStatusSignal } from '../deterministic/messages';
 import { forkResume } from './fork';
 import { discoverActivity, type Activities } from './tool-activities';
-import type { BudgetLimit } from '../common/budget';
+import type { BudgetLimit } from '../deterministic/budget';
 import { EvalSpend } from './eval-budget';
 import { closeSandbox } from './close-sandbox';
 

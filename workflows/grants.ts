@@ -1,7 +1,7 @@
 /** What an `--always` approval grants, said back to the person who gave it. Pure. */
-import { alwaysRuleFor, describeGrant } from '../common/policy/always';
-import type { Policy } from '../common/policy/schema';
-import type { PendingApproval } from '../common/session';
+import { alwaysRuleFor, describeGrant } from '../deterministic/policy/always';
+import type { Policy } from '../deterministic/policy/schema';
+import type { PendingApproval } from '../deterministic/session';
 
 /** One line per rule the approval of these calls adds to the session (duplicates once). */
 export function grantsOf(calls: readonly PendingApproval[], policy: Policy | undefined, pattern?: string): string[] {

@@ -1,5 +1,5 @@
 /**
- * Where a turn's sandbox calls go (common/host.ts): to the task queue of the session's host when
+ * Where a turn's sandbox calls go (deterministic/host.ts): to the task queue of the session's host when
  * it has one, with a schedule-to-start bound, so a call whose host's worker is gone fails after
  * `hostTimeoutMs` instead of waiting for it forever. Such a loss moves the session: the next
  * worker that answers on the shared queue claims it, restores the workspace as this turn began,
@@ -7,10 +7,10 @@
  * calls take the paths they always took.
  */
 import { ActivityFailure, proxyActivities, TimeoutFailure, type ActivityOptions } from '@temporalio/workflow';
-import { DEFAULT_HOST_TIMEOUT_MS, hostLostMessage, type HostMove, type HostRef } from '../common/host';
-import type { PrepareTurnInput, PrepareTurnResult } from '../common/activity-types';
-import type { TurnInput } from '../common/session';
-import type { WorkspaceSnapshot } from '../common/snapshot';
+import { DEFAULT_HOST_TIMEOUT_MS, hostLostMessage, type HostMove, type HostRef } from '../deterministic/host';
+import type { PrepareTurnInput, PrepareTurnResult } from '../deterministic/activity-types';
+import type { TurnInput } from '../deterministic/session';
+import type { WorkspaceSnapshot } from '../deterministic/snapshot';
 import { STORE_ACTIVITY, type Activities } from './tool-activities';
 import type { RunEvents } from './run-events';
 

@@ -11,8 +11,8 @@
  * as they ran (the `mcp-relist-by-ref` patch, taken at a run's first re-listing).
  */
 import { patched } from '@temporalio/workflow';
-import type { DiscoveredMcpTools, DiscoverMcpInput } from '../common/activity-types';
-import type { McpServerRef, McpToolSet } from '../common/mcp';
+import type { DiscoveredMcpTools, DiscoverMcpInput } from '../deterministic/activity-types';
+import type { McpServerRef, McpToolSet } from '../deterministic/mcp';
 
 /** Lists that changed which one run of a turn takes in (each is in its history once, at most 512 KiB). */
 export const MAX_MCP_RELISTS_PER_RUN = 4;

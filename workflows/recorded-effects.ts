@@ -1,13 +1,13 @@
 /**
- * A rerun's calls that leave the sandbox (common/effects.ts) are answered from the record: the
+ * A rerun's calls that leave the sandbox (deterministic/effects.ts) are answered from the record: the
  * recorded result becomes the call's result, and nothing runs, on the other system or here. They
  * are answered before the step's approvals, so nobody is asked about a call that is not made. A
  * call the record holds no result for is not made either: the rerun is offline.
  */
 import { patched } from '@temporalio/workflow';
-import { leavesSandbox } from '../common/effects';
-import { toolError } from '../common/errors';
-import type { RecordedEffects, TurnInput } from '../common/session';
+import { leavesSandbox } from '../deterministic/effects';
+import { toolError } from '../deterministic/errors';
+import type { RecordedEffects, TurnInput } from '../deterministic/session';
 import type { JudgedCall } from './tool-calls';
 
 /**

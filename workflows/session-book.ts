@@ -14,11 +14,11 @@ import {
   type SessionState,
   type TurnInput,
   type TurnResult,
-} from '../common/session';
-import { rootCauseMessage } from '../common/errors';
-import type { SendMessageInput, TurnStatusSignal } from '../common/messages';
-import { addSpend, NO_SPEND, subtractSpend, type Spend } from '../common/budget';
-import type { Usage } from '../common/types';
+} from '../deterministic/session';
+import { rootCauseMessage } from '../deterministic/errors';
+import type { SendMessageInput, TurnStatusSignal } from '../deterministic/messages';
+import { addSpend, NO_SPEND, subtractSpend, type Spend } from '../deterministic/budget';
+import type { Usage } from '../deterministic/types';
 import { sumLimits } from './turn-budget';
 
 export class SessionBook {

@@ -12,10 +12,10 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { SessionInput, TurnResult } from '../common/session';
+import type { SessionInput, TurnResult } from '../deterministic/session';
 import { forkResume, type ForkStart } from './fork';
-import { isBlobArg } from '../common/conversation';
-import { failureType, NOT_DECLARED, rootCauseMessage } from '../common/errors';
+import { isBlobArg } from '../deterministic/conversation';
+import { failureType, NOT_DECLARED, rootCauseMessage } from '../deterministic/errors';
 import {
   endSessionUpdate,
   refreshMcpToolsUpdate,
@@ -27,7 +27,7 @@ import {
   utf8Length,
   type RetryTurnInput,
   type SendMessageInput,
-} from '../common/messages';
+} from '../deterministic/messages';
 import { SessionBook } from './session-book';
 import { turnWorkflow } from './turn';
 import { discoverActivity, STORE_ACTIVITY } from './tool-activities';

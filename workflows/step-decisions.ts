@@ -4,11 +4,11 @@
  * (finish, failure, a server's changed list), the notes the model reads, when call records go to
  * the store, and the results of calls a stop leaves unrun. Pure and deterministic.
  */
-import type { ToolOutcome } from '../common/activity-types';
-import { CANCELLED_CALL_MESSAGE, toolError } from '../common/errors';
-import type { Policy, Rule } from '../common/policy';
-import type { ApprovalRecord, ToolCallRecord } from '../common/session';
-import type { ChatMessage, ToolCall, ToolResult } from '../common/types';
+import type { ToolOutcome } from '../deterministic/activity-types';
+import { CANCELLED_CALL_MESSAGE, toolError } from '../deterministic/errors';
+import type { Policy, Rule } from '../deterministic/policy';
+import type { ApprovalRecord, ToolCallRecord } from '../deterministic/session';
+import type { ChatMessage, ToolCall, ToolResult } from '../deterministic/types';
 import { droppedCallsNote } from './call-args';
 import { StoredConversation, type TurnConversation } from './conversation';
 import type { RepeatGuard, RepeatVerdict } from './repeat-guard';

@@ -3,11 +3,11 @@
  * step's model traffic, the model call's input, the reply's tool calls, and when the context is
  * compressed first. Pure and deterministic.
  */
-import type { CompressContextResult } from '../common/context/types';
-import type { ModelCallInput, ModelReply } from '../common/activity-types';
-import { limitTokens } from '../common/context/plan';
-import type { CompressionRecord, TurnInput } from '../common/session';
-import type { ChatMessage, ToolCall } from '../common/types';
+import type { CompressContextResult } from '../deterministic/context/types';
+import type { ModelCallInput, ModelReply } from '../deterministic/activity-types';
+import { limitTokens } from '../deterministic/context/plan';
+import type { CompressionRecord, TurnInput } from '../deterministic/session';
+import type { ChatMessage, ToolCall } from '../deterministic/types';
 import { StoredConversation, type ContextParts, type TurnConversation } from './conversation';
 import { assignCallIds } from './tool-calls';
 import type { TurnOptions } from './turn-ops';

@@ -3,9 +3,9 @@
  * outside the workflow, and the tools the workflow itself implements (finish, remember,
  * ask_user). Pure and deterministic but for ask_user, which waits on ops.askUser.
  */
-import type { ToolOutcome } from '../common/activity-types';
-import { toolError, toolOk } from '../common/errors';
-import type { ToolDefinition } from '../common/tools';
+import type { ToolOutcome } from '../deterministic/activity-types';
+import { toolError, toolOk } from '../deterministic/errors';
+import type { ToolDefinition } from '../deterministic/tools';
 import type { JudgedCall } from './tool-calls';
 import type { ToolExecution, TurnOps } from './turn-ops';
 import { rememberFact } from './working-memory';

@@ -4,7 +4,7 @@
  */
 import { ActivityCancellationType, proxyActivities, proxyLocalActivities, type ActivityOptions, type RetryPolicy } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { LOCAL_CALL_BUDGET_MS, MCP_NEEDS_ACTIVITY } from '../common/mcp';
+import { LOCAL_CALL_BUDGET_MS, MCP_NEEDS_ACTIVITY } from '../deterministic/mcp';
 
 export type Activities = ReturnType<typeof createActivities>;
 

@@ -4,9 +4,9 @@
  * failure after the activity's retries turned into a result the model sees.
  */
 import { isCancellation } from '@temporalio/workflow';
-import type { ExecuteToolInput, ToolOutcome } from '../common/activity-types';
-import { rootCauseMessage, toolError } from '../common/errors';
-import type { TurnInput } from '../common/session';
+import type { ExecuteToolInput, ToolOutcome } from '../deterministic/activity-types';
+import { rootCauseMessage, toolError } from '../deterministic/errors';
+import type { TurnInput } from '../deterministic/session';
 import type { RunEvents } from './run-events';
 import { executeTool, executeToolLocally, mcpActivity, mcpLocalActivity, mcpOptions, toolActivity, toolOptions } from './tool-activities';
 import { hostLost, type HostRoute } from './host-route';

@@ -15,10 +15,10 @@ import {
   utf8Length,
   type McpQuestion,
   type TurnStatusSignal,
-} from '../common/messages';
-import { questionText, validateMcpAnswer } from '../common/mcp-questions';
-import type { Policy } from '../common/policy/schema';
-import type { ApprovalRecord, TurnInput, TurnState } from '../common/session';
+} from '../deterministic/messages';
+import { questionText, validateMcpAnswer } from '../deterministic/mcp-questions';
+import type { Policy } from '../deterministic/policy/schema';
+import type { ApprovalRecord, TurnInput, TurnState } from '../deterministic/session';
 import { evalDecision } from './eval-humans';
 import { grantsOf } from './grants';
 import type { RunEvents } from './run-events';

@@ -4,9 +4,9 @@
  * This file is the loop's awaits in order; what it decides between them is in step-decisions.ts,
  * step-model.ts and step-tools.ts, what it holds in turn-state.ts, its inputs in turn-ops.ts.
  */
-import type { ModelReply, ToolOutcome } from '../common/activity-types';
-import { rootCauseMessage } from '../common/errors';
-import type { TurnInput, TurnResult, TerminatedBy } from '../common/session';
+import type { ModelReply, ToolOutcome } from '../deterministic/activity-types';
+import { rootCauseMessage } from '../deterministic/errors';
+import type { TurnInput, TurnResult, TerminatedBy } from '../deterministic/session';
 import { buildSystemMessage } from './system-message';
 import { approvalRequest, judgeStep, type JudgedCall } from './tool-calls';
 import { countReply, resumeAt, startLoop, turnResult } from './turn-state';

@@ -3,13 +3,13 @@
  * (activities in the turn workflow, plain calls in the step benchmark) and a turn's options.
  * Types only.
  */
-import type { ModelCallInput, ModelReply, ToolOutcome } from '../common/activity-types';
-import type { Policy, Rule } from '../common/policy';
-import type { CompressContextInput, CompressContextResult } from '../common/context/types';
-import type { ApprovalRecord, PendingApproval, PolicyRecord, RecordedEffects, TurnResume } from '../common/session';
-import type { ToolRegistry } from '../common/tools';
-import type { McpToolSet } from '../common/mcp';
-import type { CustomToolSet } from '../common/custom-tools';
+import type { ModelCallInput, ModelReply, ToolOutcome } from '../deterministic/activity-types';
+import type { Policy, Rule } from '../deterministic/policy';
+import type { CompressContextInput, CompressContextResult } from '../deterministic/context/types';
+import type { ApprovalRecord, PendingApproval, PolicyRecord, RecordedEffects, TurnResume } from '../deterministic/session';
+import type { ToolRegistry } from '../deterministic/tools';
+import type { McpToolSet } from '../deterministic/mcp';
+import type { CustomToolSet } from '../deterministic/custom-tools';
 import type { TurnContext } from './system-message';
 import type { Spent } from './turn-budget';
 

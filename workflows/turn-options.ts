@@ -3,11 +3,11 @@
  * prepareTurn request, the tools offered (built-in, custom, MCP), the policy and rules, the
  * system message's context, and the patches the loop reads. Pure and deterministic.
  */
-import type { PrepareTurnInput, PrepareTurnResult } from '../common/activity-types';
-import { missingTools, missingToolsMessage } from '../common/custom-tools';
-import { mcpRules } from '../common/mcp-tools';
-import type { McpToolSet } from '../common/mcp';
-import type { TurnInput } from '../common/session';
+import type { PrepareTurnInput, PrepareTurnResult } from '../deterministic/activity-types';
+import { missingTools, missingToolsMessage } from '../deterministic/custom-tools';
+import { mcpRules } from '../deterministic/mcp-tools';
+import type { McpToolSet } from '../deterministic/mcp';
+import type { TurnInput } from '../deterministic/session';
 import { turnRegistry } from './mcp';
 import { recordedEffectsOf } from './recorded-effects';
 import type { TurnOptions } from './turn-ops';

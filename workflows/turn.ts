@@ -14,8 +14,8 @@ import {
   proxyActivities,
   workflowInfo,
 } from '@temporalio/workflow';
-import { DEFAULT_LIMITS, type TurnInput, type TurnResult } from '../common/session';
-import { decidedToolMode } from '../common/tool-mode';
+import { DEFAULT_LIMITS, type TurnInput, type TurnResult } from '../deterministic/session';
+import { decidedToolMode } from '../deterministic/tool-mode';
 import { runTurn } from './turn-loop';
 import { TurnBudget } from './turn-budget';
 import { RunEvents } from './run-events';

@@ -2,10 +2,10 @@
  * The approvals update's validator: a decision that does not match what is pending is refused
  * before anything is written to history. Pure and deterministic.
  */
-import type { ApprovalDecisionInput } from '../common/messages';
-import { alwaysPatternProblem } from '../common/policy/always';
-import type { Policy } from '../common/policy/schema';
-import type { TurnState } from '../common/session';
+import type { ApprovalDecisionInput } from '../deterministic/messages';
+import { alwaysPatternProblem } from '../deterministic/policy/always';
+import type { Policy } from '../deterministic/policy/schema';
+import type { TurnState } from '../deterministic/session';
 
 /** Refuses a decision that does not match what is pending, before anything is written to history. */
 export function validateDecision(p: TurnState['pending'], d: ApprovalDecisionInput, policy: Policy | undefined): void {

@@ -4,8 +4,8 @@
  * characters a step made the model call's input pass Temporal's 2 MB payload limit, and every
  * attempt of that workflow task failed (PayloadsTooLarge) forever. Pure and deterministic.
  */
-import { toolError, toolOk } from '../common/errors';
-import type { ToolResult } from '../common/types';
+import { toolError, toolOk } from '../deterministic/errors';
+import type { ToolResult } from '../deterministic/types';
 // How far working memory may grow (MAX_MEMORY_CHARS) is replay-relevant: replay-constants.ts.
 import { MAX_MEMORY_CHARS } from './replay-constants';
 

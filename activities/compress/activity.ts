@@ -3,12 +3,12 @@
  * (header `x-harness-purpose: compress`, so the scripted model answers from `summaries`
  * without consuming a turn step). Its input and result are the history record.
  */
-import type { ModelCallInput } from '../../common/activity-types';
-import { renderTranscript } from '../../common/context/summary';
-import type { CompressContextInput, CompressContextResult } from '../../common/context/types';
+import type { ModelCallInput } from '../../deterministic/activity-types';
+import { renderTranscript } from '../../deterministic/context/summary';
+import type { CompressContextInput, CompressContextResult } from '../../deterministic/context/types';
 import { messageTokens, type Conversations } from '../store/conversations';
 import { requestContext } from '../store/request';
-import type { ChatMessage, Usage } from '../../common/types';
+import type { ChatMessage, Usage } from '../../deterministic/types';
 import type { ModelClient } from '../model-client';
 import { toModelFailure } from '../model-errors';
 import { compressContext, tokenCounter } from './compress';

@@ -1,16 +1,16 @@
 /**
  * compressContext: shrinks a model call's messages below the configured threshold.
- *   1. compact large tool results (structure kept, see common/context/compact.ts);
+ *   1. compact large tool results (structure kept, see deterministic/context/compact.ts);
  *   2. if still over, replace the middle (between the goal and the tail) by ONE summary;
  *   3. if still over, truncate the largest non-head messages harder;
  *   4. never grow: a result that is not smaller than the input is discarded.
  * Independent of Temporal: the activity wraps it with a model-backed summarizer.
  */
-import { compactToolResults, truncateText } from '../../common/context/compact';
-import { headEnd, limitTokens, planContext, splitByPlan } from '../../common/context/plan';
-import { SUMMARY_PROMPT, summaryMessage } from '../../common/context/summary';
-import type { CompressRequest, CompressResult } from '../../common/context/types';
-import type { ChatMessage } from '../../common/types';
+import { compactToolResults, truncateText } from '../../deterministic/context/compact';
+import { headEnd, limitTokens, planContext, splitByPlan } from '../../deterministic/context/plan';
+import { SUMMARY_PROMPT, summaryMessage } from '../../deterministic/context/summary';
+import type { CompressRequest, CompressResult } from '../../deterministic/context/types';
+import type { ChatMessage } from '../../deterministic/types';
 import { countTokens } from './tokens';
 
 /** What compression needs from outside. */

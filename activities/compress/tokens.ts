@@ -8,7 +8,7 @@
  * - estimate via cl100k_base: deepseek*, qwen*, glm*, moonshot/kimi*, llama*, mistral*, yi* —
  *   their own tokenizers differ (typically within ±15% on English and code); cl100k is a
  *   reasonable stand-in that keeps the threshold decision realistic.
- * - anything else (including "scripted"): the fallback estimate by script (common/context/estimate.ts):
+ * - anything else (including "scripted"): the fallback estimate by script (deterministic/context/estimate.ts):
  *   4 ASCII characters a token, one token per CJK character, 2 characters of other scripts.
  *
  * Per-message overhead follows OpenAI's chat format accounting: 3 tokens per message
@@ -17,8 +17,8 @@
  */
 import * as cl100k from 'gpt-tokenizer/encoding/cl100k_base';
 import * as o200k from 'gpt-tokenizer/encoding/o200k_base';
-import type { ChatMessage } from '../../common/types';
-import { estimateTextTokens } from '../../common/context/estimate';
+import type { ChatMessage } from '../../deterministic/types';
+import { estimateTextTokens } from '../../deterministic/context/estimate';
 
 /** Which tokenizer a model maps to. */
 export type TokenizerKind = 'o200k_base' | 'cl100k_base' | 'estimate';

@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { ToolResult } from '../../common/types';
+import type { ToolResult } from '../../deterministic/types';
 import { appliedWritesDir } from '../tools/applied-writes';
 
 /** What a claim found: this attempt may run the code, or an earlier one finished, or started and never finished. */

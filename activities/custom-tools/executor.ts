@@ -7,12 +7,12 @@
  */
 import os from 'node:os';
 import { Context } from '@temporalio/activity';
-import { BUILTIN_TOOLS } from '../../common/builtin-tools';
-import { ToolError, type CustomToolSet, type HarnessTool, type ToolContext } from '../../common/custom-tools';
-import { ERROR_TYPES, toolError, toolOk, type ErrorType } from '../../common/errors';
-import { describeIssues, ToolDefinitionError } from '../../common/tools';
-import type { ExecuteToolInput } from '../../common/activity-types';
-import type { ToolResult } from '../../common/types';
+import { BUILTIN_TOOLS } from '../../deterministic/builtin-tools';
+import { ToolError, type CustomToolSet, type HarnessTool, type ToolContext } from '../../deterministic/custom-tools';
+import { ERROR_TYPES, toolError, toolOk, type ErrorType } from '../../deterministic/errors';
+import { describeIssues, ToolDefinitionError } from '../../deterministic/tools';
+import type { ExecuteToolInput } from '../../deterministic/activity-types';
+import type { ToolResult } from '../../deterministic/types';
 import { ensureWorkspace } from '../tools/workspace';
 import { atMostOnce } from '../tools/at-most-once';
 

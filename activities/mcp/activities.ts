@@ -4,10 +4,10 @@
  * a server process serves every session and call of the worker that uses it.
  */
 import { Context } from '@temporalio/activity';
-import type { DiscoveredMcpTools, DiscoverMcpInput, ExecuteToolInput, ToolOutcome } from '../../common/activity-types';
-import { LOCAL_CALL_BUDGET_MS, MCP_NEEDS_ACTIVITY, type McpServerSpec, type McpServerStatus, type McpToolInfo, type McpToolSet } from '../../common/mcp';
+import type { DiscoveredMcpTools, DiscoverMcpInput, ExecuteToolInput, ToolOutcome } from '../../deterministic/activity-types';
+import { LOCAL_CALL_BUDGET_MS, MCP_NEEDS_ACTIVITY, type McpServerSpec, type McpServerStatus, type McpToolInfo, type McpToolSet } from '../../deterministic/mcp';
 import type { WorkerDeclarations } from '../declarations';
-import { toolError } from '../../common/errors';
+import { toolError } from '../../deterministic/errors';
 import type { Conversations } from '../store/conversations';
 import { withStore } from '../store/errors';
 import { durableElicitation } from './elicit';

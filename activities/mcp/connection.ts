@@ -10,7 +10,7 @@ import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ElicitRequestSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import type { McpServerSpec } from '../../common/mcp';
+import type { McpServerSpec } from '../../deterministic/mcp';
 import { McpUnavailableError, oneLine } from './errors';
 import { resolveTemplates } from './templates';
 

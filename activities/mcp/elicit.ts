@@ -9,8 +9,8 @@
  * question again, the answer already given is reused instead of asking the human twice.
  */
 import type { Context } from '@temporalio/activity';
-import { mcpAnswerQuery, mcpQuestionSignal } from '../../common/messages';
-import { elicitationResult } from '../../common/mcp-questions';
+import { mcpAnswerQuery, mcpQuestionSignal } from '../../deterministic/messages';
+import { elicitationResult } from '../../deterministic/mcp-questions';
 
 /** The elicitation request as the pool hands it over, and the reply it expects. */
 export type ElicitHook = (req: { message: string; requestedSchema: Record<string, unknown> }) => Promise<{

@@ -7,7 +7,7 @@
  */
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { processAlive } from '../../host/pids';
+import { processAlive } from '../../machine/pids';
 
 interface Note {
   worker: number;

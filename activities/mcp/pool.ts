@@ -7,7 +7,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { McpServerSpec, McpToolInfo } from '../../common/mcp';
+import type { McpServerSpec, McpToolInfo } from '../../deterministic/mcp';
 import { McpConnection, NO_SDK_TIMEOUT, seconds, type ElicitHook, type OpenCall } from './connection';
 import { forgetServer, noteServer } from './orphans';
 import { McpTimeoutError, McpUnavailableError, oneLine } from './errors';

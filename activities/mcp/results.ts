@@ -4,8 +4,8 @@
  * images would fill the context and the history without telling the model anything it can read.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { toolError, toolOk } from '../../common/errors';
-import type { ToolResult } from '../../common/types';
+import { toolError, toolOk } from '../../deterministic/errors';
+import type { ToolResult } from '../../deterministic/types';
 
 const ERROR_CHARS = 2000;
 const RESOURCE_TEXT_CHARS = 20_000;

@@ -1,7 +1,7 @@
 /** An MCP tool as the model sees it: the server's own JSON input schema, not a zod round trip. */
-import { DEFAULT_MCP_RISK, describeMcpTool } from '../../common/mcp-tools';
-import type { McpToolInfo } from '../../common/mcp';
-import type { ToolSpec } from '../../common/types';
+import { DEFAULT_MCP_RISK, describeMcpTool } from '../../deterministic/mcp-tools';
+import type { McpToolInfo } from '../../deterministic/mcp';
+import type { ToolSpec } from '../../deterministic/types';
 
 export function mcpToolSpec(info: McpToolInfo): ToolSpec {
   const { $schema: _drop, ...parameters } = info.inputSchema;

@@ -5,7 +5,7 @@
  */
 import { ToolSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { TOOL_NAME, mcpToolName, type McpToolInfo } from '../../common/mcp';
+import { TOOL_NAME, mcpToolName, type McpToolInfo } from '../../deterministic/mcp';
 
 /**
  * One page of `tools/list`, the tools left unchecked: the SDK's own result schema refuses the

@@ -5,8 +5,8 @@
  * instead of returning them, so history holds a list once, not once per call of a server that
  * keeps saying its list changed.
  */
-import type { DiscoverMcpInput } from '../../common/activity-types';
-import type { McpToolInfo, McpToolSet } from '../../common/mcp';
+import type { DiscoverMcpInput } from '../../deterministic/activity-types';
+import type { McpToolInfo, McpToolSet } from '../../deterministic/mcp';
 import type { Conversations } from '../store/conversations';
 import { withStore } from '../store/errors';
 

@@ -11,7 +11,7 @@ import type { Duplex } from 'node:stream';
 import { InProcessConnections } from './in-process';
 import { lockDataDir, waitForDataDirLock, type LockMethod, type LockWait } from './lock';
 import { registerOwnPort } from '../tools/own-ports';
-import { writeStoreEndpoint } from '../../host/store-endpoint';
+import { writeStoreEndpoint } from '../../machine/store-endpoint';
 
 // A subpath export: moduleResolution node10 cannot type it, Node's require resolves it.
 const { pg_trgm } = require('@electric-sql/pglite/contrib/pg_trgm') as { pg_trgm: Extension };
@@ -30,8 +30,8 @@ export interface EmbeddedPostgres {
   close(): Promise<void>;
 }
 
-// Where the embedded data lives: host/paths.ts, so readers (the trace) need not load PGlite to find it.
-export { embeddedDataDir } from '../../host/paths';
+// Where the embedded data lives: machine/paths.ts, so readers (the trace) need not load PGlite to find it.
+export { embeddedDataDir } from '../../machine/paths';
 
 /**
  * Locks dataDir, starts PGlite on it and listens on 127.0.0.1 (a free port unless one is given).

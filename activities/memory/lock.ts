@@ -18,7 +18,7 @@ import { closeSync, openSync, readFileSync, realpathSync, statSync, unlinkSync, 
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MemoryUnavailableError, UNAVAILABLE_PREFIX } from './errors';
-import { processAlive } from '../../host/pids';
+import { processAlive } from '../../machine/pids';
 
 /** A held lock. */
 export interface DataDirLock {

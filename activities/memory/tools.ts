@@ -3,8 +3,8 @@
  * a recoverable tool error the model sees (the turn goes on), never a thrown failure.
  */
 import { z } from 'zod';
-import { toolError, toolOk } from '../../common/errors';
-import type { ToolResult } from '../../common/types';
+import { toolError, toolOk } from '../../deterministic/errors';
+import type { ToolResult } from '../../deterministic/types';
 import { MemoryUnavailableError, unavailableMessage } from './errors';
 import type { MemoryStore } from './store';
 

@@ -7,7 +7,7 @@ import { EXEC_MOUNT } from './containers';
 
 /**
  * How every run_shell command runs: exactly the shell and options the policy models
- * (common/policy/shell.ts parses bash), never a second grammar such as dash's `/bin/sh`. No
+ * (deterministic/policy/shell.ts parses bash), never a second grammar such as dash's `/bin/sh`. No
  * profile or rc file, and the variables through which bash reads code or options from the
  * environment are unset by the wrapper before it starts (the container's environment is fixed,
  * but an exec must not depend on that).

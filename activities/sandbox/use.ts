@@ -21,7 +21,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { processAlive } from '../../host/pids';
+import { processAlive } from '../../machine/pids';
 import { sessionWorkspace } from '../tools/workspace';
 import { execsDir, ExecRecords } from './exec-record';
 

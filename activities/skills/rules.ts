@@ -5,7 +5,7 @@
  * arguments still go through every deny rule (paths outside the workspace, expansions…).
  */
 import * as path from 'node:path';
-import type { Rule } from '../../common/policy/schema';
+import type { Rule } from '../../deterministic/policy/schema';
 import type { Skill } from './catalog';
 import { skillMountPath } from './use-skill';
 

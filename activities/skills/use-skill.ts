@@ -5,9 +5,9 @@
  * body can tell the model to run its scripts with run_shell.
  */
 import { z } from 'zod';
-import { describeIssues } from '../../common/tools';
-import { toolError, toolOk } from '../../common/errors';
-import type { ToolResult } from '../../common/types';
+import { describeIssues } from '../../deterministic/tools';
+import { toolError, toolOk } from '../../deterministic/errors';
+import type { ToolResult } from '../../deterministic/types';
 import type { Skill } from './catalog';
 
 /** Where skill folders appear inside the sandbox. */

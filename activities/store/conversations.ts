@@ -6,14 +6,14 @@
  * conversations, so a step costs the new messages, not the whole history, on the same worker.
  */
 import { createHash } from 'node:crypto';
-import type { ChatMessage } from '../../common/types';
-import type { PendingMessage } from '../../common/conversation';
-import { messageTokens } from '../../common/context/estimate';
+import type { ChatMessage } from '../../deterministic/types';
+import type { PendingMessage } from '../../deterministic/conversation';
+import { messageTokens } from '../../deterministic/context/estimate';
 
 export { messageTokens };
 import { StoreUnavailableError, type MessageStore, type StoredNode } from './message-store';
 
-/** SHA-256 of a text, lower-case hex (the same as common/digest.ts computes in workflow code). */
+/** SHA-256 of a text, lower-case hex (the same as deterministic/digest.ts computes in workflow code). */
 export function sha256(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }

@@ -16,7 +16,7 @@ import { StoreUnavailableError, type MessageStore, type StoredBlob, type StoredN
 // statements, each well inside the pool's statement timeout, instead of one that may not be.
 const PURGE_BATCH = 2_000;
 
-/** MessageStore over a `pg` pool whose schema is migrated (MemoryHost.messages() does both). */
+/** MessageStore over a `pg` pool whose schema is migrated (Database.messages() does both). */
 export class PgMessageStore implements MessageStore {
   // Statement names: this store's own tag, then the connection's number (see query()).
   private readonly tag = randomBytes(4).toString('hex');

@@ -63,7 +63,7 @@ const sessionPaths = (id: string): string[][] => [
   ['workspaces', id],
   ['execs', id],
   ['applied', id],
-  ['scripts', `${id}.json`], // ScriptedHost's file: encodeURIComponent leaves a valid id as it is
+  ['scripts', `${id}.json`], // ScriptedModels's file: encodeURIComponent leaves a valid id as it is
 ];
 
 /**

@@ -3,8 +3,8 @@
  * message store), or rebuilt from a conversation reference with the system message first.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { ConversationRef, SystemRef } from '../../common/conversation';
-import type { ChatMessage } from '../../common/types';
+import type { ConversationRef, SystemRef } from '../../deterministic/conversation';
+import type { ChatMessage } from '../../deterministic/types';
 import type { Conversations, Draft } from './conversations';
 
 /** What a call names its context by. */

@@ -4,11 +4,11 @@
  * reduced to its verdict. The store keeps every value whole; the model gets it whole. These
  * bounds are what keeps a step's history the same size whatever the model writes.
  */
-import type { ToolOutcome } from '../../common/activity-types';
-import type { BlobArg } from '../../common/conversation';
-import { isBlobArg } from '../../common/conversation';
-import type { ToolRegistry } from '../../common/tools';
-import type { ToolCall, ToolResult } from '../../common/types';
+import type { ToolOutcome } from '../../deterministic/activity-types';
+import type { BlobArg } from '../../deterministic/conversation';
+import { isBlobArg } from '../../deterministic/conversation';
+import type { ToolRegistry } from '../../deterministic/tools';
+import type { ToolCall, ToolResult } from '../../deterministic/types';
 import { messageTokens, type Conversations } from './conversations';
 
 /** A payload argument longer than this is stored and referenced. */

@@ -5,7 +5,7 @@
  * calls become the envelope it is asked to write, and each tool result a user message that
  * names its call, so the model sees its own past calls in the form it should use.
  */
-import type { ChatMessage, ToolSpec } from '../../common/types';
+import type { ChatMessage, ToolSpec } from '../../deterministic/types';
 
 /** A tool's description is its first sentence, cut here: small models have small context windows (and read slowly on a CPU). */
 const MAX_DESCRIPTION_CHARS = 160;

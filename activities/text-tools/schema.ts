@@ -7,7 +7,7 @@
  * properties, required, enums, items, unions); a tool whose schema is too large or too deep is
  * offered with free-form object arguments, and the workflow still validates every call.
  */
-import type { ToolSpec } from '../../common/types';
+import type { ToolSpec } from '../../deterministic/types';
 import { orderForModel } from './render';
 
 /** Calls one constrained reply may make: enough for real work, a bound on a looping small model. */

@@ -6,8 +6,8 @@
  * first one recorded, or, when the first never finished, says the call may or may not have taken
  * effect instead of running it again.
  */
-import { toolError } from '../../common/errors';
-import type { ToolResult } from '../../common/types';
+import { toolError } from '../../deterministic/errors';
+import type { ToolResult } from '../../deterministic/types';
 import { claimCall, settleCall } from '../custom-tools/claims';
 
 /** The call a claim names: its session, and its key `<turnId>/<callId>`. */

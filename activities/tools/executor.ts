@@ -14,14 +14,14 @@ import {
   runShellTool,
   useSkillTool,
   writeFileTool,
-} from '../../common/builtin-tools';
+} from '../../deterministic/builtin-tools';
 import type { MemoryStore } from '../memory/store';
 import { memoryUnavailable, recall, rememberLongterm } from '../memory/tools';
 import type { SkillCatalog } from '../skills/catalog';
 import { useSkill } from '../skills/use-skill';
-import { toolError } from '../../common/errors';
-import { describeIssues, type ToolDefinition } from '../../common/tools';
-import type { ToolResult } from '../../common/types';
+import { toolError } from '../../deterministic/errors';
+import { describeIssues, type ToolDefinition } from '../../deterministic/tools';
+import type { ToolResult } from '../../deterministic/types';
 import type { Sandbox } from '../sandbox/docker-sandbox';
 import { appliedRef } from './applied-writes';
 import { listFiles, readFile, writeFile } from './files';

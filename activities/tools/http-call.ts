@@ -7,7 +7,7 @@
  * is part of it.
  */
 import { Context } from '@temporalio/activity';
-import type { ToolResult } from '../../common/types';
+import type { ToolResult } from '../../deterministic/types';
 import { atMostOnce, type OnceCall } from './at-most-once';
 import { httpRequest, requestMethod, type HttpOptions, type HttpRequestArgs } from './http';
 

@@ -11,7 +11,7 @@
  * This file holds the decision; what an address is comes from net-addresses.ts and which
  * services are the worker's from net-services.ts (both re-exported here for existing callers).
  */
-import { parseHostEntry, urlHostname } from '../../common/allow-hosts';
+import { parseHostEntry, urlHostname } from '../../deterministic/allow-hosts';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP, type LookupFunction } from 'node:net';

@@ -3,8 +3,8 @@
  * (Temporal, its UI, HTTP API and metrics, the memory database, the trace receiver), so the
  * guard (net-guard.ts) can refuse them whatever the session's config allows.
  */
-import { parseHostEntry } from '../../common/allow-hosts';
-import { defaultHttpPort, defaultMetricsPort, defaultUiPort } from '../../common/ports';
+import { parseHostEntry } from '../../deterministic/allow-hosts';
+import { defaultHttpPort, defaultMetricsPort, defaultUiPort } from '../../deterministic/ports';
 
 /** A service of the worker itself (Temporal, its UI, the memory database): never reachable from http_request. */
 export interface ServiceAddress {

@@ -8,8 +8,8 @@
  * registry is all there is where /proc is not. A process the user started elsewhere (the
  * app they develop on 127.0.0.1:3000) is not the worker's and can be allowed by host:port.
  */
-import { embeddedFiles } from '../../host/paths';
-import { checkPidFile } from '../../host/pids';
+import { embeddedFiles } from '../../machine/paths';
+import { checkPidFile } from '../../machine/pids';
 import { processTreeListeners, type ListenerSnapshot } from './proc-listeners';
 
 /** What a port of this machine is when it is the worker's own ("scripted model server"), else undefined. */

@@ -15,9 +15,9 @@
  */
 import { CancelledFailure, Context } from '@temporalio/activity';
 import type { z } from 'zod';
-import type { runShellTool } from '../../common/builtin-tools';
-import { toolError, toolOk } from '../../common/errors';
-import type { ToolResult } from '../../common/types';
+import type { runShellTool } from '../../deterministic/builtin-tools';
+import { toolError, toolOk } from '../../deterministic/errors';
+import type { ToolResult } from '../../deterministic/types';
 import { SandboxError } from '../sandbox/docker-errors';
 import type { ExecResult, Sandbox } from '../sandbox/docker-sandbox';
 import { DEFAULT_WORKSPACE_MAX_BYTES, workspaceUsage } from './workspace-usage';

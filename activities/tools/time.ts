@@ -3,9 +3,9 @@
  * `now` is injected so tests are exact.
  */
 import type { z } from 'zod';
-import type { getCurrentTimeTool } from '../../common/builtin-tools';
-import { toolError, toolOk } from '../../common/errors';
-import type { ToolResult } from '../../common/types';
+import type { getCurrentTimeTool } from '../../deterministic/builtin-tools';
+import { toolError, toolOk } from '../../deterministic/errors';
+import type { ToolResult } from '../../deterministic/types';
 
 /** Validated arguments of get_current_time. */
 export type GetCurrentTimeArgs = z.infer<typeof getCurrentTimeTool.parameters>;

@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
-import type { ErrorType } from '../../common/errors';
+import type { ErrorType } from '../../deterministic/errors';
 
 /** A path or session id that must not be used; carries the tool error type to report. */
 export class WorkspaceError extends Error {

@@ -6,8 +6,8 @@
  * walk; an admission may rest on a figure up to USAGE_FRESH_MS old that misses what the
  * sandbox wrote meanwhile, which run_shell's own limits police.
  */
-import { toolError } from '../../common/errors';
-import type { ToolResult } from '../../common/types';
+import { toolError } from '../../deterministic/errors';
+import type { ToolResult } from '../../deterministic/types';
 import { workspaceUsage } from './workspace-usage';
 
 /** How long a walked figure is trusted for admitting writes. */

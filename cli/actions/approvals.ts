@@ -4,10 +4,10 @@ import { followTurn, waitRide } from '../wait';
 import { terminalPrompter } from '../prompter';
 import { WaitNotes } from '../wait-notes';
 import { approvalLines, EXIT, grantLine, say } from '../output';
-import type { BudgetUnit } from '../../common/budget';
-import type { PendingApproval } from '../../common/session';
+import type { BudgetUnit } from '../../deterministic/budget';
+import type { PendingApproval } from '../../deterministic/session';
 import { pendingApprovals } from '../../client/session-status';
-import { UsageError, UserError } from '../../host/errors';
+import { UsageError, UserError } from '../../machine/errors';
 import { recordShown, shownDigests, wasShown } from '../shown-calls';
 import { decideBudgetWait } from './budget';
 

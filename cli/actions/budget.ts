@@ -3,9 +3,9 @@
  * its budget: raise the budget it reached (the turn goes on) or stop the turn (it ends
  * `budget_exceeded`, keeping its work), then wait for it like `run`.
  */
-import { budgetAmount, budgetLine, type BudgetUnit } from '../../common/budget';
+import { budgetAmount, budgetLine, type BudgetUnit } from '../../deterministic/budget';
 import { pendingBudget } from '../../client/budget-client';
-import type { BudgetDecisionInput } from '../../common/messages';
+import type { BudgetDecisionInput } from '../../deterministic/messages';
 import type { CliContext } from '../context';
 import { say } from '../output';
 import { followTurn, waitRide } from '../wait';

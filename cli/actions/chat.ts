@@ -2,9 +2,9 @@
 import { createInterface } from 'node:readline/promises';
 import { newSessionId } from '../../api/client';
 import { checkMessage, requireWorker } from '../../client/session-client';
-import { UserError } from '../../host/errors';
+import { UserError } from '../../machine/errors';
 import type { CliContext } from '../context';
-import { configFor, configForNew } from '../session-config';
+import { configFor, configForNew } from '../session-flags';
 import { driveTurn, noWorkerHint, waitRide, workerStarting } from '../wait';
 import { linePrompter } from '../prompter';
 import { DEFAULT_WAIT_TIMEOUT_SEC } from '../wait-options';

@@ -1,6 +1,6 @@
 /** What `harness console` does, and the console `harness dev` starts beside its worker. */
 import type { CliContext } from '../context';
-import { UsageError } from '../../host/errors';
+import { UsageError } from '../../machine/errors';
 import { print, say } from '../output';
 import type { ConsoleServer } from '../../console/server';
 

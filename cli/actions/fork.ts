@@ -2,14 +2,14 @@
 import type { Client } from '@temporalio/client';
 import { newSessionId } from '../../api/client';
 import { modelSpec } from '../../config/resolve';
-import { UsageError } from '../../host/errors';
+import { UsageError } from '../../machine/errors';
 import { planFork, type ForkEdits } from '../../history/fork';
-import type { Rule } from '../../common/policy/schema';
+import type { Rule } from '../../deterministic/policy/schema';
 import { checkMessage, requireWorker, sessionState } from '../../client/session-client';
 import { startForked } from '../../client/fork-start';
 import { readBoundedText } from '../task-input';
 import type { CliContext } from '../context';
-import { escapeForTerminal } from '../../host/terminal/escape';
+import { escapeForTerminal } from '../../machine/terminal/escape';
 import { say } from '../output';
 import { driveTurn, noWorkerHint, workerStarting } from '../wait';
 import { terminalPrompter } from '../prompter';

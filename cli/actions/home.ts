@@ -1,8 +1,8 @@
 /** What `harness home` does (cli/commands/home.ts defines the command and loads this when it runs). */
 import path from 'node:path';
-import { adoptHome } from '../../host/home-mark';
-import { harnessHome } from '../../host/paths';
-import { realOrAbsolute } from '../../host/state-dir';
+import { adoptHome } from '../../machine/home-mark';
+import { harnessHome } from '../../machine/paths';
+import { realOrAbsolute } from '../../machine/state-dir';
 import type { CliContext } from '../context';
 import { print, say } from '../output';
 

@@ -5,13 +5,13 @@
 import { checkMessage } from '../../client/session-client';
 import type { SessionView } from '../../client/session-status';
 import { endAndPurge, findPrunable, parseAge, purgeSessions, type Prunable, type PurgeReport } from '../../client/retention';
-import { UserError } from '../../host/errors';
+import { UserError } from '../../machine/errors';
 import type { CliContext } from '../context';
 import { pendingLines, print, printJson, printJsonLines, say, usageLine } from '../output';
 import { followTurn, waitRide } from '../wait';
 import { WaitNotes } from '../wait-notes';
-import { escapeForTerminal } from '../../host/terminal/escape';
-import { describeToolMode } from '../../common/tool-mode';
+import { escapeForTerminal } from '../../machine/terminal/escape';
+import { describeToolMode } from '../../deterministic/tool-mode';
 import { costLine, ledgerSummaryJson, sessionCost } from './cost';
 import { follow, sessionsList } from './watch';
 import { turnProgress, type TurnProgress } from '../../client/watch/progress';

@@ -1,16 +1,16 @@
 /** What `harness mcp` does (cli/commands/mcp.ts defines the command and loads this when it runs). */
 import { McpPool } from '../../activities/mcp/pool';
 import { McpUnavailableError } from '../../activities/mcp/errors';
-import type { McpServerSpec, McpServerStatus, McpToolInfo } from '../../common/mcp';
-import { mcpRules, mcpToolDefinition } from '../../common/mcp-tools';
-import { decide } from '../../common/policy';
-import { PolicyConfigError, type Policy } from '../../common/policy/schema';
+import type { McpServerSpec, McpServerStatus, McpToolInfo } from '../../deterministic/mcp';
+import { mcpRules, mcpToolDefinition } from '../../deterministic/mcp-tools';
+import { decide } from '../../deterministic/policy';
+import { PolicyConfigError, type Policy } from '../../deterministic/policy/schema';
 import { resolveMcpConfig } from '../../config/resolve';
-import { UsageError, UserError } from '../../host/errors';
+import { UsageError, UserError } from '../../machine/errors';
 import { sessionState } from '../../client/session-client';
-import { refreshMcpToolsUpdate } from '../../common/messages';
+import { refreshMcpToolsUpdate } from '../../deterministic/messages';
 import type { CliContext } from '../context';
-import { escapeForTerminal } from '../../host/terminal/escape';
+import { escapeForTerminal } from '../../machine/terminal/escape';
 import { EXIT, print, printJson, say } from '../output';
 import { snakeKeys } from '../json-casing';
 

@@ -1,8 +1,8 @@
 /** What `harness replay` does (cli/commands/replay.ts defines the command and loads this when it runs). */
-import { UserError } from '../../host/errors';
+import { UserError } from '../../machine/errors';
 import { quietReplayRuntime } from '../../history/replay/replay';
 import { REPLAY_HINT, replayWorkflows, reportLines } from '../../history/replay/report';
-import { workflowBundlePath } from '../../host/paths';
+import { workflowBundlePath } from '../../machine/paths';
 import type { CliContext } from '../context';
 import { print, printJson } from '../output';
 

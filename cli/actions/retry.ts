@@ -1,11 +1,11 @@
 /** What `harness retry` does (cli/commands/retry.ts defines the command and loads this when it runs). */
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { UserError } from '../../host/errors';
+import { UserError } from '../../machine/errors';
 import { planRetry, resetTurn, retryWords } from '../../history/retry';
 import { requireWorker } from '../../client/session-client';
-import { retryTurnUpdate } from '../../common/messages';
+import { retryTurnUpdate } from '../../deterministic/messages';
 import type { CliContext } from '../context';
-import { escapeForTerminal } from '../../host/terminal/escape';
+import { escapeForTerminal } from '../../machine/terminal/escape';
 import { printJson, say } from '../output';
 import { driveTurn, noWorkerHint, workerStarting } from '../wait';
 import { terminalPrompter } from '../prompter';

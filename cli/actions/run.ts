@@ -2,7 +2,7 @@
 import { newSessionId } from '../../api/client';
 import { requireWorker } from '../../client/session-client';
 import type { CliContext } from '../context';
-import { configFor, configForNew } from '../session-config';
+import { configFor, configForNew } from '../session-flags';
 import { driveTurn, noWorkerHint, waitRide, workerStarting } from '../wait';
 import { terminalPrompter } from '../prompter';
 import { WaitNotes } from '../wait-notes';

@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { DEFAULT_SANDBOX_IMAGE, sandboxProblems } from '../../activities/sandbox/docker-sandbox';
-import { projectRoot } from '../../host/paths';
+import { projectRoot } from '../../machine/paths';
 import type { CliContext } from '../context';
 import { EXIT, say } from '../output';
 

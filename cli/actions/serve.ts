@@ -1,8 +1,8 @@
 /** What `harness dev`, `harness worker` and `harness model serve` do (cli/commands/serve.ts defines them and loads this when one runs). */
 import { embeddedFiles, startForegroundDev, stopEmbedded } from '../../client/embedded';
-import { loadScript, ScriptError } from '../../scripted/script';
-import { startScriptedModel } from '../../scripted/server';
-import { UsageError } from '../../host/errors';
+import { loadScript, ScriptError } from '../../scripted-model/script';
+import { startScriptedModel } from '../../scripted-model/server';
+import { UsageError } from '../../machine/errors';
 import { EndpointError, endpointFromEnv, shownUrl } from '../../history/trace/otlp-endpoint';
 import { followTurns } from '../../client/otlp-export';
 import { runWorker } from '../../workers/main';

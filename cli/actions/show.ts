@@ -3,7 +3,7 @@ import type { CliContext } from '../context';
 import { callDetail, type CallDetail } from '../../client/call-detail';
 import { INLINE_MAX } from '../../client/call-view';
 import { openMessageStore } from '../../client/store-reader';
-import { escapeForTerminal } from '../../host/terminal/escape';
+import { escapeForTerminal } from '../../machine/terminal/escape';
 import { EXIT, print, printJson, say } from '../output';
 import { recordShown } from '../shown-calls';
 

@@ -1,7 +1,7 @@
 /** What `harness skills` does (cli/commands/skills.ts defines the command and loads this when it runs). */
 import { defaultSkills } from '../../activities/worker-defaults';
 import type { CliContext } from '../context';
-import { escapeForTerminal } from '../../host/terminal/escape';
+import { escapeForTerminal } from '../../machine/terminal/escape';
 import { print, printJson, say } from '../output';
 
 export function listSkills(ctx: CliContext, o: { json?: boolean }): void {

@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseConfigFile } from '../../config/resolve';
-import { UsageError } from '../../host/errors';
+import { UsageError } from '../../machine/errors';
 import { sensitiveSettings, trust, trustFile } from '../../config/trust';
 import type { CliContext } from '../context';
 import { say } from '../output';

@@ -8,15 +8,15 @@ import { watchSession, watchTurn, type SpanChange, type WatchOptions } from '../
 import { liveLine } from '../../client/watch/live-lines';
 import type { Span } from '../../history/trace/types';
 import { listSessions, type SessionRow, type SessionRowState } from '../../client/session-list';
-import { UserError } from '../../host/errors';
-import { escapeForTerminal } from '../../host/terminal/escape';
+import { UserError } from '../../machine/errors';
+import { escapeForTerminal } from '../../machine/terminal/escape';
 import { print, printJson, printJsonLines, say } from '../output';
 import type { CliContext } from '../context';
 import { WaitNotes } from '../wait-notes';
 import { waitRide } from '../wait';
 import { readUntil } from '../../client/ride-out';
 import { StreamPrinter } from '../stream-print';
-import { writeOut } from '../../host/terminal/write';
+import { writeOut } from '../../machine/terminal/write';
 
 /** How a follow prints. */
 export interface FollowPrint {

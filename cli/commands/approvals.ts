@@ -1,6 +1,6 @@
 /** `harness approve` / `harness deny`: decide pending tool calls from any process. */
 import { InvalidArgumentError, type Command } from 'commander';
-import { UsageError } from '../../host/errors';
+import { UsageError } from '../../machine/errors';
 import type { CliContext } from '../context';
 import type { DecideFlags } from '../actions/approvals';
 import { waitTimeoutOption } from '../wait-options';

@@ -7,7 +7,7 @@
 import type { SpanChange } from './live';
 import type { Escaper } from '../../history/trace/render';
 import type { Span } from '../../history/trace/types';
-import { styled, type Style, type Text } from '../../host/terminal/text';
+import { styled, type Style, type Text } from '../../machine/terminal/text';
 import { argLine, callView } from '../call-view';
 
 /** What the lines are for. */

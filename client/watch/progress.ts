@@ -4,7 +4,7 @@
  * counts finished turns only). `harness status` shows it for the current turn.
  */
 import type { Client } from '@temporalio/client';
-import type { Usage } from '../../common/types';
+import type { Usage } from '../../deterministic/types';
 import { fetchRuns } from '../../history/trace/runs';
 import { liveTurnSpans, sessionOfTurn } from './live';
 import type { Span } from '../../history/trace/types';

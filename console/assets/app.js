@@ -1,7 +1,7 @@
 // The console's page: three views on the JSON API (console/api.ts), no framework, no build step.
 // Every value from a session (model text, tool arguments and results, questions, names) enters the
 // page as text (textContent, never HTML), so `<script>` in a reply is shown, not run. The API sends
-// it already escaped by the CLI's own rule (host/terminal/escape.ts: bidi controls, zero-width and
+// it already escaped by the CLI's own rule (machine/terminal/escape.ts: bidi controls, zero-width and
 // other invisible characters as `\u202e` …), so the page draws what the terminal draws; the raw
 // ids it acts on come apart, in `ref`, and are never drawn.
 import { getJson, postJson, streamEvents } from './access.js';

@@ -7,9 +7,9 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { EvalCase, TrialReport } from '../../common/eval';
-import type { SessionConfig } from '../../common/session';
-import { canonicalJson } from '../../common/digest';
+import type { EvalCase, TrialReport } from '../../deterministic/eval';
+import type { SessionConfig } from '../../deterministic/session';
+import { canonicalJson } from '../../deterministic/digest';
 
 export interface TrialKey {
   case: EvalCase;

@@ -3,8 +3,8 @@
  * reports come from the cache, marked `cached`), the rest run as usual; the report is then the
  * union, its totals computed again, and the new trials are stored.
  */
-import type { CaseReport, EvalCase, EvalReport } from '../../common/eval';
-import { caseReport, summarize } from '../../common/eval-report';
+import type { CaseReport, EvalCase, EvalReport } from '../../deterministic/eval';
+import { caseReport, summarize } from '../../deterministic/eval-report';
 import type { EvalCache } from './cache';
 import type { EvalOptions } from './run';
 import type { Suite } from './suite';

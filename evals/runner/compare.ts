@@ -4,9 +4,9 @@
  * so runs with different trial counts compare; cases an eval's budget left unrun are set apart.
  */
 import { readFileSync } from 'node:fs';
-import type { EvalReport } from '../../common/eval';
-import { JsonSyntaxError, parseJsonText } from '../../common/json-text';
-import { UsageError } from '../../host/errors';
+import type { EvalReport } from '../../deterministic/eval';
+import { JsonSyntaxError, parseJsonText } from '../../deterministic/json-text';
+import { UsageError } from '../../machine/errors';
 
 export interface Comparison {
   regressions: string[];

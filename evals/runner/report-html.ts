@@ -4,7 +4,7 @@
  * the command that traces each trial. All text from the report is escaped: answers come from a
  * model and case ids from a suite file.
  */
-import type { CaseReport, EvalReport } from '../../common/eval';
+import type { CaseReport, EvalReport } from '../../deterministic/eval';
 import type { Comparison } from './compare';
 import { budgetStopLine, money, verdictText } from './report-text';
 

@@ -1,6 +1,6 @@
 /** An eval report as Markdown (the summary printed and written beside the JSON). */
-import type { CaseReport, EvalBudgetReport, EvalCheck, EvalReport, TrialReport } from '../../common/eval';
-import { NANO, usdText } from '../../common/pricing';
+import type { CaseReport, EvalBudgetReport, EvalCheck, EvalReport, TrialReport } from '../../deterministic/eval';
+import { NANO, usdText } from '../../deterministic/pricing';
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 /** USD as the ledger prints it, or `no price`. */

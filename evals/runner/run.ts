@@ -6,12 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import type { EvalProgress, EvalReport } from '../../common/eval';
-import type { SessionConfig } from '../../common/session';
-import type { BudgetLimit } from '../../common/budget';
+import type { EvalProgress, EvalReport } from '../../deterministic/eval';
+import type { SessionConfig } from '../../deterministic/session';
+import type { BudgetLimit } from '../../deterministic/budget';
 import type { EvalInput } from '../../workflows/eval';
-import { evalProgressQuery } from '../../common/messages';
-import { UsageError, UserError } from '../../host/errors';
+import { evalProgressQuery } from '../../deterministic/messages';
+import { UsageError, UserError } from '../../machine/errors';
 import type { Suite } from './suite';
 import { describeWorkflow } from '../../history/workflow-runs';
 import { lookUntil, RideOut } from '../../client/ride-out';

@@ -6,12 +6,12 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
-import { FAILURE_REASONS, type EvalCase, type EvalCheck } from '../../common/eval';
-import { ERROR_TYPES } from '../../common/errors';
-import { JsonSyntaxError, parseJsonText } from '../../common/json-text';
-import { ScriptSchema } from '../../scripted/script';
-import { isRe2 } from '../../common/policy/patterns';
-import { UsageError } from '../../host/errors';
+import { FAILURE_REASONS, type EvalCase, type EvalCheck } from '../../deterministic/eval';
+import { ERROR_TYPES } from '../../deterministic/errors';
+import { JsonSyntaxError, parseJsonText } from '../../deterministic/json-text';
+import { ScriptSchema } from '../../scripted-model/script';
+import { isRe2 } from '../../deterministic/policy/patterns';
+import { UsageError } from '../../machine/errors';
 
 /** Largest suite file read (a suite is text: a few MB is thousands of cases). */
 export const MAX_SUITE_BYTES = 8 * 1024 * 1024;

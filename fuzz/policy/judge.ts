@@ -5,8 +5,8 @@
  * any file, and must not even attempt a write-like system call on a real file (the read-only
  * root makes some fail, but the policy claimed the command does not write at all).
  */
-import { decide, freezePolicy, type Decision } from '../../common/policy/decide';
-import { parsePolicy } from '../../common/policy/schema';
+import { decide, freezePolicy, type Decision } from '../../deterministic/policy/decide';
+import { parsePolicy } from '../../deterministic/policy/schema';
 import { SCRATCH_PREFIX } from '../../activities/sandbox/exec-wrapper';
 import type { Change } from './snapshot';
 import type { Exec, WriteCall } from './strace';

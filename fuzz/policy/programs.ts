@@ -5,7 +5,7 @@
  * tree -o, file -C, uniq in out, printf -v, test -v 'a[$(…)]'). Templates: `{file}` a file word,
  * `{dir}`, `{target}` a file to write, `{n}` a number, `{text}`, `{glob}`.
  */
-import { READ_ONLY_PROGRAMS } from '../../common/policy/defaults';
+import { READ_ONLY_PROGRAMS } from '../../deterministic/policy/defaults';
 import type { Rng } from './prng';
 import { DIRS, fileWord, quote, TARGETS, textWord } from './words';
 

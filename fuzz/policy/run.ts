@@ -4,7 +4,7 @@
  * the policy claimed and what the command did. Shared by the test and `npm run fuzz:policy`.
  */
 import { performance } from 'node:perf_hooks';
-import type { Decision } from '../../common/policy/decide';
+import type { Decision } from '../../deterministic/policy/decide';
 import { generateCommands } from './generate';
 import { compare, judgeAsNewSession, type Disagreement } from './judge';
 import type { Tracer, TraceResult } from './tracer';

@@ -4,14 +4,14 @@
  * the one before in history, and runs a reset replaced are left out when the runs are read, so
  * nothing counts twice); attempts that failed are retry_waste, with the tokens the call recorded
  * they used; compression summaries and text-protocol corrections under their own headings. The
- * counting itself is common/ledger.ts, which the turn also uses to record a closed turn's tally.
+ * counting itself is deterministic/ledger.ts, which the turn also uses to record a closed turn's tally.
  */
-import type { ModelReply } from '../../common/activity-types';
-import type { CompressContextResult } from '../../common/context/types';
-import { countEntries, emptyLedgerTally, ledgerEntries, mergeTallies, totalOf, type CallOutcome, type LedgerTally } from '../../common/ledger';
-import type { Pricing } from '../../common/pricing';
-import type { ModelSpec, TurnResult } from '../../common/session';
-import type { Usage } from '../../common/types';
+import type { ModelReply } from '../../deterministic/activity-types';
+import type { CompressContextResult } from '../../deterministic/context/types';
+import { countEntries, emptyLedgerTally, ledgerEntries, mergeTallies, totalOf, type CallOutcome, type LedgerTally } from '../../deterministic/ledger';
+import type { Pricing } from '../../deterministic/pricing';
+import type { ModelSpec, TurnResult } from '../../deterministic/session';
+import type { Usage } from '../../deterministic/types';
 import type { ActivityItem, Timeline } from '../trace/timeline';
 import type { Ledger, TurnLedger } from './types';
 

@@ -4,10 +4,10 @@
  * A history Temporal no longer holds is a note, not a failure.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { Pricing } from '../../common/pricing';
-import type { ModelSpec, TurnResult } from '../../common/session';
+import type { Pricing } from '../../deterministic/pricing';
+import type { ModelSpec, TurnResult } from '../../deterministic/session';
 import { decodePayload } from '../trace/events';
-import { UserError } from '../../host/errors';
+import { UserError } from '../../machine/errors';
 import type { Run } from '../trace/runs';
 import { readTimeline } from '../trace/timeline';
 import { combine, recordedLedger, turnLedger } from './compute';

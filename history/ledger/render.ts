@@ -2,7 +2,7 @@
  * The ledger for a person (`harness cost`: totals, then by kind of call, by model, by turn) and
  * as JSON (`--json`, the eval report, the trace): money in USD, never a price where there is none.
  */
-import { usd, usdText } from '../../common/pricing';
+import { usd, usdText } from '../../deterministic/pricing';
 import type { CallKind, Ledger, Tally, TurnLedger } from './types';
 
 const HEADING: Record<CallKind, string> = {

@@ -5,7 +5,7 @@
  * the ledger of a long turn costs little more than fetching it. The result is a Timeline, which
  * the one ledger function (turnLedger) counts, as it counts the trace's.
  */
-import type { TurnInput, TurnResult } from '../../common/session';
+import type { TurnInput, TurnResult } from '../../deterministic/session';
 import { countedAttempt, decodePayload, failureDetails, failureText, localModelCall, type HistoryEvent } from '../trace/events';
 import type { ActivityItem, Timeline } from '../trace/timeline';
 import { continueModelCall, reportedAttempt } from '../trace/model-calls';

@@ -3,10 +3,10 @@
  * recorded, what failed attempts wasted apart, totals by kind of call and by model, for a turn,
  * a session or an eval run. Money is in nano-dollars (exact sums); absent when unpriced.
  */
-import type { CallKind, LedgerEntry, Tally } from '../../common/ledger';
-import type { Pricing } from '../../common/pricing';
+import type { CallKind, LedgerEntry, Tally } from '../../deterministic/ledger';
+import type { Pricing } from '../../deterministic/pricing';
 
-export type { CallKind, LedgerEntry, Tally } from '../../common/ledger';
+export type { CallKind, LedgerEntry, Tally } from '../../deterministic/ledger';
 
 /** One turn's ledger. */
 export interface TurnLedger {

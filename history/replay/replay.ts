@@ -5,9 +5,9 @@
 import { existsSync } from 'node:fs';
 import { Runtime, Worker } from '@temporalio/worker';
 import type { History } from '@temporalio/common/lib/proto-utils';
-import { workflowBundlePath } from '../../host/paths';
-import { bundledAtStart } from '../../host/workflow-bundle';
-import { escapingLogger } from '../../host/terminal/temporal-log';
+import { workflowBundlePath } from '../../machine/paths';
+import { bundledAtStart } from '../../machine/workflow-bundle';
+import { escapingLogger } from '../../machine/terminal/temporal-log';
 
 /** Outcome of replaying one history. */
 export type ReplayOutcome = { ok: true } | { ok: false; nondeterministic: boolean; message: string };

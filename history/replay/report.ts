@@ -5,10 +5,10 @@
  */
 import type { Client } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
-import { UserError } from '../../host/errors';
+import { UserError } from '../../machine/errors';
 import { firstDivergentEvent, replayHistory } from './replay';
 import { codeWords, describeEvent, sdkDetail, turnWords } from './words';
-import { workflowBundlePath } from '../../host/paths';
+import { workflowBundlePath } from '../../machine/paths';
 import { workflowRuns } from '../workflow-runs';
 
 /** Where and how a run's history and the code part ways. */

@@ -6,7 +6,7 @@
  * iterative, so text is parsed whole; what lies deeper than the limit is replaced by a mark
  * saying so. Every function here is linear in its input and never recurses on its depth.
  */
-import { scanJson } from '../../common/json-bounds';
+import { scanJson } from '../../deterministic/json-bounds';
 
 /** Nesting shown of values the reader parses from text (a call's arguments): the workflow refuses arguments deeper than this. */
 export const MAX_SHOWN_DEPTH = 64;

@@ -3,7 +3,7 @@
  * the budget was, what was spent and what the call might cost, then how it ended — raised (by
  * whom, by how much), stopped, or nobody deciding in time.
  */
-import type { BudgetBreach } from '../../common/budget';
+import type { BudgetBreach } from '../../deterministic/budget';
 import type { Timeline, UpdateItem, Wait } from './timeline';
 import { makeSpan, type BuiltSpan, type TurnContext } from './types';
 

@@ -5,10 +5,10 @@
  * message, else by order among the calls that can run locally) or as an activity (whose input
  * names the call).
  */
-import { builtinRegistry } from '../../common/builtin-tools';
-import type { ToolOutcome } from '../../common/activity-types';
-import type { ToolCallRecord } from '../../common/call-records';
-import type { ToolCall } from '../../common/types';
+import { builtinRegistry } from '../../deterministic/builtin-tools';
+import type { ToolOutcome } from '../../deterministic/activity-types';
+import type { ToolCallRecord } from '../../deterministic/call-records';
+import type { ToolCall } from '../../deterministic/types';
 import { decisionOf } from './human-spans';
 import type { Execution, LocalItem } from './timeline';
 import type { TurnContext } from './types';

@@ -3,11 +3,11 @@
  * judged each call, how it ran and what came back. Which history belongs to which call is
  * call-matching.ts; the approval and question spans under a call are human-spans.ts.
  */
-import { builtinRegistry } from '../../common/builtin-tools';
-import { CANCELLED_CALL_MESSAGE } from '../../common/errors';
+import { builtinRegistry } from '../../deterministic/builtin-tools';
+import { CANCELLED_CALL_MESSAGE } from '../../deterministic/errors';
 import { ranLocally } from './local-policy';
-import type { PolicyRecord } from '../../common/call-records';
-import type { ToolCall } from '../../common/types';
+import type { PolicyRecord } from '../../deterministic/call-records';
+import type { ToolCall } from '../../deterministic/types';
 import { callId, localEnd, matchExecutions, nextStart, type CallView, type Outcome } from './call-matching';
 import { approvalSpan, approvalWait, mcpQuestionSpan, questionSpan } from './human-spans';
 import type { Execution } from './timeline';

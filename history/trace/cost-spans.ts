@@ -4,8 +4,8 @@
  * (prompt and completion apart, as OpenInference's `llm.cost.*` want them) and what its failed
  * attempts wasted. Spans of an unpriced model get tokens only, never a price.
  */
-import { nanoUsdOf, usd, type Pricing } from '../../common/pricing';
-import type { Usage } from '../../common/types';
+import { nanoUsdOf, usd, type Pricing } from '../../deterministic/pricing';
+import type { Usage } from '../../deterministic/types';
 import { tallyJson } from '../ledger/render';
 import type { LedgerEntry, TurnLedger } from '../ledger/types';
 import type { BuiltSpan } from './types';

@@ -3,9 +3,9 @@
  * human (asked when, decided by whom and when, or timed out), and the questions asked during it
  * (ask_user, an MCP server's) with their answers.
  */
-import type { ApprovalRecord, PolicyRecord } from '../../common/call-records';
-import { CANCELLED_CALL_MESSAGE } from '../../common/errors';
-import type { PendingApproval } from '../../common/session-state';
+import type { ApprovalRecord, PolicyRecord } from '../../deterministic/call-records';
+import { CANCELLED_CALL_MESSAGE } from '../../deterministic/errors';
+import type { PendingApproval } from '../../deterministic/session-state';
 import type { CallView, Outcome } from './call-matching';
 import type { Timeline, UpdateItem, Wait } from './timeline';
 import { iso, makeSpan, type BuiltSpan, type SpanStatus, type TurnContext } from './types';

@@ -4,7 +4,7 @@
  * `--full`, the payloads history names by hash, read from the message store.
  */
 import type { Client } from '@temporalio/client';
-import { UserError } from '../../host/errors';
+import { UserError } from '../../machine/errors';
 import { HistoryBatchTooLarge } from '../read-history';
 import { addPayloads, addStoredRecords, SessionPayloads, type OpenedStore } from './payloads';
 import { fetchRuns, type Run } from './runs';

@@ -1,7 +1,7 @@
 /** What the policy said of a call a running turn ran as a local activity (see ranLocally). */
-import { builtinRegistry } from '../../common/builtin-tools';
-import { decide } from '../../common/policy/decide';
-import type { PolicyRecord } from '../../common/session';
+import { builtinRegistry } from '../../deterministic/builtin-tools';
+import { decide } from '../../deterministic/policy/decide';
+import type { PolicyRecord } from '../../deterministic/session';
 import type { Timeline } from './timeline';
 
 const REGISTRY = builtinRegistry();

@@ -9,7 +9,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes, type Resource } from '@opentelemetry/resources';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
-import { UserError } from '../../host/errors';
+import { UserError } from '../../machine/errors';
 import { toOtelSpans } from './otlp-spans';
 import type { Span } from './types';
 import { shownUrl } from './otlp-endpoint';

@@ -6,9 +6,9 @@
  * is one line of explanation, and the trace then shows what history holds).
  */
 import type { MessageStore, StoredNode } from '../../activities/store/message-store';
-import { isBlobArg, type PendingMessage } from '../../common/conversation';
-import type { ToolCallRecord } from '../../common/session';
-import type { ChatMessage } from '../../common/types';
+import { isBlobArg, type PendingMessage } from '../../deterministic/conversation';
+import type { ToolCallRecord } from '../../deterministic/session';
+import type { ChatMessage } from '../../deterministic/types';
 import { MAX_PAYLOAD_DEPTH, parseBounded } from './bounded';
 import { parseArgs } from './call-spans';
 import type { Timeline } from './timeline';

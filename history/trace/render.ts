@@ -4,13 +4,13 @@
  * and each tool call with the policy's decision, the approval (who, when) and its outcome.
  * `full` adds the payloads under each line. Everything the model, the tools or a person wrote goes
  * through the caller's escaper first (one line unless the payload has lines), and the result is
- * Text (host/terminal/text): colours are our own Controls, only when asked for (a TTY).
+ * Text (machine/terminal/text): colours are our own Controls, only when asked for (a TTY).
  */
 import type { Trace } from './index';
 import type { Span } from './types';
-import { plainString, styled, type Style, type Text } from '../../host/terminal/text';
-import { NANO, usdText } from '../../common/pricing';
-import { budgetAmount } from '../../common/budget';
+import { plainString, styled, type Style, type Text } from '../../machine/terminal/text';
+import { NANO, usdText } from '../../deterministic/pricing';
+import { budgetAmount } from '../../deterministic/budget';
 
 /** Shows control and invisible characters as visible escapes (`\e`, `\r`, `\u202e` …). */
 export type Escaper = (text: string, opts?: { keepNewlines?: boolean }) => string;

@@ -4,9 +4,9 @@
  * (approvals, answers), MCP server questions, grouped by the step they happened in. Steps
  * never span runs (a long turn continues as new between steps), so the runs are read in order.
  */
-import type { PendingMessage } from '../../common/conversation';
-import type { Pending, ToolCallRecord, TurnInput, TurnResult } from '../../common/session';
-import type { ChatMessage } from '../../common/types';
+import type { PendingMessage } from '../../deterministic/conversation';
+import type { Pending, ToolCallRecord, TurnInput, TurnResult } from '../../deterministic/session';
+import type { ChatMessage } from '../../deterministic/types';
 import type { Run } from './runs';
 import { continueModelCall, reportedAttempt } from './model-calls';
 import { countedAttempt } from './events';

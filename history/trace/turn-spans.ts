@@ -4,15 +4,15 @@
  * calls it asked for or its answer) and the tool calls. A turn that still runs, or whose worker
  * died mid-step, gives every completed step in full and the rest as `running`.
  */
-import type { ModelReply } from '../../common/activity-types';
-import type { CompressContextResult } from '../../common/context/types';
-import type { PendingMessage } from '../../common/conversation';
-import type { ChatMessage, ToolCall } from '../../common/types';
+import type { ModelReply } from '../../deterministic/activity-types';
+import type { CompressContextResult } from '../../deterministic/context/types';
+import type { PendingMessage } from '../../deterministic/conversation';
+import type { ChatMessage, ToolCall } from '../../deterministic/types';
 import { callSpans, parseArgs } from './call-spans';
 import { budgetSpans } from './budget-spans';
 import type { ActivityItem, Timeline } from './timeline';
 import { makeSpan, type BuiltSpan, type SpanStatus, type TurnContext } from './types';
-import { describeToolMode } from '../../common/tool-mode';
+import { describeToolMode } from '../../deterministic/tool-mode';
 
 /** Who sent the turn's message and when (the session's sendMessage update), when known. */
 export interface SentBy {

@@ -5,8 +5,8 @@
  * session and tracing one of its turns give the same ids (and an OTLP exporter can use them).
  */
 import { createHash } from 'node:crypto';
-import type { PendingMessage } from '../../common/conversation';
-import type { ChatMessage } from '../../common/types';
+import type { PendingMessage } from '../../deterministic/conversation';
+import type { ChatMessage } from '../../deterministic/types';
 import type { Timeline } from './timeline';
 
 export type SpanType = 'turn' | 'step' | 'llm_call' | 'tool_call' | 'compress' | 'approval' | 'ask_user' | 'budget';

@@ -4,8 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { trialLedger } from '../../activities/eval';
-import { emptyLedgerTally } from '../../common/ledger';
-import type { TurnResult } from '../../common/session';
+import { emptyLedgerTally } from '../../deterministic/ledger';
+import type { TurnResult } from '../../deterministic/session';
 import type { Run } from '../../history/trace/runs';
 
 const tally = () => {

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
-import type { LocalModelOutcome, ModelCallInput, ModelReply } from '../../common/activity-types';
+import type { LocalModelOutcome, ModelCallInput, ModelReply } from '../../deterministic/activity-types';
 import { createCallModel } from '../../activities/model';
 import { ModelHandoffs } from '../../activities/model-handoffs';
 import type { ModelClient, ModelRequest } from '../../activities/model-client';

@@ -14,7 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { retryAfterMs, toModelFailure } from '../../activities/model-errors';
 import { decideRetry, localFailure, MAX_ASKED_PAST_WINDOW_MS } from '../../activities/model-retry';
 import { refusesStreaming } from '../../activities/model-stream';
-import { attemptCap, backoffMs } from '../../common/model-retry';
+import { attemptCap, backoffMs } from '../../deterministic/model-retry';
 import { modelProgress } from '../../client/model-progress';
 import { modelLine } from '../../cli/wait-notes';
 import { resolveSessionConfig } from '../../config/resolve';

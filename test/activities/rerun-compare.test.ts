@@ -1,7 +1,7 @@
 /** compareMessages: the first place a rerun's conversation differs from its record. */
 import { describe, expect, it } from 'vitest';
 import { compareMessages } from '../../activities/rerun-compare';
-import type { ChatMessage } from '../../common/types';
+import type { ChatMessage } from '../../deterministic/types';
 
 const call = (id: string, name: string, args: unknown): ChatMessage => ({ role: 'assistant', content: null, tool_calls: [{ id, name, arguments: JSON.stringify(args) }] });
 const result = (id: string, r: unknown): ChatMessage => ({ role: 'tool', tool_call_id: id, content: JSON.stringify(r) });

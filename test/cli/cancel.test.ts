@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerName, removeOrphans } from '../../activities/sandbox/docker-sandbox';
 import { HarnessClient } from '../../api/client';
 import { decideApprovals, sendMessage, sessionState } from '../../client/session-client';
-import type { SessionConfig, TurnResult } from '../../common/session';
-import { UserError } from '../../host/errors';
+import type { SessionConfig, TurnResult } from '../../deterministic/session';
+import { UserError } from '../../machine/errors';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, tempDir } from '../support/cli';
 

@@ -8,10 +8,10 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionConfig } from '../../common/session';
+import type { SessionConfig } from '../../deterministic/session';
 import { loadLedger } from '../../history/ledger/load';
 import { traceId } from '../../history/trace/types';
-import { usd } from '../../common/pricing';
+import { usd } from '../../deterministic/pricing';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, removeTempDirs, runCli, stopChild, tempDir } from '../support/cli';
 import { phoenixGraphql, phoenixSpans, startPhoenix, type Phoenix } from '../support/phoenix';

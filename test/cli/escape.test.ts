@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
-import { escapeForTerminal, escapeJsonForTerminal } from '../../host/terminal/escape';
-import { escapingLogger } from '../../host/terminal/temporal-log';
-import { Control, plainString, styled, terminalString } from '../../host/terminal/text';
+import { escapeForTerminal, escapeJsonForTerminal } from '../../machine/terminal/escape';
+import { escapingLogger } from '../../machine/terminal/temporal-log';
+import { Control, plainString, styled, terminalString } from '../../machine/terminal/text';
 import { everyInvisible, everyInvisibleShown, INVISIBLE } from '../support/invisible-characters';
 
 /** Every C1 control, U+0080–U+009F (U+009B is CSI, U+009D OSC to a terminal that reads 8-bit controls). */

@@ -9,8 +9,8 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EvalReport } from '../../common/eval';
-import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
+import type { EvalReport } from '../../deterministic/eval';
+import { startScriptedModel, type ScriptedModelServer } from '../../scripted-model/server';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir } from '../support/cli';
 

@@ -10,7 +10,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sendMessage, sessionState, waitForTurn } from '../../client/session-client';
-import { MAX_MESSAGE_BYTES, sendMessageUpdate, utf8Length } from '../../common/messages';
+import { MAX_MESSAGE_BYTES, sendMessageUpdate, utf8Length } from '../../deterministic/messages';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, HARNESS_BIN, parseJson, removeTempDirs, runCli, stackLines, tempDir, writeScript, type CliResult } from '../support/cli';
 

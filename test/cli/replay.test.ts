@@ -5,13 +5,13 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowBundleOptions } from '../../host/workflow-bundle';
+import { workflowBundleOptions } from '../../machine/workflow-bundle';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { replayWorkflows, reportLines, type ReplayReport } from '../../history/replay/report';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, ROOT, runCli, stackLines, tempDir } from '../support/cli';
-import { freezePolicy } from '../../common/policy';
-import { parsePolicy } from '../../common/policy/schema';
+import { freezePolicy } from '../../deterministic/policy';
+import { parsePolicy } from '../../deterministic/policy/schema';
 
 // Turn 1: three local tool calls in as many steps, over a small event budget (so it continues
 // as new: several runs). Turn 2: http_request, a tool run as a regular activity.

@@ -10,7 +10,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TurnResult } from '../../common/session';
+import type { TurnResult } from '../../deterministic/session';
 import { decideApprovals, waitForTurn } from '../../client/session-client';
 import { newSessionId } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, tempDir } from '../support/cli';

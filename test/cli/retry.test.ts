@@ -8,8 +8,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
-import type { Script } from '../../scripted/script';
+import { startScriptedModel, type ScriptedModelServer } from '../../scripted-model/server';
+import type { Script } from '../../scripted-model/script';
 import { sessionState, waitForTurn } from '../../client/session-client';
 import { followEval, startEval } from '../../evals/runner/run';
 import { parseSuite } from '../../evals/runner/suite';

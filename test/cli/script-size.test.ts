@@ -1,5 +1,5 @@
 /**
- * A scripted-model file larger than a session can carry (scripted/script.ts MAX_SCRIPT_BYTES,
+ * A scripted-model file larger than a session can carry (scripted-model/script.ts MAX_SCRIPT_BYTES,
  * 1 MiB) is refused by every command that takes one, in one line with its size and the limit,
  * exit 2, before anything starts; one just under the limit runs (the limit fits in the session's
  * start input). Real CLI processes against a real worker, under the default policy.
@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_SCRIPT_BYTES } from '../../scripted/script';
+import { MAX_SCRIPT_BYTES } from '../../scripted-model/script';
 import { startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, removeTempDirs, runCli, stackLines, tempDir } from '../support/cli';
 

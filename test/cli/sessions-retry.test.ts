@@ -6,8 +6,8 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
-import type { Script } from '../../scripted/script';
+import { startScriptedModel, type ScriptedModelServer } from '../../scripted-model/server';
+import type { Script } from '../../scripted-model/script';
 import { sessionState } from '../../client/session-client';
 import type { SessionRow } from '../../client/session-list';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { stateQuery } from '../../common/messages';
+import { stateQuery } from '../../deterministic/messages';
 import { isNoPoller } from '../../client/wait-progress';
 import { TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker, until } from '../support/processes';

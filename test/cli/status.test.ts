@@ -10,7 +10,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { quietRuntime } from '../support/quiet-runtime';
-import { endSessionUpdate } from '../../common/messages';
+import { endSessionUpdate } from '../../deterministic/messages';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, tempDir } from '../support/cli';
 
 let h: TestHarness;

@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { devServerArgs, spawnDevServer, waitForServer } from '../../client/dev-server';
-import { embeddedFiles } from '../../host/paths';
+import { embeddedFiles } from '../../machine/paths';
 import { temporalSettings, type TemporalSettings } from '../../client/temporal-settings';
 import { freePort } from '../support/global-setup';
 import { removeTempDirs, tempDir } from '../support/cli';

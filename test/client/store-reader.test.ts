@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { MemoryHost } from '../../activities/memory/host';
+import { Database } from '../../activities/memory/database';
 import { Conversations } from '../../activities/store/conversations';
 import { openMessageStore } from '../../client/store-reader';
 
@@ -15,7 +15,7 @@ const home = mkdtempSync(path.join(os.tmpdir(), 'store-reader-'));
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 it("reads a conversation while the worker holds the database and has prepared the same statements; it leaves the worker's backend as it found it", async () => {
-  const worker = new MemoryHost({ home });
+  const worker = new Database({ home });
   try {
     // The worker writes a conversation and reads it back cold: its store prepares its writes and reads.
     const written = await new Conversations(() => worker.messages()).append('s1', null, [], [

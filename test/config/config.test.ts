@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SYSTEM_PROMPT, resolveSessionConfig } from '../../config/resolve';
-import type { SessionConfig } from '../../common/session';
-import { DEFAULT_RULES } from '../../common/policy/defaults';
+import type { SessionConfig } from '../../deterministic/session';
+import { DEFAULT_RULES } from '../../deterministic/policy/defaults';
 import { trust } from '../../config/trust';
-import { UsageError, UserError } from '../../host/errors';
+import { UsageError, UserError } from '../../machine/errors';
 
 function dirWith(config?: unknown): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-config-'));

@@ -7,11 +7,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseSkill } from '../../activities/skills/catalog';
-import { firstSyntaxError, JsonSyntaxError, parseJsonText } from '../../common/json-text';
+import { firstSyntaxError, JsonSyntaxError, parseJsonText } from '../../deterministic/json-text';
 import { parseConfigFile, resolveSessionConfig } from '../../config/resolve';
 import { loadReport } from '../../evals/runner/compare';
 import { parseSuite } from '../../evals/runner/suite';
-import { loadScript } from '../../scripted/script';
+import { loadScript } from '../../scripted-model/script';
 
 const SECRET = 'sk-live-7f3a9c0d2e';
 const SECRET_LINE = `OPENAI_API_KEY=${SECRET}`;

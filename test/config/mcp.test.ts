@@ -8,10 +8,10 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveSessionConfig } from '../../config/resolve';
 import { declaredByConfig } from '../../config/declarations';
-import { UsageError } from '../../host/errors';
-import { decide } from '../../common/policy';
-import { mcpRules, mcpToolDefinitions } from '../../common/mcp-tools';
-import type { McpToolInfo, McpToolSet } from '../../common/mcp';
+import { UsageError } from '../../machine/errors';
+import { decide } from '../../deterministic/policy';
+import { mcpRules, mcpToolDefinitions } from '../../deterministic/mcp-tools';
+import type { McpToolInfo, McpToolSet } from '../../deterministic/mcp';
 import { removeTempDirs, tempDir } from '../support/cli';
 
 const dir = tempDir('harness-mcp-config-');

@@ -29,7 +29,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { cliEnv, describeResult, removeTempDirs, runCli, stackLines, tempDir, writeScript } from '../support/cli';
-import { adoptHome } from '../../host/home-mark';
+import { adoptHome } from '../../machine/home-mark';
 import { figure } from '../support/figures';
 
 const ROOT = path.resolve(__dirname, '..', '..');

@@ -12,15 +12,15 @@ import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { SessionState } from '../../common/session';
+import type { SessionState } from '../../deterministic/session';
 import { decideApprovals, sessionState } from '../../client/session-client';
 import { inject } from 'vitest';
 import { sendMessage, waitForTurn } from '../../client/session-client';
 import { failpointFile } from '../../activities/failpoints';
 import { decodeEvents } from '../../history/trace/events';
-import { MemoryHost } from '../../activities/memory/host';
+import { Database } from '../../activities/memory/database';
 import { Conversations } from '../../activities/store/conversations';
-import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
+import { startScriptedModel, type ScriptedModelServer } from '../../scripted-model/server';
 import { approveUntilDone, DEFAULT_POLICY, endpointConfig, newSessionId, TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker, until } from '../support/processes';
 import { cliEnv } from '../support/cli';
@@ -153,7 +153,7 @@ it('kills the worker during a write_file append, an approval wait, a running com
   const reached = (name: string) => existsSync(failpointFile(home, name));
   const db = new pg.Client({ connectionString: base.DATABASE_URL });
   await db.connect();
-  const host = new MemoryHost({ home: mkdtempSync(path.join(os.tmpdir(), 'harness-crash-reader-')), databaseUrl: base.DATABASE_URL });
+  const host = new Database({ home: mkdtempSync(path.join(os.tmpdir(), 'harness-crash-reader-')), databaseUrl: base.DATABASE_URL });
   const store = await host.messages();
 
   const script = {

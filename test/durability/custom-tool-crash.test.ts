@@ -15,7 +15,7 @@ import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { connectHarness, type HarnessClient } from '../../index';
 import { failpointFile } from '../../activities/failpoints';
 import { cliEnv } from '../support/cli';
-import { adoptHome } from '../../host/home-mark';
+import { adoptHome } from '../../machine/home-mark';
 import { TEST_DATABASE_URL } from '../support/harness';
 import { kill, ROOT, spawnReady, until } from '../support/processes';
 

@@ -16,7 +16,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { decideApprovals, sendMessage, sessionState, waitForTurn } from '../../client/session-client';
 import { containerName } from '../../activities/sandbox/docker-sandbox';
-import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
+import { startScriptedModel, type ScriptedModelServer } from '../../scripted-model/server';
 import { decodeEvents, type HistoryEvent } from '../../history/trace/events';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker, until } from '../support/processes';

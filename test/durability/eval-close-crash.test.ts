@@ -12,7 +12,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import type { EvalReport } from '../../common/eval';
+import type { EvalReport } from '../../deterministic/eval';
 import { failpointFile } from '../../activities/failpoints';
 import { TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker, until } from '../support/processes';

@@ -11,7 +11,7 @@ import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import type { EvalProgress, EvalReport } from '../../common/eval';
+import type { EvalProgress, EvalReport } from '../../deterministic/eval';
 import { TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker } from '../support/processes';
 import { cliEnv, describeResult, parseJson, runCli } from '../support/cli';

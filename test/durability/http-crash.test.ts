@@ -18,7 +18,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, expect, inject, it } from 'vitest';
 import { decideApprovals, sendMessage, waitForTurn } from '../../client/session-client';
 import { resolveSessionConfig } from '../../config/resolve';
-import { adoptHome } from '../../host/home-mark';
+import { adoptHome } from '../../machine/home-mark';
 import { cliEnv, writeScript } from '../support/cli';
 import { newSessionId, TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker, until } from '../support/processes';

@@ -17,7 +17,7 @@ import { answerQuestion, sendMessage, sessionState, waitForTurn } from '../../cl
 import { newSessionId, TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker } from '../support/processes';
 import { cliEnv, writeScript } from '../support/cli';
-import { adoptHome } from '../../host/home-mark';
+import { adoptHome } from '../../machine/home-mark';
 import { alive, EVERYTHING, until } from '../support/mcp-servers';
 
 let client: Client;

@@ -15,11 +15,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { sendMessage, waitForTurn } from '../../client/session-client';
-import type { SessionConfig } from '../../common/session';
+import type { SessionConfig } from '../../deterministic/session';
 import { approveUntilDone, newSessionId, scriptedConfig } from '../support/harness';
 import { kill, ROOT } from '../support/processes';
 import { cliEnv } from '../support/cli';
-import { adoptHome } from '../../host/home-mark';
+import { adoptHome } from '../../machine/home-mark';
 import { figure } from '../support/figures';
 
 const SESSIONS = 20;

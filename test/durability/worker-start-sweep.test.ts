@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
 import Docker from 'dockerode';
 import { afterAll, expect, inject, it } from 'vitest';
-import type { EvalReport } from '../../common/eval';
+import type { EvalReport } from '../../deterministic/eval';
 import { containerName, removeOrphans } from '../../activities/sandbox/docker-sandbox';
 import { execsDir } from '../../activities/sandbox/exec-record';
 import { trialSessionId } from '../../workflows/eval';

@@ -1,11 +1,11 @@
 /** Suite files, checks, failure attribution, pass@k and report rendering: the pure parts of evals. */
 import { describe, expect, it } from 'vitest';
-import { passAtK, type EvalReport } from '../../common/eval';
-import { attribute, runCheck, type TrialFacts } from '../../common/eval-checks';
+import { passAtK, type EvalReport } from '../../deterministic/eval';
+import { attribute, runCheck, type TrialFacts } from '../../deterministic/eval-checks';
 import { compareReports } from '../../evals/runner/compare';
 import { reportHtml } from '../../evals/runner/report-html';
 import { parseSuite } from '../../evals/runner/suite';
-import { UsageError } from '../../host/errors';
+import { UsageError } from '../../machine/errors';
 
 const ok = JSON.stringify({ id: 'a', input: 'hi', model_script: { steps: [{ content: 'hello' }] }, checks: [{ type: 'contains', value: 'hello' }] });
 

@@ -13,7 +13,7 @@ import { decideApprovals, sendMessage, waitForTurn } from '../../client/session-
 import { observingInterceptors } from '../../client/grpc-status';
 import { loadLedger } from '../../history/ledger/load';
 import { loadTrace } from '../../history/trace';
-import { UserError } from '../../host/errors';
+import { UserError } from '../../machine/errors';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 const LIMIT = 256 * 1024;

@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
+import { startScriptedModel, type ScriptedModelServer } from '../../scripted-model/server';
 import { cliEnv, describeResult, removeTempDirs, runCli, tempDir } from '../support/cli';
 import { endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
 

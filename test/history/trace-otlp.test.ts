@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { hrTimeToMilliseconds } from '@opentelemetry/core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { UserError } from '../../host/errors';
+import { UserError } from '../../machine/errors';
 import { endpointFromEnv, EndpointError, exportSpans, otlpTracesUrl, traceResource } from '../../history/trace/otlp';
 import { toOtelSpans } from '../../history/trace/otlp-spans';
 import type { Span } from '../../history/trace/types';

@@ -12,8 +12,8 @@ import type { ChildProcess } from 'node:child_process';
 import { Client } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DEFAULT_COMPRESSION } from '../../common/context/plan';
-import { MemoryHost } from '../../activities/memory/host';
+import { DEFAULT_COMPRESSION } from '../../deterministic/context/plan';
+import { Database } from '../../activities/memory/database';
 import { answerQuestion, decideApprovals, sendMessage, waitForTurn } from '../../client/session-client';
 import { modelProgress } from '../../client/model-progress';
 import { loadTrace, type Trace } from '../../history/trace';
@@ -22,18 +22,18 @@ import { renderTrace } from '../../history/trace/render';
 import { readTimeline } from '../../history/trace/timeline';
 import { buildTurnSpans } from '../../history/trace/turn-spans';
 import { traceId, type Span } from '../../history/trace/types';
-import { escapeForTerminal } from '../../host/terminal/escape';
-import { startScriptedModel } from '../../scripted/server';
+import { escapeForTerminal } from '../../machine/terminal/escape';
+import { startScriptedModel } from '../../scripted-model/server';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, scriptedConfig, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
 import { everythingStdio } from '../support/mcp-servers';
 import { kill, spawnWorker } from '../support/processes';
 import { cliEnv } from '../support/cli';
 
 let h: TestHarness;
-let memory: MemoryHost;
+let memory: Database;
 beforeAll(async () => {
   // recall runs against the test Postgres (not an embedded database started for this file).
-  memory = new MemoryHost({ home: mkdtempSync(path.join(os.tmpdir(), 'harness-trace-mem-')), databaseUrl: TEST_DATABASE_URL });
+  memory = new Database({ home: mkdtempSync(path.join(os.tmpdir(), 'harness-trace-mem-')), databaseUrl: TEST_DATABASE_URL });
   h = await startHarness({ memory });
 });
 afterAll(async () => {

@@ -8,8 +8,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EvalReport } from '../../common/eval';
-import { passAtK } from '../../common/eval';
+import type { EvalReport } from '../../deterministic/eval';
+import { passAtK } from '../../deterministic/eval';
 import { loadTrace } from '../../history/trace';
 import { startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, ROOT, runCli, tempDir } from '../support/cli';

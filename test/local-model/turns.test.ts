@@ -8,8 +8,8 @@
  * model's quality. Default policy.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionConfig } from '../../common/session';
-import type { ToolModeSetting } from '../../common/tool-mode';
+import type { SessionConfig } from '../../deterministic/session';
+import type { ToolModeSetting } from '../../deterministic/tool-mode';
 import { loadTrace } from '../../history/trace';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { LOCAL_MODEL, startLocalModel, type LocalModel } from '../support/local-model';

@@ -13,7 +13,7 @@ import { freePort } from './global-setup';
 import { cliEnv, processAlive, waitGone } from './cli';
 import { devServerArgs, embeddedFiles, waitForServer } from '../../client/embedded';
 import { findTemporalCli } from '../../client/temporal-cli';
-import { adoptHome } from '../../host/home-mark';
+import { adoptHome } from '../../machine/home-mark';
 import type { TemporalSettings } from '../../client/temporal';
 
 /** The `\0`-separated command line of a pid, or undefined when it is gone or unreadable. */

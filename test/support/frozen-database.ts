@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
-import type { MemoryHost } from '../../activities/memory/host';
+import type { Database } from '../../activities/memory/database';
 import { startFreezeProxy, type FreezeProxy } from './freeze-proxy';
 import { TEST_DATABASE_URL } from '../activities/memory/backends';
 
@@ -19,7 +19,7 @@ export interface FrozenDatabase {
   /** The proxy's connection string, confined to the schema. */
   url(): string;
   /** Closes it after the file's tests. */
-  track<T extends pg.Pool | MemoryHost>(thing: T): T;
+  track<T extends pg.Pool | Database>(thing: T): T;
   /** Removes the folder after the file's tests. */
   trackHome(home: string): string;
 }
@@ -29,7 +29,7 @@ export function frozenDatabase(prefix: string): FrozenDatabase {
   let admin: pg.Client | undefined;
   const schema = `${prefix}_${randomBytes(6).toString('hex')}`;
   const pools: pg.Pool[] = [];
-  const hosts: MemoryHost[] = [];
+  const hosts: Database[] = [];
   const homes: string[] = [];
 
   beforeAll(async () => {
@@ -61,7 +61,7 @@ export function frozenDatabase(prefix: string): FrozenDatabase {
     url: () => `${proxy!.url()}?options=${encodeURIComponent(`-c search_path=${schema},public`)}`,
     track(thing) {
       if (thing instanceof pg.Pool) pools.push(thing);
-      else hosts.push(thing as MemoryHost);
+      else hosts.push(thing as Database);
       return thing;
     },
     trackHome(home) {

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { workflowBundleOptions } from '../../host/workflow-bundle';
+import { workflowBundleOptions } from '../../machine/workflow-bundle';
 import Docker from 'dockerode';
 import type { TestProject } from 'vitest/node';
 import { findTemporalCli } from '../../client/temporal-cli';
@@ -49,7 +49,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
   const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-test-'));
   // The default HARNESS_HOME and the key that marks homes live in the user's state folder
-  // (host/state-dir.ts): the run's own here, under the temporary folder, not the developer's.
+  // (machine/state-dir.ts): the run's own here, under the temporary folder, not the developer's.
   process.env.XDG_STATE_HOME = path.join(dir, 'state');
   const bundlePath = path.join(dir, 'workflow-bundle.js');
   const ready = Promise.all([

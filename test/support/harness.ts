@@ -3,7 +3,7 @@
  * HARNESS_HOME, plus small helpers to run turns the way the CLI does.
  */
 import { mkdtempSync } from 'node:fs';
-import { adoptHome } from '../../host/home-mark';
+import { adoptHome } from '../../machine/home-mark';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -11,21 +11,21 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { DEFAULT_TUNING } from '../../workers/tuning';
 import { inject } from 'vitest';
-import { DEFAULT_LIMITS, type Limits, type SessionConfig, type TurnResult } from '../../common/session';
+import { DEFAULT_LIMITS, type Limits, type SessionConfig, type TurnResult } from '../../deterministic/session';
 import { decideApprovals, sendMessage, waitForTurn, type TurnOutcome } from '../../client/session-client';
 import { createHarnessWorker, type HarnessWorkers } from '../../workers/worker';
 import type { ActivityDeps } from '../../activities';
 import { Conversations } from '../../activities/store/conversations';
 import type { MessageStore } from '../../activities/store/message-store';
-import { MemoryHost } from '../../activities/memory/host';
+import { Database } from '../../activities/memory/database';
 import { McpPool } from '../../activities/mcp/pool';
 import { WorkerDeclarations } from '../../activities/declarations';
 import { declaredByConfig } from '../../config/declarations';
-import type { McpServerSpec } from '../../common/mcp';
-import type { ChatMessage } from '../../common/types';
+import type { McpServerSpec } from '../../deterministic/mcp';
+import type { ChatMessage } from '../../deterministic/types';
 import { quietRuntime } from './quiet-runtime';
-import { parsePolicy, type Policy } from '../../common/policy/schema';
-import { freezePolicy } from '../../common/policy';
+import { parsePolicy, type Policy } from '../../deterministic/policy/schema';
+import { freezePolicy } from '../../deterministic/policy';
 
 /** A running worker and a client for one test file. */
 export interface TestHarness {
@@ -82,7 +82,7 @@ export async function startHarness(overrides: Partial<ActivityDeps> & { taskQueu
   const nativeConnection = await NativeConnection.connect({ address });
   // The message store on the real Postgres (unless the test brings its own): the worker writes
   // there and the test reads conversations back from there.
-  const db = overrides.messageStore ? undefined : new MemoryHost({ home, databaseUrl: TEST_DATABASE_URL });
+  const db = overrides.messageStore ? undefined : new Database({ home, databaseUrl: TEST_DATABASE_URL });
   const messageStore = overrides.messageStore ?? (() => db!.messages());
   const store = await messageStore();
   const conversations = new Conversations(messageStore);

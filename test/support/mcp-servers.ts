@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { McpHttpSpec, McpStdioSpec } from '../../common/mcp';
+import type { McpHttpSpec, McpStdioSpec } from '../../deterministic/mcp';
 import { freePort } from '../../scripts/scratch';
 
 const ROOT = path.join(__dirname, '..', '..');

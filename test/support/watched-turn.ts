@@ -5,8 +5,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import type { SessionConfig, TurnResult } from '../../common/session';
-import type { ChatMessage, ToolResult } from '../../common/types';
+import type { SessionConfig, TurnResult } from '../../deterministic/session';
+import type { ChatMessage, ToolResult } from '../../deterministic/types';
 import { decideApprovals, sendMessage, waitForTurn, type TurnOutcome } from '../../client/session-client';
 import type { TestHarness } from './harness';
 

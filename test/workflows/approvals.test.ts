@@ -11,11 +11,11 @@ import { Client, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeOrphans } from '../../activities/sandbox/docker-sandbox';
-import type { PendingApproval, SessionConfig, SessionState, ToolCallRecord, TurnResult, TurnState } from '../../common/session';
-import type { ChatMessage, ToolResult } from '../../common/types';
-import { UserError } from '../../host/errors';
+import type { PendingApproval, SessionConfig, SessionState, ToolCallRecord, TurnResult, TurnState } from '../../deterministic/session';
+import type { ChatMessage, ToolResult } from '../../deterministic/types';
+import { UserError } from '../../machine/errors';
 import { decideApprovals, sendMessage, sessionState, waitForTurn } from '../../client/session-client';
-import { decideApprovalsUpdate, turnStateQuery } from '../../common/messages';
+import { decideApprovalsUpdate, turnStateQuery } from '../../deterministic/messages';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 /** The default rules in `ask` mode: what a user gets without any policy configuration. */

@@ -1,10 +1,10 @@
 import { Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TurnResult } from '../../common/session';
-import { UserError } from '../../host/errors';
+import type { TurnResult } from '../../deterministic/session';
+import { UserError } from '../../machine/errors';
 import { answerQuestion, sessionState } from '../../client/session-client';
-import { answerUpdate } from '../../common/messages';
+import { answerUpdate } from '../../deterministic/messages';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 let h: TestHarness;

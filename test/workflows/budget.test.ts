@@ -7,7 +7,7 @@
  */
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionConfig, SessionState, TurnResult } from '../../common/session';
+import type { SessionConfig, SessionState, TurnResult } from '../../deterministic/session';
 import { decideBudget } from '../../client/budget-client';
 import { sendMessage, sessionState, waitForTurn } from '../../client/session-client';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';

@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_COMPRESSION } from '../../common/context/plan';
+import { DEFAULT_COMPRESSION } from '../../deterministic/context/plan';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { ARCH_GOAL, ARCH_PATHS, pySource, tsSource } from '../../bench/fixtures/conversations';
 import { figure } from '../support/figures';

@@ -11,14 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkflowFailedError } from '@temporalio/client';
 import { WorkerDeclarations } from '../../activities/declarations';
 import { sendMessage, waitForTurn } from '../../client/session-client';
-import { rootCauseMessage } from '../../common/errors';
-import type { McpServerRef, McpToolSet } from '../../common/mcp';
-import type { SessionConfig, TurnInput, TurnResult } from '../../common/session';
+import { rootCauseMessage } from '../../deterministic/errors';
+import type { McpServerRef, McpToolSet } from '../../deterministic/mcp';
+import type { SessionConfig, TurnInput, TurnResult } from '../../deterministic/session';
 import { removeTempDirs, tempDir } from '../support/cli';
 import { ALLOW_ALL, approveUntilDone, DEFAULT_POLICY, endpointConfig, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { EVERYTHING } from '../support/mcp-servers';
 import { toolResults } from '../support/watched-turn';
-import { UserError } from '../../host/errors';
+import { UserError } from '../../machine/errors';
 import { startForeignServer, type ForeignServer } from '../support/foreign-server';
 
 let h: TestHarness;

@@ -9,10 +9,10 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TurnResult, TurnState } from '../../common/session';
-import type { ModelCallInput } from '../../common/activity-types';
+import type { TurnResult, TurnState } from '../../deterministic/session';
+import type { ModelCallInput } from '../../deterministic/activity-types';
 import { answerQuestion, decideApprovals, sendMessage, sessionState, waitForTurn } from '../../client/session-client';
-import { turnStateQuery } from '../../common/messages';
+import { turnStateQuery } from '../../deterministic/messages';
 import { InMemoryMessageStore, StoreUnavailableError } from '../../activities/store/message-store';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 

@@ -6,8 +6,8 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionConfig, TurnResult } from '../../common/session';
-import type { ScriptToolCall } from '../../scripted/script';
+import type { SessionConfig, TurnResult } from '../../deterministic/session';
+import type { ScriptToolCall } from '../../scripted-model/script';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { stdioSpec } from '../support/mcp-servers';
 import { toolResults, watchedTurn } from '../support/watched-turn';

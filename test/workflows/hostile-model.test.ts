@@ -6,8 +6,8 @@
  * the turn must go on to its final answer, with no WorkflowTaskFailed event in any history.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TurnResult } from '../../common/session';
-import type { ScriptToolCall } from '../../scripted/script';
+import type { TurnResult } from '../../deterministic/session';
+import type { ScriptToolCall } from '../../scripted-model/script';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { startHostileEndpoint, type HostileEndpoint, type HostileReply } from '../support/hostile-endpoint';
 import { toolResults, watchedTurn } from '../support/watched-turn';

@@ -8,15 +8,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MemoryHost } from '../../activities/memory/host';
+import { Database } from '../../activities/memory/database';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const started: { h: TestHarness; memory: MemoryHost }[] = [];
+const started: { h: TestHarness; memory: Database }[] = [];
 
 async function harness(databaseUrl?: string) {
   const home = mkdtempSync(path.join(os.tmpdir(), 'harness-mem-'));
-  const memory = new MemoryHost({ home, ...(databaseUrl ? { databaseUrl } : {}) });
+  const memory = new Database({ home, ...(databaseUrl ? { databaseUrl } : {}) });
   const h = await startHarness({ home, memory });
   started.push({ h, memory });
   return h;

@@ -7,9 +7,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { ModelCallInput } from '../../common/activity-types';
-import type { Script } from '../../scripted/script';
-import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
+import type { ModelCallInput } from '../../deterministic/activity-types';
+import type { Script } from '../../scripted-model/script';
+import { startScriptedModel, type ScriptedModelServer } from '../../scripted-model/server';
 import { decodeEvents, type HistoryEvent } from '../../history/trace/events';
 import { loadTrace } from '../../history/trace';
 import { loadLedger } from '../../history/ledger/load';

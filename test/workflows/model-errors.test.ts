@@ -1,8 +1,8 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ModelCallInput, ModelReply } from '../../common/activity-types';
-import type { Script } from '../../scripted/script';
-import { startScriptedModel } from '../../scripted/server';
+import type { ModelCallInput, ModelReply } from '../../deterministic/activity-types';
+import type { Script } from '../../scripted-model/script';
+import { startScriptedModel } from '../../scripted-model/server';
 import { endpointConfig, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 let h: TestHarness;

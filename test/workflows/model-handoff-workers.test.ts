@@ -14,7 +14,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { ModelCallInput } from '../../common/activity-types';
+import type { ModelCallInput } from '../../deterministic/activity-types';
 import type { HistoryEvent } from '../../history/trace/events';
 import { loadLedger } from '../../history/ledger/load';
 import { loadTrace } from '../../history/trace';

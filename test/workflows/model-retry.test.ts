@@ -13,7 +13,7 @@ import { modelProgress, type ModelProgress } from '../../client/model-progress';
 import { sendMessage, waitForTurn } from '../../client/session-client';
 import { loadTrace } from '../../history/trace';
 import { modelLine } from '../../cli/wait-notes';
-import type { SessionConfig } from '../../common/session';
+import type { SessionConfig } from '../../deterministic/session';
 import { endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { startLimitedEndpoint, type LimitedEndpoint } from '../support/limited-endpoint';
 

@@ -7,9 +7,9 @@
  */
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_SHELL_COMMAND } from '../../common/builtin-tools';
-import { freezePolicy } from '../../common/policy/decide';
-import { parsePolicy } from '../../common/policy/schema';
+import { MAX_SHELL_COMMAND } from '../../deterministic/builtin-tools';
+import { freezePolicy } from '../../deterministic/policy/decide';
+import { parsePolicy } from '../../deterministic/policy/schema';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { decideApprovals, waitForTurn } from '../../client/session-client';
 

@@ -5,9 +5,9 @@
  * reply, and a server that drops the tools field (auto picks text mode; the session keeps it).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionConfig } from '../../common/session';
+import type { SessionConfig } from '../../deterministic/session';
 import { loadTrace } from '../../history/trace';
-import { stateQuery } from '../../common/messages';
+import { stateQuery } from '../../deterministic/messages';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { startQuirkyEndpoint, type QuirkyEndpoint, type QuirkyReply } from '../support/quirky-endpoint';
 import { toolResults, watchedTurn } from '../support/watched-turn';

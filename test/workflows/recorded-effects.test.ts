@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { BUILTIN_TOOLS } from '../../common/builtin-tools';
-import { ToolRegistry, defineTool } from '../../common/tools';
-import type { RecordedEffects } from '../../common/session';
-import type { ToolCall } from '../../common/types';
+import { BUILTIN_TOOLS } from '../../deterministic/builtin-tools';
+import { ToolRegistry, defineTool } from '../../deterministic/tools';
+import type { RecordedEffects } from '../../deterministic/session';
+import type { ToolCall } from '../../deterministic/types';
 import { answerFromRecord } from '../../workflows/recorded-effects';
 import { judgeStep } from '../../workflows/tool-calls';
 import { DEFAULT_POLICY } from '../support/harness';

@@ -7,11 +7,11 @@ import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SandboxPool } from '../../activities/sandbox/pool';
 import { LABELS, removeOrphans } from '../../activities/sandbox/docker-sandbox';
-import { parsePolicy } from '../../common/policy/schema';
-import type { SessionConfig, TurnResult } from '../../common/session';
-import type { ChatMessage, ToolResult } from '../../common/types';
+import { parsePolicy } from '../../deterministic/policy/schema';
+import type { SessionConfig, TurnResult } from '../../deterministic/session';
+import type { ChatMessage, ToolResult } from '../../deterministic/types';
 import { decideApprovals, endSession, sessionState, waitForTurn } from '../../client/session-client';
-import { freezePolicy } from '../../common/policy';
+import { freezePolicy } from '../../deterministic/policy';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 const docker = new Docker();

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UserError } from '../../host/errors';
+import { UserError } from '../../machine/errors';
 import { endSession, sendMessage, sessionState, waitForTurn } from '../../client/session-client';
-import type { SessionConfig, TurnResult } from '../../common/session';
-import { addUsage, NO_USAGE } from '../../common/session';
+import type { SessionConfig, TurnResult } from '../../deterministic/session';
+import { addUsage, NO_USAGE } from '../../deterministic/session';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 let h: TestHarness;

@@ -5,10 +5,10 @@
  * goes on, and past the bound the model reads INVALID_TOOL_CALL — never a failed workflow.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionConfig } from '../../common/session';
-import { startScriptedModel, type ScriptedModelServer } from '../../scripted/server';
+import type { SessionConfig } from '../../deterministic/session';
+import { startScriptedModel, type ScriptedModelServer } from '../../scripted-model/server';
 import { loadTrace } from '../../history/trace';
-import { stateQuery } from '../../common/messages';
+import { stateQuery } from '../../deterministic/messages';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { toolResults, watchedTurn } from '../support/watched-turn';
 

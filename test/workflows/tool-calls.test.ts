@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { builtinRegistry } from '../../common/builtin-tools';
-import type { ToolCall } from '../../common/types';
+import { builtinRegistry } from '../../deterministic/builtin-tools';
+import type { ToolCall } from '../../deterministic/types';
 import { judgeCall } from '../../workflows/tool-calls';
 import { DEFAULT_POLICY } from '../support/harness';
 

@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelAnswer, ModelClient, ModelRequest } from '../../activities/model-client';
 import type { SandboxPool } from '../../activities/sandbox/pool';
 import type { Sandbox } from '../../activities/sandbox/docker-sandbox';
-import { DEFAULT_COMPRESSION } from '../../common/context/plan';
-import type { SessionState, TurnResult } from '../../common/session';
-import type { ChatMessage, ToolResult } from '../../common/types';
+import { DEFAULT_COMPRESSION } from '../../deterministic/context/plan';
+import type { SessionState, TurnResult } from '../../deterministic/session';
+import type { ChatMessage, ToolResult } from '../../deterministic/types';
 import { sendMessage, sessionState } from '../../client/session-client';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 

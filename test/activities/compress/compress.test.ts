@@ -2,12 +2,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createCompressContextActivity } from '../../../activities/compress/activity';
 import { compressContext, tokenCounter, type CompressDeps } from '../../../activities/compress/compress';
 import { OpenAIModelClient } from '../../../activities/model-client';
-import { COMPACTED_MARK } from '../../../common/context/compact';
-import { pairsIntact, type CompressionConfig } from '../../../common/context/plan';
-import { SUMMARY_MARK, summaryMessage } from '../../../common/context/summary';
-import type { CompressResult } from '../../../common/context/types';
-import type { ChatMessage } from '../../../common/types';
-import { startScriptedModel, type ScriptedModelServer } from '../../../scripted/server';
+import { COMPACTED_MARK } from '../../../deterministic/context/compact';
+import { pairsIntact, type CompressionConfig } from '../../../deterministic/context/plan';
+import { SUMMARY_MARK, summaryMessage } from '../../../deterministic/context/summary';
+import type { CompressResult } from '../../../deterministic/context/types';
+import type { ChatMessage } from '../../../deterministic/types';
+import { startScriptedModel, type ScriptedModelServer } from '../../../scripted-model/server';
 import { ARCH_GOAL, ARCH_PATHS, architectureCase, call, randomConversation, readFileResult, rng, tsSource } from '../../../bench/fixtures/conversations';
 import { figure } from '../../support/figures';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as cl100k from 'gpt-tokenizer/encoding/cl100k_base';
 import { countEach, countText, countTokens, PER_MESSAGE_OVERHEAD, REPLY_PRIMING, tokenizerFor, WORD_SLICE } from '../../../activities/compress/tokens';
-import type { ChatMessage } from '../../../common/types';
+import type { ChatMessage } from '../../../deterministic/types';
 import { tsSource } from '../../../bench/fixtures/conversations';
 
 describe('token counting', () => {

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { claimCall, settleCall } from '../../../activities/custom-tools/claims';
-import { toolError, toolOk } from '../../../common/errors';
+import { toolError, toolOk } from '../../../deterministic/errors';
 
 it('lets the first attempt run, tells a later one it did not finish, then returns the first result recorded', async () => {
   const home = mkdtempSync(path.join(os.tmpdir(), 'harness-claims-'));

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../../../activities/memory/embedded';
-import { MemoryHost, memoryPool } from '../../../activities/memory/host';
+import { Database, memoryPool } from '../../../activities/memory/database';
 
 const dirs: string[] = [];
 function newDir(): string {
@@ -31,9 +31,9 @@ async function peerOf(pool: pg.Pool): Promise<string | undefined> {
 }
 
 describe('in-process connections to the embedded database', () => {
-  it("are the worker's: MemoryHost's pool talks to its PGlite without TCP, and what it wrote reads back over TCP", async () => {
+  it("are the worker's: Database's pool talks to its PGlite without TCP, and what it wrote reads back over TCP", async () => {
     const home = newDir();
-    const host = new MemoryHost({ home });
+    const host = new Database({ home });
     try {
       const store = await host.store();
       const pool = (host as unknown as { pool: pg.Pool }).pool;

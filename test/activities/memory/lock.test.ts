@@ -10,13 +10,13 @@ import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { embeddedDataDir, startEmbeddedPostgres } from '../../../activities/memory/embedded';
 import { MemoryUnavailableError } from '../../../activities/memory/errors';
-import { MemoryHost } from '../../../activities/memory/host';
+import { Database } from '../../../activities/memory/database';
 import { lockDataDir, lockFilePath } from '../../../activities/memory/lock';
 import { createToolExecutor } from '../../../activities/tools/executor';
 import { kill, ROOT } from '../../support/processes';
 
 const homes: string[] = [];
-const hosts: MemoryHost[] = [];
+const hosts: Database[] = [];
 const children: ChildProcess[] = [];
 
 function newHome(): string {
@@ -25,8 +25,8 @@ function newHome(): string {
   return home;
 }
 
-function host(home: string, opts: Partial<ConstructorParameters<typeof MemoryHost>[0]> = {}): MemoryHost {
-  const h = new MemoryHost({ home, ...opts });
+function host(home: string, opts: Partial<ConstructorParameters<typeof Database>[0]> = {}): Database {
+  const h = new Database({ home, ...opts });
   hosts.push(h);
   return h;
 }
@@ -74,7 +74,7 @@ afterAll(() => {
 });
 
 describe('the embedded database lock', () => {
-  it('refuses a second MemoryHost in the same process with one line naming this process, then opens with the data once the first closes', async () => {
+  it('refuses a second Database in the same process with one line naming this process, then opens with the data once the first closes', async () => {
     const home = newHome();
     const first = host(home);
     const { id } = await (await first.store()).remember('shared', 's1', 'The first host wrote this');

@@ -3,11 +3,11 @@
  * as argument, stores one memory, prints `ready <pid>` and keeps the database open until killed.
  * Run from TypeScript source through a transpiling require hook (see lock.test.ts).
  */
-import { MemoryHost } from '../../../activities/memory/host';
+import { Database } from '../../../activities/memory/database';
 
 async function main(): Promise<void> {
   const home = process.argv[process.argv.length - 1]!;
-  const host = new MemoryHost({ home });
+  const host = new Database({ home });
   const store = await host.store();
   await store.remember('held', 'holder', `written by the holder process ${process.pid}`);
   process.stdout.write(`ready ${process.pid}\n`);

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { asMemoryError, MemoryUnavailableError } from '../../../activities/memory/errors';
-import { MemoryHost, memoryPool, type MemoryTimeouts } from '../../../activities/memory/host';
+import { Database, memoryPool, type MemoryTimeouts } from '../../../activities/memory/database';
 import { MemoryStore } from '../../../activities/memory/store';
 import { recall, rememberLongterm } from '../../../activities/memory/tools';
 import { createToolExecutor } from '../../../activities/tools/executor';
@@ -83,7 +83,7 @@ describe('memory against a database that stops answering', () => {
   it('reports MEMORY_UNAVAILABLE from the executor when the database is frozen before the worker first connects, prefix once', async () => {
     const home = mkdtempSync(path.join(os.tmpdir(), 'memfreeze-'));
     db.trackHome(home);
-    const host = new MemoryHost({ home, databaseUrl: db.url(), timeouts: TIMEOUTS });
+    const host = new Database({ home, databaseUrl: db.url(), timeouts: TIMEOUTS });
     db.track(host);
     const executor = createToolExecutor({ home, memory: () => host.store() });
     const call = { sessionId: 'freeze-s3', name: 'remember_longterm', args: { text: 'Frozen at start' }, turnId: 'freeze-s3/turn-1', callId: 'call_1' };

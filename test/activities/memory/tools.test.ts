@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryHost } from '../../../activities/memory/host';
+import { Database } from '../../../activities/memory/database';
 import { MemoryStore, MemoryUnavailableError } from '../../../activities/memory/store';
 import { recall, recallParams, rememberLongterm, rememberLongtermParams } from '../../../activities/memory/tools';
 import { createToolExecutor } from '../../../activities/tools/executor';
@@ -49,7 +49,7 @@ describe('the memory tools', () => {
 
   it('the executor reports a database that is down with the prefix once, for both tools and a worker without memory', async () => {
     const home = mkdtempSync(path.join(os.tmpdir(), 'memtools-'));
-    const host = new MemoryHost({ home, databaseUrl: DOWN_URL });
+    const host = new Database({ home, databaseUrl: DOWN_URL });
     try {
       const executor = createToolExecutor({ home, memory: () => host.store() });
       for (const [name, args] of [['remember_longterm', { text: 'hello' }], ['recall', { query: 'hello' }]] as const) {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Conversations, nodeHash, sha256 } from '../../../activities/store/conversations';
 import { InMemoryMessageStore, StoreUnavailableError } from '../../../activities/store/message-store';
-import type { ChatMessage } from '../../../common/types';
+import type { ChatMessage } from '../../../deterministic/types';
 
 const user: ChatMessage = { role: 'user', content: 'hello' };
 const assistant: ChatMessage = { role: 'assistant', content: null, tool_calls: [{ id: 't1-s1-c0', name: 'list_files', arguments: '{}' }] };

@@ -2,7 +2,7 @@
  * The message store when its database is in trouble: a frozen server or network (a proxy that
  * forwards no bytes) gives StoreUnavailableError within the pool's timeouts, saying so in one
  * line; a write that timed out but landed is not stored twice by the retry; the worker's
- * MemoryHost hands the store out over the memory database (one embedded PGlite, one lock);
+ * Database hands the store out over the memory database (one embedded PGlite, one lock);
  * and activities report an unavailable store as a retryable STORE_UNAVAILABLE.
  */
 import { createHash } from 'node:crypto';
@@ -13,7 +13,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { MemoryUnavailableError } from '../../../activities/memory/errors';
-import { MemoryHost, memoryPool, type MemoryTimeouts } from '../../../activities/memory/host';
+import { Database, memoryPool, type MemoryTimeouts } from '../../../activities/memory/database';
 import { migrate } from '../../../activities/memory/migrate';
 import { asStoreError, STORE_UNAVAILABLE, storeFailure, withStore } from '../../../activities/store/errors';
 import { StoreUnavailableError } from '../../../activities/store/message-store';
@@ -34,8 +34,8 @@ function newHome(): string {
   return home;
 }
 
-function host(opts: ConstructorParameters<typeof MemoryHost>[0]): MemoryHost {
-  const h = new MemoryHost(opts);
+function host(opts: ConstructorParameters<typeof Database>[0]): Database {
+  const h = new Database(opts);
   db.track(h);
   return h;
 }

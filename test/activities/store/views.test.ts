@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { Conversations } from '../../../activities/store/conversations';
 import { InMemoryMessageStore } from '../../../activities/store/message-store';
 import { BLOB_ARG_OVER, callsView, MALFORMED_ARGS_MAX, RESULT_INLINE_MAX, resolveArgs, resultView, contentView, THOUGHT_INLINE_MAX } from '../../../activities/store/views';
-import { builtinRegistry } from '../../../common/builtin-tools';
-import { toolOk } from '../../../common/errors';
-import type { ToolCall } from '../../../common/types';
+import { builtinRegistry } from '../../../deterministic/builtin-tools';
+import { toolOk } from '../../../deterministic/errors';
+import type { ToolCall } from '../../../deterministic/types';
 
 const registry = builtinRegistry();
 const setup = () => {

@@ -9,7 +9,7 @@ import { capParameter, type ModelAnswer, type ModelClient, type ModelRequest } f
 import { exchange, MAX_CORRECTIONS } from '../../../activities/model-exchange';
 import { callDeciding, type ToolModeCache } from '../../../activities/model-auto';
 import { envelopeSchema } from '../../../activities/text-tools/schema';
-import { builtinRegistry } from '../../../common/builtin-tools';
+import { builtinRegistry } from '../../../deterministic/builtin-tools';
 
 const tools = builtinRegistry().specs().filter((t) => ['read_file', 'get_current_time'].includes(t.name));
 const req: ModelRequest = {

@@ -4,11 +4,11 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ScriptedHost } from '../../../activities/scripted-host';
+import { ScriptedModels } from '../../../activities/scripted-models';
 import { createToolExecutor } from '../../../activities/tools/executor';
 import type { OwnPortLookup } from '../../../activities/tools/own-ports';
-import type { SessionConfig } from '../../../common/session';
-import type { ChatMessage, ToolResult } from '../../../common/types';
+import type { SessionConfig } from '../../../deterministic/session';
+import type { ChatMessage, ToolResult } from '../../../deterministic/types';
 import { startForeignServer, type ForeignServer } from '../../support/foreign-server';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../../support/harness';
 
@@ -64,7 +64,7 @@ describe('a worker running http_request for a session', () => {
   let uiServer: http.Server;
   let uiPort: number;
   let app: ForeignServer;
-  let scripted: ScriptedHost;
+  let scripted: ScriptedModels;
   let scriptedPort: number;
 
   beforeAll(async () => {
@@ -73,7 +73,7 @@ describe('a worker running http_request for a session', () => {
     uiPort = (uiServer.address() as AddressInfo).port;
     app = await startForeignServer('0123456789');
     // The worker's scripted model server, started now so the session's script can name its port.
-    scripted = new ScriptedHost(home);
+    scripted = new ScriptedModels(home);
     await scripted.register('probe', { steps: [{ content: 'x' }] });
     scriptedPort = Number(new URL(await scripted.baseUrl('probe')).port);
     // The loopback uiServer plays the embedded Temporal Web UI of the worker's environment.

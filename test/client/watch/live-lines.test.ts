@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { liveLine } from '../../../client/watch/live-lines';
 import type { Span } from '../../../history/trace/types';
-import { escapeForTerminal } from '../../../host/terminal/escape';
-import { plainString } from '../../../host/terminal/text';
+import { escapeForTerminal } from '../../../machine/terminal/escape';
+import { plainString } from '../../../machine/terminal/text';
 
 /** An approval span as the live watcher reports it when the turn starts to wait. */
 function approvalOpened(args: unknown): Span {

@@ -1,0 +1,54 @@
+/**
+ * Which configuration a command's message carries: a new session is started with the
+ * resolved config; an existing one keeps the config it started with (replay sees the same).
+ */
+import type { Client } from '@temporalio/client';
+import type { SessionConfig } from '../deterministic/session';
+import { resolveSessionConfig } from '../config/resolve';
+import { UsageError } from '../machine/errors';
+import { sessionExists } from '../client/session-client';
+import type { CliContext } from './context';
+import { say } from './output';
+import path from 'node:path';
+
+/** Flags that shape a new session. */
+export interface SessionFlags {
+  session?: string;
+  model?: string;
+  config?: string;
+  policy?: string;
+}
+
+function resolve(ctx: CliContext, o: SessionFlags): SessionConfig {
+  return resolveSessionConfig(
+    { ...(o.model ? { model: o.model } : {}), ...(o.config ? { config: o.config } : {}), ...(o.policy ? { policy: o.policy } : {}) },
+    ctx.env,
+    process.cwd(),
+    say,
+  );
+}
+
+/**
+ * Resolves before connecting when the session is surely new, so mistakes fail before anything
+ * starts. A named config file is what a background worker started now declares from.
+ */
+export function configForNew(ctx: CliContext, o: SessionFlags): SessionConfig | undefined {
+  if (o.config) ctx.configFile = path.resolve(o.config);
+  if (o.session) return undefined;
+  return resolve(ctx, o);
+}
+
+/** The config to start `sessionId` with, or undefined when it already exists. */
+export async function configFor(ctx: CliContext, client: Client, sessionId: string, o: SessionFlags, early?: SessionConfig): Promise<SessionConfig | undefined> {
+  if (early) return early;
+  if (await sessionExists(client, sessionId)) {
+    if (o.model || o.config || o.policy) {
+      throw new UsageError(
+        `session ${sessionId} already exists and keeps the model and settings it started with`,
+        'drop --model/--config/--policy to continue it, or start a new session',
+      );
+    }
+    return undefined;
+  }
+  return resolve(ctx, o);
+}

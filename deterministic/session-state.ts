@@ -1,0 +1,65 @@
+/**
+ * What the `state` and `turnState` queries answer: a session's status, and what a turn waits on a
+ * human for (a question, calls to approve, a budget to raise).
+ */
+import type { Risk, Usage } from './types';
+import type { BudgetBreach, Spend } from './budget';
+import type { McpServerStatus } from './mcp';
+import type { ToolModeDecision } from './tool-mode';
+import type { RerunReport } from './fork';
+import type { TerminatedBy } from './session';
+
+/** Session status as the `state` query reports it. */
+export type SessionStatus = 'idle' | 'running' | 'waiting_for_user' | 'waiting_for_approval' | 'waiting_for_budget' | 'ended';
+
+/** A tool call waiting for a human decision. */
+export interface PendingApproval {
+  callId: string;
+  tool: string;
+  args: unknown;
+  /** Digest of tool and arguments: a decision must name it, so it applies only to what was shown. */
+  digest?: string;
+  risk: Risk;
+  rule?: string;
+  reason: string;
+}
+
+/** Something a turn waits on a human for: a question, or the calls of one step to approve. */
+export type Pending =
+  | { kind: 'question'; callId: string; question: string }
+  | { kind: 'approvals'; calls: PendingApproval[] }
+  | ({ kind: 'budget'; step?: number } & BudgetBreach);
+
+/** Answer of the `state` query. */
+export interface SessionState {
+  sessionId: string;
+  status: SessionStatus;
+  turnCount: number;
+  currentTurnId?: string;
+  pending?: Pending;
+  usage: Usage;
+  memory: Record<string, string>;
+  messageCount: number;
+  model: string;
+  lastTurn?: { turnId: string; terminated_by: TerminatedBy; answer: string; steps: number };
+  /** A forked session: the turn and step it comes from, the files put back in its workspace, what could not be. */
+  fork?: { from: string; step: number; restored: string[]; problems: string[]; seeded?: number };
+  /** A rerun: how its first turn compared with the record (once it finished). */
+  rerun?: RerunReport;
+  /** The session's MCP servers as discovery found them. */
+  mcp?: McpServerStatus[];
+  /** How the model is offered the tools (native or text) and why, once a turn decided it. */
+  toolMode?: ToolModeDecision;
+  /** What the session spent so far (sessions from before prices: absent). */
+  spend?: Spend;
+  /** The sandbox host the session lives on (workers with a host id; deterministic/host.ts). */
+  host?: string;
+}
+
+/** Answer of a turn's own `turnState` query. */
+export interface TurnState {
+  turnId: string;
+  status: 'running' | 'waiting_for_user' | 'waiting_for_approval' | 'waiting_for_budget' | 'done';
+  step: number;
+  pending?: Pending;
+}
