@@ -15,7 +15,7 @@ import { NOT_DECLARED, NOT_DECLARED_HINT } from '../deterministic/errors';
 import type { McpServerRef, McpServerSpec } from '../deterministic/mcp';
 import type { Declared } from '../config/declarations';
 import { projectRoot } from '../machine/paths';
-import { DEFAULT_MODEL_ENDPOINT, keyBoundHosts } from './model-keys';
+import { DEFAULT_MODEL_ENDPOINT, keyBoundHosts } from './model/keys';
 
 
 

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { builtinRegistry } from '../deterministic/builtin-tools';
 import { DEFAULT_LIMITS, type SessionConfig, type TurnInput } from '../deterministic/session';
-import { OpenAIModelClient } from '../activities/model-client';
+import { OpenAIModelClient } from '../activities/model/client';
 import { createToolExecutor } from '../activities/tools/executor';
 import { sendMessage, waitForTurn } from '../client/session-client';
 import type { ScriptedModelServer } from '../scripted-model/server';

@@ -34,7 +34,7 @@ export interface ModelCallInput {
   purpose?: 'turn' | 'compress';
   /** How the tools are offered (the turn's decision); absent with `decideToolMode`, or in turns recorded before tool modes (native). */
   toolMode?: ToolModeDecision;
-  /** `auto` with nothing decided yet: this call decides (see activities/model-auto.ts) and its reply says how. */
+  /** `auto` with nothing decided yet: this call decides (see activities/model/auto.ts) and its reply says how. */
   decideToolMode?: boolean;
   /** The reply cap (limits.maxOutputTokens). */
   maxOutputTokens?: number;

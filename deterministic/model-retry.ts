@@ -1,7 +1,7 @@
 /**
  * How a model call is retried, shared by the workflow (which sends it with each call and sets
  * Temporal's retry policy from it) and the callModel activity (which decides, attempt by
- * attempt, whether a failure is worth another one: activities/model-retry.ts).
+ * attempt, whether a failure is worth another one: activities/model/retry.ts).
  *
  * A rate limit (429), a server error (5xx), a 408 or an unreachable endpoint is retried until
  * `windowMs` has passed since the call's first attempt, and at least `attempts` times: providers

@@ -71,7 +71,7 @@ export class ModelCaller {
     private readonly since: (patchId: string) => boolean,
   ) {
     // Every call carries its retry bounds, and its activity fails for good past them
-    // (activities/model-retry.ts): rate limits and outages are retried over limits.modelRetryWindowMs,
+    // (activities/model/retry.ts): rate limits and outages are retried over limits.modelRetryWindowMs,
     // other failures limits.modelMaxAttempts times. Temporal's maximumAttempts is only the cap a
     // worker lost again and again reaches; its backoff is the one the activity reckons with.
     const retry = modelRetry(limits);

@@ -9,11 +9,11 @@ import type { CompressContextInput, CompressContextResult } from '../../determin
 import { messageTokens, type Conversations } from '../store/conversations';
 import { requestContext } from '../store/request';
 import type { ChatMessage, Usage } from '../../deterministic/types';
-import type { ModelClient } from '../model-client';
-import { toModelFailure } from '../model-errors';
+import type { ModelClient } from '../model/client';
+import { toModelFailure } from '../model/errors';
 import { compressContext, tokenCounter } from './compress';
 
-/** Same shape as the callModel resolver in activities/model.ts. */
+/** Same shape as the callModel resolver in activities/model/activities.ts. */
 export type CompressModelResolver = (input: ModelCallInput) => Promise<{ client: ModelClient; endpoint: string }>;
 
 /** A summarize function over a ModelClient: prompt as system message, the transcript as one user message. */

@@ -17,8 +17,8 @@ import { DEFAULT_PRICES, isLocal, lookupPrice, resolvePricing } from '../../conf
 import { parseBudgetAmount } from '../../config/budget-amount';
 import { resolveSessionConfig } from '../../config/resolve';
 import { UsageError } from '../../machine/errors';
-import { OpenAIModelClient } from '../../activities/model-client';
-import { boundedAnswer } from '../../activities/model-reply';
+import { OpenAIModelClient } from '../../activities/model/client';
+import { boundedAnswer } from '../../activities/model/reply';
 
 const price = { input: 2, cachedInput: 0.5, output: 8 };
 const usage = (prompt: number, completion: number, cached?: number) => ({ prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, ...(cached ? { cached_tokens: cached } : {}) });

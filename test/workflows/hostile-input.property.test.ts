@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { boundedAnswer, MAX_CALLS_PER_REPLY } from '../../activities/model-reply';
+import { boundedAnswer, MAX_CALLS_PER_REPLY } from '../../activities/model/reply';
 import { builtinRegistry } from '../../deterministic/builtin-tools';
 import { sha256Hex } from '../../deterministic/digest';
 import { MAX_ARGS_DEPTH, MAX_STEP_VALUES, scanJson } from '../../deterministic/json-bounds';

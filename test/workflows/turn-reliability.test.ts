@@ -8,7 +8,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ModelAnswer, ModelClient, ModelRequest } from '../../activities/model-client';
+import type { ModelAnswer, ModelClient, ModelRequest } from '../../activities/model/client';
 import type { SandboxPool } from '../../activities/sandbox/pool';
 import type { Sandbox } from '../../activities/sandbox/docker-sandbox';
 import { DEFAULT_COMPRESSION } from '../../deterministic/context/plan';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createCompressContextActivity } from '../../../activities/compress/activity';
 import { compressContext, tokenCounter, type CompressDeps } from '../../../activities/compress/compress';
-import { OpenAIModelClient } from '../../../activities/model-client';
+import { OpenAIModelClient } from '../../../activities/model/client';
 import { COMPACTED_MARK } from '../../../deterministic/context/compact';
 import { pairsIntact, type CompressionConfig } from '../../../deterministic/context/plan';
 import { SUMMARY_MARK, summaryMessage } from '../../../deterministic/context/summary';

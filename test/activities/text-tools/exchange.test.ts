@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import OpenAI from 'openai';
-import { capParameter, type ModelAnswer, type ModelClient, type ModelRequest } from '../../../activities/model-client';
-import { exchange, MAX_CORRECTIONS } from '../../../activities/model-exchange';
-import { callDeciding, type ToolModeCache } from '../../../activities/model-auto';
+import { capParameter, type ModelAnswer, type ModelClient, type ModelRequest } from '../../../activities/model/client';
+import { exchange, MAX_CORRECTIONS } from '../../../activities/model/exchange';
+import { callDeciding, type ToolModeCache } from '../../../activities/model/auto';
 import { envelopeSchema } from '../../../activities/text-tools/schema';
 import { builtinRegistry } from '../../../deterministic/builtin-tools';
 

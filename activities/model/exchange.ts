@@ -8,16 +8,16 @@
  * INVALID_TOOL_CALL, which the model reads) and a cut one says it was cut: never silent.
  */
 import OpenAI from 'openai';
-import type { ModelCorrection } from '../deterministic/activity-types';
-import type { ToolMode } from '../deterministic/tool-mode';
-import type { ChatMessage, ToolCall, Usage } from '../deterministic/types';
-import { addUsage } from '../deterministic/session';
-import type { ModelAnswer, ModelClient, ModelRequest } from './model-client';
-import { parseTextReply, salvageCalls } from './text-tools/parse';
-import { correctionText, textModeMessages } from './text-tools/render';
-import { envelopeFormat } from './text-tools/schema';
+import type { ModelCorrection } from '../../deterministic/activity-types';
+import type { ToolMode } from '../../deterministic/tool-mode';
+import type { ChatMessage, ToolCall, Usage } from '../../deterministic/types';
+import { addUsage } from '../../deterministic/session';
+import type { ModelAnswer, ModelClient, ModelRequest } from './client';
+import { parseTextReply, salvageCalls } from '../text-tools/parse';
+import { correctionText, textModeMessages } from '../text-tools/render';
+import { envelopeFormat } from '../text-tools/schema';
 // A correction's request says which it is (the scripted model answers it from the step's `corrected`).
-import { CORRECTION_HEADER } from '../scripted-model/protocol';
+import { CORRECTION_HEADER } from '../../scripted-model/protocol';
 
 /** Corrections one model call may get before what the model wrote is taken as it is. */
 export const MAX_CORRECTIONS = 2;

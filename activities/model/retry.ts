@@ -16,9 +16,9 @@
 import type { Context, Info } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { msOptionalToNumber } from '@temporalio/common/lib/time';
-import type { EarlierAttempt, ModelCallInput } from '../deterministic/activity-types';
-import { backoffMs, type ModelRetry } from '../deterministic/model-retry';
-import { isOutage, outageWords } from './model-errors';
+import type { EarlierAttempt, ModelCallInput } from '../../deterministic/activity-types';
+import { backoffMs, type ModelRetry } from '../../deterministic/model-retry';
+import { isOutage, outageWords } from './errors';
 
 /** Past the retry window (or with none), the longest Retry-After a call still waits. */
 export const MAX_ASKED_PAST_WINDOW_MS = 60_000;

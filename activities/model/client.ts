@@ -3,11 +3,11 @@
  * implementation over the official `openai` client for any OpenAI-compatible endpoint.
  */
 import OpenAI from 'openai';
-import type { ChatMessage, ToolCall, ToolSpec, Usage } from '../deterministic/types';
-import { estimateUsage, providerUsage } from './model-usage';
-import { streamOrPlain } from './model-stream';
-import { cappedFetch, DEFAULT_MODEL_REPLY_MAX_BYTES, readCapped } from './model-body';
-import { DEFAULT_MODEL_ENDPOINT } from './model-keys';
+import type { ChatMessage, ToolCall, ToolSpec, Usage } from '../../deterministic/types';
+import { estimateUsage, providerUsage } from './usage';
+import { streamOrPlain } from './stream';
+import { cappedFetch, DEFAULT_MODEL_REPLY_MAX_BYTES, readCapped } from './body';
+import { DEFAULT_MODEL_ENDPOINT } from './keys';
 
 /** A chat-completions request as the harness makes it. */
 export interface ModelRequest {

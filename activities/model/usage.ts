@@ -5,10 +5,10 @@
  * counts very long words in slices (compress/tokens.ts: on one long word it is quadratic) and at
  * most BPE_BUDGET_CHARS of an exchange; the rest is estimated by script, in linear time.
  */
-import type { ToolCall, Usage } from '../deterministic/types';
-import { estimateTextTokens } from '../deterministic/context/estimate';
-import { countText, PER_MESSAGE_OVERHEAD, PER_TOOL_CALL_OVERHEAD, REPLY_PRIMING, tokenizerFor, type TokenizerKind } from './compress/tokens';
-import type { ModelRequest } from './model-client';
+import type { ToolCall, Usage } from '../../deterministic/types';
+import { estimateTextTokens } from '../../deterministic/context/estimate';
+import { countText, PER_MESSAGE_OVERHEAD, PER_TOOL_CALL_OVERHEAD, REPLY_PRIMING, tokenizerFor, type TokenizerKind } from '../compress/tokens';
+import type { ModelRequest } from './client';
 
 /** The tokenizer for an estimate: the model's own family when known, else cl100k (closer than characters for most open models). */
 function kindFor(model: string): TokenizerKind {

@@ -8,15 +8,15 @@
  * support, as llama.cpp does silently), so the turn runs in text mode, JSON-schema constrained
  * where the endpoint accepts a schema. Decisions are cached per endpoint and model on the worker.
  */
-import type { ToolModeDecision } from '../deterministic/tool-mode';
-import { addUsage } from '../deterministic/session';
-import type { ToolSpec, Usage } from '../deterministic/types';
-import type { ModelAnswer, ModelClient, ModelRequest } from './model-client';
-import { exchange, refusedSchema, type Exchanged } from './model-exchange';
-import { parseTextReply } from './text-tools/parse';
-import { envelopeFormat } from './text-tools/schema';
+import type { ToolModeDecision } from '../../deterministic/tool-mode';
+import { addUsage } from '../../deterministic/session';
+import type { ToolSpec, Usage } from '../../deterministic/types';
+import type { ModelAnswer, ModelClient, ModelRequest } from './client';
+import { exchange, refusedSchema, type Exchanged } from './exchange';
+import { parseTextReply } from '../text-tools/parse';
+import { envelopeFormat } from '../text-tools/schema';
 // The probe's requests say what they are (the scripted model answers them without using a step).
-import { PROBE_PURPOSE } from '../scripted-model/protocol';
+import { PROBE_PURPOSE } from '../../scripted-model/protocol';
 import OpenAI from 'openai';
 
 /** Replies of the probe stay short whatever the session's cap. */

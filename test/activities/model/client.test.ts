@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { toOpenAIMessages } from '../../activities/model-client';
-import type { ChatMessage } from '../../deterministic/types';
+import { toOpenAIMessages } from '../../../activities/model/client';
+import type { ChatMessage } from '../../../deterministic/types';
 
 describe('toOpenAIMessages', () => {
   it("sends the provider's own call ids back to it, and the harness id where the provider gave none", () => {

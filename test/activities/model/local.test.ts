@@ -7,10 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { ApplicationFailure } from '@temporalio/common';
-import type { LocalModelOutcome, ModelCallInput, ModelReply } from '../../deterministic/activity-types';
-import { createCallModel } from '../../activities/model';
-import { ModelHandoffs } from '../../activities/model-handoffs';
-import type { ModelClient, ModelRequest } from '../../activities/model-client';
+import type { LocalModelOutcome, ModelCallInput, ModelReply } from '../../../deterministic/activity-types';
+import { createCallModel } from '../../../activities/model/activities';
+import { ModelHandoffs } from '../../../activities/model/handoffs';
+import type { ModelClient, ModelRequest } from '../../../activities/model/client';
 
 const RUN = { workflowId: 's-1/turn-1', runId: 'run-a' };
 

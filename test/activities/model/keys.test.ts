@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { keyForEndpoint } from '../../activities/model-keys';
+import { keyForEndpoint } from '../../../activities/model/keys';
 
 const env = { OPENAI_API_KEY: 'sk-openai', DEEPSEEK_API_KEY: 'sk-deepseek' };
 

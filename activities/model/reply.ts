@@ -5,8 +5,8 @@
  * megabyte of name. Workflow code reading such a reply threw (a failed workflow task, retried
  * forever) or ran for seconds; here, outside the sandbox, each becomes text and bounded.
  */
-import type { ToolCall, Usage } from '../deterministic/types';
-import type { ModelAnswer } from './model-client';
+import type { ToolCall, Usage } from '../../deterministic/types';
+import type { ModelAnswer } from './client';
 
 /** Calls of one reply that are stored and run; the workflow tells the model about the rest. */
 export const MAX_CALLS_PER_REPLY = 64;

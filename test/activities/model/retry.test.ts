@@ -11,14 +11,14 @@ import type { WorkflowExecutionDescription } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import OpenAI from 'openai';
 import { describe, expect, it } from 'vitest';
-import { retryAfterMs, toModelFailure } from '../../activities/model-errors';
-import { decideRetry, localFailure, MAX_ASKED_PAST_WINDOW_MS } from '../../activities/model-retry';
-import { refusesStreaming } from '../../activities/model-stream';
-import { attemptCap, backoffMs } from '../../deterministic/model-retry';
-import { modelProgress } from '../../client/model-progress';
-import { modelLine } from '../../cli/wait-notes';
-import { resolveSessionConfig } from '../../config/resolve';
-import { trustedPart } from '../../config/trust';
+import { retryAfterMs, toModelFailure } from '../../../activities/model/errors';
+import { decideRetry, localFailure, MAX_ASKED_PAST_WINDOW_MS } from '../../../activities/model/retry';
+import { refusesStreaming } from '../../../activities/model/stream';
+import { attemptCap, backoffMs } from '../../../deterministic/model-retry';
+import { modelProgress } from '../../../client/model-progress';
+import { modelLine } from '../../../cli/wait-notes';
+import { resolveSessionConfig } from '../../../config/resolve';
+import { trustedPart } from '../../../config/trust';
 
 const ENDPOINT = 'http://127.0.0.1:9/v1';
 const httpError = (status: number, headers: Record<string, string> = {}, error: Record<string, unknown> = { message: `HTTP ${status} here` }) =>

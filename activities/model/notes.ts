@@ -1,7 +1,7 @@
 /** What history keeps of how a model call went, beside its answer. */
-import type { ModelReply } from '../deterministic/activity-types';
-import type { ToolModeDecision } from '../deterministic/tool-mode';
-import type { Exchanged } from './model-exchange';
+import type { ModelReply } from '../../deterministic/activity-types';
+import type { ToolModeDecision } from '../../deterministic/tool-mode';
+import type { Exchanged } from './exchange';
 
 /** A reasoning model's thinking is kept in history up to this many characters (the trace shows it). */
 const MAX_REASONING_CHARS = 4_000;

@@ -15,10 +15,10 @@
  * would only be refused again, or worse, answer a request that was wrong.
  */
 import OpenAI from 'openai';
-import type { ModelAnswer, ModelRequest } from './model-client';
-import type { ToolCall } from '../deterministic/types';
-import { estimateUsage, providerUsage } from './model-usage';
-import { replyTooLarge, sseData } from './model-body';
+import type { ModelAnswer, ModelRequest } from './client';
+import type { ToolCall } from '../../deterministic/types';
+import { estimateUsage, providerUsage } from './usage';
+import { replyTooLarge, sseData } from './body';
 
 type Body = OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
 

@@ -1,24 +1,24 @@
 /** The callModel activity: one chat-completions call, heartbeating while it waits. */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { LocalModelOutcome, ModelCallInput, ModelReply } from '../deterministic/activity-types';
-import type { ChatMessage, ToolSpec, Usage } from '../deterministic/types';
-import { withCallIds } from '../deterministic/call-ids';
-import type { ToolRegistry } from '../deterministic/tools';
-import { messageTokens, type Conversations, type Draft } from './store/conversations';
-import { callsView, contentView } from './store/views';
-import { requestContext } from './store/request';
-import type { ModelClient } from './model-client';
-import { boundedAnswer } from './model-reply';
-import { attemptBudgetMs, endpointLabel, modelTimeout, toModelFailure } from './model-errors';
-import { callDeciding, inMode, type ToolModeCache } from './model-auto';
-import { exchange, type Exchanged } from './model-exchange';
-import type { ToolModeDecision } from '../deterministic/tool-mode';
-import { replyNotes } from './model-notes';
-import { addWaste, reportedUsage, withWaste } from './usage-waste';
-import { StreamWriter, streamFile } from '../machine/model-stream';
-import { ModelHandoffs } from './model-handoffs';
-import { activityFailure, localFailure, waitAsAsked, type OutageProgress } from './model-retry';
+import type { LocalModelOutcome, ModelCallInput, ModelReply } from '../../deterministic/activity-types';
+import type { ChatMessage, ToolSpec, Usage } from '../../deterministic/types';
+import { withCallIds } from '../../deterministic/call-ids';
+import type { ToolRegistry } from '../../deterministic/tools';
+import { messageTokens, type Conversations, type Draft } from '../store/conversations';
+import { callsView, contentView } from '../store/views';
+import { requestContext } from '../store/request';
+import type { ModelClient } from './client';
+import { boundedAnswer } from './reply';
+import { attemptBudgetMs, endpointLabel, modelTimeout, toModelFailure } from './errors';
+import { callDeciding, inMode, type ToolModeCache } from './auto';
+import { exchange, type Exchanged } from './exchange';
+import type { ToolModeDecision } from '../../deterministic/tool-mode';
+import { replyNotes } from './notes';
+import { addWaste, reportedUsage, withWaste } from '../usage-waste';
+import { StreamWriter, streamFile } from '../../machine/model-stream';
+import { ModelHandoffs } from './handoffs';
+import { activityFailure, localFailure, waitAsAsked, type OutageProgress } from './retry';
 
 /** Resolves the client and endpoint description for a model reference. */
 export type ModelResolver = (input: ModelCallInput) => Promise<{ client: ModelClient; endpoint: string }>;

@@ -1,10 +1,10 @@
 /**
- * Reading a model endpoint's reply (activities/model-body.ts): server-sent events however the
+ * Reading a model endpoint's reply (activities/model/body.ts): server-sent events however the
  * bytes are cut, the line endings the format allows, and the worker's limit applied before a
  * line or a body past it is held.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_MODEL_REPLY_MAX_BYTES, modelReplyLimit, readCapped, sseData } from '../../activities/model-body';
+import { DEFAULT_MODEL_REPLY_MAX_BYTES, modelReplyLimit, readCapped, sseData } from '../../../activities/model/body';
 
 /** A body delivering `text` in the given pieces. */
 function body(pieces: string[]): ReadableStream<Uint8Array> {
