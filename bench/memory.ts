@@ -2,7 +2,7 @@
  * bench:memory — recall latency with 100,000 memories in real Postgres (DATABASE_URL or the
  * local test server), against a naive `ILIKE '%term%'` scan of an unindexed copy of the same
  * rows in the same run. Everything lives in a throwaway schema dropped at the end.
- * Target (issue 4): recall p95 <= 20 ms.
+ * Target: recall p95 <= 20 ms.
  */
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';

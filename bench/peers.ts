@@ -6,7 +6,7 @@
  * pins @temporalio/* 1.23.0) on a worker of its own. Each framework's overhead is its durable
  * time per step minus its own in-process time per step (the same loop without Temporal), turns
  * alternated so a noisy moment weighs on both alike.
- * Target (issue 24): the harness's overhead >= 3x lower than the peer's.
+ * Target: the harness's overhead >= 3x lower than the peer's.
  * Environment: BENCH_RUNS (5 measured turns each, after one warm-up).
  */
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';

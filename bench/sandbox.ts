@@ -5,7 +5,7 @@
  * command (the way before sessions, the baseline); the sandbox's own exec() without the tool
  * layer; container cold start (create + start + first command done); and a host
  * child_process exec of the same command.
- * Targets (issue 24): warm run_shell median <= 10 ms, cold start median <= 200 ms.
+ * Targets: warm run_shell median <= 10 ms, cold start median <= 200 ms.
  */
 import { exec as execCb } from 'node:child_process';
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';

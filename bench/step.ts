@@ -5,7 +5,7 @@
  * in-process with the same model client and tool executor but no Temporal.
  * Per-step time = from one model request's arrival at the scripted model to the next
  * (bench/step-turn.ts).
- * Targets (issue 24): durable overhead <= 8 ms/step, the message store <= 1 ms/step.
+ * Targets: durable overhead <= 8 ms/step, the message store <= 1 ms/step.
  */
 import os from 'node:os';
 import type { Client } from '@temporalio/client';

@@ -5,7 +5,7 @@
  * against the same write over TCP to the same database (how every connection went before, and
  * how other processes still connect), alternated in one run. Wall time and this process's CPU a
  * write (PGlite runs in this process, so its CPU is in the figure), medians of the rounds.
- * Target (issue 24): the message store <= 1 ms a step.
+ * Target: the message store <= 1 ms a step.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';

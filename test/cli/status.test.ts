@@ -1,5 +1,5 @@
 /**
- * `harness status` tells a session's real state (issue 18, item 3): a failed, terminated or
+ * `harness status` tells a session's real state: a failed, terminated or
  * ended session says so with the reason and when, in text and --json, even with no worker to
  * answer its query; a running one answers as before.
  */
@@ -38,7 +38,7 @@ describe('a session that failed', () => {
 
   it('says failed, with the activity and its message, and when (not the state its replay stops at)', async () => {
     // A worker whose last activity of a session fails for good, so the session itself fails
-    // (issue 18 saw sessions fail so when their store writes ran out of attempts).
+    // (sessions have failed so when their store writes ran out of attempts).
     quietRuntime();
     worker = await Worker.create({
       connection: await NativeConnection.connect({ address: inject('temporalAddress') }),

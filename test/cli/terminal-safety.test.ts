@@ -1,6 +1,6 @@
 /**
- * Nothing a model, a tool, a server or a file wrote reaches the terminal as a control sequence
- * (issue 17, finding 5). A scripted model whose every reply is full of escape sequences (clear
+ * Nothing a model, a tool, a server or a file wrote reaches the terminal as a control sequence.
+ * A scripted model whose every reply is full of escape sequences (clear
  * screen, window title, clipboard, links, BEL, every C1 control, CR, backspace, bidi overrides)
  * drives real sessions under the default policy, and every command that shows that text is run
  * through pipes and on a pseudo-terminal: no raw ESC, BEL or C1 character comes out, the text is

@@ -1,5 +1,5 @@
 /**
- * Crash test (issue 18, "Done means"): the Temporal server is SIGKILLed while `run` waits on a
+ * Crash test: the Temporal server is SIGKILLed while `run` waits on a
  * model call and stays down for 60 s. `run` and a `status` started during the outage say in one
  * line that Temporal is unreachable, keep waiting, and print the answer once the server is back.
  * The test runs its own dev server (the shared one is not disturbed) on a database file, so the

@@ -1,5 +1,5 @@
 /**
- * Crash test (issue 18, "Done means"): the only worker is SIGKILLed while `run` waits on a model
+ * Crash test: the only worker is SIGKILLed while `run` waits on a model
  * call and stays gone for two minutes. `run` says in one line that no worker polls the task
  * queue, keeps waiting, and prints the answer once a new worker is up; a `status` started during
  * the outage answers at once from history (running, and that no worker polls). Before, the

@@ -1,5 +1,5 @@
 /**
- * Property tests of the pure functions workflow code runs on model output (issue 17): whatever
+ * Property tests of the pure functions workflow code runs on model output: whatever
  * the model or provider sends, call parsing, argument validation, repeat fingerprints, approval
  * digests and MCP schema preparation return a value (never throw) and stay fast. Arbitrary JSON
  * from fast-check, plus adversarial generators: nesting 100,000 deep, lone surrogates, huge keys.

@@ -2,7 +2,7 @@
  * MCP tool schemas from a hostile server (test/support/mcp-hostile-server.cjs) meeting hostile
  * model arguments inside the turn workflow: `$ref` cycles and recursion, backtracking patterns,
  * shared `anyOf` branches, a huge enum, deep nesting, odd tool names. Real turns under the default
- * policy; none may fail a workflow task (issue 17), each call ends as a result the model reads.
+ * policy; none may fail a workflow task, each call ends as a result the model reads.
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Model replies written to break the workflow code that reads them (issue 17: no model input may
+ * Model replies written to break the workflow code that reads them (no model input may
  * fail a workflow task, which Temporal retries forever on every worker). Each reply goes through
  * a real turn (dev server, worker, scripted model or a raw OpenAI-compatible endpoint) under the
  * default policy; each must come back to the model as a structured tool error (or be handled) and

@@ -1,4 +1,4 @@
-// The security review's findings (issue 17) through real turns: the default policy (mode ask),
+// The security review's findings through real turns: the default policy (mode ask),
 // a real worker, the real Docker sandbox. Nothing runs unasked; the commands that crashed or
 // stalled workers are judged quickly, by this worker and by a second one that replays the turn.
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
