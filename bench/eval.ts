@@ -19,7 +19,7 @@ import { runScript, withScratchHarness } from '../scripts/scratch';
 import { fmt } from './stats';
 import { ownCpuMs, processCpuMs } from './cpu';
 import { historyCounts, shareOf, sumCounts, type HistoryCounts } from './history-counts';
-import { trialSessionId } from '../workflows/eval';
+import { trialSessionId } from '../workflows/eval/eval';
 import { floorCpu, type FloorRun } from './eval-floor';
 
 const CASES = Number(process.env.BENCH_CASES ?? 48);

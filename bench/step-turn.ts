@@ -13,7 +13,7 @@ import { OpenAIModelClient } from '../activities/model/client';
 import { createToolExecutor } from '../activities/tools/executor';
 import { sendMessage, waitForTurn } from '../client/session-client';
 import type { ScriptedModelServer } from '../scripted-model/server';
-import { runTurn } from '../workflows/turn-loop';
+import { runTurn } from '../workflows/turn/loop';
 import { parsePolicy } from '../deterministic/policy/schema';
 
 export const STEPS = 50;

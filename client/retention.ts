@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { rootCauseMessage } from '../deterministic/errors';
-import type { PurgeAtEnd, PurgeOutcome, purgeWorkflow, storedSessionsWorkflow } from '../workflows/purge';
+import type { PurgeAtEnd, PurgeOutcome, purgeWorkflow, storedSessionsWorkflow } from '../workflows/session/purge';
 import { UsageError, UserError } from '../machine/errors';
 import { endSession, NO_WORKER_HINT, requireWorker } from './session-client';
 import { callTrouble } from './wait-progress';
@@ -19,7 +19,7 @@ import { decodePayload } from '../history/trace/events';
 import { latestHistory } from '../history/workflow-runs';
 import { describeTrialTurn as trialTurn, notASession } from './trial-ids';
 
-export type { PurgeOutcome, PurgeReport } from '../workflows/purge';
+export type { PurgeOutcome, PurgeReport } from '../workflows/session/purge';
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 

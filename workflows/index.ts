@@ -1,5 +1,5 @@
 /** Workflow entry point bundled for the worker. */
-export { sessionWorkflow } from './session';
-export { turnWorkflow } from './turn';
-export { purgeWorkflow, storedSessionsWorkflow } from './purge';
-export { evalWorkflow, evalCaseWorkflow } from './eval';
+export { sessionWorkflow } from './session/session';
+export { turnWorkflow } from './turn/turn';
+export { purgeWorkflow, storedSessionsWorkflow } from './session/purge';
+export { evalWorkflow, evalCaseWorkflow } from './eval/eval';

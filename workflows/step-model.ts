@@ -8,10 +8,10 @@ import type { ModelCallInput, ModelReply } from '../deterministic/activity-types
 import { limitTokens } from '../deterministic/context/plan';
 import type { CompressionRecord, TurnInput } from '../deterministic/session';
 import type { ChatMessage, ToolCall } from '../deterministic/types';
-import { StoredConversation, type ContextParts, type TurnConversation } from './conversation';
-import { assignCallIds } from './tool-calls';
+import { StoredConversation, type ContextParts, type TurnConversation } from './turn/conversation';
+import { assignCallIds } from './turn/judge';
 import type { TurnOptions } from './turn-ops';
-import type { LoopState } from './turn-state';
+import type { LoopState } from './turn/state';
 
 /** What identifies a step's model traffic (a compression and the call share the index), with the context it carries. */
 export type StepTraffic = Pick<ModelCallInput, 'sessionId' | 'turnId' | 'step' | 'callIndex' | 'model'> & ContextParts;

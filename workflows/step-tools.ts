@@ -6,7 +6,7 @@
 import type { ToolOutcome } from '../deterministic/activity-types';
 import { toolError, toolOk } from '../deterministic/errors';
 import type { ToolDefinition } from '../deterministic/tools';
-import type { JudgedCall } from './tool-calls';
+import type { JudgedCall } from './turn/judge';
 import type { ToolExecution, TurnOps } from './turn-ops';
 import { rememberFact } from './working-memory';
 

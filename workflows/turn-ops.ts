@@ -10,8 +10,8 @@ import type { ApprovalRecord, PendingApproval, PolicyRecord, RecordedEffects, Tu
 import type { ToolRegistry } from '../deterministic/tools';
 import type { McpToolSet } from '../deterministic/mcp';
 import type { CustomToolSet } from '../deterministic/custom-tools';
-import type { TurnContext } from './system-message';
-import type { Spent } from './turn-budget';
+import type { TurnContext } from './turn/system-message';
+import type { Spent } from './turn/budget';
 
 /** One admitted call the loop hands to ops.executeTool (every tool that does not run in the workflow). */
 export interface ToolExecution {

@@ -8,10 +8,10 @@ import { missingTools, missingToolsMessage } from '../deterministic/custom-tools
 import { mcpRules } from '../deterministic/mcp-tools';
 import type { McpToolSet } from '../deterministic/mcp';
 import type { TurnInput } from '../deterministic/session';
-import { turnRegistry } from './mcp';
-import { recordedEffectsOf } from './recorded-effects';
+import { turnRegistry } from './turn/mcp';
+import { recordedEffectsOf } from './turn/recorded-effects';
 import type { TurnOptions } from './turn-ops';
-import type { TurnPatches } from './turn-patches';
+import type { TurnPatches } from './turn/patches';
 
 /** The prepareTurn request of a turn's first run. */
 export function prepareRequest(input: TurnInput): PrepareTurnInput {

@@ -7,7 +7,7 @@
 import { toolError, toolOk } from '../deterministic/errors';
 import type { ToolResult } from '../deterministic/types';
 // How far working memory may grow (MAX_MEMORY_CHARS) is replay-relevant: replay-constants.ts.
-import { MAX_MEMORY_CHARS } from './replay-constants';
+import { MAX_MEMORY_CHARS } from './turn/replay-constants';
 
 /** Stores (or, with an empty value, forgets) a fact; bounded, refuses to grow memory past MAX_MEMORY_CHARS. */
 export function rememberFact(memory: Record<string, string>, key: string, value: string, bounded: boolean): ToolResult {

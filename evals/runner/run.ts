@@ -9,7 +9,7 @@ import type { Client } from '@temporalio/client';
 import type { EvalProgress, EvalReport } from '../../deterministic/eval';
 import type { SessionConfig } from '../../deterministic/session';
 import type { BudgetLimit } from '../../deterministic/budget';
-import type { EvalInput } from '../../workflows/eval';
+import type { EvalInput } from '../../workflows/eval/eval';
 import { evalProgressQuery } from '../../deterministic/messages';
 import { UsageError, UserError } from '../../machine/errors';
 import type { Suite } from './suite';

@@ -77,7 +77,7 @@ describe('harness replay', () => {
       logger: { info() {}, warn() {}, error: console.error, debug() {}, trace() {}, log() {} },
       webpackConfigHook: (config) => {
         const edit = { from: "if (def.runsIn !== 'workflow') {", to: "if (def.runsIn !== 'workflow' && def.name !== 'http_request') {" };
-        config.module?.rules?.push({ test: /workflows[\\/]turn-loop\.ts$/, enforce: 'pre', use: [{ loader: path.join(ROOT, 'test', 'support', 'edit-source-loader.cjs'), options: edit }] });
+        config.module?.rules?.push({ test: /workflows[\\/]turn[\\/]loop\.ts$/, enforce: 'pre', use: [{ loader: path.join(ROOT, 'test', 'support', 'edit-source-loader.cjs'), options: edit }] });
         return config;
       },
     });

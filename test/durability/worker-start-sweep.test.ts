@@ -18,7 +18,7 @@ import { afterAll, expect, inject, it } from 'vitest';
 import type { EvalReport } from '../../deterministic/eval';
 import { containerName, removeOrphans } from '../../activities/sandbox/docker-sandbox';
 import { execsDir } from '../../activities/sandbox/exec-record';
-import { trialSessionId } from '../../workflows/eval';
+import { trialSessionId } from '../../workflows/eval/eval';
 import { TEST_DATABASE_URL } from '../support/harness';
 import { kill, ROOT, until } from '../support/processes';
 import { cliEnv, describeResult, parseJson, runCli } from '../support/cli';

@@ -16,8 +16,8 @@ import { preparedSchema } from '../../deterministic/mcp-schema';
 import type { McpServerSpec } from '../../deterministic/mcp';
 import { ToolRegistry } from '../../deterministic/tools';
 import type { ToolCall } from '../../deterministic/types';
-import { RepeatGuard } from '../../workflows/repeat-guard';
-import { approvalRequest, judgeCall, judgeSafely, judgeStep } from '../../workflows/tool-calls';
+import { RepeatGuard } from '../../workflows/turn/repeat-guard';
+import { approvalRequest, judgeCall, judgeSafely, judgeStep } from '../../workflows/turn/judge';
 import { DEFAULT_POLICY } from '../support/harness';
 
 const builtins = builtinRegistry();

@@ -13,7 +13,7 @@ import { Database } from '../../activities/memory/database';
 import type { SessionConfig, TurnResult } from '../../deterministic/session';
 import type { ChatMessage, ToolResult } from '../../deterministic/types';
 import { decideApprovals } from '../../client/session-client';
-import { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, MEMORY_HEADING } from '../../workflows/system-message';
+import { MEMORY_BLOCK_CLOSE, MEMORY_BLOCK_OPEN, MEMORY_HEADING } from '../../workflows/turn/system-message';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

@@ -9,8 +9,8 @@ import { BUILTIN_TOOLS } from '../../deterministic/builtin-tools';
 import { ToolRegistry, defineTool } from '../../deterministic/tools';
 import type { RecordedEffects } from '../../deterministic/session';
 import type { ToolCall } from '../../deterministic/types';
-import { answerFromRecord } from '../../workflows/recorded-effects';
-import { judgeStep } from '../../workflows/tool-calls';
+import { answerFromRecord } from '../../workflows/turn/recorded-effects';
+import { judgeStep } from '../../workflows/turn/judge';
 import { DEFAULT_POLICY } from '../support/harness';
 
 const sendOrder = defineTool({ name: 'send_order', description: 'Sends an order to the supplier.', parameters: z.object({ item: z.string() }), risk: 'write', source: 'custom', runsIn: 'activity' });

@@ -5,7 +5,7 @@
  * (workflows/replay-constants.ts says why), and list the new constant below.
  */
 import { describe, expect, it } from 'vitest';
-import * as constants from '../../workflows/replay-constants';
+import * as constants from '../../workflows/turn/replay-constants';
 
 const RECORDED_WITH = {
   TURN_EVENT_BUDGET_WHEN_UNSET: 4000,

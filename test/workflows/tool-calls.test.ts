@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { builtinRegistry } from '../../deterministic/builtin-tools';
 import type { ToolCall } from '../../deterministic/types';
-import { judgeCall } from '../../workflows/tool-calls';
+import { judgeCall } from '../../workflows/turn/judge';
 import { DEFAULT_POLICY } from '../support/harness';
 
 const registry = builtinRegistry();

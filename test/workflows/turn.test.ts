@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
-import { TURN_PATCH_SET } from '../../workflows/turn-patches';
+import { TURN_PATCH_SET } from '../../workflows/turn/patches';
 import { decodeEvents } from '../../history/trace/events';
 
 let h: TestHarness;

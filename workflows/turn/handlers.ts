@@ -15,16 +15,16 @@ import {
   utf8Length,
   type McpQuestion,
   type TurnStatusSignal,
-} from '../deterministic/messages';
-import { questionText, validateMcpAnswer } from '../deterministic/mcp-questions';
-import type { Policy } from '../deterministic/policy/schema';
-import type { ApprovalRecord, TurnInput, TurnState } from '../deterministic/session';
-import { evalDecision } from './eval-humans';
-import { grantsOf } from './grants';
+} from '../../deterministic/messages';
+import { questionText, validateMcpAnswer } from '../../deterministic/mcp-questions';
+import type { Policy } from '../../deterministic/policy/schema';
+import type { ApprovalRecord, TurnInput, TurnState } from '../../deterministic/session';
+import { evalDecision } from '../eval-humans';
+import { grantsOf } from '../grants';
 import type { RunEvents } from './run-events';
-import type { TurnPatches } from './turn-patches';
-import type { TurnOps } from './turn-ops';
-import { validateDecision } from './validate-decision';
+import type { TurnPatches } from './patches';
+import type { TurnOps } from '../turn-ops';
+import { validateDecision } from '../validate-decision';
 
 /** The turn's state and its waits on people, as the turn workflow and its loop use them. */
 export interface TurnHumans {

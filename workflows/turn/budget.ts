@@ -9,11 +9,11 @@
  * one, so the commands of recorded turns are unchanged: no patch.
  */
 import { setHandler } from '@temporalio/workflow';
-import type { ModelCallInput, ModelReply } from '../deterministic/activity-types';
-import type { CompressContextInput, CompressContextResult } from '../deterministic/context/types';
-import type { Pending, RecordedLedger, TurnInput, TurnResult, TurnResume } from '../deterministic/session';
-import { countEntries, emptyLedgerTally, ledgerEntries, totalOf, type CallOutcome } from '../deterministic/ledger';
-import type { Usage } from '../deterministic/types';
+import type { ModelCallInput, ModelReply } from '../../deterministic/activity-types';
+import type { CompressContextInput, CompressContextResult } from '../../deterministic/context/types';
+import type { Pending, RecordedLedger, TurnInput, TurnResult, TurnResume } from '../../deterministic/session';
+import { countEntries, emptyLedgerTally, ledgerEntries, totalOf, type CallOutcome } from '../../deterministic/ledger';
+import type { Usage } from '../../deterministic/types';
 import {
   addRaise,
   addSpend,
@@ -26,8 +26,8 @@ import {
   type BudgetLimit,
   type BudgetRaises,
   type Spend,
-} from '../deterministic/budget';
-import { decideBudgetUpdate, type BudgetDecisionInput, type BudgetDecisionResult } from '../deterministic/messages';
+} from '../../deterministic/budget';
+import { decideBudgetUpdate, type BudgetDecisionInput, type BudgetDecisionResult } from '../../deterministic/messages';
 
 /** Waits on a person for a pending item; resolves false on timeout. */
 export type HumanWait = (pending: Pending, done: () => boolean, timeoutMs: number) => Promise<boolean>;

@@ -7,11 +7,11 @@
  * their last write to the store, which outlives Temporal's own records of closed workflows.
  */
 import { isCancellation, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
-import { DEFAULT_HOST_TIMEOUT_MS, type HostRef } from '../deterministic/host';
-import { hostLost } from './host-route';
-import type { createActivities } from '../activities';
-import type { PurgeReport } from '../activities/store/purge';
-import { rootCauseMessage } from '../deterministic/errors';
+import { DEFAULT_HOST_TIMEOUT_MS, type HostRef } from '../../deterministic/host';
+import { hostLost } from '../turn/host-route';
+import type { createActivities } from '../../activities';
+import type { PurgeReport } from '../../activities/store/purge';
+import { rootCauseMessage } from '../../deterministic/errors';
 
 export type { PurgeReport };
 

@@ -6,13 +6,13 @@
  * messages themselves, for turns recorded before the store, which must replay as they ran.
  * Pure and deterministic.
  */
-import type { ModelReply, ToolOutcome } from '../deterministic/activity-types';
-import type { ConversationRef, PendingMessage, SystemRef } from '../deterministic/conversation';
-import { estimateTextTokens, messageTokens } from '../deterministic/context/estimate';
-import type { CompressContextResult } from '../deterministic/context/types';
-import { sha256Hex } from '../deterministic/digest';
-import type { TurnResult } from '../deterministic/session';
-import type { ChatMessage, ToolResult } from '../deterministic/types';
+import type { ModelReply, ToolOutcome } from '../../deterministic/activity-types';
+import type { ConversationRef, PendingMessage, SystemRef } from '../../deterministic/conversation';
+import { estimateTextTokens, messageTokens } from '../../deterministic/context/estimate';
+import type { CompressContextResult } from '../../deterministic/context/types';
+import { sha256Hex } from '../../deterministic/digest';
+import type { TurnResult } from '../../deterministic/session';
+import type { ChatMessage, ToolResult } from '../../deterministic/types';
 
 /** What a model or compression call carries of the context. */
 export type ContextParts = { messages: ChatMessage[] } | { conversation: Pick<ConversationRef, 'head' | 'pending'>; system: SystemRef };

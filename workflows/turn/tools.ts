@@ -4,14 +4,14 @@
  * failure after the activity's retries turned into a result the model sees.
  */
 import { isCancellation } from '@temporalio/workflow';
-import type { ExecuteToolInput, ToolOutcome } from '../deterministic/activity-types';
-import { rootCauseMessage, toolError } from '../deterministic/errors';
-import type { TurnInput } from '../deterministic/session';
+import type { ExecuteToolInput, ToolOutcome } from '../../deterministic/activity-types';
+import { rootCauseMessage, toolError } from '../../deterministic/errors';
+import type { TurnInput } from '../../deterministic/session';
 import type { RunEvents } from './run-events';
-import { executeTool, executeToolLocally, mcpActivity, mcpLocalActivity, mcpOptions, toolActivity, toolOptions } from './tool-activities';
+import { executeTool, executeToolLocally, mcpActivity, mcpLocalActivity, mcpOptions, toolActivity, toolOptions } from '../activity-options';
 import { hostLost, type HostRoute } from './host-route';
-import type { ToolExecution } from './turn-ops';
-import type { TurnPatches } from './turn-patches';
+import type { ToolExecution } from '../turn-ops';
+import type { TurnPatches } from './patches';
 import type { ModelCaller } from './model-call';
 
 /** The turn's executeTool op: one tool execution, as the turn's patches and config say. */

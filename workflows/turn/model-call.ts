@@ -37,13 +37,13 @@
  */
 import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, proxyLocalActivities, TimeoutFailure, type ActivityOptions } from '@temporalio/workflow';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
-import type { EarlierAttempt, LocalModelOutcome, ModelCallInput, ModelReply } from '../deterministic/activity-types';
-import { rootCauseMessage } from '../deterministic/errors';
-import type { Limits } from '../deterministic/session';
+import type { EarlierAttempt, LocalModelOutcome, ModelCallInput, ModelReply } from '../../deterministic/activity-types';
+import { rootCauseMessage } from '../../deterministic/errors';
+import type { Limits } from '../../deterministic/session';
 import type { RunEvents } from './run-events';
-import { checkpoint, type Activities } from './tool-activities';
-import { failureOf } from './turn-budget';
-import { attemptCap, MODEL_BACKOFF, modelRetry } from '../deterministic/model-retry';
+import { checkpoint, type Activities } from '../activity-options';
+import { failureOf } from './budget';
+import { attemptCap, MODEL_BACKOFF, modelRetry } from '../../deterministic/model-retry';
 import { AFTER_UNRECORDED_MS, MODEL_LOCAL_MS_WHEN_UNSET, SHOWN_WITHIN_MS } from './replay-constants';
 
 type CallModel = (input: ModelCallInput) => Promise<ModelReply>;

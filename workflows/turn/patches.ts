@@ -15,9 +15,9 @@
  * at the turn's first model call (model-call.ts).
  */
 import { patched } from '@temporalio/workflow';
-import { exactPolicy } from '../deterministic/policy/decide';
-import { parsePolicy, type Policy } from '../deterministic/policy/schema';
-import type { TurnInput } from '../deterministic/session';
+import { exactPolicy } from '../../deterministic/policy/decide';
+import { parsePolicy, type Policy } from '../../deterministic/policy/schema';
+import type { TurnInput } from '../../deterministic/session';
 
 /** What the turn's early patches decided. */
 export interface TurnPatches {

@@ -5,10 +5,10 @@
  * call the record holds no result for is not made either: the rerun is offline.
  */
 import { patched } from '@temporalio/workflow';
-import { leavesSandbox } from '../deterministic/effects';
-import { toolError } from '../deterministic/errors';
-import type { RecordedEffects, TurnInput } from '../deterministic/session';
-import type { JudgedCall } from './tool-calls';
+import { leavesSandbox } from '../../deterministic/effects';
+import { toolError } from '../../deterministic/errors';
+import type { RecordedEffects, TurnInput } from '../../deterministic/session';
+import type { JudgedCall } from './judge';
 
 /**
  * The recorded results this run answers with. Only a rerun's turn has them (and only one planned

@@ -4,13 +4,13 @@
  * This file is the loop's awaits in order; what it decides between them is in step-decisions.ts,
  * step-model.ts and step-tools.ts, what it holds in turn-state.ts, its inputs in turn-ops.ts.
  */
-import type { ModelReply, ToolOutcome } from '../deterministic/activity-types';
-import { rootCauseMessage } from '../deterministic/errors';
-import type { TurnInput, TurnResult, TerminatedBy } from '../deterministic/session';
+import type { ModelReply, ToolOutcome } from '../../deterministic/activity-types';
+import { rootCauseMessage } from '../../deterministic/errors';
+import type { TurnInput, TurnResult, TerminatedBy } from '../../deterministic/session';
 import { buildSystemMessage } from './system-message';
-import { approvalRequest, judgeStep, type JudgedCall } from './tool-calls';
-import { countReply, resumeAt, startLoop, turnResult } from './turn-state';
-import { assistantMessage, compressionRecord, modelCallInput, overThreshold, stepCalls, stepTraffic } from './step-model';
+import { approvalRequest, judgeStep, type JudgedCall } from './judge';
+import { countReply, resumeAt, startLoop, turnResult } from './state';
+import { assistantMessage, compressionRecord, modelCallInput, overThreshold, stepCalls, stepTraffic } from '../step-model';
 import {
   applyApprovals,
   askedCalls,
@@ -24,14 +24,14 @@ import {
   stepRules,
   StepTally,
   RECORDS_CHUNK,
-} from './step-decisions';
-import { toolExecution, workflowTool } from './step-tools';
+} from './step';
+import { toolExecution, workflowTool } from '../step-tools';
 import { answerFromRecord } from './recorded-effects';
-import type { TurnContinuation, TurnOps, TurnOptions } from './turn-ops';
+import type { TurnContinuation, TurnOps, TurnOptions } from '../turn-ops';
 
 // The loop's types and records chunk stay importable from the loop's module, where they were defined.
-export type { ToolExecution, TurnContinuation, TurnOps, TurnOptions } from './turn-ops';
-export { RECORDS_CHUNK } from './step-decisions';
+export type { ToolExecution, TurnContinuation, TurnOps, TurnOptions } from '../turn-ops';
+export { RECORDS_CHUNK } from './step';
 
 /** Runs one turn to termination (or to a continue-as-new point) and returns its result. Tool failures never throw. */
 export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions = {}): Promise<TurnResult | TurnContinuation> {

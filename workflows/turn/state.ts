@@ -3,11 +3,11 @@
  * previous run of a long turn stopped), and read back as the turn's result or as the point the
  * next run resumes from. Pure and deterministic.
  */
-import type { ModelReply } from '../deterministic/activity-types';
-import { builtinRegistry } from '../deterministic/builtin-tools';
-import { EMPTY_CONVERSATION } from '../deterministic/conversation';
-import { estimateTextTokens } from '../deterministic/context/estimate';
-import type { Rule } from '../deterministic/policy';
+import type { ModelReply } from '../../deterministic/activity-types';
+import { builtinRegistry } from '../../deterministic/builtin-tools';
+import { EMPTY_CONVERSATION } from '../../deterministic/conversation';
+import { estimateTextTokens } from '../../deterministic/context/estimate';
+import type { Rule } from '../../deterministic/policy';
 import {
   addUsage,
   NO_USAGE,
@@ -17,14 +17,14 @@ import {
   type TurnInput,
   type TurnResult,
   type TurnResume,
-} from '../deterministic/session';
-import type { McpToolSet } from '../deterministic/mcp';
-import type { ToolRegistry } from '../deterministic/tools';
-import type { ChatMessage, ToolCall, Usage } from '../deterministic/types';
+} from '../../deterministic/session';
+import type { McpToolSet } from '../../deterministic/mcp';
+import type { ToolRegistry } from '../../deterministic/tools';
+import type { ChatMessage, ToolCall, Usage } from '../../deterministic/types';
 import { InlineConversation, StoredConversation, type TurnConversation } from './conversation';
 import { RepeatGuard } from './repeat-guard';
-import { resultSpend, resumeSpend, type Spent } from './turn-budget';
-import type { TurnOptions } from './turn-ops';
+import { resultSpend, resumeSpend, type Spent } from './budget';
+import type { TurnOptions } from '../turn-ops';
 
 /** Everything the loop holds between steps (what a continue-as-new carries, plus the run's registry and open calls). */
 export interface LoopState {

@@ -10,18 +10,18 @@
  * worker loses nothing, and every trial is counted once.
  */
 import { condition, executeChild, patched, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { CaseReport, EvalCase, EvalReport, TrialReport } from '../deterministic/eval';
-import { rootCauseMessage } from '../deterministic/errors';
-import type { SessionConfig, TurnInput } from '../deterministic/session';
-import { caseReport, summarize } from '../deterministic/eval-report';
-import { DEFAULT_COMPRESSION } from '../deterministic/context/plan';
-import { turnWorkflow } from './turn';
-import { evalProgressQuery, turnStatusSignal } from '../deterministic/messages';
-import { forkResume } from './fork';
-import { discoverActivity, type Activities } from './tool-activities';
-import type { BudgetLimit } from '../deterministic/budget';
-import { EvalSpend } from './eval-budget';
-import { closeSandbox } from './close-sandbox';
+import type { CaseReport, EvalCase, EvalReport, TrialReport } from '../../deterministic/eval';
+import { rootCauseMessage } from '../../deterministic/errors';
+import type { SessionConfig, TurnInput } from '../../deterministic/session';
+import { caseReport, summarize } from '../../deterministic/eval-report';
+import { DEFAULT_COMPRESSION } from '../../deterministic/context/plan';
+import { turnWorkflow } from '../turn/turn';
+import { evalProgressQuery, turnStatusSignal } from '../../deterministic/messages';
+import { forkResume } from '../session/fork';
+import { discoverActivity, type Activities } from '../activity-options';
+import type { BudgetLimit } from '../../deterministic/budget';
+import { EvalSpend } from './budget';
+import { closeSandbox } from '../sandbox-host';
 
 
 export interface EvalInput {

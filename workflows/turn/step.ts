@@ -4,17 +4,17 @@
  * (finish, failure, a server's changed list), the notes the model reads, when call records go to
  * the store, and the results of calls a stop leaves unrun. Pure and deterministic.
  */
-import type { ToolOutcome } from '../deterministic/activity-types';
-import { CANCELLED_CALL_MESSAGE, toolError } from '../deterministic/errors';
-import type { Policy, Rule } from '../deterministic/policy';
-import type { ApprovalRecord, ToolCallRecord } from '../deterministic/session';
-import type { ChatMessage, ToolCall, ToolResult } from '../deterministic/types';
-import { droppedCallsNote } from './call-args';
+import type { ToolOutcome } from '../../deterministic/activity-types';
+import { CANCELLED_CALL_MESSAGE, toolError } from '../../deterministic/errors';
+import type { Policy, Rule } from '../../deterministic/policy';
+import type { ApprovalRecord, ToolCallRecord } from '../../deterministic/session';
+import type { ChatMessage, ToolCall, ToolResult } from '../../deterministic/types';
+import { droppedCallsNote } from '../call-args';
 import { StoredConversation, type TurnConversation } from './conversation';
 import type { RepeatGuard, RepeatVerdict } from './repeat-guard';
-import { applyApproval, type JudgedCall } from './tool-calls';
-import type { TurnOptions } from './turn-ops';
-import type { LoopState } from './turn-state';
+import { applyApproval, type JudgedCall } from './judge';
+import type { TurnOptions } from '../turn-ops';
+import type { LoopState } from './state';
 
 /** Call records kept in the turn's own state; older ones go to the store in chunks of this many. */
 export const RECORDS_CHUNK = 32;

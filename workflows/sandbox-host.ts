@@ -7,8 +7,8 @@
  */
 import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import { DEFAULT_HOST_TIMEOUT_MS, type HostRef } from '../deterministic/host';
-import { hostLost } from './host-route';
-import type { Activities } from './tool-activities';
+import { hostLost } from './turn/host-route';
+import type { Activities } from './activity-options';
 
 const CLOSE_SANDBOX: ActivityOptions = {
   startToCloseTimeout: '1 minute',

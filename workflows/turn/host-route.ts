@@ -7,11 +7,11 @@
  * calls take the paths they always took.
  */
 import { ActivityFailure, proxyActivities, TimeoutFailure, type ActivityOptions } from '@temporalio/workflow';
-import { DEFAULT_HOST_TIMEOUT_MS, hostLostMessage, type HostMove, type HostRef } from '../deterministic/host';
-import type { PrepareTurnInput, PrepareTurnResult } from '../deterministic/activity-types';
-import type { TurnInput } from '../deterministic/session';
-import type { WorkspaceSnapshot } from '../deterministic/snapshot';
-import { STORE_ACTIVITY, type Activities } from './tool-activities';
+import { DEFAULT_HOST_TIMEOUT_MS, hostLostMessage, type HostMove, type HostRef } from '../../deterministic/host';
+import type { PrepareTurnInput, PrepareTurnResult } from '../../deterministic/activity-types';
+import type { TurnInput } from '../../deterministic/session';
+import type { WorkspaceSnapshot } from '../../deterministic/snapshot';
+import { STORE_ACTIVITY, type Activities } from '../activity-options';
 import type { RunEvents } from './run-events';
 
 // Claiming a host is a store read and a workspace restore on whichever worker takes it.

@@ -2,8 +2,8 @@
  * Detects the model repeating the same action: the same tool calls with the same arguments
  * `limit` times in a row earn one warning; one more repetition after that stops the turn.
  */
-import { canonicalJson, sha256Hex } from '../deterministic/digest';
-import type { ToolCall } from '../deterministic/types';
+import { canonicalJson, sha256Hex } from '../../deterministic/digest';
+import type { ToolCall } from '../../deterministic/types';
 import { REPEAT_MAX_CANONICAL_CHARS, REPEAT_MAX_KEY_CHARS } from './replay-constants';
 
 /** Verdict for a step's tool calls. */

@@ -14,20 +14,20 @@ import {
   proxyActivities,
   workflowInfo,
 } from '@temporalio/workflow';
-import { DEFAULT_LIMITS, type TurnInput, type TurnResult } from '../deterministic/session';
-import { decidedToolMode } from '../deterministic/tool-mode';
-import { runTurn } from './turn-loop';
-import { TurnBudget } from './turn-budget';
+import { DEFAULT_LIMITS, type TurnInput, type TurnResult } from '../../deterministic/session';
+import { decidedToolMode } from '../../deterministic/tool-mode';
+import { runTurn } from './loop';
+import { TurnBudget } from './budget';
 import { RunEvents } from './run-events';
 import { TURN_EVENT_BUDGET_WHEN_UNSET } from './replay-constants';
-import { discoverActivity, prepareTurn, prepareTurnHere, storeValue, type Activities } from './tool-activities';
-import { turnPatches } from './turn-patches';
-import { turnHumans } from './turn-humans';
-import { toolRunner } from './tool-runner';
-import { loopOptions, prepareRequest } from './turn-options';
+import { discoverActivity, prepareTurn, prepareTurnHere, storeValue, type Activities } from '../activity-options';
+import { turnPatches } from './patches';
+import { turnHumans } from './handlers';
+import { toolRunner } from './tools';
+import { loopOptions, prepareRequest } from '../turn-options';
 import { HostRoute } from './host-route';
 import { ModelCaller } from './model-call';
-import { mcpRelister } from './mcp-relist';
+import { mcpRelister } from '../mcp-relist';
 
 /** Runs one turn of a session and returns its result; failures of the model end it as `failed`. */
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {

@@ -3,16 +3,16 @@
  * validate with zod, then ask the policy. Calls the policy sends to a human are gathered so
  * all of a step's approvals can be given together. Pure and deterministic.
  */
-import { callDigest } from '../deterministic/digest';
-import { isBlobArg, type BlobArg } from '../deterministic/conversation';
-export { assignCallIds } from '../deterministic/call-ids';
-import { toolError } from '../deterministic/errors';
-import { alwaysRuleFor, decide, type Policy, type Rule } from '../deterministic/policy';
-import type { ApprovalRecord, PendingApproval, PolicyRecord } from '../deterministic/session';
-import type { ToolDefinition, ToolRegistry } from '../deterministic/tools';
-import { checkArguments, readArguments, shownName, type StepBudget } from './call-args';
-import { MAX_STEP_VALUES } from '../deterministic/json-bounds';
-import type { ToolCall, ToolResult } from '../deterministic/types';
+import { callDigest } from '../../deterministic/digest';
+import { isBlobArg, type BlobArg } from '../../deterministic/conversation';
+export { assignCallIds } from '../../deterministic/call-ids';
+import { toolError } from '../../deterministic/errors';
+import { alwaysRuleFor, decide, type Policy, type Rule } from '../../deterministic/policy';
+import type { ApprovalRecord, PendingApproval, PolicyRecord } from '../../deterministic/session';
+import type { ToolDefinition, ToolRegistry } from '../../deterministic/tools';
+import { checkArguments, readArguments, shownName, type StepBudget } from '../call-args';
+import { MAX_STEP_VALUES } from '../../deterministic/json-bounds';
+import type { ToolCall, ToolResult } from '../../deterministic/types';
 
 /** A call after judgement: either already answered (`result`) or ready to run. */
 export interface JudgedCall {

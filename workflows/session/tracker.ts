@@ -14,12 +14,12 @@ import {
   type SessionState,
   type TurnInput,
   type TurnResult,
-} from '../deterministic/session';
-import { rootCauseMessage } from '../deterministic/errors';
-import type { SendMessageInput, TurnStatusSignal } from '../deterministic/messages';
-import { addSpend, NO_SPEND, subtractSpend, type Spend } from '../deterministic/budget';
-import type { Usage } from '../deterministic/types';
-import { sumLimits } from './turn-budget';
+} from '../../deterministic/session';
+import { rootCauseMessage } from '../../deterministic/errors';
+import type { SendMessageInput, TurnStatusSignal } from '../../deterministic/messages';
+import { addSpend, NO_SPEND, subtractSpend, type Spend } from '../../deterministic/budget';
+import type { Usage } from '../../deterministic/types';
+import { sumLimits } from '../turn/budget';
 
 export class SessionBook {
   private carryState: SessionCarry;

@@ -12,10 +12,10 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { SessionInput, TurnResult } from '../deterministic/session';
+import type { SessionInput, TurnResult } from '../../deterministic/session';
 import { forkResume, type ForkStart } from './fork';
-import { isBlobArg } from '../deterministic/conversation';
-import { failureType, NOT_DECLARED, rootCauseMessage } from '../deterministic/errors';
+import { isBlobArg } from '../../deterministic/conversation';
+import { failureType, NOT_DECLARED, rootCauseMessage } from '../../deterministic/errors';
 import {
   endSessionUpdate,
   refreshMcpToolsUpdate,
@@ -27,13 +27,13 @@ import {
   utf8Length,
   type RetryTurnInput,
   type SendMessageInput,
-} from '../deterministic/messages';
-import { SessionBook } from './session-book';
-import { turnWorkflow } from './turn';
-import { discoverActivity, STORE_ACTIVITY } from './tool-activities';
+} from '../../deterministic/messages';
+import { SessionBook } from './tracker';
+import { turnWorkflow } from '../turn/turn';
+import { discoverActivity, STORE_ACTIVITY } from '../activity-options';
 import { purgeAtEnd, type PurgeAtEnd } from './purge';
-import type { createActivities } from '../activities';
-import { closeSandbox } from './close-sandbox';
+import type { createActivities } from '../../activities';
+import { closeSandbox } from '../sandbox-host';
 
 // The session's store reads and writes ride out a store outage by time, not by three attempts.
 const { storeValue, prepareFork, compareRerun } = proxyActivities<ReturnType<typeof createActivities>>(STORE_ACTIVITY);

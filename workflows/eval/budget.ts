@@ -5,9 +5,9 @@
  * its concurrency's worth of trials. Only evals with a budget stop: the others start the same
  * children in the same order as before, so no patch.
  */
-import type { BudgetLimit } from '../deterministic/budget';
-import type { EvalBudgetReport, TrialReport } from '../deterministic/eval';
-import { NANO } from '../deterministic/pricing';
+import type { BudgetLimit } from '../../deterministic/budget';
+import type { EvalBudgetReport, TrialReport } from '../../deterministic/eval';
+import { NANO } from '../../deterministic/pricing';
 
 export class EvalSpend {
   private tokens = 0;
