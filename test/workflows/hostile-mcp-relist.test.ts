@@ -2,7 +2,7 @@
  * An MCP server that says its tool list changed after every call, with a list of 1.5 MB
  * (test/support/mcp-relisting-server.cjs): real turns under the default policy, every call
  * approved. The turn re-lists at most once a step, names the set it has by reference, takes in
- * a bounded number of changed lists per run (workflows/mcp-relist.ts), and the session's set is
+ * a bounded number of changed lists per run (workflows/turn/mcp.ts), and the session's set is
  * bounded as a whole (activities/mcp/tool-list.ts): the turn finishes, and its history (read
  * from Temporal) grows by a small, fixed amount per call whatever the server sends.
  */
@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SessionConfig, TurnResult } from '../../deterministic/session';
 import { MAX_TOOL_SET_CHARS } from '../../activities/mcp/tool-list';
-import { MAX_MCP_RELISTS_PER_RUN } from '../../workflows/mcp-relist';
+import { MAX_MCP_RELISTS_PER_RUN } from '../../workflows/turn/mcp';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { stdioSpec } from '../support/mcp-servers';
 import { toolResults, watchedTurn } from '../support/watched-turn';

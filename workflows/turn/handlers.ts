@@ -2,8 +2,13 @@
  * The turn's side of the people around it: its state query, the answer and approval updates,
  * the questions MCP servers ask during calls, the durable wait on a person (telling the parent
  * session around it), and where an eval case or a rerun's record stands in for the person.
+ * An approval that does not match what is pending is refused by the update's validator, before
+ * anything is written to history; what an `--always` approval grants is said back to the person
+ * who gave it. An eval case gives its approval decisions and its answers to ask_user itself, so a
+ * trial never waits on a human.
  */
 import { condition, currentUpdateInfo, getExternalWorkflowHandle, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { EvalApprovals } from '../../deterministic/eval';
 import {
   answerUpdate,
   decideApprovalsUpdate,
@@ -13,18 +18,17 @@ import {
   turnStatusSignal,
   MAX_MESSAGE_BYTES,
   utf8Length,
+  type ApprovalDecisionInput,
   type McpQuestion,
   type TurnStatusSignal,
 } from '../../deterministic/messages';
 import { questionText, validateMcpAnswer } from '../../deterministic/mcp-questions';
+import { alwaysPatternProblem, alwaysRuleFor, describeGrant } from '../../deterministic/policy/always';
 import type { Policy } from '../../deterministic/policy/schema';
-import type { ApprovalRecord, TurnInput, TurnState } from '../../deterministic/session';
-import { evalDecision } from '../eval-humans';
-import { grantsOf } from '../grants';
+import type { ApprovalRecord, PendingApproval, TurnInput, TurnState } from '../../deterministic/session';
+import type { TurnOps } from './loop';
 import type { RunEvents } from './run-events';
 import type { TurnPatches } from './patches';
-import type { TurnOps } from '../turn-ops';
-import { validateDecision } from '../validate-decision';
 
 /** The turn's state and its waits on people, as the turn workflow and its loop use them. */
 export interface TurnHumans {
@@ -173,4 +177,50 @@ async function notifyParent(status: TurnStatusSignal): Promise<void> {
   const parent = workflowInfo().parent;
   if (!parent) return;
   await getExternalWorkflowHandle(parent.workflowId).signal(turnStatusSignal, status);
+}
+
+/** Refuses a decision that does not match what is pending, before anything is written to history. */
+function validateDecision(p: TurnState['pending'], d: ApprovalDecisionInput, policy: Policy | undefined): void {
+  if (!p || p.kind !== 'approvals') throw new Error('no approval is pending in this turn');
+  if (typeof d?.approve !== 'boolean') throw new Error('approve must be true or false');
+  const pendingList = p.calls.map((c) => c.callId).join(', ');
+  if (!Array.isArray(d.calls) || d.calls.length === 0) {
+    throw new Error(`name each call you decide with the digest you were shown (pending: ${pendingList}); update the client`);
+  }
+  const seen = new Set<string>();
+  for (const c of d.calls) {
+    if (seen.has(c?.callId)) throw new Error(`call ${c.callId} is named twice`);
+    seen.add(c?.callId);
+    const open = p.calls.find((x) => x.callId === c?.callId);
+    if (!open) throw new Error(`call ${c?.callId} is not pending (unknown or already decided); pending: ${pendingList}`);
+    if (open.digest && c.digest !== open.digest) {
+      throw new Error(`call ${c.callId} is not the call you were shown (its tool or arguments differ); look again with \`harness status\``);
+    }
+  }
+  if (d.always && !d.approve) throw new Error('--always only goes with an approval');
+  if (d.pattern !== undefined) {
+    if (!d.always) throw new Error('a pattern only goes with --always');
+    if (policy?.version !== 3) throw new Error('this turn cannot grant a pattern; approve with --always alone');
+    for (const c of d.calls) {
+      const open = p.calls.find((x) => x.callId === c.callId)!;
+      const problem = typeof d.pattern === 'string' ? alwaysPatternProblem({ tool: open.tool, risk: open.risk, args: open.args as Record<string, unknown> }, d.pattern) : 'the pattern must be text';
+      if (problem) throw new Error(`call ${c.callId}: ${problem}`);
+    }
+  }
+}
+
+/** One line per rule the approval of these calls adds to the session (duplicates once). */
+function grantsOf(calls: readonly PendingApproval[], policy: Policy | undefined, pattern?: string): string[] {
+  const lines = calls.map((c) => describeGrant(alwaysRuleFor({ tool: c.tool, risk: c.risk, args: c.args as Record<string, unknown> }, policy, pattern)));
+  return [...new Set(lines)];
+}
+
+/** The case's decision on a call that asks: all approved, all denied, or the first rule that matches. */
+function evalDecision(approvals: EvalApprovals, call: PendingApproval): ApprovalRecord {
+  if (approvals === 'approve') return { approved: true, fromRecord: 'eval case' };
+  if (approvals === 'deny') return { approved: false, reason: 'the eval case denies calls that ask', fromRecord: 'eval case' };
+  const args = JSON.stringify(call.args ?? null);
+  const rule = approvals.find((r) => r.tool === call.tool && (r.args_contain === undefined || args.includes(r.args_contain)));
+  if (!rule) return { approved: false, reason: 'no decision of the eval case matches this call', fromRecord: 'eval case' };
+  return rule.approve ? { approved: true, fromRecord: 'eval case' } : { approved: false, reason: 'denied by the eval case', fromRecord: 'eval case' };
 }

@@ -41,12 +41,15 @@ import type { EarlierAttempt, LocalModelOutcome, ModelCallInput, ModelReply } fr
 import { rootCauseMessage } from '../../deterministic/errors';
 import type { Limits } from '../../deterministic/session';
 import type { RunEvents } from './run-events';
-import { checkpoint, type Activities } from '../activity-options';
+import type { Activities } from '../activity-options';
 import { failureOf } from './budget';
 import { attemptCap, MODEL_BACKOFF, modelRetry } from '../../deterministic/model-retry';
 import { AFTER_UNRECORDED_MS, MODEL_LOCAL_MS_WHEN_UNSET, SHOWN_WITHIN_MS } from './replay-constants';
 
 type CallModel = (input: ModelCallInput) => Promise<ModelReply>;
+
+/** The no-op activity that ends a workflow task: quick, so a short bound and a few quick retries. */
+const { checkpoint } = proxyActivities<Activities>({ startToCloseTimeout: '10s', retry: { maximumAttempts: 5, initialInterval: '200ms' } });
 
 export class ModelCaller {
   /**

@@ -24,7 +24,7 @@ import type { ChatMessage, ToolCall, Usage } from '../../deterministic/types';
 import { InlineConversation, StoredConversation, type TurnConversation } from './conversation';
 import { RepeatGuard } from './repeat-guard';
 import { resultSpend, resumeSpend, type Spent } from './budget';
-import type { TurnOptions } from '../turn-ops';
+import type { TurnOptions } from './loop';
 
 /** Everything the loop holds between steps (what a continue-as-new carries, plus the run's registry and open calls). */
 export interface LoopState {

@@ -1,20 +1,94 @@
 /**
- * What the step loop decides between its awaits: where a run may stop to continue as new, the
- * rules a step is judged with and the calls it asks about, what a step's results add up to
- * (finish, failure, a server's changed list), the notes the model reads, when call records go to
- * the store, and the results of calls a stop leaves unrun. Pure and deterministic.
+ * What a step of the loop does between its awaits (loop.ts has the awaits). Pure and
+ * deterministic but for ask_user, which waits on ops.askUser:
+ * - what it sends to the model and reads of the reply: the identity of the step's model traffic,
+ *   the model call's input, the reply's tool calls, and when the context is compressed first;
+ * - what it decides: where a run may stop to continue as new, the rules a step is judged with and
+ *   the calls it asks about, what a step's results add up to (finish, failure, a server's changed
+ *   list), the notes the model reads, when call records go to the store, and the results of calls
+ *   a stop leaves unrun;
+ * - how it runs an admitted call: the request ops.executeTool gets for a tool that runs outside
+ *   the workflow, and the tools the workflow itself implements (finish, remember, ask_user).
+ *
+ * Working memory (`remember`) is bounded: it is in every step's system message, the turn's
+ * result and the session's state, and a model remembering 64 facts of 2,000 characters a step
+ * made the model call's input pass Temporal's 2 MB payload limit, so that every attempt of that
+ * workflow task failed (PayloadsTooLarge) forever.
  */
-import type { ToolOutcome } from '../../deterministic/activity-types';
-import { CANCELLED_CALL_MESSAGE, toolError } from '../../deterministic/errors';
+import type { CompressContextResult } from '../../deterministic/context/types';
+import type { ModelCallInput, ModelReply, ToolOutcome } from '../../deterministic/activity-types';
+import { assignCallIds } from '../../deterministic/call-ids';
+import { limitTokens } from '../../deterministic/context/plan';
+import { CANCELLED_CALL_MESSAGE, toolError, toolOk } from '../../deterministic/errors';
 import type { Policy, Rule } from '../../deterministic/policy';
-import type { ApprovalRecord, ToolCallRecord } from '../../deterministic/session';
+import type { ApprovalRecord, CompressionRecord, ToolCallRecord, TurnInput } from '../../deterministic/session';
+import type { ToolDefinition } from '../../deterministic/tools';
 import type { ChatMessage, ToolCall, ToolResult } from '../../deterministic/types';
-import { droppedCallsNote } from '../call-args';
-import { StoredConversation, type TurnConversation } from './conversation';
-import type { RepeatGuard, RepeatVerdict } from './repeat-guard';
+import { StoredConversation, type ContextParts, type TurnConversation } from './conversation';
 import { applyApproval, type JudgedCall } from './judge';
-import type { TurnOptions } from '../turn-ops';
+import type { ToolExecution, TurnOps, TurnOptions } from './loop';
+// How far working memory may grow (MAX_MEMORY_CHARS) is replay-relevant: replay-constants.ts.
+import { MAX_MEMORY_CHARS } from './replay-constants';
+import type { RepeatGuard, RepeatVerdict } from './repeat-guard';
 import type { LoopState } from './state';
+
+/** What identifies a step's model traffic (a compression and the call share the index), with the context it carries. */
+export type StepTraffic = Pick<ModelCallInput, 'sessionId' | 'turnId' | 'step' | 'callIndex' | 'model'> & ContextParts;
+
+/**
+ * The step's traffic as it stands: read again for each call, since a compression changes the
+ * context and the stored conversation notes which system text it offered.
+ */
+export function stepTraffic(input: TurnInput, s: LoopState, step: number, system: string): StepTraffic {
+  return {
+    sessionId: input.sessionId,
+    turnId: input.turnId,
+    step,
+    callIndex: input.modelCallBase + s.modelCalls,
+    model: modelRef(input),
+    ...s.conversation.context(system),
+  };
+}
+
+/** Whether the context passed the compression threshold (then it is compressed fully before the call). */
+export function overThreshold(conversation: TurnConversation, system: string, compression: NonNullable<TurnInput['config']['compression']>): boolean {
+  return conversation.estimate(system) > limitTokens(compression);
+}
+
+/** What the turn result records of a compression that changed the conversation. */
+export function compressionRecord(step: number, c: CompressContextResult): CompressionRecord {
+  const { before_tokens, after_tokens, summarized_messages, compacted_tool_results } = c;
+  return { step, before_tokens, after_tokens, summarized_messages, compacted_tool_results };
+}
+
+/** The model call's input: the step's traffic, the tools offered, and (with the store) the prefix of the step's call ids. */
+export function modelCallInput(traffic: StepTraffic, input: TurnInput, opts: TurnOptions, s: LoopState, step: number): ModelCallInput {
+  return {
+    ...traffic,
+    tools: s.registry.names(),
+    ...(s.mcpTools?.ref ? { mcpTools: s.mcpTools.ref } : {}),
+    ...(opts.custom?.tools.ref ? { customTools: opts.custom.tools.ref } : {}),
+    ...(s.conversation instanceof StoredConversation ? { callIdPrefix: `t${input.turn}-s${step}` } : {}),
+  };
+}
+
+/** The reply's tool calls with the ids the turn uses (with the store the activity gave the harness ids already: the stored message has them). */
+export function stepCalls(reply: ModelReply, opts: TurnOptions, turn: number, step: number): ToolCall[] {
+  return opts.harnessCallIds && !reply.conversation ? assignCallIds(reply.toolCalls, turn, step) : reply.toolCalls;
+}
+
+/** The assistant message a reply makes, with the calls as the turn names them. */
+export function assistantMessage(reply: ModelReply, calls: ToolCall[]): ChatMessage {
+  return { role: 'assistant', content: reply.content, ...(calls.length ? { tool_calls: calls } : {}) };
+}
+
+/** The model as the model and compression calls name it: provider, name and (OpenAI) endpoint only. */
+function modelRef(input: TurnInput): ModelCallInput['model'] {
+  const m = input.config.model;
+  return m.provider === 'openai'
+    ? { provider: 'openai', model: m.model, ...(m.baseUrl ? { baseUrl: m.baseUrl } : {}) }
+    : { provider: 'scripted', model: m.model };
+}
 
 /** Call records kept in the turn's own state; older ones go to the store in chunks of this many. */
 export const RECORDS_CHUNK = 32;
@@ -113,4 +187,70 @@ export function callRecord(j: JudgedCall, step: number, result: ToolResult): Too
     ...(j.approval ? { approval: j.approval } : {}),
     ...(j.replayed ? { replayed: j.replayed } : {}),
   };
+}
+
+/** The executeTool request of a call: its tool's timeout and where it runs, and for MCP and custom tools whether it may run twice. */
+export function toolExecution(j: JudgedCall, def: ToolDefinition, step: number): ToolExecution {
+  const args = j.args as Record<string, unknown>;
+  const local = def.runsIn === 'local_activity';
+  const mcp = def.mcpTool !== undefined && def.source.startsWith('mcp:') ? { mcp: { server: def.source.slice(4), tool: def.mcpTool, idempotent: def.annotations?.idempotentHint === true || def.annotations?.readOnlyHint === true } } : {};
+  const custom = def.source === 'custom' ? { custom: { idempotent: def.idempotent === true } } : {};
+  return { step, callId: j.call.id, name: def.name, args, timeoutMs: def.timeoutMs, local, readOnly: def.risk === 'read_only', ...(j.policy ? { policy: j.policy } : {}), ...mcp, ...custom };
+}
+
+/**
+ * Runs a tool the workflow implements; any other name has no implementation here and is a result
+ * the model reads. Not async: finish and remember answer without the extra microtask turns an
+ * async call adds, as when the loop ran them inline; only ask_user waits.
+ */
+export function workflowTool(j: JudgedCall, def: ToolDefinition, memory: Record<string, string>, ops: Pick<TurnOps, 'askUser'>, bounded: boolean): ToolOutcome | Promise<ToolOutcome> {
+  const args = j.args as Record<string, unknown>;
+  switch (def.name) {
+    case 'finish':
+      return toolOk({ finished: true });
+    case 'remember': {
+      const { key, value } = args as { key: string; value: string };
+      return rememberFact(memory, key, value, bounded);
+    }
+    case 'ask_user':
+      return askUser(j, (args as { question: string }).question, ops);
+    default:
+      return toolError('UNKNOWN_TOOL', `Tool "${def.name}" has no workflow implementation.`, { recoverable: false });
+  }
+}
+
+/** ask_user: the human's answer, or a timeout the model reads. */
+async function askUser(j: JudgedCall, question: string, ops: Pick<TurnOps, 'askUser'>): Promise<ToolOutcome> {
+  const answer = await ops.askUser(j.call.id, question);
+  if (answer !== undefined) return toolOk({ answer });
+  return toolError('USER_TIMEOUT', 'The user did not answer in time.', {
+    suggestion: 'Continue with what you know, or finish and say what is missing.',
+  });
+}
+
+/** Stores (or, with an empty value, forgets) a fact; bounded, refuses to grow memory past MAX_MEMORY_CHARS. */
+function rememberFact(memory: Record<string, string>, key: string, value: string, bounded: boolean): ToolResult {
+  if (value === '') {
+    delete memory[key];
+    return toolOk({ remembered: key });
+  }
+  if (bounded) {
+    const size = Object.entries(memory).reduce((n, [k, v]) => n + k.length + v.length, 0);
+    const old = Object.prototype.hasOwnProperty.call(memory, key) ? key.length + memory[key]!.length : 0;
+    const next = size - old + key.length + value.length;
+    if (next > MAX_MEMORY_CHARS && next > size) {
+      return toolError('MEMORY_FULL', `Working memory is full: it would hold ${next} characters, more than ${MAX_MEMORY_CHARS}.`, {
+        suggestion: 'Forget facts no longer needed (remember the key with an empty value), shorten them, or save them with remember_longterm.',
+      });
+    }
+  }
+  // Defined, not assigned: assigning to a key named `__proto__` would silently store nothing.
+  if (bounded) Object.defineProperty(memory, key, { value, enumerable: true, writable: true, configurable: true });
+  else memory[key] = value;
+  return toolOk({ remembered: key });
+}
+
+/** What the model is told when the model activity kept only the first `kept` calls of its reply. */
+export function droppedCallsNote(kept: number, dropped: number): string {
+  return `[harness] Your reply had ${kept + dropped} tool calls; only the first ${kept} were taken and the other ${dropped} were ignored. Make at most ${kept} calls in one reply.`;
 }

@@ -1,18 +1,95 @@
 /**
- * How the turn workflow runs one tool call the loop hands it: which activity (local, per-tool
- * timeout, MCP first as a local activity when idempotent), what the request carries, and a
+ * How the turn workflow runs one tool call the loop hands it: the activities tools run through,
+ * with their timeouts and retry policies (one place says how long each kind of call may take and
+ * when it is retried); which of them a call takes (local, per-tool timeout, MCP first as a local
+ * activity when idempotent, on the session's sandbox host); what the request carries; and a
  * failure after the activity's retries turned into a result the model sees.
  */
-import { isCancellation } from '@temporalio/workflow';
+import { ActivityCancellationType, isCancellation, proxyActivities, proxyLocalActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { ExecuteToolInput, ToolOutcome } from '../../deterministic/activity-types';
 import { rootCauseMessage, toolError } from '../../deterministic/errors';
+import { LOCAL_CALL_BUDGET_MS, MCP_NEEDS_ACTIVITY } from '../../deterministic/mcp';
 import type { TurnInput } from '../../deterministic/session';
+import { TOOL_HEARTBEAT, TOOL_RETRY, TOOL_TIMEOUT_MARGIN_MS, type Activities } from '../activity-options';
 import type { RunEvents } from './run-events';
-import { executeTool, executeToolLocally, mcpActivity, mcpLocalActivity, mcpOptions, toolActivity, toolOptions } from '../activity-options';
 import { hostLost, type HostRoute } from './host-route';
-import type { ToolExecution } from '../turn-ops';
+import type { ToolExecution } from './loop';
 import type { TurnPatches } from './patches';
 import type { ModelCaller } from './model-call';
+
+const { executeTool } = proxyActivities<Activities>({
+  // Turns recorded before per-tool timeouts ran every tool with this bound.
+  startToCloseTimeout: '11 minutes',
+  retry: TOOL_RETRY,
+});
+
+/**
+ * The bounds of a tool call's activity, derived from the tool's own timeout. `waitCancelled`: a
+ * cancelled turn waits until the activity says it stopped (run_shell kills its command first), so
+ * nothing of the call runs on once the turn has ended; otherwise the turn ends at once and the
+ * activity hears of the cancellation at its next heartbeat.
+ */
+function toolOptions(timeoutMs: number, waitCancelled = false): ActivityOptions {
+  return {
+    startToCloseTimeout: timeoutMs + TOOL_TIMEOUT_MARGIN_MS,
+    heartbeatTimeout: TOOL_HEARTBEAT,
+    retry: TOOL_RETRY,
+    ...(waitCancelled ? { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED } : {}),
+  };
+}
+
+const toolActivities = new Map<string, Activities['executeTool']>();
+/** The executeTool activity with a start-to-close bound derived from the tool's own timeout. */
+function toolActivity(timeoutMs: number, waitCancelled = false): Activities['executeTool'] {
+  const key = `${timeoutMs}/${waitCancelled}`;
+  let fn = toolActivities.get(key);
+  if (!fn) {
+    fn = proxyActivities<Activities>(toolOptions(timeoutMs, waitCancelled)).executeTool;
+    toolActivities.set(key, fn);
+  }
+  return fn;
+}
+
+/**
+ * MCP calls: a server may ask the human mid-call (elicitation), so the activity may wait as long
+ * as ask_user does; heartbeats still notice a lost worker within seconds. A call is retried only
+ * when the server calls the tool idempotent: an external server's side effects cannot be made
+ * exactly-once by the harness, so otherwise a lost worker is a result the model sees.
+ */
+function mcpOptions(timeoutMs: number, askUserTimeoutMs: number, idempotent: boolean): ActivityOptions {
+  return { startToCloseTimeout: timeoutMs + askUserTimeoutMs + TOOL_TIMEOUT_MARGIN_MS, heartbeatTimeout: TOOL_HEARTBEAT, retry: { ...TOOL_RETRY, maximumAttempts: idempotent ? 3 : 1 } };
+}
+
+const mcpActivities = new Map<string, Activities['executeTool']>();
+/** The executeTool activity of an MCP call, with mcpOptions' bounds. */
+function mcpActivity(timeoutMs: number, askUserTimeoutMs: number, idempotent: boolean): Activities['executeTool'] {
+  const key = `${timeoutMs}/${askUserTimeoutMs}/${idempotent}`;
+  let fn = mcpActivities.get(key);
+  if (!fn) {
+    fn = proxyActivities<Activities>(mcpOptions(timeoutMs, askUserTimeoutMs, idempotent)).executeTool;
+    mcpActivities.set(key, fn);
+  }
+  return fn;
+}
+
+const mcpLocalActivities = new Map<number, Activities['executeTool']>();
+/** MCP calls of idempotent tools, first as a local activity (see toolRunner below); the activity bounds them to a few seconds. */
+function mcpLocalActivity(timeoutMs: number): Activities['executeTool'] {
+  // Room for the server to start (its startup timeout is part of the call) and the ping after a timeout.
+  const bound = Math.min(timeoutMs, LOCAL_CALL_BUDGET_MS) + 15_000;
+  let fn = mcpLocalActivities.get(bound);
+  if (!fn) {
+    fn = proxyLocalActivities<Activities>({ startToCloseTimeout: bound, retry: { maximumAttempts: 3, initialInterval: '100ms', nonRetryableErrorTypes: [MCP_NEEDS_ACTIVITY] } }).executeTool;
+    mcpLocalActivities.set(bound, fn);
+  }
+  return fn;
+}
+
+// Fast host-local tools: one attempt is a few milliseconds, so a short timeout and local retries.
+const { executeTool: executeToolLocally } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 3, initialInterval: '100ms' },
+});
 
 /** The turn's executeTool op: one tool execution, as the turn's patches and config say. */
 export function toolRunner(
@@ -61,6 +138,8 @@ export function toolRunner(
       ...(messageStore ? { store: true } : {}),
       ...(input.config.memory ? { namespace: input.config.memory.namespace } : {}),
       ...(input.config.network?.allowPrivateHosts.length ? { allowPrivateHosts: input.config.network.allowPrivateHosts } : {}),
+      // Only a custom tool's call carries the session's metadata (ctx.metadata): no command changes, so no patch.
+      ...(call.custom && input.config.metadata ? { metadata: input.config.metadata } : {}),
     };
     try {
       // Tools the server calls idempotent run as local activities (no server round trip, so an

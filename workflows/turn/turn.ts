@@ -1,9 +1,9 @@
 /**
  * turnWorkflow: one user turn, the ReAct loop driven by activities, waiting on humans durably.
  * This file wires the turn: its model and compression activities charged to its budget, its
- * patches (turn-patches.ts), its handlers and waits on people (turn-humans.ts), its tool runs
- * (tool-runner.ts) and the loop's options (turn-options.ts); then it runs the loop and ends the
- * turn or continues it as new.
+ * patches (patches.ts), its handlers and waits on people (handlers.ts), its tool runs (tools.ts)
+ * and the loop's options (below, from the turn's input and what prepareTurn found); then it runs
+ * the loop (loop.ts) and ends the turn or continues it as new.
  */
 import {
   allHandlersFinished,
@@ -12,22 +12,39 @@ import {
   continueAsNew,
   isCancellation,
   proxyActivities,
+  proxyLocalActivities,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { PrepareTurnInput, PrepareTurnResult } from '../../deterministic/activity-types';
+import { missingTools, missingToolsMessage } from '../../deterministic/custom-tools';
+import type { McpToolSet } from '../../deterministic/mcp';
+import { mcpRules } from '../../deterministic/mcp-tools';
 import { DEFAULT_LIMITS, type TurnInput, type TurnResult } from '../../deterministic/session';
 import { decidedToolMode } from '../../deterministic/tool-mode';
-import { runTurn } from './loop';
+import { discoverActivity, STORE_ACTIVITY, type Activities } from '../activity-options';
+import { runTurn, type TurnOptions } from './loop';
 import { TurnBudget } from './budget';
 import { RunEvents } from './run-events';
 import { TURN_EVENT_BUDGET_WHEN_UNSET } from './replay-constants';
-import { discoverActivity, prepareTurn, prepareTurnHere, storeValue, type Activities } from '../activity-options';
-import { turnPatches } from './patches';
+import { turnPatches, type TurnPatches } from './patches';
 import { turnHumans } from './handlers';
 import { toolRunner } from './tools';
-import { loopOptions, prepareRequest } from '../turn-options';
 import { HostRoute } from './host-route';
 import { ModelCaller } from './model-call';
-import { mcpRelister } from '../mcp-relist';
+import { mcpRelister, turnRegistry } from './mcp';
+import { recordedEffectsOf } from './recorded-effects';
+
+// Preparing a turn reads the skills folders, a few memories and a scripted model's stored script.
+const { prepareTurn, storeValue } = proxyActivities<Activities>(STORE_ACTIVITY);
+
+/**
+ * prepareTurn on the worker that runs the turn's first workflow task, for a session without a
+ * host (or whose host was lost): that worker serves the shared queue, as the one a regular
+ * activity would reach, so it hosts the session either way. It saves a trial or a short turn an
+ * activity task and a workflow task. The same bounds: a store outage is ridden out for ten
+ * minutes, the backoff past a minute on a timer (the SDK's local retry threshold).
+ */
+const { prepareTurn: prepareTurnHere } = proxyLocalActivities<Activities>(STORE_ACTIVITY);
 
 /** Runs one turn of a session and returns its result; failures of the model end it as `failed`. */
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
@@ -138,4 +155,59 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   state.status = 'done';
   const hostFields = { ...(route.current ? { host: route.current } : {}), ...(route.moves.length ? { hostMoves: route.moves } : {}) };
   return { ...result, ...(toolMode ? { toolMode } : {}), ...hostFields };
+}
+
+/** The prepareTurn request of a turn's first run. */
+function prepareRequest(input: TurnInput): PrepareTurnInput {
+  const m = input.config.model;
+  return {
+    sessionId: input.sessionId,
+    model: m.provider === 'scripted' ? { provider: 'scripted', model: m.model, script: m.script } : m,
+    ...(input.config.memory ? { memory: input.config.memory } : {}),
+    ...(input.config.skills?.folders.length ? { skillFolders: input.config.skills.folders } : {}),
+    // The session's first turn lists the worker's custom tools; later turns have them recorded.
+    ...(input.customTools ? {} : { listCustomTools: true }),
+  };
+}
+
+/** What the loop uses of prepareTurn's result (or of what the turn's first run kept of it). */
+type Prepared = Pick<PrepareTurnResult, 'skillsIndex' | 'memories' | 'skillRules' | 'customTools'>;
+
+/**
+ * The loop's options for this run of the turn: the tools offered (built-in, custom, MCP), the
+ * policy and rules, the system message's context, and the patches the loop reads.
+ */
+function loopOptions(
+  input: TurnInput,
+  prepared: Prepared,
+  patches: Pick<TurnPatches, 'policy' | 'harnessCallIds' | 'scriptAwareEstimate' | 'messageStore'>,
+  boundedInput: boolean,
+): TurnOptions {
+  const { policy, harnessCallIds, scriptAwareEstimate, messageStore } = patches;
+  // The custom tools this turn offers: the session's, or the list this (first) turn got. A list
+  // that lacks a tool the session needs ends the turn before any model call, and is not kept:
+  // the next message lists again (on a worker that has them, once one runs).
+  const listed = input.customTools ? undefined : prepared?.customTools;
+  const customTools = input.customTools ?? listed;
+  const missing = input.customTools ? [] : missingTools(listed, input.config.tools?.required);
+  const mcpServers = input.config.mcp?.servers ?? [];
+  const mcpTools = input.resume?.mcpTools ?? input.mcpTools;
+  const recorded = recordedEffectsOf(input);
+  return {
+    ...(policy ? { policy } : {}),
+    ...(mcpTools || customTools?.tools.length ? { registry: turnRegistry(mcpTools, mcpServers, boundedInput, customTools) } : {}),
+    ...(mcpTools ? { mcp: { tools: mcpTools, registry: (t: McpToolSet) => turnRegistry(t, mcpServers, boundedInput, customTools), rules: (t: McpToolSet) => mcpRules(t, mcpServers) } } : {}),
+    ...(customTools ? { custom: { tools: customTools, listed: listed !== undefined && !missing.length } } : {}),
+    ...(missing.length ? { refuse: missingToolsMessage(missing, listed) } : {}),
+    context: {
+      ...(prepared?.skillsIndex ? { skillsIndex: prepared.skillsIndex } : {}),
+      ...(prepared?.memories?.length ? { memories: prepared.memories } : {}),
+    },
+    ...(prepared?.skillRules?.length ? { turnRules: prepared.skillRules } : {}),
+    harnessCallIds,
+    scriptAwareEstimate,
+    messageStore,
+    boundedInput,
+    ...(recorded ? { recorded } : {}),
+  };
 }
