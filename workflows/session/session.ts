@@ -28,7 +28,7 @@ import {
   type RetryTurnInput,
   type SendMessageInput,
 } from '../../deterministic/messages';
-import { SessionBook } from './tracker';
+import { SessionTracker } from './tracker';
 import { turnWorkflow } from '../turn/turn';
 import { discoverActivity, STORE_ACTIVITY } from '../activity-options';
 import { purgeAtEnd, type PurgeAtEnd } from './purge';
@@ -50,7 +50,7 @@ const { awaitTurnRun } = proxyActivities<ReturnType<typeof createActivities>>({
 
 /** Runs a session until it is ended; continues as new between turns when history grows. */
 export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId: string; turns: number } & PurgeAtEnd> {
-  const book = new SessionBook(input);
+  const tracker = new SessionTracker(input);
   const queue: SendMessageInput[] = [];
   let ended = false;
   // `end --purge`: delete what the session stored once it has ended; `closing` is the point
@@ -61,16 +61,16 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   // update delivered with the session's first task is validated as its handler is set).
   let refreshing = false;
 
-  setHandler(stateQuery, () => book.view());
-  setHandler(turnStatusSignal, (s) => book.onTurnStatus(s));
+  setHandler(stateQuery, () => tracker.view());
+  setHandler(turnStatusSignal, (s) => tracker.onTurnStatus(s));
   setHandler(
     sendMessageUpdate,
     async (msg) => {
-      const turn = book.turnCount + queue.length + 1;
+      const turn = tracker.turnCount + queue.length + 1;
       queue.push(msg);
       // Reply once the child exists so the caller can wait on it by id right away.
-      await condition(() => book.startedTurns >= turn);
-      return { turn, turnId: book.turnId(turn) };
+      await condition(() => tracker.startedTurns >= turn);
+      return { turn, turnId: tracker.turnId(turn) };
     },
     {
       validator: (msg) => {
@@ -85,7 +85,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
         if (msg.maxSteps !== undefined && !(Number.isInteger(msg.maxSteps) && msg.maxSteps > 0)) {
           throw new Error('maxSteps must be a positive integer');
         }
-        if (book.busy || queue.length > 0) throw new Error(`a turn is already running (${book.currentTurnId ?? 'queued'}); wait for it to finish`);
+        if (tracker.busy || queue.length > 0) throw new Error(`a turn is already running (${tracker.currentTurnId ?? 'queued'}); wait for it to finish`);
       },
     },
   );
@@ -96,14 +96,14 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
     retryTurnUpdate,
     (req) => {
       retry = { turn: req.turn, runId: req.runId };
-      return { accepted: true as const, turnId: book.turnId(req.turn) };
+      return { accepted: true as const, turnId: tracker.turnId(req.turn) };
     },
     {
       validator: (req) => {
         if (ended) throw new Error('the session has ended; fork the turn into a new session instead');
-        if (book.busy || queue.length > 0 || refreshing || retry) throw new Error('the session is busy (a turn or a retry is running); try again when it is idle');
+        if (tracker.busy || queue.length > 0 || refreshing || retry) throw new Error('the session is busy (a turn or a retry is running); try again when it is idle');
         if (typeof req?.runId !== 'string' || req.runId === '') throw new Error('runId must name the run being reset');
-        const why = book.whyNoRetry(req.turn);
+        const why = tracker.whyNoRetry(req.turn);
         if (why) throw new Error(why);
       },
     },
@@ -125,11 +125,11 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   );
 
   // A scripted model's script is stored once: turns and later runs carry its reference only.
-  const model = book.config.model;
+  const model = tracker.config.model;
   if (model.provider === 'scripted' && !isBlobArg(model.script) && patched('script-in-store')) {
     try {
       const script = await storeValue({ sessionId: input.sessionId, value: model.script });
-      book.useConfig({ ...book.config, model: { ...model, script } });
+      tracker.useConfig({ ...tracker.config, model: { ...model, script } });
     } catch (err) {
       // A store down for the whole budget: the session goes on with its script inline, as
       // sessions did before the store, rather than failing (histories from before this failed).
@@ -140,22 +140,22 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   // The session's MCP tools are listed once, here (each server bounded by its startup timeout):
   // the tool set is then in history, so replay and every turn see the same tools. Again only when
   // a server says its list changed (in a turn) or the user asks (`harness mcp --refresh`).
-  const servers = book.config.mcp?.servers ?? [];
+  const servers = tracker.config.mcp?.servers ?? [];
   const discover = async () => {
     try {
       // A refresh names the set the session has by reference; the same tools come back as
       // `unchanged`, not again in full (activities/mcp/tool-set.ts).
-      const had = book.mcpTools;
+      const had = tracker.mcpTools;
       const previousRef = had ? { previousRef: { servers: had.servers, ...(had.ref ? { ref: had.ref } : {}) } } : {};
       const { unchanged, ...found } = await discoverActivity(servers)({ sessionId: input.sessionId, servers, ...previousRef });
-      book.useMcpTools(unchanged && had ? { ...had, servers: found.servers } : found);
+      tracker.useMcpTools(unchanged && had ? { ...had, servers: found.servers } : found);
     } catch (err) {
       // A server the worker did not declare: the session is refused before any server starts.
       if (failureType(err) === NOT_DECLARED) throw ApplicationFailure.nonRetryable(rootCauseMessage(err), NOT_DECLARED);
       // Discovery itself failed (no worker answered in time, the store is down): the session
       // goes on with the built-in tools; the servers' tools answer MCP_SERVER_UNAVAILABLE.
       const why = `tool discovery failed: ${rootCauseMessage(err)}`;
-      book.useMcpTools({ servers: servers.map((s) => ({ server: s.name, status: 'failed', error: why, tools: 0 })), tools: [] });
+      tracker.useMcpTools({ servers: servers.map((s) => ({ server: s.name, status: 'failed', error: why, tools: 0 })), tools: [] });
     }
   };
   setHandler(
@@ -167,26 +167,26 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
       } finally {
         refreshing = false;
       }
-      return { servers: book.mcpTools?.servers ?? [] };
+      return { servers: tracker.mcpTools?.servers ?? [] };
     },
     {
       validator: () => {
         if (!servers.length) throw new Error('this session has no MCP servers');
         if (ended) throw new Error('the session has ended');
-        if (book.busy || queue.length > 0 || refreshing) throw new Error('a turn or a refresh is running; try again when the session is idle');
+        if (tracker.busy || queue.length > 0 || refreshing) throw new Error('a turn or a refresh is running; try again when the session is idle');
       },
     },
   );
-  if (servers.length && !book.mcpTools && patched('mcp-tools')) await discover();
+  if (servers.length && !tracker.mcpTools && patched('mcp-tools')) await discover();
 
   // `harness fork`: the first turn goes on with the recorded one from its step; the steps before
   // it are the copied conversation, not model calls.
   let fork: ForkStart | undefined;
   if (input.fork && !input.carry) {
     const prepared = await prepareFork({ sessionId: input.sessionId, fork: input.fork });
-    book.forked(input.fork, prepared);
+    tracker.forked(input.fork, prepared);
     // A rerun's model answers with the recorded replies.
-    if (prepared.script) book.useConfig({ ...book.config, model: { provider: 'scripted', model: 'replay', script: prepared.script } });
+    if (prepared.script) tracker.useConfig({ ...tracker.config, model: { provider: 'scripted', model: 'replay', script: prepared.script } });
     fork = forkResume(input.fork, prepared);
     queue.push({ text: fork.userMessage });
   }
@@ -206,49 +206,49 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
       await condition(() => (queue.length > 0 && !refreshing) || ended || retry !== undefined);
       if (retry) {
         const { turn, runId } = retry;
-        book.retrying(turn);
-        const out = await awaitTurnRun({ workflowId: book.turnId(turn), afterRunId: runId });
-        if (out.result) book.retried(out.result);
-        else book.retryEnded(out.problem ?? 'no result');
+        tracker.retrying(turn);
+        const out = await awaitTurnRun({ workflowId: tracker.turnId(turn), afterRunId: runId });
+        if (out.result) tracker.retried(out.result);
+        else tracker.retryEnded(out.problem ?? 'no result');
         retry = undefined;
         continue;
       }
       const msg = queue.shift();
       if (!msg) break;
-      const turn = book.turnCount + 1;
-      const turnInput = book.turnInput(turn, msg);
+      const turn = tracker.turnCount + 1;
+      const turnInput = tracker.turnInput(turn, msg);
       const child = await startChild(turnWorkflow, {
-        workflowId: book.turnId(turn),
+        workflowId: tracker.turnId(turn),
         args: [fork ? { ...turnInput, ...fork.turn } : turnInput],
       });
       fork = undefined;
-      book.started(turn, child.workflowId);
+      tracker.started(turn, child.workflowId);
       let done: TurnResult | undefined;
       try {
         done = await child.result();
-        book.finished(done);
+        tracker.finished(done);
       } catch (err) {
         // A turn that itself failed (not a tool or model error, which it reports) must not
         // take the session down: record it, with what it spent, and stay ready for the next message.
-        book.finished(book.failedTurn(turn, msg, err, isCancellation(err), await spentBy(book.turnId(turn))));
+        tracker.finished(tracker.failedTurn(turn, msg, err, isCancellation(err), await spentBy(tracker.turnId(turn))));
       }
       // A rerun's first turn is compared with its record once it is done.
       const replay = turn === 1 ? input.fork?.replay : undefined;
       if (replay && done?.conversation) {
         try {
-          book.rerunCompared(
+          tracker.rerunCompared(
             await compareRerun({
               recorded: { sessionId: input.fork!.from.sessionId, conversation: replay.conversation },
               rerun: { sessionId: input.sessionId, conversation: done.conversation },
-              from: book.forkPoint,
+              from: tracker.forkPoint,
             }),
           );
         } catch (err) {
-          book.rerunCompared({ compared: 0, diverged: false, note: `the comparison with the record failed: ${rootCauseMessage(err)}` });
+          tracker.rerunCompared({ compared: 0, diverged: false, note: `the comparison with the record failed: ${rootCauseMessage(err)}` });
         }
       }
 
-      if (queue.length === 0 && !ended && book.shouldContinueAsNew(workflowInfo())) {
+      if (queue.length === 0 && !ended && tracker.shouldContinueAsNew(workflowInfo())) {
         // Let in-flight handlers (a refresh of the MCP tools) finish first. A message that arrives
         // meanwhile runs before we continue as new; an end or a retry accepted meanwhile is done in
         // this run (the next one would not know of it: an end was dropped so).
@@ -256,21 +256,21 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
         const stay = () => heed && (ended || retry !== undefined);
         await condition(() => allHandlersFinished() || queue.length > 0 || stay());
         if (queue.length === 0 && !stay()) {
-          await continueAsNew<typeof sessionWorkflow>({ ...input, config: book.config, carry: book.carry() });
+          await continueAsNew<typeof sessionWorkflow>({ ...input, config: tracker.config, carry: tracker.carry() });
         }
       }
     }
-    book.end();
-    if (patched('close-sandbox-on-end')) await closeSandbox(input.sessionId, book.carry().host, input.config.limits.hostTimeoutMs);
+    tracker.end();
+    if (patched('close-sandbox-on-end')) await closeSandbox(input.sessionId, tracker.carry().host, input.config.limits.hostTimeoutMs);
     closing = true;
-    const purge: PurgeAtEnd = purgeOnEnd && patched('purge-on-end') ? await purgeAtEnd(input.sessionId, book.carry().host) : {};
+    const purge: PurgeAtEnd = purgeOnEnd && patched('purge-on-end') ? await purgeAtEnd(input.sessionId, tracker.carry().host) : {};
     await condition(allHandlersFinished);
-    return { sessionId: input.sessionId, turns: book.turnCount, ...purge };
+    return { sessionId: input.sessionId, turns: tracker.turnCount, ...purge };
   } catch (err) {
     // A cancelled session frees its sandbox too, in a scope the cancellation cannot stop
     // (continue-as-new is not a cancellation: the next run keeps the sandbox).
     if (isCancellation(err) && patched('close-sandbox-on-cancel')) {
-      await CancellationScope.nonCancellable(() => closeSandbox(input.sessionId, book.carry().host, input.config.limits.hostTimeoutMs));
+      await CancellationScope.nonCancellable(() => closeSandbox(input.sessionId, tracker.carry().host, input.config.limits.hostTimeoutMs));
     }
     throw err;
   }

@@ -1,6 +1,7 @@
 /**
- * The session's bookkeeping as a plain class (the workflow stays a short script of awaits):
- * conversation, working memory, usage, turn numbering and the status the `state` query shows.
+ * The session's state as a plain class, so the workflow stays a short script of awaits: what it
+ * carries from turn to turn and across continue-as-new (conversation, working memory, usage and
+ * spend, rules, tools, host), turn numbering, and the status the `state` query shows.
  */
 import type { WorkflowInfo } from '@temporalio/workflow';
 import {
@@ -21,7 +22,8 @@ import { addSpend, NO_SPEND, subtractSpend, type Spend } from '../../determinist
 import type { Usage } from '../../deterministic/types';
 import { sumLimits } from '../turn/budget';
 
-export class SessionBook {
+/** Tracks the session's turns: what each started and finished turn changes, and what the session shows and carries. */
+export class SessionTracker {
   private carryState: SessionCarry;
   private status: SessionState['status'] = 'idle';
   private pending: SessionState['pending'];

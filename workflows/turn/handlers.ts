@@ -31,7 +31,7 @@ import type { RunEvents } from './run-events';
 import type { TurnPatches } from './patches';
 
 /** The turn's state and its waits on people, as the turn workflow and its loop use them. */
-export interface TurnHumans {
+export interface TurnWaits {
   /** What the state query returns; the workflow also sets its step and its end. */
   state: TurnState;
   /** Waits on a person for a pending item, the session told before and after; resolves false on timeout. */
@@ -47,7 +47,7 @@ export interface TurnHumans {
  * waits. `beforeWait` runs before the turn waits on a person (model-call.ts records what ran
  * locally first).
  */
-export function turnHumans(input: TurnInput, events: RunEvents, policy: Policy | undefined, since: TurnPatches['since'], beforeWait?: () => Promise<void>): TurnHumans {
+export function registerTurnHandlers(input: TurnInput, events: RunEvents, policy: Policy | undefined, since: TurnPatches['since'], beforeWait?: () => Promise<void>): TurnWaits {
   const { limits } = input.config;
   const state: TurnState = { turnId: input.turnId, status: 'running', step: 0 };
   const answers = new Map<string, string>();

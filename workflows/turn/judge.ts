@@ -27,7 +27,7 @@ export interface JudgedCall {
   policy?: PolicyRecord;
   approval?: ApprovalRecord;
   result?: ToolResult;
-  /** A rerun answered the call with the recorded result of this turn (workflows/recorded-effects.ts): it was not made. */
+  /** A rerun answered the call with the recorded result of this turn (recorded-effects.ts): it was not made. */
   replayed?: string;
 }
 

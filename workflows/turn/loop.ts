@@ -49,7 +49,7 @@ export interface ToolExecution {
   args: unknown;
   timeoutMs: number;
   local: boolean;
-  /** The tool's risk is read_only: running it changes nothing (workflows/model-call.ts orders effects' markers). */
+  /** The tool's risk is read_only: running it changes nothing (model-call.ts orders effects' markers). */
   readOnly?: boolean;
   policy?: PolicyRecord;
   /** An MCP tool: its server, the name the server knows it by, and whether the server calls it idempotent. */
@@ -110,7 +110,7 @@ export interface TurnOptions {
   custom?: { tools: CustomToolSet; listed: boolean };
   /** Why the turn cannot run at all (tools the session needs are missing): it ends `failed` before any model call. */
   refuse?: string;
-  /** A rerun: calls that leave the sandbox are answered with these recorded results (workflows/recorded-effects.ts). */
+  /** A rerun: calls that leave the sandbox are answered with these recorded results (recorded-effects.ts). */
   recorded?: RecordedEffects;
 }
 

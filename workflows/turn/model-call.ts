@@ -70,7 +70,7 @@ export class ModelCaller {
   constructor(
     limits: Limits,
     private readonly events: RunEvents,
-    /** Whether the run takes a patch (turn-patches.ts: a run of today's code takes every one without a marker of its own). */
+    /** Whether the run takes a patch (patches.ts: a run of the current code takes every one without a marker of its own). */
     private readonly since: (patchId: string) => boolean,
   ) {
     // Every call carries its retry bounds, and its activity fails for good past them

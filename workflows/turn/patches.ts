@@ -1,7 +1,7 @@
 /**
  * The turn's version decisions: which behaviours of turns recorded before a change a run keeps.
  *
- * A run started by today's code takes one marker, `turn-patches-4`, and with it every patch
+ * A run started by the current code takes one marker, `turn-patches-4`, and with it every patch
  * below and every later one read through `since` (`model-handoff-queue`, whose own marker would
  * otherwise come after a local activity's) and `shell-cancel-waits`. Each `patched()` call costs a marker and a search-attribute update (Core upserts
  * TemporalChangeVersion for each, a visibility write on the server): twelve of each a turn
@@ -11,7 +11,7 @@
  * `patched()` call, taken where its marker is recorded, so older turns replay as they ran. The
  * early ones are taken here in their recorded order, before prepareTurn is scheduled;
  * `bounded-model-input` and `local-prepare-turn` come at prepareTurn (turn.ts),
- * `approvals-partial-notify` in the approvals handler (turn-humans.ts) and `local-model-call`
+ * `approvals-partial-notify` in the approvals handler (handlers.ts) and `local-model-call`
  * at the turn's first model call (model-call.ts).
  */
 import { patched } from '@temporalio/workflow';
@@ -41,21 +41,21 @@ export interface TurnPatches {
   ownEventCount: boolean;
   /**
    * Whether the run takes the code of a later patch (`bounded-model-input`,
-   * `approvals-partial-notify`): always in a run of today's code; in an older one, as its marker says.
+   * `approvals-partial-notify`): always in a run of the current code; in an older one, as its marker says.
    */
   since(patchId: string): boolean;
 }
 
-/** The patch set every run of today's code records once, standing for all the patches above. */
+/** The patch set every run of the current code records once, standing for all the patches above. */
 export const TURN_PATCH_SET = 'turn-patches-4';
 
 /** The third patch set: the second set's patches and `local-model-call`. */
 export const THIRD_PATCH_SET = 'turn-patches-3';
 
-/** The second patch set (stop 31): the first set's patches and `local-prepare-turn`. */
+/** The second patch set: the first set's patches and `local-prepare-turn`. */
 export const SECOND_PATCH_SET = 'turn-patches-2';
 
-/** The first patch set (stop 30) and the patches it stood for: every one before `local-prepare-turn`. */
+/** The first patch set and the patches it stood for: every one before `local-prepare-turn`. */
 export const FIRST_PATCH_SET = 'turn-patches-1';
 const FIRST_SET_PATCHES: ReadonlySet<string> = new Set([
   'permission-policy',
@@ -78,7 +78,7 @@ const THIRD_SET_PATCHES: ReadonlySet<string> = new Set([...SECOND_SET_PATCHES, '
 export function turnPatches(input: TurnInput): TurnPatches {
   // Taken once, first: a run that has it skips every patched() call below (no marker of theirs).
   const current = patched(TURN_PATCH_SET);
-  // Only a run recorded by an earlier set's code has its marker (today's never asks for one).
+  // Only a run recorded by an earlier set's code has its marker (the current code never asks for one).
   const third = !current && patched(THIRD_PATCH_SET);
   const second = !current && !third && patched(SECOND_PATCH_SET);
   const first = !current && !third && !second && patched(FIRST_PATCH_SET);

@@ -21,7 +21,7 @@ export const TURN_EVENT_BUDGET_WHEN_UNSET = 4000;
 
 /**
  * The events each kind of thing adds to a turn's run, with the workflow task that follows it,
- * as the turn counts them to decide when to continue as new (workflows/run-events.ts).
+ * as the turn counts them to decide when to continue as new (run-events.ts).
  */
 export const RUN_EVENT_COST = {
   /** An activity: scheduled, started, completed, and the next workflow task. */
@@ -36,7 +36,7 @@ export const RUN_EVENT_COST = {
 
 /**
  * Version markers a run's start is counted with (runs recorded before turn-patches-1 took about
- * ten, a marker and a search-attribute update each; today's take one but count the same).
+ * ten, a marker and a search-attribute update each; runs of the current code take one but count the same).
  */
 export const RUN_START_VERSION_MARKERS = 20;
 

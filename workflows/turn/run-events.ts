@@ -14,7 +14,7 @@ const COST = RUN_EVENT_COST;
 
 /**
  * The run's start: the started event and first workflow task, the version markers of the turn's
- * `patched()` calls, and on the first run prepareTurn as an activity. Runs of today's code take
+ * `patched()` calls, and on the first run prepareTurn as an activity. Runs of the current code take
  * one marker and prepare in a local activity (a marker), yet count the same: the count decides
  * continue-as-new, so replay of every recorded run must reach the same decision (it only
  * over-counts new runs by a few events).

@@ -27,7 +27,7 @@ import { TurnBudget } from './budget';
 import { RunEvents } from './run-events';
 import { TURN_EVENT_BUDGET_WHEN_UNSET } from './replay-constants';
 import { turnPatches, type TurnPatches } from './patches';
-import { turnHumans } from './handlers';
+import { registerTurnHandlers } from './handlers';
 import { toolRunner } from './tools';
 import { HostRoute } from './host-route';
 import { ModelCaller } from './model-call';
@@ -54,7 +54,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const events = new RunEvents(input.resume !== undefined);
   // A model call runs in the workflow task while it is quick (model-call.ts). Every model call and
   // compression is charged to the turn's spend as it returns; with a budget, each model call is
-  // checked against it first (workflows/turn-budget.ts).
+  // checked against it first (budget.ts).
   const models = new ModelCaller(limits, events, patches.since);
   const activity = <T>(run: () => Promise<T>) => models.activity(run);
   const budget = new TurnBudget(input);
@@ -66,8 +66,8 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const compressContext = budget.chargingCompression(compressActivity);
 
   // Its handlers are registered before the first await, so the turn's first workflow task has them.
-  const humans = turnHumans(input, events, policy, patches.since, () => models.beforeWait());
-  const { state, waitForHuman } = humans;
+  const waits = registerTurnHandlers(input, events, policy, patches.since, () => models.beforeWait());
+  const { state, waitForHuman } = waits;
 
   // A run that continues a long turn keeps what the turn's first run prepared; a turn prepares
   // on its session's sandbox host (host-route.ts), which a session without one never has.
@@ -81,7 +81,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const mcpServers = input.config.mcp?.servers ?? [];
   const relist = mcpRelister((req) => activity(() => discoverActivity(mcpServers)(req)), input.sessionId, mcpServers);
   // Turns recorded before model input was bounded (argument depth, MCP schema cost and patterns,
-  // echoed text, fingerprint size) judged calls without those bounds (issue 17).
+  // echoed text, fingerprint size) judged calls without those bounds: they replay as they ran.
   const boundedInput = patches.since('bounded-model-input');
   // How the model is offered the tools: as the config says, as the session's earlier turns (or
   // this turn's earlier run) decided, or, on auto, as the first model call decides — its reply is
@@ -114,7 +114,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
           }
         : {}),
       // One tool execution; a failure after the activity's retries is a result the model sees.
-      executeTool: toolRunner(input, patches, events, humans.dropMcpQuestions, models, route),
+      executeTool: toolRunner(input, patches, events, waits.dropMcpQuestions, models, route),
       ...(messageStore
         ? {
             storeValue: async (value: unknown) => (await activity(() => storeValue({ sessionId: input.sessionId, value }))).$blob,
@@ -137,8 +137,8 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
       onStep: (step) => {
         state.step = step;
       },
-      askUser: humans.askUser,
-      awaitApprovals: humans.awaitApprovals,
+      askUser: waits.askUser,
+      awaitApprovals: waits.awaitApprovals,
     },
     loopOptions(turnInput, prepared, patches, boundedInput),
   );
