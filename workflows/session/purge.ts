@@ -8,7 +8,7 @@
  */
 import { isCancellation, proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import { DEFAULT_HOST_TIMEOUT_MS, type HostRef } from '../../deterministic/host';
-import { hostLost } from '../turn/host-route';
+import { onSandboxHost, type OnHost } from '../sandbox-host';
 import type { createActivities } from '../../activities';
 import type { PurgeReport } from '../../activities/store/purge';
 import { rootCauseMessage } from '../../deterministic/errors';
@@ -24,7 +24,7 @@ const PURGE: ActivityOptions = {
   heartbeatTimeout: '1 minute',
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 };
-const { purgeSession } = proxyActivities<Activities>(PURGE);
+const shared = proxyActivities<Activities>(PURGE);
 
 const { storedSessionsIdleSince } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -72,15 +72,9 @@ export interface PurgeAtEnd {
  * host is gone, whichever worker answers purges what the store holds.
  */
 export async function purgeAtEnd(sessionId: string, host?: HostRef): Promise<PurgeAtEnd> {
+  const purge = (onHost?: OnHost) => (onHost ? proxyActivities<Activities>({ ...PURGE, ...onHost }) : shared).purgeSession({ sessionId });
   try {
-    if (host) {
-      try {
-        return { purged: await proxyActivities<Activities>({ ...PURGE, taskQueue: host.queue, scheduleToStartTimeout: DEFAULT_HOST_TIMEOUT_MS }).purgeSession({ sessionId }) };
-      } catch (err) {
-        if (!hostLost(err)) throw err;
-      }
-    }
-    return { purged: await purgeSession({ sessionId }) };
+    return { purged: await onSandboxHost(host, DEFAULT_HOST_TIMEOUT_MS, purge, () => purge()) };
   } catch (err) {
     if (isCancellation(err)) throw err; // a cancelled purge stops; it is not a failed one
     return { purgeFailed: rootCauseMessage(err) };

@@ -1,17 +1,17 @@
 /**
- * Where a turn's sandbox calls go (deterministic/host.ts): to the task queue of the session's host when
- * it has one, with a schedule-to-start bound, so a call whose host's worker is gone fails after
- * `hostTimeoutMs` instead of waiting for it forever. Such a loss moves the session: the next
- * worker that answers on the shared queue claims it, restores the workspace as this turn began,
- * and the model reads what was lost. Sessions of workers without a host id have no host: their
- * calls take the paths they always took.
+ * Where a turn's sandbox calls go: to its session's sandbox host when it has one (sandbox-host.ts:
+ * a call whose host's worker is gone fails after `hostTimeoutMs` instead of waiting for it
+ * forever). Such a loss moves the session: the next worker that answers on the shared queue
+ * claims it, restores the workspace as this turn began, and the model reads what was lost.
+ * Sessions of workers without a host id have no host: their calls take the paths they always took.
  */
-import { ActivityFailure, proxyActivities, TimeoutFailure, type ActivityOptions } from '@temporalio/workflow';
+import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import { DEFAULT_HOST_TIMEOUT_MS, hostLostMessage, type HostMove, type HostRef } from '../../deterministic/host';
 import type { PrepareTurnInput, PrepareTurnResult } from '../../deterministic/activity-types';
 import type { TurnInput } from '../../deterministic/session';
 import type { WorkspaceSnapshot } from '../../deterministic/snapshot';
 import { STORE_ACTIVITY, type Activities } from '../activity-options';
+import { onSandboxHost, type OnHost } from '../sandbox-host';
 import type { RunEvents } from './run-events';
 
 // Claiming a host is a store read and a workspace restore on whichever worker takes it.
@@ -19,11 +19,6 @@ const { claimHost } = proxyActivities<Activities>(STORE_ACTIVITY);
 
 function hostTimeout(input: TurnInput): number {
   return input.config.limits.hostTimeoutMs ?? DEFAULT_HOST_TIMEOUT_MS;
-}
-
-/** Whether an activity failed because no worker of its queue took it in time: its host is gone. */
-export function hostLost(err: unknown): boolean {
-  return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === 'SCHEDULE_TO_START';
 }
 
 /** The host a turn's sandbox calls go to, and how it moves when that host is lost. */
@@ -46,23 +41,23 @@ export class HostRoute {
    */
   static async prepare(input: TurnInput, request: PrepareTurnInput, events: RunEvents, prepare: (req: PrepareTurnInput) => Promise<PrepareTurnResult>): Promise<{ route: HostRoute; prepared: PrepareTurnResult; note?: string }> {
     const timeoutMs = hostTimeout(input);
-    if (!input.host) {
-      const prepared = await prepare(request);
-      return { route: new HostRoute(prepared.host, timeoutMs, input.sessionId, events, prepared.workspace), prepared };
-    }
-    try {
-      const prepared = await proxyActivities<Activities>({ ...STORE_ACTIVITY, taskQueue: input.host.queue, scheduleToStartTimeout: timeoutMs }).prepareTurn(request);
-      return { route: new HostRoute(prepared.host ?? input.host, timeoutMs, input.sessionId, events, prepared.workspace), prepared };
-    } catch (err) {
-      if (!hostLost(err)) throw err;
-    }
-    // Lost since the session's last turn: another worker hosts it, its workspace starts empty.
-    events.add('activity');
-    const prepared = await prepare(request);
-    const route = new HostRoute(prepared.host, timeoutMs, input.sessionId, events, prepared.workspace);
-    route.moves.push({ step: 0, from: input.host.id, ...(prepared.host ? { to: prepared.host.id } : {}) });
-    const note = `[The harness: ${hostLostMessage(input.host, prepared.host, undefined, timeoutMs, true)}]`;
-    return { route, prepared, note };
+    return onSandboxHost(
+      input.host,
+      timeoutMs,
+      async (onHost) => {
+        const prepared = onHost ? await proxyActivities<Activities>({ ...STORE_ACTIVITY, ...onHost }).prepareTurn(request) : await prepare(request);
+        return { route: new HostRoute(prepared.host ?? input.host, timeoutMs, input.sessionId, events, prepared.workspace), prepared };
+      },
+      // Lost since the session's last turn: another worker hosts it, its workspace starts empty.
+      async (lost) => {
+        events.add('activity');
+        const prepared = await prepare(request);
+        const route = new HostRoute(prepared.host, timeoutMs, input.sessionId, events, prepared.workspace);
+        route.moves.push({ step: 0, from: lost.id, ...(prepared.host ? { to: prepared.host.id } : {}) });
+        const note = `[The harness: ${hostLostMessage(lost, prepared.host, undefined, timeoutMs, true)}]`;
+        return { route, prepared, note };
+      },
+    );
   }
 
   /** The route of a long turn's later run: where the run before it left the session. */
@@ -80,16 +75,20 @@ export class HostRoute {
     return { ...(this.host ? { host: this.host } : {}), ...(this.snapshot ? { workspace: this.snapshot } : {}) };
   }
 
-  /** executeTool on the host's queue with `base`'s bounds, or undefined when the session has no host. */
-  activity(key: string, base: ActivityOptions): Activities['executeTool'] | undefined {
-    if (!this.host) return undefined;
-    const id = `${this.host.queue}|${key}`;
+  /** executeTool on the host's queue (`onHost`, from onSandboxHost) with `base`'s bounds. */
+  activity(key: string, base: ActivityOptions, onHost: OnHost): Activities['executeTool'] {
+    const id = `${onHost.taskQueue}|${key}`;
     let fn = this.proxies.get(id);
     if (!fn) {
-      fn = proxyActivities<Activities>({ ...base, taskQueue: this.host.queue, scheduleToStartTimeout: this.timeoutMs }).executeTool;
+      fn = proxyActivities<Activities>({ ...base, ...onHost }).executeTool;
       this.proxies.set(id, fn);
     }
     return fn;
+  }
+
+  /** Runs `run` on the session's host, or without one where calls always ran; `lost` when that host is lost (onSandboxHost). */
+  run<T>(run: (onHost?: OnHost) => Promise<T>, lost: (host: HostRef) => Promise<T>): Promise<T> {
+    return onSandboxHost(this.host, this.timeoutMs, run, lost);
   }
 
   /** Moves the session off its lost host (at `step`) and says to the model what that cost. */

@@ -12,7 +12,8 @@ import { LOCAL_CALL_BUDGET_MS, MCP_NEEDS_ACTIVITY } from '../../deterministic/mc
 import type { TurnInput } from '../../deterministic/session';
 import { TOOL_HEARTBEAT, TOOL_RETRY, TOOL_TIMEOUT_MARGIN_MS, type Activities } from '../activity-options';
 import type { RunEvents } from './run-events';
-import { hostLost, type HostRoute } from './host-route';
+import type { HostRoute } from './host-route';
+import { hostLost, type OnHost } from '../sandbox-host';
 import type { ToolExecution } from './loop';
 import type { TurnPatches } from './patches';
 import type { ModelCaller } from './model-call';
@@ -98,7 +99,7 @@ export function toolRunner(
   events: RunEvents,
   dropMcpQuestions: (callId: string) => Promise<void>,
   models: Pick<ModelCaller, 'noteLocalEffect' | 'activity'>,
-  route?: HostRoute,
+  route: HostRoute,
 ): (call: ToolExecution) => Promise<ToolOutcome> {
   const { limits } = input.config;
   const { localTools, perToolTimeouts, toolFailuresAsResults, messageStore, since } = patches;
@@ -115,21 +116,6 @@ export function toolRunner(
     // run_shell kills its command when the turn is cancelled: the turn waits for that. Turns
     // recorded before ended at once (a history of one would end differently: a patch).
     const waitCancelled = call.name === 'run_shell' && !server && !call.custom && perToolTimeouts && since('shell-cancel-waits');
-    // A session on a sandbox host runs every call there, as a regular activity (a local one would
-    // run on whichever worker runs the turn, not where the workspace is).
-    const hosted = route?.activity(
-      server ? `mcp/${call.timeoutMs}/${mcp!.idempotent}` : `tool/${call.timeoutMs}${waitCancelled ? '/wait' : ''}`,
-      server ? mcpOptions(call.timeoutMs, limits.askUserTimeoutMs, mcp!.idempotent) : toolOptions(call.timeoutMs, waitCancelled),
-    );
-    const activity =
-      hosted ??
-      (server
-        ? mcpActivity(call.timeoutMs, limits.askUserTimeoutMs, mcp!.idempotent)
-        : local && localTools
-          ? executeToolLocally
-          : perToolTimeouts
-            ? toolActivity(call.timeoutMs, waitCancelled)
-            : executeTool);
     const req: ExecuteToolInput = {
       sessionId: input.sessionId,
       turnId: input.turnId,
@@ -141,32 +127,56 @@ export function toolRunner(
       // Only a custom tool's call carries the session's metadata (ctx.metadata): no command changes, so no patch.
       ...(call.custom && input.config.metadata ? { metadata: input.config.metadata } : {}),
     };
-    try {
-      // Tools the server calls idempotent run as local activities (no server round trip, so an
-      // MCP step costs what a built-in one does); one that asks the user or is slow runs again
-      // as a regular activity, which a retry of an idempotent tool allows.
-      // (Not for a session on a host: its MCP servers run on that host only.)
-      if (server && mcp!.idempotent && !hosted) {
-        try {
-          return await runLocally(() => mcpLocalActivity(call.timeoutMs)(req));
-        } catch (err) {
-          // Sent back (a question, a slow call), or the local attempts failed: the activity decides.
-          if (isCancellation(err)) throw err;
+    const run = async (onHost?: OnHost): Promise<ToolOutcome> => {
+      // A session on a sandbox host runs every call there, as a regular activity (a local one would
+      // run on whichever worker runs the turn, not where the workspace is).
+      const hosted =
+        onHost &&
+        route.activity(
+          server ? `mcp/${call.timeoutMs}/${mcp!.idempotent}` : `tool/${call.timeoutMs}${waitCancelled ? '/wait' : ''}`,
+          server ? mcpOptions(call.timeoutMs, limits.askUserTimeoutMs, mcp!.idempotent) : toolOptions(call.timeoutMs, waitCancelled),
+          onHost,
+        );
+      const activity =
+        hosted ??
+        (server
+          ? mcpActivity(call.timeoutMs, limits.askUserTimeoutMs, mcp!.idempotent)
+          : local && localTools
+            ? executeToolLocally
+            : perToolTimeouts
+              ? toolActivity(call.timeoutMs, waitCancelled)
+              : executeTool);
+      try {
+        // Tools the server calls idempotent run as local activities (no server round trip, so an
+        // MCP step costs what a built-in one does); one that asks the user or is slow runs again
+        // as a regular activity, which a retry of an idempotent tool allows.
+        // (Not for a session on a host: its MCP servers run on that host only.)
+        if (server && mcp!.idempotent && !hosted) {
+          try {
+            return await runLocally(() => mcpLocalActivity(call.timeoutMs)(req));
+          } catch (err) {
+            // Sent back (a question, a slow call), or the local attempts failed: the activity decides.
+            if (isCancellation(err)) throw err;
+          }
         }
+        if (activity === executeToolLocally) return await runLocally(() => activity(req));
+        return await models.activity(() => activity(req));
+      } catch (err) {
+        // Its host's worker never took the call: route.run moves the session (below).
+        if (onHost && hostLost(err)) throw err;
+        if (!toolFailuresAsResults || isCancellation(err)) throw err;
+        const type = call.name === 'run_shell' ? 'SANDBOX_UNAVAILABLE' : server ? 'MCP_SERVER_UNAVAILABLE' : 'EXECUTION_ERROR';
+        // An MCP tool not retried (the server does not call it idempotent), or a custom one that is
+        // not idempotent (its claim stops a second run): it may have run before the loss.
+        const unsure = (server && !mcp!.idempotent) || call.custom?.idempotent === false ? ' (it may or may not have taken effect: check before calling it again)' : '';
+        return toolError(type, `${call.name} could not be run: ${rootCauseMessage(err)}${unsure}`, {
+          suggestion: 'the tool infrastructure failed, not your call: try again later, or continue another way',
+        });
       }
-      if (activity === executeToolLocally) return await runLocally(() => activity(req));
-      return await models.activity(() => activity(req));
-    } catch (err) {
-      // Its host's worker never took the call: the session moves, and the model reads what it lost.
-      if (route && hostLost(err)) return toolError('SANDBOX_HOST_LOST', await route.move(call.step), { recoverable: true, suggestion: 'run the call again if it is still needed: it did not run' });
-      if (!toolFailuresAsResults || isCancellation(err)) throw err;
-      const type = call.name === 'run_shell' ? 'SANDBOX_UNAVAILABLE' : server ? 'MCP_SERVER_UNAVAILABLE' : 'EXECUTION_ERROR';
-      // An MCP tool not retried (the server does not call it idempotent), or a custom one that is
-      // not idempotent (its claim stops a second run): it may have run before the loss.
-      const unsure = (server && !mcp!.idempotent) || call.custom?.idempotent === false ? ' (it may or may not have taken effect: check before calling it again)' : '';
-      return toolError(type, `${call.name} could not be run: ${rootCauseMessage(err)}${unsure}`, {
-        suggestion: 'the tool infrastructure failed, not your call: try again later, or continue another way',
-      });
+    };
+    try {
+      // A lost host: the session moves, and the model reads what it lost.
+      return await route.run(run, async () => toolError('SANDBOX_HOST_LOST', await route.move(call.step), { recoverable: true, suggestion: 'run the call again if it is still needed: it did not run' }));
     } finally {
       // A question the server asked during the call cannot be answered once the call is over.
       if (server) await dropMcpQuestions(call.callId);
