@@ -208,7 +208,7 @@ export function createActivities(deps: ActivityDeps) {
 
     /**
      * Does nothing: scheduling it ends the turn's workflow task, so the local activities before it
-     * (quick model calls, a local write) are recorded before what follows (workflows/model-call.ts).
+     * (quick model calls, a local write) are recorded before what follows (workflows/turn/model-call.ts).
      */
     async checkpoint(): Promise<void> {},
 

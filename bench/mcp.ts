@@ -8,7 +8,7 @@
  * a direct SDK call on a connected pool (no Temporal), the cold first call of a fresh pool, and
  * how many server processes the whole durable run spawned (target: one).
  * Per-step time = from one model call's scheduling to the next, read from history. `echo` is
- * marked idempotent by its server, so its calls run as local activities (workflows/tool-runner.ts).
+ * marked idempotent by its server, so its calls run as local activities (workflows/turn/tools.ts).
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

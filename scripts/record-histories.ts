@@ -4,7 +4,7 @@
  * approvals, continue-as-new), one with MCP tools, one that compresses its context, one whose
  * turn failed on a model outage and was retried (`harness retry`: a reset run), a fork of it at
  * step 2 and a rerun of it (recorded replies and decisions), and a long turn that crosses the
- * thresholds of workflows/replay-constants.ts, all run by the current code. CI replays every stored history against the code of the day,
+ * thresholds of workflows/turn/replay-constants.ts, all run by the current code. CI replays every stored history against the code of the day,
  * so a workflow change that breaks running sessions fails the build (change logic behind
  * patched()). Usage: npm run build && node dist/scripts/record-histories.js <label>
  */
@@ -80,7 +80,7 @@ const retryScript = {
 };
 
 /**
- * A long turn that crosses the thresholds of workflows/replay-constants.ts under default limits
+ * A long turn that crosses the thresholds of workflows/turn/replay-constants.ts under default limits
  * (a small event budget aside): quick local steps, then a slow call handed on after
  * AFTER_UNRECORDED_MS; calls whose model time passes SHOWN_WITHIN_MS; a fact working memory
  * refuses (MAX_MEMORY_CHARS); arguments past the repeat guard's canonical and key sizes; and the

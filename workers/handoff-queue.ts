@@ -1,6 +1,6 @@
 /**
  * A worker's hand-off queue. A model call slower than the local-activity window is handed on
- * (workflows/model-call.ts): its request goes on in this process (activities/model/handoffs.ts)
+ * (workflows/turn/model-call.ts): its request goes on in this process (activities/model/handoffs.ts)
  * and the callModel activity that waits for the reply must run here, or another worker sends the
  * request again and both are paid for. So each harness worker also polls a task queue of its own,
  * activities only, that no other worker shares; the local outcome names it and the workflow

@@ -7,7 +7,7 @@
  * - a session (and a fork or rerun, which are sessions) is the workflow `<id>`; its turns
  *   `<id>/turn-<n>` are its children and end with it;
  * - an eval trial the eval runs itself has no workflow of its own: its one turn is
- *   `<id>/turn-1`, whose parent is the eval (workflows/eval.ts), and the eval uses the trial's
+ *   `<id>/turn-1`, whose parent is the eval (workflows/eval/eval.ts), and the eval uses the trial's
  *   sandbox before that turn starts and after it ends (fixtures, checks, closing it);
  * - an eval trial of older evals is the child workflow `<id>` (evalCaseWorkflow).
  *

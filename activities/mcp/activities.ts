@@ -91,7 +91,7 @@ export function createMcpActivities(deps: McpActivityDeps) {
         return toolError('MCP_SERVER_UNAVAILABLE', (err as Error).message, { recoverable: false, suggestion: 'this server cannot be used in this session; continue with other tools' });
       }
       const timeoutMs = input.timeoutMs ?? server.callTimeoutMs;
-      // A local activity (idempotent tools, see workflows/tool-runner.ts) cannot wait for a human nor
+      // A local activity (idempotent tools, see workflows/turn/tools.ts) cannot wait for a human nor
       // for long: a question from the server or a slow call sends it back to run as an activity.
       const local = ctx.info.isLocal;
       let back: string | undefined;

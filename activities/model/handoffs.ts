@@ -1,5 +1,5 @@
 /**
- * Model calls a local activity handed on (workflows/model-call.ts): the request goes on, and the
+ * Model calls a local activity handed on (workflows/turn/model-call.ts): the request goes on, and the
  * callModel activity that follows takes it by its key and waits for the same reply, so a slow
  * call is neither sent twice nor paid for twice. The registry is this process's: the activity
  * reaches it through the worker's own hand-off queue (workers/handoff-queue.ts), which the local

@@ -99,7 +99,7 @@ function oneCall(
   // A custom tool (defineTool) is named by its execution's input.
   const source = toolSource(v.call.name) ?? (act?.input.custom ? 'custom' : undefined);
   const def = REGISTRY.get(v.call.name);
-  // A rerun answered it with the recorded result (workflows/recorded-effects.ts): nothing ran.
+  // A rerun answered it with the recorded result (workflows/turn/recorded-effects.ts): nothing ran.
   const kind = v.record?.replayed ? 'record' : act ? 'activity' : loc ? 'local_activity' : 'workflow';
 
   // Times: from when the call was asked (when a human had to approve it) or ran, to its result.

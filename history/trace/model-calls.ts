@@ -7,7 +7,7 @@ const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object'
  * A model call's activity as the whole call, whose request may have begun before it: a call a
  * local activity handed on, or tried first there, starts with that local attempt (`localStart`),
  * else the trace would give its first seconds to whatever ran before it. And a hand-off whose
- * worker was gone before it took the activity (workflows/model-call.ts), an activity that failed
+ * worker was gone before it took the activity (workflows/turn/model-call.ts), an activity that failed
  * and the one that sent the call again counting on from it, is one call: the first leaves the list.
  */
 export function continueModelCall(activities: ActivityItem[], item: ActivityItem, localStart: number | undefined): void {

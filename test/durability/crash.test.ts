@@ -83,7 +83,7 @@ it('finishes the turn on a new worker after the first is SIGKILLed mid model cal
   expect(calls.filter((r) => r.index === 1)).toHaveLength(2); // the killed attempt and its retry
   expect(calls.filter((r) => r.index === 2)).toHaveLength(1);
 
-  // History: each model call once (quick ones run in the workflow task, workflows/model-call.ts:
+  // History: each model call once (quick ones run in the workflow task, workflows/turn/model-call.ts:
   // the killed one was inside a workflow task that never completed, which left nothing but its
   // timeout; the new worker sent it again), each write once. Checkpoints record what ran locally:
   // before each wait for approval, and after each write before the next model call. The final
@@ -110,7 +110,7 @@ it('finishes the turn on a new worker after the first is SIGKILLed mid model cal
 
 
 it('a kill inside a workflow task of quick steps redoes the steps it had not recorded yet, and history holds each once', async () => {
-  // Quick model calls run in the turn's workflow task (workflows/model-call.ts); their record
+  // Quick model calls run in the turn's workflow task (workflows/turn/model-call.ts); their record
   // is written when it ends. A kill before that loses them: the new worker asks again.
   const home = mkdtempSync(path.join(os.tmpdir(), 'harness-crash-chain-'));
   const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `crash-chain-${randomUUID()}`, HARNESS_HOME: home, DATABASE_URL: TEST_DATABASE_URL });

@@ -203,7 +203,7 @@ describe('the message store down', () => {
     // The attempt that succeeded records the failure before it (what `status` shows meanwhile).
     const started = events.filter((e) => e.activityTaskStartedEventAttributes?.lastFailure);
     expect(started.length).toBeGreaterThanOrEqual(1);
-    // The first attempt ran as a local activity (workflows/model-call.ts): the activity's count on from it.
+    // The first attempt ran as a local activity (workflows/turn/model-call.ts): the activity's count on from it.
     expect(Number(started[0]!.activityTaskStartedEventAttributes!.attempt)).toBe(2);
     const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')!;
     const input = defaultPayloadConverter.fromPayload<ModelCallInput>(scheduled.activityTaskScheduledEventAttributes!.input!.payloads![0]!);

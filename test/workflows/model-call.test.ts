@@ -1,5 +1,5 @@
 /**
- * Model calls inside the turn's workflow task (workflows/model-call.ts), under the default policy,
+ * Model calls inside the turn's workflow task (workflows/turn/model-call.ts), under the default policy,
  * as history, the trace and the ledger read them: a quick step is one workflow task; a slow reply
  * is handed on to an activity and not sent twice; a failed local attempt is retried by the
  * activity; a local write is recorded before the next model call; a cancelled turn stops its call.

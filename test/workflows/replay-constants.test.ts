@@ -2,7 +2,7 @@
  * The replay-relevant constants hold the values recorded histories were made with. A failure
  * here means one was edited in place: put it back, add the new value beside it under a name of
  * its own, choose between them with patched('<a-new-unique-name>') where it is read
- * (workflows/replay-constants.ts says why), and list the new constant below.
+ * (workflows/turn/replay-constants.ts says why), and list the new constant below.
  */
 import { describe, expect, it } from 'vitest';
 import * as constants from '../../workflows/turn/replay-constants';
@@ -23,7 +23,7 @@ describe('replay-relevant constants', () => {
   it('are the values recorded histories were made with (a change needs a patch, not an edit)', () => {
     expect(
       { ...constants },
-      'A replay-relevant constant changed (or one was added): recorded histories replay only with the old value. Keep it, add the new value under a name of its own, choose between them with patched() where it is read (workflows/replay-constants.ts), then list the new constant in this test.',
+      'A replay-relevant constant changed (or one was added): recorded histories replay only with the old value. Keep it, add the new value under a name of its own, choose between them with patched() where it is read (workflows/turn/replay-constants.ts), then list the new constant in this test.',
     ).toEqual(RECORDED_WITH);
   });
 });

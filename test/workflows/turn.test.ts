@@ -44,7 +44,7 @@ describe('version markers', () => {
     const prepared = decoded.find((e) => e.kind === 'localActivity' && e.activityType === 'prepareTurn');
     // Its result is in history all the same: the tools offered, read by trace, fork and rerun.
     expect(prepared?.kind === 'localActivity' && (prepared.result as { tools?: unknown[] }).tools?.length).toBeGreaterThan(5);
-    // One workflow task prepares, calls the model (a local activity too: workflows/model-call.ts) and ends the turn.
+    // One workflow task prepares, calls the model (a local activity too: workflows/turn/model-call.ts) and ends the turn.
     expect(events!.filter((e) => e.workflowTaskCompletedEventAttributes)).toHaveLength(1);
   });
 });

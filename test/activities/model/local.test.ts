@@ -1,5 +1,5 @@
 /**
- * callModel run as a local activity (workflows/model-call.ts), on the activity side: a quick
+ * callModel run as a local activity (workflows/turn/model-call.ts), on the activity side: a quick
  * reply comes back with its request, a slow one is handed on and the callModel activity on the
  * same worker waits for that very request, and a failure tells the activity that tries again
  * what it used and, when permanent, the run it failed in.
