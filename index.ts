@@ -19,4 +19,6 @@ export type { Trace } from './history/trace';
 export type { Span, SpanStatus, SpanType } from './history/trace/types';
 export type { Pending, PendingApproval, SessionState, TerminatedBy, ToolCallRecord, TurnResult, TurnState } from './deterministic/session';
 export type { Risk, ToolResult, Usage } from './deterministic/types';
-export type { ErrorType } from './deterministic/errors';
+export type { ErrorType, ToolErrorType } from './deterministic/errors';
+export type { JsonValue, SessionMetadata } from './deterministic/metadata';
+export type { PendingApprovalItem, PendingItem, PendingOptions, PendingQuestionItem } from './client/pending';

@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { PendingApproval, SessionConfig } from '../deterministic/session';
 import { UsageError } from '../machine/errors';
+import { metadataProblem, type SessionMetadata } from '../deterministic/metadata';
 import { RideOut } from '../client/ride-out';
 import {
   answerQuestion,
@@ -24,6 +25,7 @@ import {
   type WaitOptions,
 } from '../client/session-client';
 import { sessionView, type SessionView } from '../client/session-status';
+import { listPending, type PendingItem, type PendingOptions } from '../client/pending';
 import { cancel, type CancelOptions, type Cancelled } from '../client/cancel';
 import { connectClient, temporalSettings } from '../client/temporal';
 import type { Trace } from '../history/trace';
@@ -60,6 +62,11 @@ export interface SendOptions {
   systemPrompt?: string;
   /** New sessions: custom tools the session cannot do without; its first turn fails, naming them, on a worker that lacks one. */
   requireTools?: readonly string[];
+  /**
+   * New sessions: JSON the session carries for its custom tools (a user id, a tenant …; at most
+   * 16 KiB), which they read as `ctx.metadata`. It is never put into the model's messages.
+   */
+  metadata?: SessionMetadata;
   /** Step limit of this turn. */
   maxSteps?: number;
   /** @internal The configuration already resolved (the CLI resolves it before connecting); null: the session exists, send none. */
@@ -120,7 +127,12 @@ export class HarnessClient {
   /** Sends a message (starting the session when it is new) and returns the turn it started, without waiting. */
   async send(text: string, opts: SendOptions = {}): Promise<SentMessage> {
     const sessionId = opts.sessionId ?? newSessionId();
-    const config = opts.config !== undefined ? (opts.config ?? undefined) : await this.configFor(sessionId, opts);
+    // Refused before anything is read or started.
+    const problem = opts.metadata !== undefined ? metadataProblem(opts.metadata) : undefined;
+    if (problem) throw new UsageError(problem, 'give a plain object of JSON values (strings, numbers, booleans, null, arrays, objects); keep large data out of it');
+    const resolved = opts.config !== undefined ? (opts.config ?? undefined) : await this.configFor(sessionId, opts);
+    if (opts.metadata !== undefined && opts.config === null) throw existingSession(sessionId);
+    const config = resolved && opts.metadata !== undefined ? { ...resolved, metadata: opts.metadata } : resolved;
     if (config && !this.opts.taskQueue) throw new UsageError('this client was made without a task queue and cannot start sessions');
     const sent = await sendMessage(this.temporal, {
       taskQueue: this.opts.taskQueue ?? '',
@@ -144,9 +156,22 @@ export class HarnessClient {
     return waitForTurn(this.temporal, turnId, opts);
   }
 
-  /** Answers the session's pending question; returns the turn to wait on. */
-  async answer(sessionId: string, text: string, opts: DeliverOptions = {}): Promise<{ turnId: string }> {
-    return { turnId: await answerQuestion(this.temporal, sessionId, text, opts.ride) };
+  /**
+   * Answers the session's pending question; returns the turn to wait on. With `questionId` (a
+   * pending() item's) the answer is refused unless that question is the one waiting.
+   */
+  async answer(sessionId: string, text: string, opts: DeliverOptions & { questionId?: string } = {}): Promise<{ turnId: string }> {
+    return { turnId: await answerQuestion(this.temporal, sessionId, text, opts.ride, opts.questionId) };
+  }
+
+  /**
+   * Every approval and question waiting in running sessions, on any task queue (or only
+   * `taskQueue`'s), oldest first: read from Temporal's visibility and each session's history, so
+   * no worker needs to answer. Decide each by its id: `approve`/`deny(sessionId, { callIds: [callId] })`,
+   * `answer(sessionId, text, { questionId })`.
+   */
+  pending(opts: PendingOptions = {}): Promise<PendingItem[]> {
+    return listPending(this.temporal, opts);
   }
 
   /** Approves pending calls (default: all of the step); `always` allows the same for the rest of the session (a string: commands starting with those words). */
@@ -218,9 +243,10 @@ export class HarnessClient {
 
   /** The configuration a new session starts with; undefined for one that exists (it keeps its own). */
   private async configFor(sessionId: string, o: SendOptions): Promise<SessionConfig | undefined> {
-    const shaping = o.model !== undefined || o.policy !== undefined || o.configFile !== undefined || o.systemPrompt !== undefined || o.requireTools !== undefined;
+    const shaping =
+      o.model !== undefined || o.policy !== undefined || o.configFile !== undefined || o.systemPrompt !== undefined || o.requireTools !== undefined || o.metadata !== undefined;
     if (o.sessionId && (await sessionExists(this.temporal, sessionId))) {
-      if (shaping) throw new UsageError(`session ${sessionId} already exists and keeps the settings it started with`, 'drop model, policy, configFile, systemPrompt and requireTools to continue it');
+      if (shaping) throw existingSession(sessionId);
       return undefined;
     }
     const flags = { ...(o.model ? { model: o.model } : {}), ...(o.configFile ? { config: o.configFile } : {}), ...(o.policy ? { policy: o.policy } : {}) };
@@ -232,6 +258,11 @@ export class HarnessClient {
     if (required.some((t) => typeof t !== 'string' || t === '')) throw new UsageError('requireTools must be tool names');
     return { ...config, ...(o.systemPrompt !== undefined ? { systemPrompt: o.systemPrompt } : {}), ...(required.length ? { tools: { required } } : {}) };
   }
+}
+
+/** Settings given for a session that exists: it keeps those it started with. */
+function existingSession(sessionId: string): UsageError {
+  return new UsageError(`session ${sessionId} already exists and keeps the settings it started with`, 'drop model, policy, configFile, systemPrompt, requireTools and metadata to continue it');
 }
 
 /** A new session id (the CLI's too): sortable by time, unique enough for one user. */

@@ -28,6 +28,7 @@ import { registerTrace } from './commands/trace';
 import { registerCost } from './commands/cost';
 import { registerConsole } from './commands/console';
 import { registerHome } from './commands/home';
+import { registerPending } from './commands/pending';
 import { escapeForTerminal } from '../machine/terminal/escape';
 import { EXIT, say } from './output';
 
@@ -55,6 +56,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerRerun(program, ctx);
   registerEval(program, ctx);
   registerApprovals(program, ctx);
+  registerPending(program, ctx);
   registerShow(program, ctx);
   registerServe(program, ctx);
   registerSandbox(program, ctx);

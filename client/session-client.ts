@@ -175,7 +175,7 @@ async function turnState(client: Client, turnId: string, ride?: RideOut): Promis
  * Answers the session's pending question; returns the turn id to wait on. Who answered is
  * the client's identity, which Temporal records with the update.
  */
-export async function answerQuestion(client: Client, sessionId: string, text: string, ride?: RideOut): Promise<string> {
+export async function answerQuestion(client: Client, sessionId: string, text: string, ride?: RideOut, callId?: string): Promise<string> {
   const state = await sessionState(client, sessionId, ride);
   const turnId = state.currentTurnId;
   if (!turnId) throw new UserError(`session ${sessionId} is not waiting for an answer (status: ${state.status})`, `see \`harness status ${sessionId}\``);
@@ -184,7 +184,7 @@ export async function answerQuestion(client: Client, sessionId: string, text: st
     throw new UserError(`session ${sessionId} is not waiting for an answer (status: ${ts.status})`, `see \`harness status ${sessionId}\``);
   }
   try {
-    await update(client, turnId, ride, (updateId) => client.workflow.getHandle(turnId).executeUpdate(answerUpdate, { args: [{ text }], updateId }));
+    await update(client, turnId, ride, (updateId) => client.workflow.getHandle(turnId).executeUpdate(answerUpdate, { args: [{ text, ...(callId ? { callId } : {}) }], updateId }));
   } catch (err) {
     throw rejected(err, `turn ${turnId}`, `see the pending question with \`harness status ${sessionId}\``);
   }

@@ -9,6 +9,7 @@ import type { CustomToolSet } from './custom-tools';
 import type { ToolMode, ToolModeDecision } from './tool-mode';
 import type { HostRef } from './host';
 import type { ModelRetry } from './model-retry';
+import type { SessionMetadata } from './metadata';
 
 /** One model call. `callIndex` is unique and stable per session, so a retried call is recognisable. */
 export interface ModelCallInput {
@@ -184,6 +185,8 @@ export interface ExecuteToolInput {
   mcp?: { server: McpServerRef; tool: string; askUserTimeoutMs?: number };
   /** A custom tool (defineTool): whether the session recorded it idempotent (otherwise a claim makes it run once). */
   custom?: { idempotent: boolean };
+  /** A custom tool's call: the session's metadata, which the tool reads as ctx.metadata (absent: none was set). */
+  metadata?: SessionMetadata;
 }
 
 /** Input of discoverMcpTools: the session's servers (or only some of them, keeping the others' tools). */

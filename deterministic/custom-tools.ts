@@ -7,7 +7,8 @@
  * does for MCP tools. Pure: the code that runs a tool lives on the worker (activities/custom-tools).
  */
 import type { z } from 'zod';
-import type { ErrorType } from './errors';
+import type { ToolErrorType } from './errors';
+import type { SessionMetadata } from './metadata';
 import type { ToolDefinition } from './tools';
 import type { Risk, ToolSpec } from './types';
 import { zodInputSchema } from './mcp-tools';
@@ -53,6 +54,11 @@ export interface ToolContext {
   log: ToolLogger;
   /** Exactly the values the worker's `secrets` option gave this tool (empty without). */
   secrets: Readonly<Record<string, string>>;
+  /**
+   * The session's metadata: the JSON the application gave `send({ metadata })` when it started
+   * the session (a user id, a tenant …; empty without). The model never sees it.
+   */
+  metadata: Readonly<SessionMetadata>;
 }
 
 /** Log lines of a tool call (the worker's activity log). */
@@ -77,14 +83,19 @@ export interface HarnessTool<S extends z.ZodObject = z.ZodObject> {
   readonly spec: CustomToolSpec;
 }
 
-/** A failure a tool reports to the model: `{ ok: false, error_type, message, recoverable, suggestion }`. */
+/**
+ * A failure a tool reports to the model: `{ ok: false, error_type, message, recoverable, suggestion }`.
+ * `type` is one of the harness's error types or the application's own (`PAYMENT_DECLINED`:
+ * UPPER_SNAKE, a letter first, at most 64 characters); any other is reported as EXECUTION_ERROR,
+ * the result's message and the worker's log saying why.
+ */
 export class ToolError extends Error {
   override name = 'ToolError';
-  readonly type: ErrorType;
+  readonly type: ToolErrorType;
   readonly suggestion?: string;
   readonly recoverable: boolean;
 
-  constructor(message: string, opts: { type?: ErrorType; suggestion?: string; recoverable?: boolean } = {}) {
+  constructor(message: string, opts: { type?: ToolErrorType; suggestion?: string; recoverable?: boolean } = {}) {
     super(message);
     this.type = opts.type ?? 'EXECUTION_ERROR';
     if (opts.suggestion !== undefined) this.suggestion = opts.suggestion;

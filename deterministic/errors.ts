@@ -28,6 +28,32 @@ export const ERROR_TYPES = [
 /** One of the structured tool error types. */
 export type ErrorType = (typeof ERROR_TYPES)[number];
 
+/**
+ * An error type an application's own tool gives (`new ToolError(msg, { type: 'PAYMENT_DECLINED' })`):
+ * UPPER_SNAKE like the harness's, a letter first, at most 64 characters.
+ */
+export const CUSTOM_ERROR_TYPE = /^[A-Z][A-Z0-9_]{0,63}$/;
+
+/**
+ * The error type of a tool result: one of the harness's, or a custom tool's own (CUSTOM_ERROR_TYPE).
+ * Code that reads results compares it with the types it knows and treats any other as a failure.
+ */
+export type ToolErrorType = ErrorType | (string & Record<never, never>);
+
+/**
+ * The type a result carries for the type a ToolError was given: a valid one as it is; none,
+ * EXECUTION_ERROR; any other, EXECUTION_ERROR and a sentence saying why (for the worker's log and the result).
+ */
+export function toolErrorType(type: unknown): { type: ToolErrorType; problem?: string } {
+  if (type === undefined) return { type: 'EXECUTION_ERROR' };
+  if (typeof type === 'string' && CUSTOM_ERROR_TYPE.test(type)) return { type };
+  const shown = typeof type === 'string' ? JSON.stringify(type.length > 80 ? `${type.slice(0, 80)}…` : type) : `a ${typeof type}`;
+  return {
+    type: 'EXECUTION_ERROR',
+    problem: `the tool gave the error type ${shown}, which is not UPPER_SNAKE_CASE (A-Z, 0-9 and _, a letter first, at most 64 characters), so it is reported as EXECUTION_ERROR`,
+  };
+}
+
 import type { ToolResult } from './types';
 
 /**

@@ -9,6 +9,7 @@ import type { McpServerRef } from './mcp';
 import type { ToolModeSetting } from './tool-mode';
 import type { Budget } from './budget';
 import type { Pricing } from './pricing';
+import type { SessionMetadata } from './metadata';
 
 /** How the model is reached. `scripted` carries its script so any worker can serve it. */
 export type ModelSpec =
@@ -96,6 +97,11 @@ export interface SessionConfig {
   mcp?: { servers: McpServerRef[] };
   /** Custom tools the session cannot do without: a first turn whose worker lacks one fails saying so. */
   tools?: { required: string[] };
+  /**
+   * What the application set when it started the session (a user id, a tenant …, at most 16 KiB
+   * of JSON): custom tools read it as `ctx.metadata`; it is never put into the model's messages.
+   */
+  metadata?: SessionMetadata;
   /** The price of the session's model, fixed when it starts (absent in sessions from before prices). */
   pricing?: Pricing;
   /**

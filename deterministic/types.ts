@@ -2,7 +2,7 @@
  * Plain data shapes shared by workflows, activities and the CLI.
  * Everything here must be JSON-serialisable: it travels through Temporal history.
  */
-import type { ErrorType } from './errors';
+import type { ToolErrorType } from './errors';
 
 /**
  * A tool call as the model proposed it; `arguments` is the raw JSON text the model produced.
@@ -40,7 +40,7 @@ export interface Usage {
 export interface ToolResult {
   ok: boolean;
   result?: unknown;
-  error_type?: ErrorType;
+  error_type?: ToolErrorType;
   message?: string;
   recoverable?: boolean;
   suggestion?: string;

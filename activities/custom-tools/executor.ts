@@ -9,10 +9,11 @@ import os from 'node:os';
 import { Context } from '@temporalio/activity';
 import { BUILTIN_TOOLS } from '../../deterministic/builtin-tools';
 import { ToolError, type CustomToolSet, type HarnessTool, type ToolContext } from '../../deterministic/custom-tools';
-import { ERROR_TYPES, toolError, toolOk, type ErrorType } from '../../deterministic/errors';
+import { toolError, toolErrorType, toolOk } from '../../deterministic/errors';
 import { describeIssues, ToolDefinitionError } from '../../deterministic/tools';
 import type { ExecuteToolInput } from '../../deterministic/activity-types';
 import type { ToolResult } from '../../deterministic/types';
+import type { SessionMetadata } from '../../deterministic/metadata';
 import { ensureWorkspace } from '../tools/workspace';
 import { atMostOnce } from '../tools/at-most-once';
 
@@ -90,6 +91,8 @@ async function toolContext(tool: HarnessTool, input: ExecuteToolInput, deps: Cus
       error: (m, a) => log.error(prefix + m, a),
     },
     secrets: Object.freeze({ ...(deps.secrets?.[tool.name] ?? {}) }),
+    // A copy per call: what one call changes is not what the next one reads.
+    metadata: Object.freeze(input.metadata ? (JSON.parse(JSON.stringify(input.metadata)) as SessionMetadata) : {}),
   };
 }
 
@@ -116,7 +119,7 @@ async function invoke(tool: HarnessTool, args: unknown, base: Omit<ToolContext, 
       });
     }
     if (activity.cancellationSignal.aborted) throw err; // the turn was cancelled: Temporal records it
-    if (isToolError(err)) return toolError(err.type, err.message, { recoverable: err.recoverable, ...(err.suggestion ? { suggestion: err.suggestion } : {}) });
+    if (isToolError(err)) return fromToolError(tool.name, err);
     return toolError('EXECUTION_ERROR', `${tool.name} failed: ${(err as Error)?.message ?? String(err)}`, { suggestion: 'try other arguments, or continue another way' });
   } finally {
     clearTimeout(timer);
@@ -128,7 +131,16 @@ async function invoke(tool: HarnessTool, args: unknown, base: Omit<ToolContext, 
 function isToolError(err: unknown): err is ToolError {
   if (err instanceof ToolError) return true;
   const e = err as Partial<ToolError> | undefined;
-  return e?.name === 'ToolError' && typeof e.message === 'string' && (ERROR_TYPES as readonly string[]).includes(e.type as ErrorType) && typeof e.recoverable === 'boolean';
+  return e?.name === 'ToolError' && typeof e.message === 'string' && typeof e.recoverable === 'boolean';
+}
+
+/** The result of a ToolError: its own type (the harness's or the application's), or EXECUTION_ERROR saying why the type was not taken. */
+function fromToolError(name: string, err: ToolError): ToolResult {
+  const { type, problem } = toolErrorType(err.type);
+  if (problem) Context.current().log.warn(`tool ${name}: ${problem}`);
+  const opts = { recoverable: err.recoverable, ...(err.suggestion ? { suggestion: err.suggestion } : {}) };
+  // toolError takes the harness's own types only (a typo there is a bug): an application's is set after.
+  return { ...toolError('EXECUTION_ERROR', problem ? `${err.message} (${problem})` : err.message, opts), error_type: type };
 }
 
 /** The tool's value as the JSON the model reads (a Date becomes its string; undefined, null). */

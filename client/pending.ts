@@ -1,0 +1,127 @@
+/**
+ * Everything that waits on a person, across sessions and task queues (`harness pending`,
+ * HarnessClient.pending()): each call waiting for approval and each question waiting for an
+ * answer. Visibility lists the running sessions, whatever task queue they run on; each
+ * session's current run tells what its open turn waits for (the `turnStatus` signals the turn
+ * sends it, as `harness sessions` reads them): no worker is needed, so a session whose worker
+ * is gone is listed too. Decide each with approve/deny (by call id) or answer (by question id).
+ */
+import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import type { Pending } from '../deterministic/session';
+import type { Risk } from '../deterministic/types';
+import { decodePayload, type HistoryEvent } from '../history/trace/events';
+import { readSession, runEvents } from './session-list';
+
+/** Where a wait is: the session, its turn, the task queue its worker polls, and since when it waits. */
+interface PendingWhere {
+  sessionId: string;
+  turnId: string;
+  /** The session's task queue (the one its worker polls). */
+  taskQueue: string;
+  /** When the turn began waiting for this (ISO 8601), as the session recorded it. */
+  since: string;
+}
+
+/** A tool call waiting for approval: approve or deny it with its call id (`harness.approve(sessionId, { callIds: [callId] })`). */
+export interface PendingApprovalItem extends PendingWhere {
+  kind: 'approval';
+  callId: string;
+  tool: string;
+  /** The arguments as the person deciding is shown them. */
+  args: unknown;
+  /** Digest of tool and arguments: a decision naming it applies only to what was shown. */
+  digest?: string;
+  risk: Risk;
+  /** Why the policy asks. */
+  reason: string;
+  /** The policy rule that asks, when one does. */
+  rule?: string;
+}
+
+/** A question waiting for an answer: `harness.answer(sessionId, text, { questionId })`. */
+export interface PendingQuestionItem extends PendingWhere {
+  kind: 'question';
+  /** The asking call's id (`<callId>#e…` for a question an MCP server asks during a call). */
+  questionId: string;
+  question: string;
+}
+
+/** One thing a person is waited on for. */
+export type PendingItem = PendingApprovalItem | PendingQuestionItem;
+
+/** What pending() reads. */
+export interface PendingOptions {
+  /** Only sessions on this task queue (default: every task queue). */
+  taskQueue?: string;
+  /** Read at most this many running sessions, newest first (default 1000). */
+  limit?: number;
+}
+
+/** Sessions read at once: each is one history read. */
+const PARALLEL = 8;
+
+/** Everything waiting on a person in running sessions, oldest wait first. */
+export async function listPending(client: Client, opts: PendingOptions = {}): Promise<PendingItem[]> {
+  const limit = opts.limit ?? 1000;
+  const queue = opts.taskQueue ? ` AND TaskQueue = '${opts.taskQueue.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'` : '';
+  const sessions: WorkflowExecutionInfo[] = [];
+  for await (const wf of client.workflow.list({ query: `WorkflowType = 'sessionWorkflow' AND ExecutionStatus = 'Running'${queue}` })) {
+    if (sessions.some((s) => s.workflowId === wf.workflowId)) continue;
+    sessions.push(wf);
+    if (sessions.length >= limit) break;
+  }
+  const items: PendingItem[] = [];
+  for (let i = 0; i < sessions.length; i += PARALLEL) {
+    const read = await Promise.all(sessions.slice(i, i + PARALLEL).map((wf) => sessionPending(client, wf)));
+    items.push(...read.flat());
+  }
+  return items.sort((a, b) => a.since.localeCompare(b.since) || a.sessionId.localeCompare(b.sessionId));
+}
+
+/** What one session's open turn waits for, from its current run's history. */
+async function sessionPending(client: Client, wf: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'taskQueue'>): Promise<PendingItem[]> {
+  let events: HistoryEvent[];
+  try {
+    events = await runEvents(client, wf.workflowId, wf.runId);
+  } catch {
+    return []; // it closed (or continued as new) since it was listed: nothing of it waits here
+  }
+  const facts = readSession(events);
+  const turnId = facts.openTurn;
+  const pending = facts.waiting?.pending;
+  if (!turnId || !pending) return [];
+  const where = { sessionId: wf.workflowId, turnId, taskQueue: wf.taskQueue, since: waitingSince(events, turnId, pending) };
+  if (pending.kind === 'question') return [{ ...where, kind: 'question', questionId: pending.callId, question: pending.question }];
+  if (pending.kind !== 'approvals') return [];
+  return pending.calls.map((c) => ({
+    ...where,
+    kind: 'approval',
+    callId: c.callId,
+    tool: c.tool,
+    args: c.args,
+    ...(c.digest ? { digest: c.digest } : {}),
+    risk: c.risk,
+    reason: c.reason,
+    ...(c.rule ? { rule: c.rule } : {}),
+  }));
+}
+
+/**
+ * When the turn began its current wait: the first of the unbroken run of `turnStatus` signals
+ * of the same kind that ends with the latest (a step whose calls are decided one by one signals
+ * again with those left, and still waits since its first signal).
+ */
+function waitingSince(events: readonly HistoryEvent[], turnId: string, pending: Pending): string {
+  let since: HistoryEvent['eventTime'] | undefined;
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]!;
+    const signal = e.workflowExecutionSignaledEventAttributes;
+    if (signal?.signalName !== 'turnStatus') continue;
+    const s = decodePayload(signal.input?.payloads?.[0]) as { turnId?: string; pending?: Pending } | undefined;
+    if (s?.turnId !== turnId) continue;
+    if (s.pending?.kind !== pending.kind) break;
+    since = e.eventTime;
+  }
+  const ms = since ? Number(since.seconds ?? 0) * 1000 + Math.floor((since.nanos ?? 0) / 1e6) : 0;
+  return new Date(ms).toISOString();
+}
