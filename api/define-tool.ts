@@ -50,6 +50,7 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinitionInput<S>): 
   if (BUILTIN_TOOLS.some((t) => t.name === def.name)) fail('that is the name of a built-in tool');
   if (typeof def.description !== 'string' || def.description.trim().length < 10) fail('description must say what the tool does (10+ characters)');
   if (def.description.length > MAX_DESCRIPTION_CHARS) fail(`description must be at most ${MAX_DESCRIPTION_CHARS} characters`);
+  if (isZod3(def.schema)) fail('schema is a zod 3 schema, and the harness needs zod 4: install zod@4 (npm install zod@4) and build the schema with its z.object');
   if (!(def.schema instanceof z.ZodObject)) fail('schema must be a zod object schema (z.object({ ... }))');
   if (!RISKS.includes(def.risk)) fail(`risk must be one of ${RISKS.join(', ')}`);
   const timeoutSec = def.timeoutSec ?? 30;
@@ -60,6 +61,11 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinitionInput<S>): 
   const idempotent = def.idempotent ?? false;
   const spec = { name: def.name, description: def.description, parameters, risk: def.risk, timeoutMs: Math.round(timeoutSec * 1000), idempotent };
   return Object.freeze({ name: def.name, description: def.description, schema: def.schema, risk: def.risk, timeoutSec, idempotent, run: def.run, spec });
+}
+
+/** Zod 3 schemas carry `_def` but not zod 4's `_zod`: told apart so the error names the version, not the shape. */
+function isZod3(schema: unknown): boolean {
+  return typeof schema === 'object' && schema !== null && '_def' in schema && !('_zod' in schema);
 }
 
 /** The JSON schema the model and the workflow see: the schema's input side (before transforms). */
