@@ -1,13 +1,19 @@
 /**
  * The public entry point of the harness as a library (`import { … } from 'durable-agent-harness'`):
- * tools in TypeScript (defineTool), a worker that runs them (createHarnessWorker), and a client
- * that drives sessions (connectHarness; the `harness` CLI is built on it). Only what is exported
- * here is public; everything else may change between releases.
+ * tools in TypeScript (defineTool), agents (defineAgent), a worker that runs them
+ * (createHarnessWorker), and a client that drives sessions (connectHarness; the `harness` CLI is
+ * built on it). Only what is exported here is public; everything else may change between releases.
  */
 export { defineTool, type ToolDefinitionInput } from './api/define-tool';
 export { ToolError, type HarnessTool, type ToolContext, type ToolLogger } from './deterministic/custom-tools';
 export { ToolDefinitionError } from './deterministic/tools';
 export { createHarnessWorker, type HarnessWorker, type HarnessWorkerOptions } from './api/worker';
+export { defineAgent, AgentDefinitionError, type AgentDefinitionInput } from './api/define-agent';
+export type { HarnessAgent } from './config/agents';
+export type { LimitsConfig } from './config/limits';
+export type { McpServerDeclaration } from './config/mcp';
+export type { PolicyInput } from './deterministic/policy/schema';
+export type { Budget, BudgetLimit } from './deterministic/budget';
 export type { WorkerTuning } from './workers/tuning';
 export { connectHarness, HarnessClient, type ConnectOptions, type Decided, type RunOutcome, type SendOptions, type SentMessage, type TraceOptions } from './api/client';
 export { UserError, UsageError } from './machine/errors';

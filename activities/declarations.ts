@@ -3,7 +3,8 @@
  * sandbox: MCP servers (their commands, environments, URLs), model endpoints, skills folders
  * (mounted into sandboxes) and the private `host:port`s http_request may reach. They come from the
  * owner only: code (`createHarnessWorker`), the worker's environment, or a config file the owner
- * named or trusted (config/declarations.ts). A session's input, which anyone who can reach the
+ * named or trusted (config/declarations.ts); and the agents sessions may run as, whose servers and
+ * folders are declared with them. A session's input, which anyone who can reach the
  * Temporal server may write, only names what is declared here; naming anything else is refused
  * before it starts, with a NOT_DECLARED failure that says what the worker declares instead.
  */
@@ -14,6 +15,7 @@ import { canonicalJson } from '../deterministic/digest';
 import { NOT_DECLARED, NOT_DECLARED_HINT } from '../deterministic/errors';
 import type { McpServerRef, McpServerSpec } from '../deterministic/mcp';
 import type { Declared } from '../config/declarations';
+import type { AgentSpec } from '../config/agents';
 import { projectRoot } from '../machine/paths';
 import { DEFAULT_MODEL_ENDPOINT, keyBoundHosts } from './model/keys';
 
@@ -28,12 +30,15 @@ export class WorkerDeclarations {
   private readonly folders: Set<string>;
   /** `host:port` in the guard's normal form. */
   private readonly hosts: Set<string>;
+  /** The agents sessions may run as, by name. */
+  private readonly agents: Map<string, AgentSpec>;
 
   constructor(declared: Declared = {}) {
     this.servers = new Map();
     this.endpoints = new Set();
     this.folders = new Set();
     this.hosts = new Set();
+    this.agents = new Map();
     this.add(declared);
   }
 
@@ -51,6 +56,7 @@ export class WorkerDeclarations {
       modelEndpoints: [DEFAULT_MODEL_ENDPOINT, ...(env.OPENAI_BASE_URL ? [env.OPENAI_BASE_URL] : []), ...keyed, ...(more.modelEndpoints ?? [])],
       skillFolders: [path.join(projectRoot(), 'skills'), ...skillsDirs, ...(more.skillFolders ?? [])],
       privateHosts: more.privateHosts ?? [],
+      agents: more.agents ?? [],
     });
   }
 
@@ -66,6 +72,27 @@ export class WorkerDeclarations {
       const key = hostKey(h);
       if (key) this.hosts.add(key);
     }
+    // An agent's servers and folders are declared with it.
+    for (const a of more.agents ?? []) {
+      this.agents.set(a.name, a);
+      for (const s of a.mcpServers) this.servers.set(s.name, s);
+      for (const f of a.skills) this.folders.add(path.resolve(f));
+    }
+  }
+
+  /** The names of the agents sessions may run as. */
+  agentNames(): string[] {
+    return [...this.agents.keys()];
+  }
+
+  /** The agents sessions may run as. */
+  agentSpecs(): AgentSpec[] {
+    return [...this.agents.values()];
+  }
+
+  /** The agent of that name, if the worker has it. */
+  agent(name: string): AgentSpec | undefined {
+    return this.agents.get(name);
   }
 
   /** The names of the declared MCP servers. */
@@ -118,6 +145,7 @@ export class WorkerDeclarations {
       `model endpoints ${[...this.endpoints].join(',')}`,
       this.folders.size ? `skills folders ${[...this.folders].join(',')}` : '',
       this.hosts.size ? `private hosts ${[...this.hosts].join(',')}` : '',
+      this.agents.size ? `agents ${this.agentNames().join(',')}` : '',
     ];
     return parts.filter(Boolean).join('; ');
   }

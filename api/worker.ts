@@ -4,7 +4,7 @@
  * environment (TEMPORAL_ADDRESS or the embedded server's port, HARNESS_TASK_QUEUE, HARNESS_HOME,
  * DATABASE_URL, model keys), and the tools given here besides. Sessions started on its task
  * queue record the tools when they start (their first turn), so every turn and replay sees the
- * same list; keep every worker of one task queue on the same tools.
+ * same list; keep every worker of one task queue on the same tools and agents.
  */
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { HarnessTool } from '../deterministic/custom-tools';
@@ -16,9 +16,10 @@ import type { DeclarationOptions } from '../workers/declarations';
 import { assembleWorker } from '../workers/assemble';
 
 /**
- * What createHarnessWorker takes; everything but `tools` has a default from the environment. What
- * runs on this host outside the sandbox is declared here (or in the worker's config file): MCP
- * servers, model endpoints, skills folders, private hosts. Sessions only name it.
+ * What createHarnessWorker takes; everything but `tools` and `agents` has a default from the
+ * environment. What runs on this host outside the sandbox is declared here (or in the worker's
+ * config file): MCP servers, model endpoints, skills folders, private hosts, agents. Sessions only
+ * name it.
  */
 export interface HarnessWorkerOptions extends DeclarationOptions {
   /** Tools made with defineTool. */
@@ -54,8 +55,10 @@ export interface HarnessWorker {
   /** The Temporal server it polls (`host:port`). */
   readonly address: string;
   readonly home: string;
-  /** The names of its custom tools. */
+  /** The names of its custom tools (its agents' among them). */
   readonly tools: readonly string[];
+  /** The names of the agents sessions may run as (defineAgent's, and its config file's). */
+  readonly agents: readonly string[];
   /**
    * Polls until shutdown() (or SIGINT/SIGTERM), drains (calls in flight get the drain grace,
    * then are cancelled; sandbox containers are kept), then closes what it opened.
@@ -68,10 +71,11 @@ export interface HarnessWorker {
 }
 
 /**
- * Creates a worker with your tools (not polling yet: call run()); a bad tool definition throws
- * before anything connects. It is the worker `harness worker` runs (workers/assemble.ts), with
- * the same sweeps: sandboxes of ended sessions removed and idle ones stopped
- * (HARNESS_SANDBOX_SWEEP_SEC, HARNESS_SANDBOX_IDLE_SEC), MCP servers of gone workers stopped.
+ * Creates a worker with your tools and agents (not polling yet: call run()); a bad tool
+ * definition, or two tools of one name, throws before anything connects. It is the worker
+ * `harness worker` runs (workers/assemble.ts), with the same sweeps: sandboxes of ended sessions
+ * removed and idle ones stopped (HARNESS_SANDBOX_SWEEP_SEC, HARNESS_SANDBOX_IDLE_SEC), MCP servers
+ * of gone workers stopped.
  */
 export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Promise<HarnessWorker> {
   const env: NodeJS.ProcessEnv = {
@@ -100,7 +104,8 @@ export async function createHarnessWorker(opts: HarnessWorkerOptions = {}): Prom
     taskQueue: assembled.settings.taskQueue,
     address: assembled.settings.address,
     home: assembled.home,
-    tools: tools.map((t) => t.name),
+    tools: assembled.tools,
+    agents: assembled.agents,
     worker: assembled.workers.main,
     run: () => assembled.run(),
     shutdown: () => assembled.shutdown(),

@@ -62,6 +62,12 @@ export const mcpServersSchema = z
     }
   });
 
+/**
+ * One MCP server as its owner declares it (an entry of harness.config.json's `mcpServers`, an
+ * agent's `mcpServers`): stdio with `command`, or Streamable HTTP with `url`.
+ */
+export type McpServerDeclaration = z.input<typeof stdioServer> | z.input<typeof httpServer>;
+
 function entryKind(entry: unknown): typeof stdioServer | typeof httpServer | undefined {
   if (!entry || typeof entry !== 'object') return undefined;
   const has = (k: string) => k in (entry as object);

@@ -6,7 +6,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { DEFAULT_LIMITS, type Limits, type ModelSpec, type SessionConfig } from '../deterministic/session';
+import type { ModelSpec, SessionConfig } from '../deterministic/session';
+import type { AgentField } from '../deterministic/session-config';
 import { loadScript, ScriptError } from '../scripted-model/script';
 import { allowPrivateHostSchema } from '../deterministic/allow-hosts';
 import { JsonSyntaxError, parseJsonText } from '../deterministic/json-text';
@@ -20,6 +21,8 @@ import { mcpServersSchema, resolveMcpServers } from './mcp';
 import { isTrusted, trustedPart } from './trust';
 import { pricesSchema, resolvePricing } from './prices';
 import { budgetSchema, checkBudgetPricing } from './budget';
+import { limitFields, limitsOf } from './limits';
+import { AGENT_NAME, agentsSchema } from './agent-schema';
 
 const positiveInt = z.number().int().positive();
 
@@ -36,26 +39,9 @@ export const FileConfigSchema = z
     systemPrompt: z.string().min(1).optional(),
     limits: z
       .object({
-        maxSteps: positiveInt.max(1000),
-        errorLimit: positiveInt,
-        repeatLimit: positiveInt.min(2),
-        askUserTimeoutSec: z.number().positive(),
-        approvalTimeoutSec: z.number().positive(),
-        continueAsNewAfterEvents: positiveInt.min(10),
-        turnEventBudget: positiveInt.min(100).max(10_000),
-        modelTimeoutSec: z.number().positive(),
-        modelHeartbeatSec: z.number().positive(),
-        modelMaxAttempts: positiveInt.max(20),
-        /** How long rate limits (429) and outages (5xx, no connection) are retried from a call's first attempt (default 60; 0: modelMaxAttempts only). */
-        modelRetryWindowSec: z.number().min(0).max(3600),
-        /** How long a model call may run in the turn's workflow task before it becomes an activity of its own (default 3; 0: always an activity). */
-        modelLocalSec: z.number().min(0).max(10),
-        /** Most tokens one model reply may have (default 4096): a babbling model cannot hold a turn for minutes. */
-        maxOutputTokens: positiveInt.max(1_000_000),
+        ...limitFields,
         /** What a turn and the session may spend, in tokens or USD (docs/costs.md). */
         budget: budgetSchema,
-        /** How long a sandbox call waits for its host's worker before the session moves to another host (default 60). */
-        hostTimeoutSec: z.number().min(5).max(3600),
       })
       .partial()
       .strict()
@@ -84,6 +70,8 @@ export const FileConfigSchema = z
     mcpServers: mcpServersSchema.optional(),
     /** Prices per model, USD per million tokens, over the shipped default table (docs/costs.md). */
     prices: pricesSchema.optional(),
+    /** Agents a worker started with this file serves, by name (a worker's setting: sessions name one with --agent). */
+    agents: agentsSchema.optional(),
   })
   .strict();
 
@@ -161,6 +149,8 @@ export interface ConfigFlags {
   model?: string;
   config?: string;
   policy?: string;
+  /** The worker's agent the session runs as (its settings come from the worker). */
+  agent?: string;
 }
 
 /**
@@ -173,6 +163,7 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
   const ignored = ignoredNote(loaded, cwd);
   if (ignored) note?.(ignored);
   const fileDir = file ? path.dirname(file) : cwd;
+  if (flags.agent !== undefined) return agentSessionConfig(flags.agent, flags, config, env, cwd);
   const fromFlagOrEnv = flags.model ?? env.HARNESS_MODEL;
   const modelText = fromFlagOrEnv ?? config.model;
   if (!modelText) {
@@ -181,48 +172,70 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
       'pass --model scripted:examples/demo.json for an offline demo, or set HARNESS_MODEL (e.g. gpt-4o-mini) and OPENAI_API_KEY',
     );
   }
-  const toolMode = env.HARNESS_TOOL_MODE || config.toolMode;
-  if (toolMode !== undefined && !(TOOL_MODE_SETTINGS as readonly string[]).includes(toolMode)) {
-    throw new UsageError(`tool mode "${toolMode}" is not one of ${TOOL_MODE_SETTINGS.join(', ')}`, 'set HARNESS_TOOL_MODE (or toolMode in the config file) to auto, native or text');
-  }
   const spec = modelSpec(modelText, fromFlagOrEnv ? cwd : fileDir, env.OPENAI_BASE_URL ?? config.baseUrl);
-  const model = toolMode ? { ...spec, toolMode: toolMode as ToolModeSetting } : spec;
-  const l = config.limits ?? {};
-  const sec = (v: number | undefined, fallback: number) => (v === undefined ? fallback : Math.round(v * 1000));
-  const limits: Limits = {
-    maxSteps: l.maxSteps ?? DEFAULT_LIMITS.maxSteps,
-    errorLimit: l.errorLimit ?? DEFAULT_LIMITS.errorLimit,
-    repeatLimit: l.repeatLimit ?? DEFAULT_LIMITS.repeatLimit,
-    askUserTimeoutMs: sec(l.askUserTimeoutSec, DEFAULT_LIMITS.askUserTimeoutMs),
-    approvalTimeoutMs: sec(l.approvalTimeoutSec, DEFAULT_LIMITS.approvalTimeoutMs),
-    continueAsNewAfterEvents: l.continueAsNewAfterEvents ?? DEFAULT_LIMITS.continueAsNewAfterEvents,
-    turnEventBudget: l.turnEventBudget ?? DEFAULT_LIMITS.turnEventBudget,
-    modelTimeoutMs: sec(l.modelTimeoutSec, DEFAULT_LIMITS.modelTimeoutMs),
-    modelHeartbeatMs: sec(l.modelHeartbeatSec, DEFAULT_LIMITS.modelHeartbeatMs),
-    modelMaxAttempts: l.modelMaxAttempts ?? DEFAULT_LIMITS.modelMaxAttempts,
-    modelRetryWindowMs: sec(l.modelRetryWindowSec, DEFAULT_LIMITS.modelRetryWindowMs!),
-    modelLocalMs: sec(l.modelLocalSec, DEFAULT_LIMITS.modelLocalMs!),
-    maxOutputTokens: l.maxOutputTokens ?? DEFAULT_LIMITS.maxOutputTokens,
-    ...(l.budget ? { budget: l.budget } : {}),
-    ...(l.hostTimeoutSec !== undefined ? { hostTimeoutMs: sec(l.hostTimeoutSec, 0) } : {}),
-  };
+  const model = withToolMode(spec, config, env);
+  const limits = limitsOf(config.limits ?? {});
   const pricing = resolvePricing(model, config.prices);
   checkBudgetPricing(limits.budget, pricing);
-  const mode = flags.policy ?? env.HARNESS_POLICY;
-  if (mode !== undefined && !(POLICY_MODES as readonly string[]).includes(mode)) {
-    throw new UsageError(`policy mode "${mode}" is not one of ${POLICY_MODES.join(', ')}`, 'use --policy strict|ask|auto (or HARNESS_POLICY)');
-  }
+  const mode = policyMode(flags.policy ?? env.HARNESS_POLICY);
   // The effective rules (defaults included) are written into the session's config, so a new
   // release's defaults can never change the decisions of a session already running.
   const mcpServers = resolveMcpServers(config.mcpServers, fileDir);
   const policy = effectivePolicy(config, mode);
-  const memory = { namespace: env.HARNESS_MEMORY_NAMESPACE || config.memory?.namespace || 'default', preload: config.memory?.preload ?? 5 };
   const skills = config.skills?.folders.length ? { skills: { folders: config.skills.folders.map((f) => path.resolve(fileDir, f)) } } : {};
-  const compression: CompressionConfig = { ...DEFAULT_COMPRESSION, ...(config.compression ?? {}) };
-  const network = config.network?.allowPrivateHosts.length ? { network: { allowPrivateHosts: config.network.allowPrivateHosts } } : {};
   // The session names the servers and says how their tools are judged; the worker declares what runs.
   const mcp = mcpServers.length ? { mcp: { servers: mcpServers.map(mcpServerRef) } } : {};
-  return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits, policy, memory, compression, ...skills, ...network, ...mcp, pricing };
+  return { model, systemPrompt: config.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, limits, policy, ...sessionSettings(config, env), ...skills, ...mcp, pricing };
+}
+
+/**
+ * A session of a worker's agent. The agent's model, instructions, policy, limits, MCP servers and
+ * skills are the worker's to give (activities/agents.ts), so the file's and the environment's are
+ * not used: the config carries the defaults in their place, and lists in `agentSet` only what the
+ * flags chose (a model, a policy mode), which the worker accepts only if it narrows the agent's.
+ */
+function agentSessionConfig(agent: string, flags: ConfigFlags, config: FileConfig, env: NodeJS.ProcessEnv, cwd: string): SessionConfig {
+  if (!AGENT_NAME.test(agent)) throw new UsageError(`agent name ${JSON.stringify(agent)} is not valid`, 'agent names are letters, digits, - and _, a letter first (at most 64)');
+  const set: AgentField[] = [];
+  if (flags.model) set.push('model');
+  // Without a model of the session's own, the worker puts the agent's in place of this one.
+  const spec: ModelSpec = flags.model ? modelSpec(flags.model, cwd, undefined) : { provider: 'openai', model: `agent:${agent}` };
+  const mode = policyMode(flags.policy);
+  if (mode) set.push('policyMode');
+  return {
+    model: withToolMode(spec, config, env),
+    systemPrompt: DEFAULT_SYSTEM_PROMPT,
+    limits: limitsOf({}),
+    policy: effectivePolicy({}, mode),
+    ...sessionSettings(config, env),
+    agent,
+    agentSet: set,
+  };
+}
+
+/** The model with the tool mode of the environment or the file, if either sets one. */
+function withToolMode(spec: ModelSpec, config: FileConfig, env: NodeJS.ProcessEnv): ModelSpec {
+  const toolMode = env.HARNESS_TOOL_MODE || config.toolMode;
+  if (toolMode !== undefined && !(TOOL_MODE_SETTINGS as readonly string[]).includes(toolMode)) {
+    throw new UsageError(`tool mode "${toolMode}" is not one of ${TOOL_MODE_SETTINGS.join(', ')}`, 'set HARNESS_TOOL_MODE (or toolMode in the config file) to auto, native or text');
+  }
+  return toolMode ? { ...spec, toolMode: toolMode as ToolModeSetting } : spec;
+}
+
+/** A policy mode given by flag or environment, checked. */
+function policyMode(mode: string | undefined): string | undefined {
+  if (mode !== undefined && !(POLICY_MODES as readonly string[]).includes(mode)) {
+    throw new UsageError(`policy mode "${mode}" is not one of ${POLICY_MODES.join(', ')}`, 'use --policy strict|ask|auto (or HARNESS_POLICY)');
+  }
+  return mode;
+}
+
+/** What a session sets whatever its agent: its memory, compression and network reach. */
+function sessionSettings(config: FileConfig, env: NodeJS.ProcessEnv): Pick<SessionConfig, 'memory' | 'compression' | 'network'> {
+  const memory = { namespace: env.HARNESS_MEMORY_NAMESPACE || config.memory?.namespace || 'default', preload: config.memory?.preload ?? 5 };
+  const compression: CompressionConfig = { ...DEFAULT_COMPRESSION, ...(config.compression ?? {}) };
+  const network = config.network?.allowPrivateHosts.length ? { network: { allowPrivateHosts: config.network.allowPrivateHosts } } : {};
+  return { memory, compression, ...network };
 }
 
 /**

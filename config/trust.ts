@@ -2,8 +2,8 @@
  * Trust for config files found in the working directory. Running `harness` inside a checkout
  * someone else wrote must not let its harness.config.json redirect the model (and the traffic
  * of the session) elsewhere, replace the model with a script, loosen the permission policy,
- * mount host folders into the sandbox, open private network addresses, start MCP servers, or
- * raise what a session may spend. Those settings of such a file are used only when trusted: named explicitly
+ * mount host folders into the sandbox, open private network addresses, start MCP servers, declare
+ * agents, or raise what a session may spend. Those settings of such a file are used only when trusted: named explicitly
  * (--config, HARNESS_CONFIG) or recorded with `harness trust`, which stores its path and a hash
  * of its content outside the working directory, so an edited file is untrusted again.
  */
@@ -135,6 +135,8 @@ export function trustedPart(file: FileConfig): TrustedPart {
   if (config.network?.allowPrivateHosts.length) drop('network', 'network.allowPrivateHosts (lets http_request reach private addresses)');
   const servers = Object.keys(config.mcpServers ?? {});
   if (servers.length) drop('mcpServers', `mcpServers (starts ${servers.join(', ')} on the worker and offers their tools)`);
+  const agents = Object.keys(config.agents ?? {});
+  if (agents.length) drop('agents', `agents (${agents.join(', ')}: their instructions, models, tools and MCP servers, served by a worker started with this file)`);
   if (config.memory?.namespace !== undefined) {
     ignored.push(`memory.namespace (reads and writes the long-term memories of "${config.memory.namespace}")`);
     delete config.memory.namespace;

@@ -99,6 +99,19 @@ export function rootCauseMessage(err: unknown): string {
  */
 export const NOT_DECLARED = 'NOT_DECLARED';
 
+/**
+ * The failure of a session that names an agent its worker does not have: permanent, and the
+ * message names the agents the worker has.
+ */
+export const AGENT_UNKNOWN = 'AGENT_UNKNOWN';
+
+/**
+ * The failure of a session whose input asks for more than its agent allows (another model, an MCP
+ * server, skills folder or tool the agent does not list, a looser policy or limit): permanent, and
+ * the message names the field. A session only narrows its agent, never adds to it.
+ */
+export const AGENT_MISMATCH = 'AGENT_MISMATCH';
+
 /** What a NOT_DECLARED refusal's message ends with, after `: `: where the owner declares, and that a worker reads it at start. */
 export const NOT_DECLARED_HINT =
   "declare it on the worker (its harness.config.json, named with --config or trusted with `harness trust`, or createHarnessWorker's options) and restart the worker (`harness dev --stop` stops the background one)";

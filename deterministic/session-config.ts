@@ -109,4 +109,24 @@ export interface SessionConfig {
    * store. For the history benchmark's comparison only: not settable from a config file.
    */
   inlineHistory?: boolean;
+  /**
+   * The agent the session runs as, by name (createHarnessWorker's `agents`, the worker config's
+   * `agents`): its worker gives the model, instructions, policy, limits, MCP servers, skills and
+   * tools (activities/agents.ts), once, when the session starts.
+   */
+  agent?: string;
+  /**
+   * Until the worker resolved the agent: which of the fields an agent decides this input set itself
+   * (absent: every one of them). Each must narrow the agent's; the others are the agent's.
+   */
+  agentSet?: AgentField[];
+  /** The worker filled in the agent's settings: what the session carries from then on (continue-as-new included). */
+  agentResolved?: true;
 }
+
+/**
+ * The fields of a session's config an agent decides: its model, system prompt (the agent's
+ * instructions), policy (or only its mode), limits (budget included), MCP servers, skills folders
+ * and required custom tools.
+ */
+export type AgentField = 'model' | 'systemPrompt' | 'policy' | 'policyMode' | 'limits' | 'mcp' | 'skills' | 'tools';

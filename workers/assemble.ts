@@ -24,6 +24,7 @@ import { createHarnessWorker, untilRunning, type HarnessWorkers } from './worker
 import { describeTuning, type WorkerTuning } from './tuning';
 import { InFlightActivities, runDraining } from './drain';
 import { workerDeclarations, type DeclarationOptions } from './declarations';
+import { checkAgentTools, withAgentTools } from '../config/agents';
 import { sandboxOwners } from './sandbox-owners';
 import { upkeepSettings, WorkerUpkeep } from './upkeep';
 
@@ -49,6 +50,10 @@ export interface AssembleOptions {
 export interface AssembledWorker {
   readonly settings: TemporalSettings;
   readonly home: string;
+  /** The names of its custom tools (its agents' among them). */
+  readonly tools: readonly string[];
+  /** The names of the agents it serves. */
+  readonly agents: readonly string[];
   readonly workers: HarnessWorkers;
   /** Polls until shut down, drains, then closes what it opened; `onReady` runs once it polls. */
   run(onReady?: () => void): Promise<void>;
@@ -74,11 +79,13 @@ export async function assembleWorker(o: AssembleOptions): Promise<AssembledWorke
   // Nothing under the home is read before it is checked to be this user's (machine/home-mark.ts).
   const { home, notices } = openHome(env);
   for (const notice of notices) log(notice);
-  const tools = o.tools ?? [];
+  // The agents' tools are the worker's too: a session of an agent is offered only its own.
+  const tools = withAgentTools(o.tools ?? [], o.declared?.agents ?? []);
   // Checked now, so a mistake fails here rather than in the first session's first turn.
   createCustomTools({ home, tools, ...(o.secrets ? { secrets: o.secrets } : {}) });
-  // What sessions may name (MCP servers, endpoints, skills folders): from this worker's own config.
+  // What sessions may name (MCP servers, endpoints, skills folders, agents): from this worker's own config.
   const declarations = workerDeclarations(env, process.cwd(), o.declared ?? {}, log);
+  checkAgentTools(declarations.agentSpecs(), tools);
   log(`declared: ${declarations.describe()}`);
   const connection = await o.connect(s);
   const closers: (() => Promise<void>)[] = [() => connection.close().catch(() => undefined)];
@@ -136,13 +143,15 @@ export async function assembleWorker(o: AssembleOptions): Promise<AssembledWorke
     const hostQueue = hostId ? hostQueueOf(s.taskQueue, hostId) : undefined;
     const readyLine = () => {
       const hosting = hostQueue ? ` sandbox host=${hostId} (also polls ${hostQueue})` : '';
-      const own = o.tools ? ` tools=${tools.map((t) => t.name).join(',') || '(none of its own)'}` : '';
+      const own = o.tools || tools.length ? ` tools=${tools.map((t) => t.name).join(',') || '(none of its own)'}` : '';
       const tuning = describeTuning(o.tuning);
       return `worker ready: ${s.address} namespace=${s.namespace} task queue=${s.taskQueue} home=${home}${hosting}${own}${tuning ? ` (${tuning})` : ''}`;
     };
     return {
       settings: s,
       home,
+      tools: tools.map((t) => t.name),
+      agents: declarations.agentNames(),
       workers,
       async run(onReady) {
         const running = workers.run();

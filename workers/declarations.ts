@@ -2,13 +2,17 @@
  * The declarations of one worker, assembled the same way for `harness worker` and
  * createHarnessWorker: its environment (model endpoints bound to keys, HARNESS_SKILLS_DIRS), its
  * config file (named by `config`/HARNESS_CONFIG, or a trusted ./harness.config.json) and what the
- * code passes. Only the owner of the worker writes any of these; sessions name what they declare.
+ * code passes (agents among them). Only the owner of the worker writes any of these; sessions name
+ * what they declare.
  */
 import path from 'node:path';
 import { WorkerDeclarations } from '../activities/declarations';
 import { declaredByConfig } from '../config/declarations';
 import { mcpServersSchema, resolveMcpServers } from '../config/mcp';
 import { UsageError } from '../machine/errors';
+import type { AgentSpec, HarnessAgent } from '../config/agents';
+import { canonicalJson } from '../deterministic/digest';
+import type { McpServerSpec } from '../deterministic/mcp';
 
 /** What code declares beside the config file (the shapes of harness.config.json). */
 export interface DeclarationOptions {
@@ -22,6 +26,8 @@ export interface DeclarationOptions {
   skillFolders?: readonly string[];
   /** `host:port` entries of a session's network.allowPrivateHosts that http_request may open. */
   allowPrivateHosts?: readonly string[];
+  /** Agents made with defineAgent; their MCP servers and skills folders are declared with them, their tools join the worker's. */
+  agents?: readonly HarnessAgent[];
 }
 
 /** The worker's declarations; a bad entry in code is a UsageError naming the field, before anything connects. */
@@ -35,10 +41,40 @@ export function workerDeclarations(env: NodeJS.ProcessEnv, cwd: string, opts: De
   const fromCode = resolveMcpServers(opts.mcpServers, cwd);
   const twice = fromCode.filter((s) => file.mcpServers?.some((f) => f.name === s.name));
   if (twice.length) throw new UsageError(`MCP server "${twice[0]!.name}" is declared both in code and in ${file.file}`, 'declare each server once');
+  const servers = [...(file.mcpServers ?? []), ...fromCode];
+  const agents = [...(file.agents ?? []).map((spec) => ({ spec, from: file.file ?? 'the config file' })), ...codeAgents(opts.agents)];
+  checkAgents(agents, servers);
   return WorkerDeclarations.fromEnv(env, {
-    mcpServers: [...(file.mcpServers ?? []), ...fromCode],
+    mcpServers: servers,
     modelEndpoints: [...(file.modelEndpoints ?? []), ...(opts.modelEndpoints ?? [])],
     skillFolders: [...(file.skillFolders ?? []), ...(opts.skillFolders ?? []).map((f) => path.resolve(cwd, f))],
     privateHosts: [...(file.privateHosts ?? []), ...(opts.allowPrivateHosts ?? [])],
+    agents: agents.map((a) => a.spec),
   });
+}
+
+/** The agents given in code, each from defineAgent. */
+function codeAgents(agents: readonly HarnessAgent[] | undefined): Array<{ spec: AgentSpec; from: string }> {
+  return (agents ?? []).map((a) => {
+    if (!a?.spec || !Array.isArray(a.tools)) throw new UsageError('every agent must come from defineAgent({ name, instructions, model, ... })');
+    return { spec: a.spec, from: 'code' };
+  });
+}
+
+/** Each agent named once, and each MCP server of an agent the same as any other of its name. */
+function checkAgents(agents: ReadonlyArray<{ spec: AgentSpec; from: string }>, servers: readonly McpServerSpec[]): void {
+  const seen = new Map<string, string>();
+  const known = new Map(servers.map((s) => [s.name, { spec: s, from: 'the worker' }]));
+  for (const { spec, from } of agents) {
+    const had = seen.get(spec.name);
+    if (had) throw new UsageError(`agent "${spec.name}" is declared twice (${had === from ? `in ${from}` : `in ${had} and in ${from}`})`, 'declare each agent once');
+    seen.set(spec.name, from);
+    for (const s of spec.mcpServers) {
+      const other = known.get(s.name);
+      if (other && canonicalJson(other.spec) !== canonicalJson(s)) {
+        throw new UsageError(`MCP server "${s.name}" of agent "${spec.name}" differs from the one of that name declared by ${other.from}`, 'give each server one definition (the same entry for every agent that uses it)');
+      }
+      if (!other) known.set(s.name, { spec: s, from: `agent "${spec.name}"` });
+    }
+  }
 }

@@ -1,0 +1,157 @@
+/**
+ * The worker's side of agents. A session that names an agent starts with the agent's settings,
+ * as the worker holds them (config/agents.ts): the worker's declaration wins. What the session's
+ * input set itself of those settings is kept only where it narrows the agent's (the same model, a
+ * stricter policy mode or deny rules before the agent's, lower limits, some of its MCP servers,
+ * skills folders and tools); anything else refuses the session with AGENT_MISMATCH naming the
+ * field, and an agent the worker does not have with AGENT_UNKNOWN naming the ones it has.
+ */
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import type { AgentSpec } from '../config/agents';
+import type { AgentField, Limits, ModelSpec, SessionConfig } from '../deterministic/session-config';
+import type { Budget, BudgetLimit } from '../deterministic/budget';
+import { canonicalJson } from '../deterministic/digest';
+import { AGENT_MISMATCH, AGENT_UNKNOWN } from '../deterministic/errors';
+import { mcpServerRef } from '../deterministic/mcp';
+import { POLICY_MODES, type Policy } from '../deterministic/policy/schema';
+import type { WorkerDeclarations } from './declarations';
+
+/** Every field an agent decides: what a session input without `agentSet` counts as its own. */
+const ALL_FIELDS: readonly AgentField[] = ['model', 'systemPrompt', 'policy', 'limits', 'mcp', 'skills', 'tools'];
+
+/** The agent of that name, or the AGENT_UNKNOWN refusal naming the agents the worker has. */
+export function agentNamed(name: string, declarations: WorkerDeclarations): AgentSpec {
+  const agent = declarations.agent(name);
+  if (agent) return agent;
+  const names = declarations.agentNames();
+  throw ApplicationFailure.nonRetryable(
+    `agent ${JSON.stringify(name)} is not one of this worker's agents (${names.length ? `it has ${names.join(', ')}` : 'it has none'})`,
+    AGENT_UNKNOWN,
+  );
+}
+
+/** The session's config with its agent's settings in it; the session's own only where they narrow the agent's. */
+export function resolveAgent(config: SessionConfig, declarations: WorkerDeclarations): SessionConfig {
+  const agent = agentNamed(config.agent ?? '', declarations);
+  const set = new Set<AgentField>(config.agentSet ?? ALL_FIELDS);
+  const refuse = (field: string, problem: string): never => {
+    throw ApplicationFailure.nonRetryable(`agent "${agent.name}": ${field}: ${problem}`, AGENT_MISMATCH);
+  };
+  const { agentSet: _set, ...rest } = config;
+
+  if (set.has('model') && !sameModel(config.model, agent.model)) refuse('model', `the session's ${describeModel(config.model)} is not the agent's ${describeModel(agent.model)}`);
+  // How the model is offered the tools is the session's setting, not the agent's.
+  const model: ModelSpec = config.model.toolMode ? { ...agent.model, toolMode: config.model.toolMode } : agent.model;
+
+  if (set.has('systemPrompt') && config.systemPrompt !== agent.systemPrompt) refuse('systemPrompt', "the session's system prompt is not the agent's instructions");
+
+  let policy = agent.policy;
+  if (set.has('policy') && config.policy) {
+    if (!narrowsPolicy(config.policy, agent.policy)) refuse('policy', "the session's policy is not the agent's (it may only add deny rules before the agent's)");
+    policy = config.policy;
+  } else if (set.has('policyMode') && config.policy) {
+    const mode = config.policy.mode;
+    if (rank(mode) > rank(agent.policy.mode)) refuse('policy.mode', `${mode} is looser than the agent's ${agent.policy.mode}`);
+    policy = { ...agent.policy, mode };
+  }
+
+  const limits = set.has('limits') ? narrowLimits(config.limits, agent.limits, refuse) : agent.limits;
+
+  const agentServers = agent.mcpServers.map((s) => s.name);
+  let servers = agentServers;
+  if (set.has('mcp') && config.mcp) {
+    servers = config.mcp.servers.map((s) => s.name);
+    const extra = servers.find((name) => !agentServers.includes(name));
+    if (extra !== undefined) refuse('mcp.servers', `MCP server "${extra}" is not one of the agent's (${agentServers.length ? `it has ${agentServers.join(', ')}` : 'it has none'})`);
+  }
+
+  let folders = agent.skills;
+  if (set.has('skills') && config.skills) {
+    folders = config.skills.folders.map((f) => path.resolve(f));
+    const extra = folders.find((f) => !agent.skills.includes(f));
+    if (extra !== undefined) refuse('skills.folders', `the skills folder ${extra} is not one of the agent's (${agent.skills.length ? agent.skills.join(', ') : 'it has none'})`);
+  }
+
+  let required: string[] = [];
+  if (set.has('tools') && config.tools) {
+    required = config.tools.required;
+    const extra = required.find((t) => !agent.tools.includes(t));
+    if (extra !== undefined) refuse('tools.required', `tool "${extra}" is not one of the agent's (${agent.tools.length ? `it has ${agent.tools.join(', ')}` : 'it has none'})`);
+  }
+
+  const { mcp: _mcp, skills: _skills, tools: _tools, ...kept } = rest;
+  return {
+    ...kept,
+    model,
+    systemPrompt: agent.systemPrompt,
+    policy,
+    limits,
+    pricing: agent.pricing,
+    ...(servers.length ? { mcp: { servers: agent.mcpServers.filter((s) => servers.includes(s.name)).map(mcpServerRef) } } : {}),
+    ...(folders.length ? { skills: { folders: [...folders] } } : {}),
+    ...(required.length ? { tools: { required: [...required] } } : {}),
+    agent: agent.name,
+    agentResolved: true,
+  };
+}
+
+/** The custom tools a session of the agent is offered (AGENT_UNKNOWN for an agent the worker does not have). */
+export function agentTools(name: string, declarations: WorkerDeclarations): readonly string[] {
+  return agentNamed(name, declarations).tools;
+}
+
+/** The same model at the same endpoint (a session that names no endpoint takes the agent's). */
+function sameModel(session: ModelSpec, agent: ModelSpec): boolean {
+  if (session.provider !== agent.provider || session.model !== agent.model) return false;
+  if (session.provider === 'scripted') return agent.provider === 'scripted' && canonicalJson(session.script) === canonicalJson(agent.script);
+  return session.baseUrl === undefined || (agent.provider === 'openai' && session.baseUrl === agent.baseUrl);
+}
+
+function describeModel(m: ModelSpec): string {
+  return m.provider === 'scripted' ? 'scripted model' : `model ${m.model}${m.baseUrl ? ` at ${m.baseUrl}` : ''}`;
+}
+
+/** strict < ask < auto: how much runs without a person. */
+function rank(mode: string): number {
+  return (POLICY_MODES as readonly string[]).indexOf(mode);
+}
+
+/** The agent's policy, or it with deny rules put before its own (and a mode no looser). */
+function narrowsPolicy(session: Policy, agent: Policy): boolean {
+  if (canonicalJson(session) === canonicalJson(agent)) return true;
+  if (session.version !== agent.version || session.defaults !== agent.defaults || rank(session.mode) > rank(agent.mode)) return false;
+  const extra = session.rules.length - agent.rules.length;
+  if (extra < 0 || canonicalJson(session.rules.slice(extra)) !== canonicalJson(agent.rules)) return false;
+  return session.rules.slice(0, extra).every((r) => r.decision === 'deny');
+}
+
+/** Each limit the session sets at most the agent's (its budget too); the agent's for the rest. */
+function narrowLimits(session: Limits, agent: Limits, refuse: (field: string, problem: string) => never): Limits {
+  const out: Record<string, unknown> = { ...agent };
+  for (const [key, value] of Object.entries(session) as Array<[keyof Limits, unknown]>) {
+    if (key === 'budget' || typeof value !== 'number') continue;
+    const ceiling = agent[key];
+    if (typeof ceiling === 'number' && value > ceiling) refuse(`limits.${key}`, `${value} is above the agent's ${ceiling}`);
+    out[key] = value;
+  }
+  const budget = narrowBudget(session.budget, agent.budget, refuse);
+  if (budget) out.budget = budget;
+  return out as unknown as Limits;
+}
+
+function narrowBudget(session: Budget | undefined, agent: Budget | undefined, refuse: (field: string, problem: string) => never): Budget | undefined {
+  const out: Budget = {};
+  for (const scope of ['turn', 'session'] as const) {
+    const limit: BudgetLimit = {};
+    for (const unit of ['tokens', 'usd'] as const) {
+      const own = session?.[scope]?.[unit];
+      const ceiling = agent?.[scope]?.[unit];
+      if (own !== undefined && ceiling !== undefined && own > ceiling) refuse(`limits.budget.${scope}.${unit}`, `${own} is above the agent's ${ceiling}`);
+      const value = own ?? ceiling;
+      if (value !== undefined) limit[unit] = value;
+    }
+    if (limit.tokens !== undefined || limit.usd !== undefined) out[scope] = limit;
+  }
+  return out.turn || out.session ? out : undefined;
+}

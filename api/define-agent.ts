@@ -1,0 +1,114 @@
+/**
+ * `defineAgent`: an agent in code (its instructions, model, tools, MCP servers, skills, policy,
+ * limits and budget), served by a worker (createHarnessWorker({ agents })). A session names it
+ * (`send(text, { agent })`, `harness run --agent`); the worker gives the session the agent's
+ * settings, and the session may narrow them but never add to them.
+ */
+import { z } from 'zod';
+import type { HarnessTool } from '../deterministic/custom-tools';
+import type { Budget } from '../deterministic/budget';
+import { parsePolicy, PolicyConfigError, type Policy, type PolicyInput } from '../deterministic/policy/schema';
+import { UsageError } from '../machine/errors';
+import { AGENT_NAME, MAX_INSTRUCTIONS_CHARS } from '../config/agent-schema';
+import { agentSpec, type HarnessAgent } from '../config/agents';
+import { budgetSchema } from '../config/budget';
+import { limitsSchema, type LimitsConfig } from '../config/limits';
+import { mcpServersSchema, resolveMcpServers, type McpServerDeclaration } from '../config/mcp';
+
+/** What defineAgent takes. Relative paths (`scripted:<file>`, skills folders, a server's `cwd`) start at the process's working directory. */
+export interface AgentDefinitionInput {
+  /** What sessions name it by: letters, digits, `_` and `-`, starting with a letter (at most 64). */
+  name: string;
+  /** The system prompt of its sessions. */
+  instructions: string;
+  /** A model name for the OpenAI-compatible endpoint the worker is set up for (OPENAI_BASE_URL, HARNESS_MODEL_KEYS), or `scripted:<file>`. */
+  model: string;
+  /** Tools made with defineTool: they join the worker's tools, and a session of this agent is offered only these (default: none). */
+  tools?: readonly HarnessTool[];
+  /** MCP servers its sessions use, declared on the worker with the agent (the shape of harness.config.json's `mcpServers`). */
+  mcpServers?: Readonly<Record<string, McpServerDeclaration>>;
+  /** Skills folders its sessions may use, beside the project's skills/, declared on the worker with the agent. */
+  skills?: readonly string[];
+  /** The permission policy (harness.config.json's `policy`; default: mode `ask` with the default rules). */
+  policy?: PolicyInput;
+  /** Limits, as in harness.config.json's `limits` (seconds); the defaults for the rest. */
+  limits?: LimitsConfig;
+  /** What a turn and a session may spend, in tokens or USD (harness.config.json's `limits.budget`). */
+  budget?: Budget;
+}
+
+/** Raised for a malformed agent definition, before anything runs; the message is one line naming the agent and the field. */
+export class AgentDefinitionError extends Error {
+  override name = 'AgentDefinitionError';
+}
+
+const FIELDS: ReadonlyArray<keyof AgentDefinitionInput> = ['name', 'instructions', 'model', 'tools', 'mcpServers', 'skills', 'policy', 'limits', 'budget'];
+
+/** Checks an agent definition and returns the agent; a mistake throws AgentDefinitionError naming the agent and the field. */
+export function defineAgent(def: AgentDefinitionInput): HarnessAgent {
+  const where = `agent ${JSON.stringify(def?.name)}`;
+  const fail = (what: string): never => {
+    throw new AgentDefinitionError(`${where}: ${what}`);
+  };
+  if (typeof def !== 'object' || def === null) throw new AgentDefinitionError('defineAgent takes an object: { name, instructions, model, ... }');
+  for (const key of Object.keys(def)) {
+    if (key === 'output') fail('output (a structured answer) is not supported yet');
+    if (!(FIELDS as readonly string[]).includes(key)) fail(`unknown field "${key}" (an agent has ${FIELDS.join(', ')})`);
+  }
+  if (typeof def.name !== 'string' || !AGENT_NAME.test(def.name)) fail(`name must match ${AGENT_NAME}`);
+  if (typeof def.instructions !== 'string' || def.instructions.trim() === '') fail('instructions must say what the agent does (the system prompt of its sessions)');
+  if (def.instructions.length > MAX_INSTRUCTIONS_CHARS) fail(`instructions must be at most ${MAX_INSTRUCTIONS_CHARS} characters`);
+  if (typeof def.model !== 'string' || def.model.trim() === '') fail('model must be a model name or scripted:<file>');
+  const tools = checkTools(def.tools, fail);
+  const servers = checked('mcpServers', mcpServersSchema, def.mcpServers ?? {}, fail) as Record<string, unknown>;
+  const skills = def.skills ?? [];
+  if (!Array.isArray(skills) || skills.some((f) => typeof f !== 'string' || f === '')) fail('skills must be a list of folders');
+  const limits = checked('limits', limitsSchema, def.limits ?? {}, fail);
+  const budget = def.budget === undefined ? undefined : checked('budget', budgetSchema, def.budget, fail);
+  let policy: Policy;
+  try {
+    policy = parsePolicy(def.policy);
+  } catch (err) {
+    if (err instanceof PolicyConfigError) return fail(err.message);
+    throw err;
+  }
+  try {
+    const spec = agentSpec({
+      name: def.name,
+      instructions: def.instructions,
+      model: def.model,
+      policy,
+      limits,
+      ...(budget ? { budget } : {}),
+      mcpServers: resolveMcpServers(servers, process.cwd()),
+      skills,
+      tools: tools.map((t) => t.name),
+      baseDir: process.cwd(),
+    });
+    return Object.freeze({ name: def.name, tools: Object.freeze([...tools]), spec });
+  } catch (err) {
+    if (err instanceof UsageError) return fail(err.message);
+    throw err;
+  }
+}
+
+/** The tools, each from defineTool, each name once. */
+function checkTools(tools: readonly HarnessTool[] | undefined, fail: (what: string) => never): HarnessTool[] {
+  if (tools === undefined) return [];
+  if (!Array.isArray(tools)) return fail('tools must be a list of tools made with defineTool');
+  const names = new Set<string>();
+  for (const t of tools) {
+    if (!t || typeof t.run !== 'function' || !t.spec) fail('every tool must come from defineTool({ name, description, schema, risk, run, ... })');
+    if (names.has(t.name)) fail(`tool "${t.name}" is given twice`);
+    names.add(t.name);
+  }
+  return [...tools];
+}
+
+/** The value parsed by the schema, or the first problem naming its field under `field`. */
+function checked<T>(field: string, schema: z.ZodType<T>, value: unknown, fail: (what: string) => never): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  return fail(`${[field, ...issue.path.map(String)].join('.')}: ${issue.message}`);
+}
