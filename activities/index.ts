@@ -55,6 +55,8 @@ import { createToolSpecs } from './tool-specs';
 import { createHostActivities } from './sandbox-host';
 import type { HostRef } from '../deterministic/host';
 import { WorkerDeclarations } from './declarations';
+import { agentTools, resolveAgent } from './agents';
+import type { SessionConfig } from '../deterministic/session-config';
 
 /** What the activities depend on. */
 export interface ActivityDeps {
@@ -83,7 +85,7 @@ export interface ActivityDeps {
   streamText?: boolean;
   /** The sandbox host this worker serves (deterministic/host.ts): prepareTurn names it, claimHost takes sessions over to it. */
   host?: HostRef;
-  /** What the worker's owner declared may run or be reached (default: what its environment declares). */
+  /** What the worker's owner declared may run or be reached, and its agents (default: what its environment declares). */
   declarations?: WorkerDeclarations;
   /** The task queue only this worker polls, where handed-on model calls come back to it (workers/handoff-queue.ts). */
   handoffQueue?: string;
@@ -180,8 +182,9 @@ export function createActivities(deps: ActivityDeps) {
       }
       // The workspace as the turn finds it, for `harness rerun` and `fork` to start from.
       const workspace = await snapshotTurnStart(deps.home, input.sessionId, messageStore);
-      // A session's first turn: the custom tools it will offer for good.
-      const customTools = input.listCustomTools ? await custom.list((text) => withStore(() => conversations.putText(input.sessionId, text))) : undefined;
+      // A session's first turn: the custom tools it will offer for good (of an agent's session, the agent's).
+      const only = input.listCustomTools && input.agent !== undefined ? agentTools(input.agent, declarations) : undefined;
+      const customTools = input.listCustomTools ? await custom.list((text) => withStore(() => conversations.putText(input.sessionId, text)), only) : undefined;
       return {
         tools: specs,
         ...(customTools ? { customTools } : {}),
@@ -196,6 +199,14 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     ...createHostActivities({ home: deps.home, ...(deps.host ? { host: deps.host } : {}), store: messageStore }),
+
+    /**
+     * A session that names an agent, as it starts: its config with the agent's settings, as this
+     * worker declares them (a local activity: the session's own worker answers).
+     */
+    async resolveAgent(input: { sessionId: string; config: SessionConfig }): Promise<SessionConfig> {
+      return resolveAgent(input.config, declarations);
+    },
 
     /** One model call; with the message store, the conversation is rebuilt from it and the reply chained to it. */
     callModel: (input: ModelCallInput) =>

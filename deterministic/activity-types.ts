@@ -127,6 +127,8 @@ export interface PrepareTurnInput {
   skillFolders?: string[];
   /** The turn has no recorded custom tools (its session's first): list the worker's. */
   listCustomTools?: boolean;
+  /** With listCustomTools: the session's agent, whose tools are the only ones listed (absent: every tool of the worker). */
+  agent?: string;
 }
 
 /** Output of prepareTurn: the tools offered and what the system message starts the turn with. */

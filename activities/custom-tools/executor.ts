@@ -33,9 +33,9 @@ export function createCustomTools(deps: CustomToolDeps) {
   const where = () => `${os.hostname()} pid ${process.pid}, task queue ${Context.current().info.taskQueue}`;
 
   return {
-    /** The list a session records (schemas stored once: model calls name them by `ref`). */
-    async list(store: (text: string) => Promise<string>): Promise<CustomToolSet> {
-      const tools = [...byName.values()].map((t) => t.spec);
+    /** The list a session records (schemas stored once: model calls name them by `ref`); `only`: an agent's tools. */
+    async list(store: (text: string) => Promise<string>, only?: readonly string[]): Promise<CustomToolSet> {
+      const tools = [...byName.values()].filter((t) => !only || only.includes(t.name)).map((t) => t.spec);
       return { tools, worker: where(), ...(tools.length ? { ref: await store(JSON.stringify(tools)) } : {}) };
     },
 

@@ -8,6 +8,7 @@ import {
   isCancellation,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setHandler,
   startChild,
   workflowInfo,
@@ -15,7 +16,7 @@ import {
 import type { SessionInput, TurnResult } from '../../deterministic/session';
 import { forkResume, type ForkStart } from './fork';
 import { isBlobArg } from '../../deterministic/conversation';
-import { failureType, NOT_DECLARED, rootCauseMessage } from '../../deterministic/errors';
+import { AGENT_MISMATCH, AGENT_UNKNOWN, failureType, NOT_DECLARED, rootCauseMessage } from '../../deterministic/errors';
 import {
   endSessionUpdate,
   refreshMcpToolsUpdate,
@@ -38,6 +39,8 @@ import { closeSandbox } from '../sandbox-host';
 // The session's store reads and writes ride out a store outage by time, not by three attempts.
 const { storeValue, prepareFork, compareRerun } = proxyActivities<ReturnType<typeof createActivities>>(STORE_ACTIVITY);
 // A failed turn's spend is read from its history: a few seconds, a few tries (then it counts as nothing, as before).
+// A session's agent is resolved by its own worker, from what that worker's owner declared.
+const { resolveAgent } = proxyLocalActivities<ReturnType<typeof createActivities>>({ startToCloseTimeout: '10 seconds', retry: { initialInterval: '1s', maximumAttempts: 3 } });
 const { failedTurnSpend } = proxyActivities<ReturnType<typeof createActivities>>({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1s', maximumAttempts: 3 } });
 // Waits for a retried turn's reset run, which may wait on humans for days: alive by heartbeat,
 // short, so that a worker lost meanwhile is replaced within seconds, not a minute (the heartbeat
@@ -123,6 +126,20 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
       },
     },
   );
+
+  // A session that names an agent takes the agent's settings from its worker, once: the
+  // resolved config is what it carries from then on (continue-as-new included). Histories from
+  // before agents never name one, so they never reach this.
+  if (tracker.config.agent !== undefined && !tracker.config.agentResolved) {
+    try {
+      tracker.useConfig(await resolveAgent({ sessionId: input.sessionId, config: tracker.config }));
+    } catch (err) {
+      // An agent the worker lacks, or an input asking for more than the agent allows: refused before anything runs.
+      const type = failureType(err);
+      if (type === AGENT_UNKNOWN || type === AGENT_MISMATCH) throw ApplicationFailure.nonRetryable(rootCauseMessage(err), type);
+      throw err;
+    }
+  }
 
   // A scripted model's script is stored once: turns and later runs carry its reference only.
   const model = tracker.config.model;
@@ -261,7 +278,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
       }
     }
     tracker.end();
-    if (patched('close-sandbox-on-end')) await closeSandbox(input.sessionId, tracker.carry().host, input.config.limits.hostTimeoutMs);
+    if (patched('close-sandbox-on-end')) await closeSandbox(input.sessionId, tracker.carry().host, tracker.config.limits.hostTimeoutMs);
     closing = true;
     const purge: PurgeAtEnd = purgeOnEnd && patched('purge-on-end') ? await purgeAtEnd(input.sessionId, tracker.carry().host) : {};
     await condition(allHandlersFinished);
@@ -270,7 +287,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
     // A cancelled session frees its sandbox too, in a scope the cancellation cannot stop
     // (continue-as-new is not a cancellation: the next run keeps the sandbox).
     if (isCancellation(err) && patched('close-sandbox-on-cancel')) {
-      await CancellationScope.nonCancellable(() => closeSandbox(input.sessionId, tracker.carry().host, input.config.limits.hostTimeoutMs));
+      await CancellationScope.nonCancellable(() => closeSandbox(input.sessionId, tracker.carry().host, tracker.config.limits.hostTimeoutMs));
     }
     throw err;
   }

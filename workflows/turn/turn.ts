@@ -165,8 +165,8 @@ function prepareRequest(input: TurnInput): PrepareTurnInput {
     model: m.provider === 'scripted' ? { provider: 'scripted', model: m.model, script: m.script } : m,
     ...(input.config.memory ? { memory: input.config.memory } : {}),
     ...(input.config.skills?.folders.length ? { skillFolders: input.config.skills.folders } : {}),
-    // The session's first turn lists the worker's custom tools; later turns have them recorded.
-    ...(input.customTools ? {} : { listCustomTools: true }),
+    // The session's first turn lists the worker's custom tools (its agent's); later turns have them recorded.
+    ...(input.customTools ? {} : { listCustomTools: true, ...(input.config.agent !== undefined ? { agent: input.config.agent } : {}) }),
   };
 }
 
