@@ -75,10 +75,12 @@ beforeAll(async () => {
   app = realpathSync(tempDir('harness-pack-app-'));
   elsewhere = realpathSync(tempDir('harness-pack-cwd-'));
   writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'harness-pack-app', version: '1.0.0', private: true }, null, 2));
-  // zod 3 under another name: what a tool built with the wrong zod passes to defineTool.
+  // zod 3 under another name: what a tool built with the wrong zod passes to defineTool. The
+  // repo's own TypeScript major, so a new major elsewhere cannot turn this test red.
+  const typescript = `typescript@^${(JSON.parse(readFileSync(path.join(ROOT, 'node_modules', 'typescript', 'package.json'), 'utf8')) as { version: string }).version}`;
   await ok(
     'npm install',
-    run('npm', ['install', path.join(out, tarballs[0]!), 'zod@4', 'typescript', '@types/node', 'zod3@npm:zod@3', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: app }),
+    run('npm', ['install', path.join(out, tarballs[0]!), 'zod@4', typescript, '@types/node@20', 'zod3@npm:zod@3', '--no-audit', '--no-fund', '--prefer-offline'], { cwd: app }),
   );
   pkgDir = path.join(app, 'node_modules', NAME);
 }, SLOW);
