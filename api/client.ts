@@ -52,6 +52,14 @@ export interface ConnectOptions {
 export interface SendOptions {
   /** Continue this session, or start it under this id (default: a new session). */
   sessionId?: string;
+  /**
+   * New sessions: run as this agent of the worker (createHarnessWorker's `agents`, its config
+   * file's): the worker gives the model, instructions, policy, limits, MCP servers, skills and
+   * tools, and the config file's and environment's are not used. `model`, `policy`,
+   * `systemPrompt` and `requireTools` may only narrow the agent's (the same model, a stricter
+   * mode, some of its tools): anything else refuses the session (AGENT_MISMATCH).
+   */
+  agent?: string;
   /** New sessions: the model (`gpt-4o-mini`, `scripted:<file>`; default HARNESS_MODEL or the config file's). */
   model?: string;
   /** New sessions: the policy mode (default `ask`, or HARNESS_POLICY, or the config file's). */
@@ -244,25 +252,27 @@ export class HarnessClient {
   /** The configuration a new session starts with; undefined for one that exists (it keeps its own). */
   private async configFor(sessionId: string, o: SendOptions): Promise<SessionConfig | undefined> {
     const shaping =
-      o.model !== undefined || o.policy !== undefined || o.configFile !== undefined || o.systemPrompt !== undefined || o.requireTools !== undefined || o.metadata !== undefined;
+      o.model !== undefined || o.policy !== undefined || o.configFile !== undefined || o.systemPrompt !== undefined || o.requireTools !== undefined || o.metadata !== undefined || o.agent !== undefined;
     if (o.sessionId && (await sessionExists(this.temporal, sessionId))) {
       if (shaping) throw existingSession(sessionId);
       return undefined;
     }
-    const flags = { ...(o.model ? { model: o.model } : {}), ...(o.configFile ? { config: o.configFile } : {}), ...(o.policy ? { policy: o.policy } : {}) };
+    const flags = { ...(o.model ? { model: o.model } : {}), ...(o.configFile ? { config: o.configFile } : {}), ...(o.policy ? { policy: o.policy } : {}), ...(o.agent !== undefined ? { agent: o.agent } : {}) };
     // Loaded only for a new session: the config's schemas (zod, the policy) cost a client that only
     // reads or decides (`harness status`, `approve`) ~0.1 s of CPU to load.
     const { resolveSessionConfig } = await import('../config/resolve');
     const config = resolveSessionConfig(flags, this.opts.env ?? process.env, this.opts.cwd ?? process.cwd(), this.opts.onNote);
     const required = [...(o.requireTools ?? [])];
     if (required.some((t) => typeof t !== 'string' || t === '')) throw new UsageError('requireTools must be tool names');
-    return { ...config, ...(o.systemPrompt !== undefined ? { systemPrompt: o.systemPrompt } : {}), ...(required.length ? { tools: { required } } : {}) };
+    // Of an agent's session, what is set here is the session's own choice, which the worker checks.
+    const agentSet = config.agentSet ? { agentSet: [...config.agentSet, ...(o.systemPrompt !== undefined ? ['systemPrompt' as const] : []), ...(required.length ? ['tools' as const] : [])] } : {};
+    return { ...config, ...(o.systemPrompt !== undefined ? { systemPrompt: o.systemPrompt } : {}), ...(required.length ? { tools: { required } } : {}), ...agentSet };
   }
 }
 
 /** Settings given for a session that exists: it keeps those it started with. */
 function existingSession(sessionId: string): UsageError {
-  return new UsageError(`session ${sessionId} already exists and keeps the settings it started with`, 'drop model, policy, configFile, systemPrompt, requireTools and metadata to continue it');
+  return new UsageError(`session ${sessionId} already exists and keeps the settings it started with`, 'drop agent, model, policy, configFile, systemPrompt, requireTools and metadata to continue it');
 }
 
 /** A new session id (the CLI's too): sortable by time, unique enough for one user. */

@@ -17,11 +17,13 @@ export interface SessionFlags {
   model?: string;
   config?: string;
   policy?: string;
+  /** The worker's agent a new session runs as. */
+  agent?: string;
 }
 
 function resolve(ctx: CliContext, o: SessionFlags): SessionConfig {
   return resolveSessionConfig(
-    { ...(o.model ? { model: o.model } : {}), ...(o.config ? { config: o.config } : {}), ...(o.policy ? { policy: o.policy } : {}) },
+    { ...(o.model ? { model: o.model } : {}), ...(o.config ? { config: o.config } : {}), ...(o.policy ? { policy: o.policy } : {}), ...(o.agent !== undefined ? { agent: o.agent } : {}) },
     ctx.env,
     process.cwd(),
     say,
@@ -42,10 +44,10 @@ export function configForNew(ctx: CliContext, o: SessionFlags): SessionConfig | 
 export async function configFor(ctx: CliContext, client: Client, sessionId: string, o: SessionFlags, early?: SessionConfig): Promise<SessionConfig | undefined> {
   if (early) return early;
   if (await sessionExists(client, sessionId)) {
-    if (o.model || o.config || o.policy) {
+    if (o.model || o.config || o.policy || o.agent !== undefined) {
       throw new UsageError(
         `session ${sessionId} already exists and keeps the model and settings it started with`,
-        'drop --model/--config/--policy to continue it, or start a new session',
+        'drop --model/--config/--policy/--agent to continue it, or start a new session',
       );
     }
     return undefined;

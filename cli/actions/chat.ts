@@ -16,6 +16,7 @@ export interface ChatFlags {
   model?: string;
   config?: string;
   policy?: string;
+  agent?: string;
 }
 
 export async function chat(ctx: CliContext, o: ChatFlags): Promise<void> {
@@ -39,7 +40,8 @@ export async function chat(ctx: CliContext, o: ChatFlags): Promise<void> {
   };
   // Input that ends at a question or approval leaves it pending (exit 3, see driveTurn).
   const prompter = linePrompter(next);
-  say(`session ${sessionId}${config ? ` (model ${config.model.provider}:${config.model.model})` : ' (continued)'}; /exit to leave`);
+  const shown = config?.agent !== undefined ? ` (agent ${config.agent})` : config ? ` (model ${config.model.provider}:${config.model.model})` : ' (continued)';
+  say(`session ${sessionId}${shown}; /exit to leave`);
   try {
     for (;;) {
       const line = await next('you> ');

@@ -15,6 +15,7 @@ export interface RunFlags {
   maxSteps?: number;
   config?: string;
   policy?: string;
+  agent?: string;
   json?: boolean;
   file?: string;
   waitTimeout: number;

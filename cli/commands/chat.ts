@@ -12,5 +12,6 @@ export function registerChat(program: Command, ctx: CliContext): void {
     .option('--model <model>', 'model name, or scripted:<file>')
     .option('--config <file>', 'config file (default ./harness.config.json)')
     .option('--policy <mode>', 'permission policy mode for a new session: strict, ask (default) or auto')
+    .option('--agent <name>', "run a new session as this agent of the worker (its config's `agents`, or createHarnessWorker's): the agent's model, instructions, policy, tools, MCP servers and skills; --model and --policy may only narrow them")
     .action(async (o: ChatFlags) => (await import('../actions/chat')).chat(ctx, o));
 }

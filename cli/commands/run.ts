@@ -16,6 +16,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
     .option('--max-steps <n>', 'step limit for this turn', parseMaxSteps)
     .option('--config <file>', 'config file (default ./harness.config.json)')
     .option('--policy <mode>', 'permission policy mode for a new session: strict, ask (default) or auto')
+    .option('--agent <name>', "run a new session as this agent of the worker (its config's `agents`, or createHarnessWorker's): the agent's model, instructions, policy, tools, MCP servers and skills; --model and --policy may only narrow them")
     .option('--json', 'print the result as JSON')
     .addOption(waitTimeoutOption())
     .addHelpText(
@@ -23,7 +24,8 @@ export function registerRun(program: Command, ctx: CliContext): void {
       '\nExit codes: 0 done, 1 error or failed turn, 2 usage, 3 waiting for a human\n' +
         '(answer with `harness answer`, decide approvals with `harness approve` / `harness deny`).\n' +
         'A task is at most 256 KiB of UTF-8 text; long ones go in a file (--file) or on standard input (-).\n' +
-        'Example: harness run --model scripted:examples/demo.json "Summarize README.md" --json',
+        'Example: harness run --model scripted:examples/demo.json "Summarize README.md" --json\n' +
+        'With an agent the worker declares: harness run --agent support "Where is my order?"',
     )
     // The implementation (and the Temporal client under it) is loaded only when the command runs.
     .action(async (taskArg: string | undefined, o: RunFlags) => (await import('../actions/run')).run(ctx, taskArg, o));
