@@ -39,7 +39,9 @@ const CLOSED: Record<string, SessionRowState> = { COMPLETED: 'ended', FAILED: 'f
 /** The sessions visibility lists (newest first, at most `limit`), each with its state. */
 export async function listSessions(client: Client, opts: { limit: number; taskQueue?: string }): Promise<SessionRow[]> {
   const infos: WorkflowExecutionInfo[] = [];
-  const queue = opts.taskQueue ? ` AND TaskQueue = '${opts.taskQueue.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'` : '';
+  const queues = typeof opts.taskQueue === 'string' ? [opts.taskQueue] : (opts.taskQueue ?? []);
+  const quoted = (q: string) => `'${q.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+  const queue = queues.length ? ` AND (${queues.map((q) => `TaskQueue = ${quoted(q)}`).join(' OR ')})` : '';
   for await (const wf of client.workflow.list({ query: `WorkflowType = 'sessionWorkflow'${queue}` })) {
     // A continued run is listed beside its successor: the latest run speaks for the session.
     if (wf.status.name === 'CONTINUED_AS_NEW' || infos.some((i) => i.workflowId === wf.workflowId)) continue;

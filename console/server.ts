@@ -15,6 +15,7 @@ import { watchSession, watchTurn } from '../client/watch/live';
 import { allowedHosts, postProblem, requestToken, securityHeaders, tokenMatches } from './security';
 import * as api from './api';
 import type { Span } from '../history/trace/types';
+import { isTurnId } from '../deterministic/turn-id';
 
 /** A running console. */
 export interface ConsoleServer {
@@ -57,11 +58,12 @@ export async function startConsole(deps: api.ApiDeps, opts: { host: string; port
     return get(req, res, url);
   };
   const get = async (req: IncomingMessage, res: ServerResponse, url: URL) => {
-    if (url.pathname === '/api/config') return json(res, 200, { temporal_ui: deps.temporalUi ?? null, namespace: deps.namespace, task_queue: deps.taskQueue });
+    if (url.pathname === '/api/config') return json(res, 200, { temporal_ui: deps.temporalUi ?? null, namespace: deps.namespace, task_queue: deps.taskQueue, queues: api.displayed(api.consoleQueues(deps)) });
     if (url.pathname === '/api/sessions') return json(res, 200, await api.sessions(deps));
     if (url.pathname === '/api/inbox') return json(res, 200, await api.inbox(deps));
     const id = url.searchParams.get('id') ?? '';
     if (url.pathname === '/api/trace') return json(res, 200, await api.trace(deps, id, url.searchParams.get('full') === '1'));
+    if (url.pathname === '/api/cost') return json(res, 200, await api.cost(deps, id));
     if (url.pathname === '/api/call') return json(res, 200, await api.call(deps, url.searchParams.get('session') ?? '', url.searchParams.get('call') ?? ''));
     if (url.pathname === '/api/events') return events(req, res, id);
     return json(res, 404, { error: 'no such page' });
@@ -81,7 +83,7 @@ export async function startConsole(deps: api.ApiDeps, opts: { host: string; port
     const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
     try {
       const o = { signal: stop.signal, onChange: (c: { change: string; span: Span }) => res.write(`data: ${JSON.stringify({ change: c.change, span: api.displaySpan(c.span), at: Date.now() })}\n\n`) };
-      const found = /\/turn-\d+$/.test(id) ? await watchTurn(deps.harness.temporal, id, o) : await watchSession(deps.harness.temporal, id, o);
+      const found = isTurnId(id) ? await watchTurn(deps.harness.temporal, id, o) : await watchSession(deps.harness.temporal, id, o);
       res.write(`event: ${found ? 'closed' : 'unknown'}\ndata: {}\n\n`);
     } catch (err) {
       if (!stop.signal.aborted) res.write(`event: failed\ndata: ${JSON.stringify({ error: (err as Error).message.split('\n')[0] })}\n\n`);

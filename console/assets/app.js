@@ -30,6 +30,11 @@ function ago(iso) {
   return s < 60 ? `${s} s ago` : s < 3600 ? `${Math.round(s / 60)} min ago` : s < 86400 ? `${Math.round(s / 3600)} h ago` : `${Math.round(s / 86400)} d ago`;
 }
 
+/** A span's label: its kind, then its name unless the name says the kind already (`step 1`, not `step step 1`). */
+function label(s) {
+  return s.name === s.type || s.name.startsWith(`${s.type} `) ? s.name : `${s.type} ${s.name}`;
+}
+
 function stateText(r) {
   if (r.state === 'running' && r.step) return `running step ${r.step}`;
   return r.state.replace(/_/g, ' ');
@@ -80,7 +85,9 @@ function sessionsView() {
           el('td', {}, el('a', { href: `#/s/${encodeURIComponent(r.ref.session_id)}` }, r.session_id)),
           el('td', { class: `state-${r.state}` }, stateText(r)),
           el('td', {}, String(r.turns)),
-          el('td', {}, String(r.usage.total_tokens)),
+          // The ledger's figures (`harness cost`'s), with the running turn's calls so far; the row's own count when it could not be read.
+          el('td', { class: 'tokens' }, r.cost ? r.cost.tokens : String(r.usage.total_tokens)),
+          el('td', { class: 'cost' }, r.cost ? r.cost.money : ''),
           el('td', {}, waitingFor(r)),
           el('td', {}, r.last_task || ''),
           el('td', { class: 'muted' }, ago(r.last_activity_at)),
@@ -90,11 +97,14 @@ function sessionsView() {
   };
   state.addEventListener('change', render);
   search.addEventListener('input', render);
+  const queues = el('p', { class: 'muted', id: 'queues' });
   main.replaceChildren(
     el('h2', {}, 'Sessions'),
+    queues,
     el('div', { class: 'filters' }, state, search),
-    el('table', {}, el('thead', {}, el('tr', {}, ...['session', 'state', 'turns', 'tokens', 'waiting for', 'last task', 'last activity'].map((h) => el('th', {}, h)))), body),
+    el('table', {}, el('thead', {}, el('tr', {}, ...['session', 'state', 'turns', 'tokens', 'cost', 'waiting for', 'last task', 'last activity'].map((h) => el('th', {}, h)))), body),
   );
+  getJson('/api/config').then((c) => queues.replaceChildren(c.queues && c.queues.length ? `task queues: ${c.queues.join(', ')}` : 'every task queue'), () => {});
   return every(1500, async () => {
     rows = await getJson('/api/sessions');
     render();
@@ -107,8 +117,9 @@ function sessionsView() {
  * button that fetches it whole (`ref`: the raw session and call ids).
  */
 function argsBlock(view, ref) {
-  const row = (name, text, size) => {
-    const value = el('code', { class: 'arg-value' }, text);
+  const row = (name, text, size, lines) => {
+    // A string of several lines (a file's content) as those lines, escaped like the rest.
+    const value = lines !== undefined ? el('pre', { class: 'arg-value arg-lines' }, lines) : el('code', { class: 'arg-value' }, text);
     const box = el('div', { class: 'arg', 'data-arg': name }, el('span', { class: 'arg-name' }, `${name}: `), value);
     if (size === undefined) return box;
     const more = el('button', { class: 'expand', type: 'button' }, `show all (${size})`);
@@ -131,9 +142,41 @@ function argsBlock(view, ref) {
   };
   const rows = [];
   if (view.headline !== undefined) rows.push(row('command', view.headline));
-  for (const a of view.args) rows.push(row(a.name, a.text, a.clipped ? a.size : undefined));
+  for (const a of view.args) rows.push(row(a.name, a.text, a.clipped ? a.size : undefined, a.lines));
   if (!rows.length) rows.push(el('div', { class: 'muted' }, '(no arguments)'));
   return el('div', { class: 'args' }, ...rows);
+}
+
+/**
+ * Approve, approve always (saying what it would grant) and deny with a reason, for one pending
+ * call: the inbox's card and the session view draw the same. Each decision names the call and the
+ * digest of exactly the tool and arguments shown (`ref`, raw); `act` posts it and says how it went.
+ */
+function decisionControls(ref, callId, alwaysGrants, act) {
+  const url = `/api/sessions/${encodeURIComponent(ref.session_id)}/decide`;
+  const decision = (more) => ({ call_id: ref.call_id, digest: ref.digest, ...more });
+  const reason = el('input', { type: 'text', placeholder: 'reason for denying', class: 'reason' });
+  return el('div', { class: 'decide' },
+    el('div', {},
+      el('button', { class: 'approve', onclick: () => act(url, decision({ approve: true }), `approved ${callId}`) }, 'Approve'),
+      el('button', { class: 'approve-always', onclick: () => act(url, decision({ approve: true, always: true }), `approved ${callId} always`) }, 'Approve always'),
+      el('span', { class: 'grant' }, `always grants: ${alwaysGrants}`),
+    ),
+    el('div', {}, reason, el('button', { class: 'deny', onclick: () => act(url, decision({ approve: false, reason: reason.value }), `denied ${callId}`) }, 'Deny')),
+  );
+}
+
+/** Posts a decision and says in `box` how it went (with what `always` granted). */
+function poster(box) {
+  const say = (text, cls = '') => box.replaceChildren(el('p', { class: cls }, text));
+  return async (url, value, what) => {
+    try {
+      const r = await postJson(url, value);
+      say(`${what}${r.granted && r.granted.length ? `; granted for this session: ${r.granted.join('; ')}` : ''}`, 'ok');
+    } catch (err) {
+      say(`${what} failed: ${err.message}`, 'error');
+    }
+  };
 }
 
 /** One span's line: its kind, name and what came of it. */
@@ -154,7 +197,7 @@ function spanLine(s) {
   if (s.type === 'turn') bits.push(input.user_message || '', out.terminated_by ? `→ ${out.terminated_by}` : out.status || '', out.answer !== undefined ? `: ${out.answer}` : '');
   if (s.error) bits.push(s.error);
   const dur = s.duration_ms === null ? '' : ` ${s.duration_ms} ms`;
-  const line = [el('span', { class: 'name' }, `${s.type} ${s.name}`), ' ', el('span', { class: s.status }, s.status), dur, ' ', bits.filter(Boolean).join(' · ')];
+  const line = [el('span', { class: 'name' }, label(s)), ' ', el('span', { class: s.status }, s.status), dur, ' ', bits.filter(Boolean).join(' · ')];
   // A call asked about: every argument, as the inbox and the CLI show it.
   if (s.type === 'approval' && s.view) line.push(el('div', { class: 'why muted' }, `risk ${input.risk || '?'} · ${input.rule ? `rule ${input.rule}: ` : ''}${input.reason || ''}`), argsBlock(s.view, s.ref));
   return line;
@@ -180,6 +223,16 @@ function sessionView(id) {
     spans.set(s.span_id, s);
     node.box.dataset.status = s.status;
     node.line.replaceChildren(...spanLine(s));
+    // A call still waiting is decided here as in the inbox; the controls stay put (a half-typed
+    // reason with them) until the call is decided or asked about anew (another digest).
+    const digest = s.type === 'approval' && s.status === 'running' && s.ref.digest ? s.ref.digest : undefined;
+    if (node.actionsFor !== digest) {
+      if (node.actions) node.actions.remove();
+      node.actions = digest ? decisionControls(s.ref, s.input.call_id, s.always_grants, act) : undefined;
+      node.actionsFor = digest;
+      if (node.actions) node.line.after(node.actions);
+    }
+    if (s.type === 'llm_call' || s.type === 'compress' || s.type === 'turn') costSoon();
   };
   /** A step opened: its spans' requests and replies, arguments and results, with the payloads from the store. */
   const expand = async (stepId) => {
@@ -192,16 +245,40 @@ function sessionView(id) {
     try {
       const full = await getJson(`/api/trace?id=${encodeURIComponent(turn ? turn.ref.name : id)}&full=1`);
       const inStep = full.spans.filter((x) => x.parent_id === stepId || full.spans.some((p) => p.span_id === x.parent_id && p.parent_id === stepId));
-      node.details.replaceChildren(...inStep.map((x) => el('div', { class: 'payload' }, el('strong', {}, `${x.type} ${x.name}`), el('pre', {}, x.payload))));
+      node.details.replaceChildren(...inStep.map((x) => el('div', { class: 'payload' }, el('strong', {}, label(x)), el('pre', {}, x.payload))));
     } catch (err) {
       node.details.replaceChildren(el('span', { class: 'error' }, err.message));
     }
   };
-  main.replaceChildren(el('h2', {}, `Session ${id}`), links, el('p', { class: 'muted' }, 'Steps update live; click a step for its requests, replies, arguments and results.'), tree);
+  const decided = el('div', { id: 'decided' });
+  const act = poster(decided);
+  // What the session cost so far, by turn: the ledger `harness cost` reads, read again when a model call or turn changes.
+  const costBox = el('div', { id: 'cost' });
+  let costTimer;
+  let alive = true;
+  const loadCost = async () => {
+    costTimer = undefined;
+    try {
+      const c = await getJson(`/api/cost?id=${encodeURIComponent(id)}`);
+      if (!alive) return;
+      costBox.replaceChildren(
+        el('p', {}, 'cost so far: ', el('span', { class: 'cost-total' }, c.total.text), el('span', { class: 'muted' }, ` (${c.total.tally})`)),
+        el('table', { class: 'cost-turns' }, el('tbody', {}, ...c.turns.map((t) => el('tr', { 'data-turn': t.turn_id }, el('td', {}, t.turn_id), el('td', { class: 'turn-cost' }, t.text))))),
+        ...c.notes.map((n) => el('p', { class: 'muted' }, `note: ${n}`)),
+      );
+    } catch (err) {
+      if (alive) costBox.replaceChildren(el('p', { class: 'error' }, `cost: ${err.message}`));
+    }
+  };
+  const costSoon = () => {
+    if (costTimer === undefined) costTimer = setTimeout(loadCost, 500);
+  };
+  loadCost();
+  main.replaceChildren(el('h2', {}, `Session ${id}`), links, costBox, decided, el('p', { class: 'muted' }, 'Steps update live; click a step for its requests, replies, arguments and results.'), tree);
   getJson('/api/config').then((c) => {
     if (c.temporal_ui) links.replaceChildren(el('a', { href: `${c.temporal_ui}/namespaces/${encodeURIComponent(c.namespace)}/workflows/${encodeURIComponent(id)}`, target: '_blank', rel: 'noopener noreferrer' }, 'raw events in the Temporal Web UI'));
   });
-  return streamEvents(
+  const stop = streamEvents(
     `/api/events?id=${encodeURIComponent(id)}`,
     (event, data) => {
       if (event === 'closed') return status('the session has closed');
@@ -213,40 +290,30 @@ function sessionView(id) {
     },
     () => status('reconnecting …'),
   );
+  return () => {
+    alive = false;
+    clearTimeout(costTimer);
+    stop();
+  };
 }
 
 function inboxView() {
   const list = el('div', { id: 'inbox' });
   const done = el('div', { id: 'done' });
   main.replaceChildren(el('h2', {}, 'Inbox: waiting for a person'), done, list);
-  const say = (text, cls = '') => done.replaceChildren(el('p', { class: cls }, text));
-  const act = async (url, value, what) => {
-    try {
-      const r = await postJson(url, value);
-      say(`${what}${r.granted && r.granted.length ? `; granted for this session: ${r.granted.join('; ')}` : ''}`, 'ok');
-    } catch (err) {
-      say(`${what} failed: ${err.message}`, 'error');
-    }
-  };
+  const act = poster(done);
   const card = (it) => {
     const ref = it.ref;
     const url = (a) => `/api/sessions/${encodeURIComponent(ref.session_id)}/${a}`;
     const head = el('div', { class: 'meta' }, el('a', { href: `#/s/${encodeURIComponent(ref.session_id)}` }, it.session_id), ` · ${it.turn_id || ''} · ${ago(it.since)}`);
     if (it.kind === 'approval') {
       const c = it.call;
-      const reason = el('input', { type: 'text', placeholder: 'reason for denying', class: 'reason' });
       // The decision names the call and the digest of exactly what this card shows.
-      const decision = (more) => ({ call_id: ref.call_id, digest: ref.digest, ...more });
       return el('div', { class: 'card approval', 'data-call': ref.call_id },
         head,
         el('div', {}, el('strong', {}, c.tool), ` · ${c.callId} · risk ${c.risk} · ${c.rule ? `rule ${c.rule}: ` : ''}${c.reason}`),
         argsBlock(c.view, ref),
-        el('div', {},
-          el('button', { class: 'approve', onclick: () => act(url('decide'), decision({ approve: true }), `approved ${c.callId}`) }, 'Approve'),
-          el('button', { class: 'approve-always', onclick: () => act(url('decide'), decision({ approve: true, always: true }), `approved ${c.callId} always`) }, 'Approve always'),
-          el('span', { class: 'grant' }, `always grants: ${c.always_grants}`),
-        ),
-        el('div', {}, reason, el('button', { class: 'deny', onclick: () => act(url('decide'), decision({ approve: false, reason: reason.value }), `denied ${c.callId}`) }, 'Deny')),
+        decisionControls(ref, c.callId, c.always_grants, act),
       );
     }
     if (it.kind === 'question') {

@@ -3,8 +3,9 @@
  * against a real worker under the default policy: every argument, in the inbox and in the
  * session view (a `{command, host, env}` call with its host and environment, not its command
  * alone); bidi controls, zero-width and other invisible characters as the same escapes the CLI
- * prints (the table test/cli/escape.test.ts checks), never raw; a long content by its size, with
- * a button that shows it whole.
+ * prints (the table test/cli/escape.test.ts checks), never raw; a content of several lines as
+ * those lines (escaped by the same rule), not one JSON line of `\n`s; a long content by its size
+ * and first lines, with a button that shows it whole.
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -66,6 +67,24 @@ afterAll(async () => {
 });
 
 describe('approval views of the console', () => {
+  it('show a content of several lines as those lines, escaped, in the inbox and in the session view', async () => {
+    const sessionId = newSessionId('console-lines');
+    const content = 'first line\n\tindented <b>bold</b>\nhidden \u202e turn\n';
+    await pending(sessionId, { name: 'write_file', arguments: { path: 'notes.txt', content } });
+    const shown = 'first line\n\tindented <b>bold</b>\nhidden \\u202e turn\n';
+    const card = await inboxCard(sessionId);
+    const lines = card.locator('.arg[data-arg="content"] pre.arg-lines');
+    expect(await lines.textContent()).toBe(shown);
+    expect(await lines.evaluate((e) => e.childElementCount)).toBe(0);
+    // The short path stays one JSON line.
+    expect(await valueOf(card, 'path')).toBe('"notes.txt"');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'inbox-content-lines.png'), fullPage: true });
+
+    const span = await approvalSpan(sessionId);
+    expect(await span.locator('.arg[data-arg="content"] pre.arg-lines').textContent()).toBe(shown);
+    expect(await span.locator('.arg[data-arg="content"] .arg-value').count()).toBe(1);
+  });
+
   it('show the host and the environment of a command call, in the inbox and in the session view', async () => {
     const sessionId = newSessionId('console-ops');
     await pending(sessionId, { name: 'ops_exec', arguments: OPS_ARGS });
@@ -107,7 +126,8 @@ describe('approval views of the console', () => {
     const card = await inboxCard(sessionId);
     const row = card.locator('.arg[data-arg="content"]');
     expect(await row.locator('.arg-size').textContent()).toBe(' (5000 bytes) ');
-    expect(await valueOf(card, 'content')).toBe(`"00 ${'y'.repeat(96)}\\n01 ${'y'.repeat(17)}"…`);
+    // Its first lines (the preview history holds), as text.
+    expect(await row.locator('pre.arg-lines').textContent()).toBe(`00 ${'y'.repeat(96)}\n01 ${'y'.repeat(17)}…`);
     await row.locator('button.expand').click();
     await row.locator('pre.arg-whole').waitFor({ timeout: 20_000 });
     expect(await row.locator('pre.arg-whole').textContent()).toBe(content);
