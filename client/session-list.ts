@@ -36,8 +36,8 @@ export interface SessionRow {
 
 const CLOSED: Record<string, SessionRowState> = { COMPLETED: 'ended', FAILED: 'failed', TERMINATED: 'terminated', TIMED_OUT: 'timed_out', CANCELLED: 'cancelled', CANCELED: 'cancelled' };
 
-/** The sessions visibility lists (newest first, at most `limit`), each with its state. */
-export async function listSessions(client: Client, opts: { limit: number; taskQueue?: string }): Promise<SessionRow[]> {
+/** The sessions visibility lists (newest first, at most `limit`), each with its state; of every task queue unless given some. */
+export async function listSessions(client: Client, opts: { limit: number; taskQueue?: string | readonly string[] }): Promise<SessionRow[]> {
   const infos: WorkflowExecutionInfo[] = [];
   const queues = typeof opts.taskQueue === 'string' ? [opts.taskQueue] : (opts.taskQueue ?? []);
   const quoted = (q: string) => `'${q.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
