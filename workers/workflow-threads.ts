@@ -12,6 +12,12 @@
  *   UnexpectedError, this error does not shut the Worker down.
  * - The stack-trace promise hook. It records a source-mapped stack for every promise workflow code
  *   creates, used only by the `__stack_trace` query. Off unless HARNESS_WORKFLOW_STACK_TRACES=1.
+ *
+ * The only file that reaches into the SDK's private modules (`@temporalio/worker/lib/…`), read
+ * against @temporalio/worker 1.24.0: test/workers/workflow-threads-sdk.test.ts fails on another
+ * version, on a second file reaching in, or when what is relied on here changes. Kept because with
+ * a model answering after a second, 12 sessions at once (bench:step:realistic), the worker still
+ * spent 1.09–1.41x the CPU a step with the SDK's threads (docs/benchmarks.md).
  */
 import { Worker as NodeWorker } from 'node:worker_threads';
 import type { Logger } from '@temporalio/common';
