@@ -1,5 +1,6 @@
 /** Parsers for CLI arguments: bad values are usage errors (exit 2) with the rule stated. */
 import { InvalidArgumentError } from 'commander';
+import { parseTurnId as turnIdParts } from '../deterministic/turn-id';
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -9,19 +10,17 @@ export function parseSessionId(value: string): string {
   return value;
 }
 
-const TURN = /^(.+)\/turn-([1-9]\d*)$/;
-
 /** A turn id: `<session>/turn-N`. */
 export function parseTurnId(value: string): string {
-  const m = TURN.exec(value);
-  if (!m || !SESSION_ID.test(m[1]!)) throw new InvalidArgumentError('expected a turn id: <session>/turn-N (see `harness status <session>`)');
+  const t = turnIdParts(value, { strict: true });
+  if (!t || !SESSION_ID.test(t.sessionId)) throw new InvalidArgumentError('expected a turn id: <session>/turn-N (see `harness status <session>`)');
   return value;
 }
 
 /** A session id, or a turn id `<session>/turn-N`. */
 export function parseSessionOrTurnId(value: string): string {
-  const m = TURN.exec(value);
-  if (!SESSION_ID.test(m ? m[1]! : value)) {
+  const t = turnIdParts(value, { strict: true });
+  if (!SESSION_ID.test(t ? t.sessionId : value)) {
     throw new InvalidArgumentError('expected a session id (letters, digits, ".", "_", "-") or a turn id (<session>/turn-N)');
   }
   return value;

@@ -9,6 +9,7 @@ import { isBlobArg } from '../deterministic/conversation';
 import { loadTrace, type Span } from '../history/trace';
 import type { OpenedStore } from '../history/trace/payloads';
 import { UserError } from '../machine/errors';
+import { formatTurnId } from '../deterministic/turn-id';
 
 /** A call as `harness show` prints it. */
 export interface CallDetail {
@@ -37,7 +38,7 @@ const CALL_ID = /^t([1-9]\d*)-s\d+-c\d+$/;
 export async function callDetail(client: Client, sessionId: string, callId: string, store: () => Promise<OpenedStore>): Promise<CallDetail> {
   const turn = CALL_ID.exec(callId)?.[1];
   if (!turn) throw new UserError(`${callId} is not a call id`, `call ids look like t1-s2-c0: see \`harness status ${sessionId}\` or \`harness trace ${sessionId}\``);
-  const turnId = `${sessionId}/turn-${turn}`;
+  const turnId = formatTurnId(sessionId, Number(turn));
   const notFound = () => new UserError(`session ${sessionId} has no call ${callId}`, `see its calls with \`harness trace ${sessionId}\``);
   let spans: Span[];
   try {

@@ -13,6 +13,7 @@ import { endSessionUpdate, stateQuery } from '../deterministic/messages';
 import type { SessionState, TurnResult } from '../deterministic/session';
 import { rootCauseMessage } from '../deterministic/errors';
 import { UsageError, UserError } from '../machine/errors';
+import { parseTurnId, sessionOfTurnId, turnNumberOf } from '../deterministic/turn-id';
 import { NO_WORKER_HINT } from './require-worker';
 import { describeTrialTurn, notASession } from './trial-ids';
 import { addressOf, noWorker } from './wait-progress';
@@ -44,14 +45,13 @@ const DEFAULT_TIMEOUT_MS = 120_000;
 const LOOK_EVERY_MS = 250;
 // A turn still running after this long: is anyone there to run its cancellation?
 const WORKER_CHECK_AFTER_MS = 5_000;
-const TURN = /^(.+)\/turn-([1-9]\d*)$/;
 
 /** Cancels the turn `<session>/turn-N`, or the session `<session>` (its current turn, then the session). */
 export async function cancel(client: Client, id: string, opts: CancelOptions = {}): Promise<Cancelled> {
   if (typeof id !== 'string' || id.trim() === '') throw new UsageError('name what to cancel: a turn (<session>/turn-N) or a session', 'see running sessions with `harness sessions`');
   const deadline = Date.now() + (opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-  const m = TURN.exec(id);
-  return m ? cancelTurn(client, id, m[1]!, deadline, opts.wait ?? true) : cancelSession(client, id, deadline, opts.wait ?? true);
+  const t = parseTurnId(id, { strict: true });
+  return t ? cancelTurn(client, id, t.sessionId, deadline, opts.wait ?? true) : cancelSession(client, id, deadline, opts.wait ?? true);
 }
 
 async function cancelTurn(client: Client, turnId: string, sessionId: string, deadline: number, wait: boolean): Promise<Cancelled> {
@@ -133,7 +133,7 @@ async function turnStopped(client: Client, turnId: string, runId: string, taskQu
       workerChecked = true;
       await requirePoller(client, taskQueue, `turn ${turnId}`);
     }
-    if (Date.now() >= deadline) throw notYet(`turn ${turnId} was asked to stop`, sessionOf(turnId));
+    if (Date.now() >= deadline) throw notYet(`turn ${turnId} was asked to stop`, sessionOfTurnId(turnId));
     await sleep(LOOK_EVERY_MS);
   }
 }
@@ -168,7 +168,7 @@ async function describeTurn(client: Client, turnId: string, sessionId: string): 
   }
   const session = await describeOrUndefined(client, sessionId);
   if (!session) throw new UserError(`no session named ${sessionId}, so no turn ${turnId}`, 'list sessions with `harness sessions`');
-  throw new UserError(`session ${sessionId} has no turn ${turnId.slice(sessionId.length + '/turn-'.length)}`, `see its turns with \`harness status ${sessionId}\``);
+  throw new UserError(`session ${sessionId} has no turn ${turnNumberOf(turnId)}`, `see its turns with \`harness status ${sessionId}\``);
 }
 
 /** The session's description, or a one-line error for an id that names no session. */
@@ -197,10 +197,6 @@ async function requirePoller(client: Client, taskQueue: string, what: string): P
 
 function notYet(what: string, sessionId: string): UserError {
   return new UserError(`${what} but is still running; the cancellation stays asked for`, `see it with \`harness status ${sessionId}\`, or wait longer with --wait-timeout`);
-}
-
-function sessionOf(turnId: string): string {
-  return TURN.exec(turnId)?.[1] ?? turnId;
 }
 
 /** CANCELLED → cancelled, TIMED_OUT → timed out. */

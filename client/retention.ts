@@ -18,6 +18,7 @@ import type { HostRef } from '../deterministic/host';
 import { decodePayload } from '../history/trace/events';
 import { latestHistory } from '../history/workflow-runs';
 import { describeTrialTurn as trialTurn, notASession } from './trial-ids';
+import { formatTurnId } from '../deterministic/turn-id';
 
 export type { PurgeOutcome, PurgeReport } from '../workflows/session/purge';
 
@@ -120,7 +121,7 @@ export async function purgeSessions(client: Client, taskQueue: string, sessionId
 async function hostsOf(client: Client, sessionIds: string[]): Promise<Record<string, HostRef>> {
   const out: Record<string, HostRef> = {};
   for (const sessionId of sessionIds) {
-    const host = (await lastHost(client, sessionId)) ?? (await lastHost(client, `${sessionId}/turn-1`));
+    const host = (await lastHost(client, sessionId)) ?? (await lastHost(client, formatTurnId(sessionId, 1)));
     if (host) out[sessionId] = host;
   }
   return out;

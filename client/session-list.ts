@@ -11,6 +11,7 @@ import type { History } from '@temporalio/common/lib/proto-utils';
 import type { Pending, SessionCarry, TerminatedBy, TurnResult } from '../deterministic/session';
 import type { Usage } from '../deterministic/types';
 import { decodePayload, modelStepOf, type HistoryEvent } from '../history/trace/events';
+import { parseTurnId } from '../deterministic/turn-id';
 
 /** A session's state as `harness sessions` shows it. */
 export type SessionRowState = 'idle' | 'running' | 'waiting_for_approval' | 'waiting_for_user' | 'waiting_for_budget' | 'ended' | 'failed' | 'terminated' | 'timed_out' | 'cancelled';
@@ -149,8 +150,8 @@ export function readSession(events: readonly HistoryEvent[]): SessionFacts {
     if (child?.workflowId) {
       facts.latestTurn = facts.openTurn = child.workflowId;
       facts.waiting = undefined;
-      const n = Number(/\/turn-(\d+)$/.exec(child.workflowId)?.[1]);
-      if (Number.isFinite(n)) facts.turns = Math.max(facts.turns, n);
+      const n = parseTurnId(child.workflowId)?.turn;
+      if (n !== undefined) facts.turns = Math.max(facts.turns, n);
     }
     const closed =
       e.childWorkflowExecutionCompletedEventAttributes ??

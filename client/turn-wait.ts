@@ -8,6 +8,7 @@ import type { SessionState, TurnResult, TurnState } from '../deterministic/sessi
 import { rootCauseMessage, splitNotDeclared } from '../deterministic/errors';
 import { stateQuery, turnStateQuery } from '../deterministic/messages';
 import { UserError } from '../machine/errors';
+import { sessionOfTurnId } from '../deterministic/turn-id';
 import { diagnose, isNoPoller, look, modelProgress, seconds, troubleOf, type ModelProgress, type Trouble } from './wait-progress';
 
 /** How a wait for a turn ended: with its result, or with the turn waiting on a human. */
@@ -70,7 +71,7 @@ export async function waitForTurn(client: Client, turnId: string, opts: WaitOpti
       now = troubleOf(client, poll.failure, 'server');
       if (!now) {
         const { problem, hint } = splitNotDeclared(rootCauseMessage(poll.failure));
-        throw new UserError(`turn ${turnId} failed: ${problem}`, hint || `inspect it with \`harness status ${sessionOf(turnId)}\``);
+        throw new UserError(`turn ${turnId} failed: ${problem}`, hint || `inspect it with \`harness status ${sessionOfTurnId(turnId)}\``);
       }
       now = (await diagnose(client, turnId, 'server', { noPoller: isNoPoller(poll.failure) })) ?? now;
       poll = undefined;
@@ -150,14 +151,8 @@ async function pause(ms: number, until: Promise<unknown>): Promise<void> {
 function waitTimedOut(turnId: string, timeoutMs: number, trouble: Trouble | undefined): UserError {
   return new UserError(
     `stopped waiting for turn ${turnId} after ${seconds(timeoutMs)}${trouble ? ` (${trouble.text})` : ''}; the session keeps going without you`,
-    `see how it went later with \`harness status ${sessionOf(turnId)}\``,
+    `see how it went later with \`harness status ${sessionOfTurnId(turnId)}\``,
   );
-}
-
-/** The session a turn id belongs to (`<session>/turn-N`). */
-function sessionOf(turnId: string): string {
-  const at = turnId.lastIndexOf('/turn-');
-  return at > 0 ? turnId.slice(0, at) : turnId;
 }
 
 /**
@@ -165,7 +160,7 @@ function sessionOf(turnId: string): string {
  * the session to record it means the next message is accepted right away.
  */
 async function sessionCaughtUp(client: Client, turnId: string, timeoutMs = 10_000): Promise<void> {
-  const session = client.workflow.getHandle(sessionOf(turnId));
+  const session = client.workflow.getHandle(sessionOfTurnId(turnId));
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     try {

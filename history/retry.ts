@@ -9,7 +9,8 @@ import type { Client } from '@temporalio/client';
 import type { TurnResult } from '../deterministic/session';
 import { UserError } from '../machine/errors';
 import { decodePayload, failureText, modelStepOf, type HistoryEvent } from './trace/events';
-import { loadTrace, TURN_ID } from './trace';
+import { loadTrace } from './trace';
+import { parseTurnId } from '../deterministic/turn-id';
 import { callsBefore } from './trace/before-step';
 import { describeWorkflow, workflowRuns } from './workflow-runs';
 import { decodeRuns, type Run } from './trace/runs';
@@ -35,13 +36,13 @@ export interface RetryPlan {
 
 /** Works out where to reset the turn; a turn that cannot be retried is a one-line UserError. */
 export async function planRetry(client: Client, turnId: string): Promise<RetryPlan> {
-  const m = TURN_ID.exec(turnId);
+  const m = parseTurnId(turnId);
   if (!m) throw new UserError(`${turnId} is not a turn id`, 'a turn id is <session>/turn-N (see `harness status <session>`)', 2);
   const desc = await describeWorkflow(client, turnId);
   if (!desc) throw new UserError(`no turn ${turnId} in Temporal`, '`harness status <session>` names its turns; Temporal keeps histories for its retention period');
   const status = desc.status.name;
-  if (status === 'RUNNING') throw new UserError(`turn ${turnId} is still running`, `follow it with \`harness status ${m[1]}\`; retry is for a turn that failed`);
-  if (status === 'CANCELLED') throw new UserError(`turn ${turnId} was cancelled`, `send a new message with \`harness run --session ${m[1]} "<task>"\``);
+  if (status === 'RUNNING') throw new UserError(`turn ${turnId} is still running`, `follow it with \`harness status ${m.sessionId}\`; retry is for a turn that failed`);
+  if (status === 'CANCELLED') throw new UserError(`turn ${turnId} was cancelled`, `send a new message with \`harness run --session ${m.sessionId} "<task>"\``);
   // Every run of the turn, fetched once: the last one's raw events place the reset, all of them
   // (decoded) tell what the steps before it did.
   const raw = await workflowRuns(client, turnId);
@@ -62,8 +63,8 @@ export async function planRetry(client: Client, turnId: string): Promise<RetryPl
   const kept = await keptBefore(client, turnId, decodeRuns(turnId, raw), point.step);
   return {
     turnId,
-    sessionId: m[1]!,
-    turn: Number(m[2]),
+    sessionId: m.sessionId,
+    turn: m.turn,
     runId: desc.runId,
     resetEventId: point.eventId,
     step: point.step,

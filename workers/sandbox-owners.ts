@@ -18,6 +18,7 @@
  */
 import { Client, WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
+import { formatTurnId } from '../deterministic/turn-id';
 
 /** How long one question may take before the sweep gives up (and removes nothing). */
 const ASK_TIMEOUT_MS = 10_000;
@@ -36,7 +37,7 @@ export function sandboxOwners(connection: NativeConnection, namespace: string, t
   const running = (d: WorkflowExecutionDescription | undefined) => d?.status.name === 'RUNNING';
   return async (sessionId) => {
     if (running(await describe(sessionId))) return true;
-    const turn = await describe(`${sessionId}/turn-1`);
+    const turn = await describe(formatTurnId(sessionId, 1));
     if (!turn) return false;
     if (running(turn)) return true;
     const parent = turn.parentExecution?.workflowId;

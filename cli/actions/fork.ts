@@ -13,6 +13,7 @@ import { escapeForTerminal } from '../../machine/terminal/escape';
 import { say } from '../output';
 import { driveTurn, noWorkerHint, workerStarting } from '../wait';
 import { terminalPrompter } from '../prompter';
+import { formatTurnId } from '../../deterministic/turn-id';
 
 export interface ForkFlags {
   atStep: number;
@@ -48,7 +49,7 @@ export async function fork(ctx: CliContext, turnId: string, o: ForkFlags): Promi
   if (state?.fork?.restored.length) say(escapeForTerminal(`restored: ${state.fork.restored.join(', ')}`));
   for (const p of [...(state?.fork?.problems ?? []), ...plan.notRestored]) say(escapeForTerminal(`not restored: ${p}`));
   if (plan.grantsDropped.length) say(escapeForTerminal(grantsWords(plan.grantsDropped)));
-  const turn = `${sessionId}/turn-1`;
+  const turn = formatTurnId(sessionId, 1);
   const json = Boolean(o.json);
   const prompter = terminalPrompter(json);
   process.exitCode = await driveTurn(await ctx.harness(), sessionId, turn, { json, waitTimeoutMs: o.waitTimeout * 1000, ctx, ...(prompter ? { prompter } : {}) });

@@ -11,6 +11,7 @@ import { EXIT, print, printJson, say } from '../output';
 import { driveTurn, noWorkerHint, workerStarting } from '../wait';
 import { terminalPrompter } from '../prompter';
 import { startForked, waitForState } from '../../client/fork-start';
+import { formatTurnId } from '../../deterministic/turn-id';
 
 export interface RerunFlags {
   workspace?: string;
@@ -37,7 +38,7 @@ export async function rerun(ctx: CliContext, turnId: string, o: RerunFlags): Pro
   say(escapeForTerminal(`rerunning ${turnId} in session ${sessionId} with its recorded replies; tools run again in a workspace seeded from ${seedWords(plan)}${files}`));
   say(escapeForTerminal(effectsWords(plan)));
   for (const p of state?.fork?.problems ?? []) say(escapeForTerminal(`not restored: ${p}`));
-  const turn = `${sessionId}/turn-1`;
+  const turn = formatTurnId(sessionId, 1);
   const waitTimeoutMs = o.waitTimeout * 1000;
   const harness = await ctx.harness();
   const out = await harness.wait(turn, { timeoutMs: waitTimeoutMs });
@@ -72,5 +73,5 @@ export async function rerun(ctx: CliContext, turnId: string, o: RerunFlags): Pro
   await startForked(client, ctx.settings.taskQueue, live, liveId);
   say(escapeForTerminal(`going on live from step ${step} in session ${liveId} with ${model.provider}:${model.model}`));
   const prompter = terminalPrompter(Boolean(o.json));
-  process.exitCode = await driveTurn(harness, liveId, `${liveId}/turn-1`, { json: Boolean(o.json), waitTimeoutMs, ctx, ...(prompter ? { prompter } : {}) });
+  process.exitCode = await driveTurn(harness, liveId, formatTurnId(liveId, 1), { json: Boolean(o.json), waitTimeoutMs, ctx, ...(prompter ? { prompter } : {}) });
 }

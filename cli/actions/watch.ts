@@ -17,6 +17,7 @@ import { waitRide } from '../wait';
 import { readUntil } from '../../client/ride-out';
 import { StreamPrinter } from '../stream-print';
 import { writeOut } from '../../machine/terminal/write';
+import { isTurnId } from '../../deterministic/turn-id';
 
 /** How a follow prints. */
 export interface FollowPrint {
@@ -53,7 +54,7 @@ export async function follow(client: Client, id: string, o: FollowPrint): Promis
   };
   if (!o.json) say(`following ${id}; Ctrl-C stops`);
   try {
-    const found = /\/turn-\d+$/.test(id) ? await watchTurn(client, id, watch) : await watchSession(client, id, watch);
+    const found = isTurnId(id) ? await watchTurn(client, id, watch) : await watchSession(client, id, watch);
     if (!found) throw new UserError(`no session or turn ${id} in Temporal`, 'list sessions with `harness sessions`');
     if (!o.json) say(`${id} has closed`);
   } catch (err) {

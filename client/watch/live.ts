@@ -13,6 +13,7 @@ import { turnLedger } from '../../history/ledger/compute';
 import { traceId, type BuiltSpan, type Span } from '../../history/trace/types';
 import type { Run } from '../../history/trace/runs';
 import type { Trouble } from '../wait-progress';
+import { sessionOfTurnId } from '../../deterministic/turn-id';
 
 /** A span that opened (seen running), changed while running, or closed (seen ended). */
 export interface SpanChange {
@@ -119,16 +120,11 @@ export function liveTurnSpans(turnId: string, runs: readonly Run[], sessionId: s
   return spans;
 }
 
-/** The session a turn id belongs to (`<session>/turn-N`). */
-export function sessionOfTurn(turnId: string): string {
-  return /^(.+)\/turn-\d+$/.exec(turnId)?.[1] ?? turnId;
-}
-
 /** Follows a turn until it closes (or `signal` aborts); false when Temporal does not know it. */
 export async function watchTurn(client: Client, turnId: string, o: WatchOptions, diff = new SpanDiff(o.known)): Promise<boolean> {
   const follower = new HistoryFollower(client, turnId, o.onTrouble);
   if (!(await follower.load(o.signal))) return false;
-  const sessionId = sessionOfTurn(turnId);
+  const sessionId = sessionOfTurnId(turnId);
   const build = () => liveTurnSpans(turnId, follower.current(), sessionId).map((b) => b.span);
   if (o.fromNow) diff.prime(build());
   for (;;) {

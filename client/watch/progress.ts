@@ -6,7 +6,8 @@
 import type { Client } from '@temporalio/client';
 import type { Usage } from '../../deterministic/types';
 import { fetchRuns } from '../../history/trace/runs';
-import { liveTurnSpans, sessionOfTurn } from './live';
+import { liveTurnSpans } from './live';
+import { sessionOfTurnId } from '../../deterministic/turn-id';
 import type { Span } from '../../history/trace/types';
 
 /** A running turn's progress. */
@@ -27,7 +28,7 @@ export interface TurnProgress {
 export async function turnProgress(client: Client, turnId: string): Promise<TurnProgress | undefined> {
   const runs = await fetchRuns(client, turnId);
   if (!runs.length) return undefined;
-  return progressOf(turnId, liveTurnSpans(turnId, runs, sessionOfTurn(turnId)).map((b) => b.span));
+  return progressOf(turnId, liveTurnSpans(turnId, runs, sessionOfTurnId(turnId)).map((b) => b.span));
 }
 
 /** The progress the spans of a turn tell. */

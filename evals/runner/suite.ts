@@ -12,6 +12,7 @@ import { JsonSyntaxError, parseJsonText } from '../../deterministic/json-text';
 import { ScriptSchema } from '../../scripted-model/script';
 import { isRe2 } from '../../deterministic/policy/patterns';
 import { UsageError } from '../../machine/errors';
+import { parseTurnId } from '../../deterministic/turn-id';
 
 /** Largest suite file read (a suite is text: a few MB is thousands of cases). */
 export const MAX_SUITE_BYTES = 8 * 1024 * 1024;
@@ -19,6 +20,8 @@ export const MAX_SUITE_BYTES = 8 * 1024 * 1024;
 export const MAX_TRIALS_TOTAL = 10_000;
 
 const CASE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const isNamedTurn = (id: string) => SESSION_ID.test(parseTurnId(id, { strict: true })?.sessionId ?? '');
 const text = z.string().min(1, 'must be non-empty text');
 const errorType = z.enum(ERROR_TYPES, { error: `expected one of ${ERROR_TYPES.join(', ')}` });
 const INSIDE = 'must be a path inside the workspace (relative, no "..")';
@@ -70,7 +73,7 @@ const CaseSchema = z
     expected_contains: z.union([text, z.array(text)]).optional(),
     expected_error_types: z.array(errorType).optional(),
     trials: z.number().int().positive().max(100).optional(),
-    from: z.strictObject({ turn: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}\/turn-[1-9]\d*$/, 'expected a turn id <session>/turn-N'), step: z.number().int().positive() }).optional(),
+    from: z.strictObject({ turn: z.string().refine(isNamedTurn, 'expected a turn id <session>/turn-N'), step: z.number().int().positive() }).optional(),
     expect: z.enum(['pass', 'fail']).optional(),
     expect_reason: z.enum(FAILURE_REASONS).optional(),
     tags: z.array(z.string()).optional(),

@@ -12,6 +12,7 @@ import { countEntries, emptyLedgerTally, ledgerEntries, mergeTallies, totalOf, t
 import type { Pricing } from '../../deterministic/pricing';
 import type { ModelSpec, TurnResult } from '../../deterministic/session';
 import type { Usage } from '../../deterministic/types';
+import { turnNumberOf } from '../../deterministic/turn-id';
 import type { ActivityItem, Timeline } from '../trace/timeline';
 import type { Ledger, TurnLedger } from './types';
 
@@ -53,8 +54,6 @@ function ledgerOf(turnId: string, turn: number, tally: LedgerTally, extra: Parti
   return { turnId, turn, ...extra, byKind: tally.byKind, byModel: tally.byModel, total: totalOf(tally) };
 }
 
-const turnNumber = (turnId: string) => Number(/\/turn-(\d+)$/.exec(turnId)?.[1] ?? 0);
-
 /** The ledger of one turn from its timeline; `fallback` prices turns whose session recorded no pricing. */
 export function turnLedger(turnId: string, t: Timeline, fallback?: (model: ModelSpec) => Pricing): TurnLedger {
   const config = t.input?.config;
@@ -63,7 +62,7 @@ export function turnLedger(turnId: string, t: Timeline, fallback?: (model: Model
     const o = a.type === 'callModel' || a.type === 'compressContext' ? outcomeOf(a, pricing) : undefined;
     return o ? ledgerEntries(o, pricing) : [];
   });
-  return ledgerOf(turnId, t.input?.turn ?? turnNumber(turnId), countEntries(emptyLedgerTally(), entries), {
+  return ledgerOf(turnId, t.input?.turn ?? turnNumberOf(turnId), countEntries(emptyLedgerTally(), entries), {
     ...(pricing ? { pricing } : {}),
     ...(t.closed?.result?.terminated_by ? { terminated_by: t.closed.result.terminated_by } : {}),
     entries,
@@ -73,7 +72,7 @@ export function turnLedger(turnId: string, t: Timeline, fallback?: (model: Model
 /** The ledger of a closed turn from the tally it recorded in its result (counted by the same code). */
 export function recordedLedger(turnId: string, r: TurnResult, pricing: Pricing | undefined): TurnLedger | undefined {
   if (!r.ledger?.exact) return undefined;
-  return ledgerOf(turnId, r.turn ?? turnNumber(turnId), r.ledger, { ...(pricing ? { pricing } : {}), terminated_by: r.terminated_by });
+  return ledgerOf(turnId, r.turn ?? turnNumberOf(turnId), r.ledger, { ...(pricing ? { pricing } : {}), terminated_by: r.terminated_by });
 }
 
 /** Turns' ledgers added up into the ledger of a turn, a session or an eval run. */

@@ -11,6 +11,7 @@ import type { ActivityItem, Timeline } from '../trace/timeline';
 import { continueModelCall, reportedAttempt } from '../trace/model-calls';
 import { resetBase } from '../workflow-runs';
 import type { RawRun } from './fetch';
+import { formatTurnId } from '../../deterministic/turn-id';
 
 const COUNTED = new Set(['callModel', 'compressContext']);
 
@@ -35,7 +36,7 @@ export function childrenOf(runs: RawRun[]): string[] {
  * eval from before it ran trials itself) trial workflows whose one turn is `<trial>/turn-1`.
  */
 export function trialTurns(runs: RawRun[]): string[] {
-  return unique(childStarts(runs).map((c) => (c.workflowType === 'turnWorkflow' ? c.workflowId : `${c.workflowId}/turn-1`)));
+  return unique(childStarts(runs).map((c) => (c.workflowType === 'turnWorkflow' ? c.workflowId : formatTurnId(c.workflowId, 1))));
 }
 
 /** Every child the runs started, in order. */

@@ -6,6 +6,7 @@
 import type { Client } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
 import { UserError } from '../../machine/errors';
+import { isTurnId } from '../../deterministic/turn-id';
 import { firstDivergentEvent, replayHistory } from './replay';
 import { codeWords, describeEvent, sdkDetail, turnWords } from './words';
 import { workflowBundlePath } from '../../machine/paths';
@@ -80,7 +81,7 @@ export function reportLines(report: ReplayReport): string[] {
   return report.runs.map((r) => {
     const k = (seen.get(r.workflow_id) ?? 0) + 1;
     seen.set(r.workflow_id, k);
-    const name = /\/turn-\d+$/.test(r.workflow_id) ? turnWords(r.workflow_id) : `session ${r.workflow_id}`;
+    const name = isTurnId(r.workflow_id) ? turnWords(r.workflow_id) : `session ${r.workflow_id}`;
     const head = `${name}, run ${k} of ${count.get(r.workflow_id)}`;
     if (r.ok) return `${head}: OK`;
     if (r.error) return `${head}: replay failed: ${r.error}`;

@@ -4,6 +4,7 @@
  * instead, read from the SDK's nondeterminism message.
  */
 import { decodePayload, localModelCall, modelStepOf } from '../trace/events';
+import { parseTurnId } from '../../deterministic/turn-id';
 import type { History } from '@temporalio/common/lib/proto-utils';
 
 type HistoryEvent = NonNullable<History['events']>[number];
@@ -120,8 +121,8 @@ const MACHINE_WORDS: Record<string, string> = {
 
 /** `<session>/turn-3` → `turn 3 (<session>/turn-3)`; anything else → `workflow <id>`. */
 export function turnWords(workflowId: string): string {
-  const m = /\/turn-(\d+)$/.exec(workflowId);
-  return m ? `turn ${m[1]} (${workflowId})` : `workflow ${workflowId}`;
+  const t = parseTurnId(workflowId);
+  return t ? `turn ${t.turn} (${workflowId})` : `workflow ${workflowId}`;
 }
 
 /** `ActivityTaskScheduled` from the attributes an event carries. */

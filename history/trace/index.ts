@@ -5,6 +5,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { UserError } from '../../machine/errors';
+import { sessionOfTurnId } from '../../deterministic/turn-id';
 import { HistoryBatchTooLarge } from '../read-history';
 import { addPayloads, addStoredRecords, SessionPayloads, type OpenedStore } from './payloads';
 import { fetchRuns, type Run } from './runs';
@@ -27,9 +28,6 @@ export interface Trace {
   /** Things the reader should know (a store that could not be read, a turn history gone). */
   notes: string[];
 }
-
-/** A turn id: `<session>/turn-<n>`. */
-export const TURN_ID = /^(.+)\/turn-(\d+)$/;
 
 /** Options of a trace: a message store to read payloads from (`--full`). */
 export interface TraceOptions {
@@ -59,7 +57,7 @@ export async function loadTrace(client: Client, id: string, opts: TraceOptions =
   };
 
   if (type === 'turnWorkflow') {
-    const sessionId = sessionOf(runs) ?? TURN_ID.exec(id)?.[1] ?? id;
+    const sessionId = sessionOf(runs) ?? sessionOfTurnId(id);
     const p = payloads(sessionId);
     const spans = await turnSpans(id, runs, sessionId, undefined, p, notes, opts.wholeInput);
     missing(p);

@@ -13,6 +13,7 @@ import { budgetSpans } from './budget-spans';
 import type { ActivityItem, Timeline } from './timeline';
 import { makeSpan, type BuiltSpan, type SpanStatus, type TurnContext } from './types';
 import { describeToolMode } from '../../deterministic/tool-mode';
+import { turnNumberOf } from '../../deterministic/turn-id';
 
 /** Who sent the turn's message and when (the session's sendMessage update), when known. */
 export interface SentBy {
@@ -22,7 +23,7 @@ export interface SentBy {
 
 /** Builds the spans of a turn from its timeline (readTimeline of its runs), the turn span first. */
 export function buildTurnSpans(turnId: string, t: Timeline, opts: { traceId: string; sessionId: string; sent?: SentBy }): BuiltSpan[] {
-  const turn = t.input?.turn ?? Number(/\/turn-(\d+)$/.exec(turnId)?.[1] ?? 0);
+  const turn = t.input?.turn ?? turnNumberOf(turnId);
   const ctx: TurnContext = { traceId: opts.traceId, sessionId: t.input?.sessionId ?? opts.sessionId, turnId, turn, timeline: t, running: !t.closed };
   // A step whose model call waited for its budget (and never came) is a step too.
   const budgetSteps = t.waits.filter((w) => w.pending.kind === 'budget').map((w) => w.step);
