@@ -8,6 +8,7 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerSpec, McpToolInfo } from '../../deterministic/mcp';
+import { canonicalJson } from '../../deterministic/digest';
 import { McpConnection, NO_SDK_TIMEOUT, seconds, type ElicitHook, type OpenCall } from './connection';
 import { forgetServer, noteServer } from './orphans';
 import { McpTimeoutError, McpUnavailableError, oneLine } from './errors';
@@ -248,15 +249,6 @@ export class McpPool {
 export function specKey(spec: McpServerSpec): string {
   const { name, transport } = spec;
   const fields = spec.transport === 'stdio' ? { name, transport, command: spec.command, args: spec.args, env: spec.env, cwd: spec.cwd ?? null } : { name, transport, url: spec.url, headers: spec.headers };
-  return stableJson(fields);
-}
-
-function stableJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${stableJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
+  return canonicalJson(fields);
 }
 
