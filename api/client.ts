@@ -12,7 +12,7 @@ import type { Client } from '@temporalio/client';
 import type { PendingApproval, SessionConfig } from '../deterministic/session';
 import { UsageError } from '../machine/errors';
 import { metadataProblem, type SessionMetadata } from '../deterministic/metadata';
-import { RideOut } from '../client/ride-out';
+import { TroubleWait } from '../client/trouble-wait';
 import {
   answerQuestion,
   decideApprovals,
@@ -80,7 +80,7 @@ export interface SendOptions {
   /** @internal The configuration already resolved (the CLI resolves it before connecting); null: the session exists, send none. */
   config?: SessionConfig | null;
   /** @internal How the CLI rides out outages while sending. */
-  ride?: RideOut;
+  troubleWait?: TroubleWait;
 }
 
 /** Where a message went. */
@@ -103,7 +103,7 @@ export interface Decided {
 /** Options of the calls that reach a running turn. */
 export interface DeliverOptions {
   /** @internal How the CLI rides out outages while delivering. */
-  ride?: RideOut;
+  troubleWait?: TroubleWait;
 }
 
 /** What a trace includes. */
@@ -148,7 +148,7 @@ export class HarnessClient {
       ...(config ? { config } : {}),
       text,
       ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
-      ...(opts.ride ? { ride: opts.ride } : {}),
+      ...(opts.troubleWait ? { troubleWait: opts.troubleWait } : {}),
     });
     return { sessionId, ...sent };
   }
@@ -169,7 +169,7 @@ export class HarnessClient {
    * pending() item's) the answer is refused unless that question is the one waiting.
    */
   async answer(sessionId: string, text: string, opts: DeliverOptions & { questionId?: string } = {}): Promise<{ turnId: string }> {
-    return { turnId: await answerQuestion(this.temporal, sessionId, text, opts.ride, opts.questionId) };
+    return { turnId: await answerQuestion(this.temporal, sessionId, text, opts.troubleWait, opts.questionId) };
   }
 
   /**
@@ -199,7 +199,7 @@ export class HarnessClient {
 
   /** Decides pending calls; each named with the digest shown is refused if the call changed since. */
   decide(sessionId: string, request: DecisionRequest, opts: DeliverOptions = {}): Promise<Decided> {
-    return decideApprovals(this.temporal, sessionId, request, opts.ride);
+    return decideApprovals(this.temporal, sessionId, request, opts.troubleWait);
   }
 
   /**
@@ -207,12 +207,12 @@ export class HarnessClient {
    * budget's unit (the turn goes on), or `stop` it (it ends `budget_exceeded`, keeping its work).
    */
   decideBudget(sessionId: string, decision: BudgetDecisionInput, opts: DeliverOptions = {}): Promise<BudgetDecided> {
-    return decideBudget(this.temporal, sessionId, decision, opts.ride);
+    return decideBudget(this.temporal, sessionId, decision, opts.troubleWait);
   }
 
   /** A session's state; a closed one (failed, terminated, ended) says why and when. */
   status(sessionId: string, opts: { timeoutMs?: number } & DeliverOptions = {}): Promise<SessionView> {
-    return sessionView(this.temporal, sessionId, opts.ride ?? new RideOut({ deadline: Date.now() + (opts.timeoutMs ?? 60_000) }));
+    return sessionView(this.temporal, sessionId, opts.troubleWait ?? new TroubleWait({ deadline: Date.now() + (opts.timeoutMs ?? 60_000) }));
   }
 
   /** The spans of a session (every turn) or of one turn (`<session>/turn-N`), from its history; `full` adds payloads from the message store. */

@@ -6,7 +6,7 @@
 import { budgetLine, type BudgetBreach } from '../deterministic/budget';
 import { parseBudgetAmount } from '../config/budget-amount';
 import type { HarnessClient } from '../api/client';
-import type { RideOut } from '../client/ride-out';
+import type { TroubleWait } from '../client/trouble-wait';
 import { say } from './output';
 
 /** Says what the turn waits for and how to decide it from another process. */
@@ -32,8 +32,8 @@ export async function askBudgetRaise(line: (prompt: string) => Promise<string>, 
 }
 
 /** Raises or stops at the terminal's word; says what it did. */
-export async function decideBudgetInline(harness: HarnessClient, sessionId: string, p: BudgetBreach, amount: number | undefined, ride: RideOut | undefined): Promise<void> {
+export async function decideBudgetInline(harness: HarnessClient, sessionId: string, p: BudgetBreach, amount: number | undefined, troubleWait: TroubleWait | undefined): Promise<void> {
   const decision = amount === undefined ? { stop: true, reason: 'stopped at the terminal' } : { raise: { unit: p.unit, amount } };
-  const { result } = await harness.decideBudget(sessionId, decision, { ride });
+  const { result } = await harness.decideBudget(sessionId, decision, { troubleWait });
   say(result.stopped ? 'the turn stops here (budget_exceeded); its work is kept' : `the ${result.scope} budget is now ${result.limit}${result.unit === 'usd' ? ' USD' : ' tokens'}`);
 }

@@ -10,7 +10,7 @@ import { embeddedFiles } from '../machine/paths';
 import { processAlive, readPidFile } from '../machine/pids';
 import { UserError } from '../machine/errors';
 import { splitNotDeclared } from '../deterministic/errors';
-import { RideOut } from '../client/ride-out';
+import { TroubleWait } from '../client/trouble-wait';
 import { TEMPORAL_HINT } from '../client/session-client';
 import type { HarnessClient } from '../api/client';
 import { seconds, type Trouble } from '../client/wait-progress';
@@ -56,19 +56,19 @@ export function workerStarting(ctx: Pick<CliContext, 'settings' | 'home'>): bool
 }
 
 /**
- * Riding out trouble for a command that waits (see client/ride-out.ts): lines through `notes`, and
+ * Riding out trouble for a command that waits (see client/trouble-wait.ts): lines through `notes`, and
  * past the deadline one error saying what was waited for (`what`, e.g. `for session s-1`), what
  * it means (`after`) and, as hint, how to cure what held it up.
  */
-export function waitRide(
+export function commandTroubleWait(
   ctx: Pick<CliContext, 'settings' | 'home'>,
   notes: WaitNotes,
   timeoutMs: number,
   what: string,
   after: string,
   hint: string,
-): RideOut {
-  return new RideOut({
+): TroubleWait {
+  return new TroubleWait({
     deadline: Date.now() + timeoutMs,
     onTrouble: (t) => notes.trouble(t),
     giveUp: (t: Trouble | undefined, waited: number) =>
@@ -85,12 +85,12 @@ export async function driveTurn(harness: HarnessClient, sessionId: string, turnI
   // Each wait between human decisions gets the whole timeout: a person's thinking time is not waiting.
   const timeoutMs = o.waitTimeoutMs ?? DEFAULT_WAIT_TIMEOUT_SEC * 1000;
   // Answers and decisions made inline ride out trouble like the turn's wait does.
-  const ride = (): RideOut | undefined => o.ctx && waitRide(o.ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see \`harness status ${sessionId}\``);
+  const newTroubleWait = (): TroubleWait | undefined => o.ctx && commandTroubleWait(o.ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see \`harness status ${sessionId}\``);
   // Each step as history records it, beside the wait (which still decides when the turn is done).
   const wanted = o.live ?? liveWanted(o.json);
   const live = wanted ? new LiveTurn(harness.temporal, turnId, { prompting: Boolean(o.prompter), color: stderrColor(), jsonl: wanted === 'jsonl', ...(o.ctx ? { home: o.ctx.home } : {}) }) : undefined;
   try {
-    return await driveLive(harness, sessionId, turnId, o, notes, timeoutMs, ride, live);
+    return await driveLive(harness, sessionId, turnId, o, notes, timeoutMs, newTroubleWait, live);
   } finally {
     live?.stop();
   }
@@ -103,7 +103,7 @@ async function driveLive(
   o: DriveOptions,
   notes: WaitNotes,
   timeoutMs: number,
-  ride: () => RideOut | undefined,
+  newTroubleWait: () => TroubleWait | undefined,
   live: LiveTurn | undefined,
 ): Promise<number> {
   for (;;) {
@@ -148,11 +148,11 @@ async function driveLive(
     try {
       if (pending.kind === 'question') {
         const text = await promptOrElsewhere(live, pending.callId, 'the question', (signal) => o.prompter!.ask(pending.question, signal));
-        if (text !== undefined) await decidedOrElsewhere(() => harness.answer(sessionId, text, { ride: ride() }), 'the question');
+        if (text !== undefined) await decidedOrElsewhere(() => harness.answer(sessionId, text, { troubleWait: newTroubleWait() }), 'the question');
         continue;
       }
       if (pending.kind === 'budget') {
-        await decideBudgetInline(harness, sessionId, pending, await o.prompter.raiseBudget?.(pending), ride());
+        await decideBudgetInline(harness, sessionId, pending, await o.prompter.raiseBudget?.(pending), newTroubleWait());
         continue;
       }
       for (const call of pending.calls) {
@@ -171,7 +171,7 @@ async function driveLive(
                 ...(verdict === 'always' ? { always: true } : {}),
                 ...(verdict === 'no' ? { reason: 'denied at the terminal' } : {}),
               },
-              { ride: ride() },
+              { troubleWait: newTroubleWait() },
             ),
           `${call.callId} ${call.tool}`,
         );

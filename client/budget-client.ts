@@ -11,7 +11,7 @@ import { budgetAmount } from '../deterministic/budget';
 import { rootCauseMessage } from '../deterministic/errors';
 import { decideBudgetUpdate, turnStateQuery, type BudgetDecisionInput, type BudgetDecisionResult } from '../deterministic/messages';
 import { UsageError, UserError } from '../machine/errors';
-import { deliverUpdate, lookUntil, type RideOut } from './ride-out';
+import { deliverUpdate, lookUntil, type TroubleWait } from './trouble-wait';
 import { sessionState } from './session-client';
 
 /** A budget wait as the turn shows it. */
@@ -25,18 +25,18 @@ export interface BudgetDecided {
 }
 
 /** The budget wait of the session's current turn, or undefined when it waits for nothing of the kind. */
-export async function pendingBudget(client: Client, sessionId: string, ride?: RideOut): Promise<{ turnId: string; pending: BudgetPending } | undefined> {
-  const state = await sessionState(client, sessionId, ride);
+export async function pendingBudget(client: Client, sessionId: string, troubleWait?: TroubleWait): Promise<{ turnId: string; pending: BudgetPending } | undefined> {
+  const state = await sessionState(client, sessionId, troubleWait);
   const turnId = state.currentTurnId;
   if (!turnId || state.status !== 'waiting_for_budget') return undefined;
   const handle = client.workflow.getHandle(turnId);
-  const ts = (ride ? await lookUntil(client, turnId, 'query', () => handle.query(turnStateQuery), 20_000, ride) : await handle.query(turnStateQuery)) as TurnState;
+  const ts = (troubleWait ? await lookUntil(client, turnId, 'query', () => handle.query(turnStateQuery), 20_000, troubleWait) : await handle.query(turnStateQuery)) as TurnState;
   return ts.pending?.kind === 'budget' ? { turnId, pending: ts.pending } : undefined;
 }
 
 /** Raises the budget the session's turn waits on, or stops the turn; one-line errors when it waits for no budget. */
-export async function decideBudget(client: Client, sessionId: string, decision: BudgetDecisionInput, ride?: RideOut): Promise<BudgetDecided> {
-  const waiting = await pendingBudget(client, sessionId, ride);
+export async function decideBudget(client: Client, sessionId: string, decision: BudgetDecisionInput, troubleWait?: TroubleWait): Promise<BudgetDecided> {
+  const waiting = await pendingBudget(client, sessionId, troubleWait);
   if (!waiting) throw new UserError(`session ${sessionId} is not waiting for a budget`, `see \`harness status ${sessionId}\``);
   const { turnId, pending } = waiting;
   if (decision.raise && decision.raise.unit !== pending.unit) {
@@ -48,7 +48,7 @@ export async function decideBudget(client: Client, sessionId: string, decision: 
     return signal ? client.withAbortSignal(signal, run) : run();
   };
   try {
-    const result = ride ? await deliverUpdate(client, turnId, send, ride) : await send(randomUUID());
+    const result = troubleWait ? await deliverUpdate(client, turnId, send, troubleWait) : await send(randomUUID());
     return { turnId, pending, result };
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) throw new UserError(`turn ${turnId} refused the request: ${rootCauseMessage(err)}`, `see \`harness status ${sessionId}\``);

@@ -31,7 +31,7 @@ import { rootCauseMessage, splitNotDeclared } from '../deterministic/errors';
 import { UsageError, UserError } from '../machine/errors';
 import { describeTrialTurn, notASession } from './trial-ids';
 import { NO_WORKER_HINT } from './require-worker';
-import { deliverUpdate, lookUntil, type RideOut } from './ride-out';
+import { deliverUpdate, lookUntil, type TroubleWait } from './trouble-wait';
 import { callTrouble, look } from './wait-progress';
 
 export { waitForTurn, type TurnOutcome, type WaitOptions } from './turn-wait';
@@ -59,14 +59,14 @@ export function checkMessage(text: string, what = 'the message', emptyHint = 'sa
  */
 export async function sendMessage(
   client: Client,
-  opts: { taskQueue: string; sessionId: string; config?: SessionConfig; text: string; maxSteps?: number; ride?: RideOut },
+  opts: { taskQueue: string; sessionId: string; config?: SessionConfig; text: string; maxSteps?: number; troubleWait?: TroubleWait },
 ): Promise<SendMessageResult> {
   checkMessage(opts.text);
   const message = { text: opts.text, ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}) };
   if (!opts.config) {
-    await sessionState(client, opts.sessionId, opts.ride);
+    await sessionState(client, opts.sessionId, opts.troubleWait);
     try {
-      return await update(client, opts.sessionId, opts.ride, (updateId) =>
+      return await update(client, opts.sessionId, opts.troubleWait, (updateId) =>
         client.workflow.getHandle(opts.sessionId).executeUpdate(sendMessageUpdate, { args: [message], updateId }),
       );
     } catch (err) {
@@ -87,7 +87,7 @@ export async function sendMessage(
       workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
     });
   try {
-    return await update(client, opts.sessionId, opts.ride, (updateId) =>
+    return await update(client, opts.sessionId, opts.troubleWait, (updateId) =>
       client.workflow.executeUpdateWithStart(sendMessageUpdate, { args: [message], updateId, startWorkflowOperation: start() }),
     );
   } catch (err) {
@@ -119,26 +119,26 @@ async function refusedAtStart(client: Client, sessionId: string, err: unknown): 
 }
 
 /**
- * Sends an update: with `ride`, through trouble until it is delivered (see deliverUpdate);
+ * Sends an update: with `troubleWait`, through trouble until it is delivered (see deliverUpdate);
  * without, once. `send` gets the update id to use.
  */
-function update<R>(client: Client, workflowId: string, ride: RideOut | undefined, send: (updateId: string) => Promise<R>): Promise<R> {
-  if (!ride) return send(randomUUID());
-  return deliverUpdate(client, workflowId, (updateId, signal) => client.withAbortSignal(signal, () => send(updateId)), ride);
+function update<R>(client: Client, workflowId: string, troubleWait: TroubleWait | undefined, send: (updateId: string) => Promise<R>): Promise<R> {
+  if (!troubleWait) return send(randomUUID());
+  return deliverUpdate(client, workflowId, (updateId, signal) => client.withAbortSignal(signal, () => send(updateId)), troubleWait);
 }
 
 /** How long `status` and the commands that read a session's state wait for its query (the server gives up at 30 s). */
 const STATE_QUERY_MS = 20_000;
 
 /**
- * Runs a query on a workflow. With `ride`, trouble is waited out (see lookUntil). Without,
+ * Runs a query on a workflow. With `troubleWait`, trouble is waited out (see lookUntil). Without,
  * the ways it can fail without a bug become one-line errors: no worker polls its task queue
  * (found out after a few seconds instead of the server's 30 s query timeout), the worker does
  * not answer, or Temporal is unreachable.
  */
-async function queryOrExplain<T>(client: Client, workflowId: string, query: QueryDefinition<T>, what: string, ride?: RideOut): Promise<T> {
+async function queryOrExplain<T>(client: Client, workflowId: string, query: QueryDefinition<T>, what: string, troubleWait?: TroubleWait): Promise<T> {
   const handle = client.workflow.getHandle(workflowId);
-  if (ride) return lookUntil(client, workflowId, 'query', () => handle.query(query), STATE_QUERY_MS, ride);
+  if (troubleWait) return lookUntil(client, workflowId, 'query', () => handle.query(query), STATE_QUERY_MS, troubleWait);
   const out = await look(client, workflowId, 'query', () => handle.query(query), STATE_QUERY_MS);
   if (out.ok) return out.value;
   if (out.trouble.kind === 'temporal') throw new UserError(out.trouble.text, TEMPORAL_HINT);
@@ -152,10 +152,10 @@ async function queryOrExplain<T>(client: Client, workflowId: string, query: Quer
 /** Hint when Temporal does not answer. */
 export const TEMPORAL_HINT = 'check that the Temporal server runs (`harness dev` starts the embedded one) and that TEMPORAL_ADDRESS points at it; then try again';
 
-/** The session's `state`, or a one-line error when there is no such session; with `ride`, trouble is waited out. */
-export async function sessionState(client: Client, sessionId: string, ride?: RideOut): Promise<SessionState> {
+/** The session's `state`, or a one-line error when there is no such session; with `troubleWait`, trouble is waited out. */
+export async function sessionState(client: Client, sessionId: string, troubleWait?: TroubleWait): Promise<SessionState> {
   try {
-    return (await queryOrExplain(client, sessionId, stateQuery, `session ${sessionId}`, ride)) as SessionState;
+    return (await queryOrExplain(client, sessionId, stateQuery, `session ${sessionId}`, troubleWait)) as SessionState;
   } catch (err) {
     if (err instanceof UserError) throw err;
     if (err instanceof WorkflowNotFoundError || /not found/i.test((err as Error).message)) {
@@ -166,25 +166,25 @@ export async function sessionState(client: Client, sessionId: string, ride?: Rid
   }
 }
 
-/** The turn's own state (what it waits for), waiting out trouble with `ride`. */
-async function turnState(client: Client, turnId: string, ride?: RideOut): Promise<TurnState> {
-  return (await queryOrExplain(client, turnId, turnStateQuery, `turn ${turnId}`, ride)) as TurnState;
+/** The turn's own state (what it waits for), waiting out trouble with `troubleWait`. */
+async function turnState(client: Client, turnId: string, troubleWait?: TroubleWait): Promise<TurnState> {
+  return (await queryOrExplain(client, turnId, turnStateQuery, `turn ${turnId}`, troubleWait)) as TurnState;
 }
 
 /**
  * Answers the session's pending question; returns the turn id to wait on. Who answered is
  * the client's identity, which Temporal records with the update.
  */
-export async function answerQuestion(client: Client, sessionId: string, text: string, ride?: RideOut, callId?: string): Promise<string> {
-  const state = await sessionState(client, sessionId, ride);
+export async function answerQuestion(client: Client, sessionId: string, text: string, troubleWait?: TroubleWait, callId?: string): Promise<string> {
+  const state = await sessionState(client, sessionId, troubleWait);
   const turnId = state.currentTurnId;
   if (!turnId) throw new UserError(`session ${sessionId} is not waiting for an answer (status: ${state.status})`, `see \`harness status ${sessionId}\``);
-  const ts = await turnState(client, turnId, ride);
+  const ts = await turnState(client, turnId, troubleWait);
   if (ts.status !== 'waiting_for_user') {
     throw new UserError(`session ${sessionId} is not waiting for an answer (status: ${ts.status})`, `see \`harness status ${sessionId}\``);
   }
   try {
-    await update(client, turnId, ride, (updateId) => client.workflow.getHandle(turnId).executeUpdate(answerUpdate, { args: [{ text, ...(callId ? { callId } : {}) }], updateId }));
+    await update(client, turnId, troubleWait, (updateId) => client.workflow.getHandle(turnId).executeUpdate(answerUpdate, { args: [{ text, ...(callId ? { callId } : {}) }], updateId }));
   } catch (err) {
     throw rejected(err, `turn ${turnId}`, `see the pending question with \`harness status ${sessionId}\``);
   }
@@ -214,14 +214,14 @@ export async function decideApprovals(
   client: Client,
   sessionId: string,
   request: DecisionRequest,
-  ride?: RideOut,
+  troubleWait?: TroubleWait,
 ): Promise<{ turnId: string; calls: PendingApproval[]; granted: string[] }> {
-  const state = await sessionState(client, sessionId, ride);
+  const state = await sessionState(client, sessionId, troubleWait);
   const turnId = state.currentTurnId;
   const notWaiting = (status: string) =>
     new UserError(`session ${sessionId} has no pending approval (status: ${status})`, `see \`harness status ${sessionId}\``);
   if (!turnId) throw notWaiting(state.status);
-  const ts = await turnState(client, turnId, ride);
+  const ts = await turnState(client, turnId, troubleWait);
   if (ts.status !== 'waiting_for_approval' || ts.pending?.kind !== 'approvals') throw notWaiting(ts.status);
   const pending = ts.pending.calls;
   const wanted = request.calls?.map((c) => c.callId) ?? request.callIds ?? pending.map((c) => c.callId);
@@ -243,7 +243,7 @@ export async function decideApprovals(
   };
   let granted: string[] = [];
   try {
-    const out = await update(client, turnId, ride, (updateId) => client.workflow.getHandle(turnId).executeUpdate(decideApprovalsUpdate, { args: [decision], updateId }));
+    const out = await update(client, turnId, troubleWait, (updateId) => client.workflow.getHandle(turnId).executeUpdate(decideApprovalsUpdate, { args: [decision], updateId }));
     granted = out.granted ?? [];
   } catch (err) {
     throw rejected(err, `turn ${turnId}`, `see the pending calls with \`harness status ${sessionId}\``);

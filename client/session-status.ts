@@ -13,7 +13,7 @@ import type { PendingApproval, SessionState, SessionStatus, TurnState } from '..
 import { stateQuery, turnStateQuery } from '../deterministic/messages';
 import { UserError } from '../machine/errors';
 import { describeTrialTurn, notASession } from './trial-ids';
-import { lookUntil, type RideOut } from './ride-out';
+import { lookUntil, type TroubleWait } from './trouble-wait';
 import { addressOf, look, noWorker, seconds } from './wait-progress';
 import { GONE_POLLER_MS, lastPoll, type LastPoll } from './worker-presence';
 import { readSession, runEvents } from './session-list';
@@ -50,16 +50,16 @@ const RUNNING_QUERY_MS = 1_500;
 const CLOSE_EVENT = 2;
 
 /**
- * The session's view, waiting out Temporal's trouble with `ride`. A running session's state
+ * The session's view, waiting out Temporal's trouble with `troubleWait`. A running session's state
  * comes from its worker, or from history when no worker answers at once (`detailsMissing` says
  * so); `waitForWorker` waits for the worker instead (a caller that needs what only it knows).
  */
-export async function sessionView(client: Client, sessionId: string, ride: RideOut, opts: { waitForWorker?: boolean } = {}): Promise<SessionView> {
+export async function sessionView(client: Client, sessionId: string, troubleWait: TroubleWait, opts: { waitForWorker?: boolean } = {}): Promise<SessionView> {
   const handle = client.workflow.getHandle(sessionId);
   for (;;) {
     let d: WorkflowExecutionDescription;
     try {
-      d = await lookUntil(client, sessionId, 'server', () => handle.describe(), SERVER_MS, ride);
+      d = await lookUntil(client, sessionId, 'server', () => handle.describe(), SERVER_MS, troubleWait);
     } catch (err) {
       if (!(err instanceof WorkflowNotFoundError)) throw err;
       if (await describeTrialTurn(client, sessionId).catch(() => undefined)) throw notASession(sessionId, 'an eval trial');
@@ -67,10 +67,10 @@ export async function sessionView(client: Client, sessionId: string, ride: RideO
     }
     if (d.type === 'evalCaseWorkflow') throw notASession(sessionId, 'an eval trial');
     if (d.type !== 'sessionWorkflow') throw new UserError(`${sessionId} is not a session (it is a ${d.type})`, 'list sessions with `harness sessions`');
-    if (d.status.name === 'RUNNING' && opts.waitForWorker) return (await lookUntil(client, sessionId, 'query', () => handle.query(stateQuery), QUERY_MS, ride)) as SessionState;
-    if (d.status.name === 'RUNNING') return runningView(client, d, ride);
+    if (d.status.name === 'RUNNING' && opts.waitForWorker) return (await lookUntil(client, sessionId, 'query', () => handle.query(stateQuery), QUERY_MS, troubleWait)) as SessionState;
+    if (d.status.name === 'RUNNING') return runningView(client, d, troubleWait);
     // A run that continued as new was replaced between the describe and now: look again.
-    if (d.status.name !== 'CONTINUED_AS_NEW') return closedView(client, d, ride);
+    if (d.status.name !== 'CONTINUED_AS_NEW') return closedView(client, d, troubleWait);
   }
 }
 
@@ -84,16 +84,16 @@ export interface PendingApprovals {
 
 /**
  * What the session's current turn waits to have approved, asked of the turn (the session hears
- * of it a moment later), waiting out trouble with `ride`. The CLI decides exactly these calls,
+ * of it a moment later), waiting out trouble with `troubleWait`. The CLI decides exactly these calls,
  * each with the digest read here, never "whatever is pending when the update arrives".
  */
-export async function pendingApprovals(client: Client, sessionId: string, ride: RideOut): Promise<PendingApprovals> {
-  const view = await sessionView(client, sessionId, ride, { waitForWorker: true });
+export async function pendingApprovals(client: Client, sessionId: string, troubleWait: TroubleWait): Promise<PendingApprovals> {
+  const view = await sessionView(client, sessionId, troubleWait, { waitForWorker: true });
   const turnId = view.currentTurnId;
   const open = ['running', 'waiting_for_user', 'waiting_for_approval', 'waiting_for_budget'].includes(view.status);
   if (!turnId || !open) return { status: view.status, calls: [] };
   const handle = client.workflow.getHandle(turnId);
-  const ts = (await lookUntil(client, turnId, 'query', () => handle.query(turnStateQuery), QUERY_MS, ride)) as TurnState;
+  const ts = (await lookUntil(client, turnId, 'query', () => handle.query(turnStateQuery), QUERY_MS, troubleWait)) as TurnState;
   return { status: ts.status, turnId, calls: ts.status === 'waiting_for_approval' && ts.pending?.kind === 'approvals' ? ts.pending.calls : [] };
 }
 
@@ -101,22 +101,22 @@ export async function pendingApprovals(client: Client, sessionId: string, ride: 
  * A running session: the state query's answer when a worker gives it at once; else what its
  * history says (status, current turn, what it waits for, turns, usage), naming the worker trouble.
  */
-async function runningView(client: Client, d: WorkflowExecutionDescription, ride: RideOut): Promise<SessionView> {
+async function runningView(client: Client, d: WorkflowExecutionDescription, troubleWait: TroubleWait): Promise<SessionView> {
   const last = await lastPoll(client, d.taskQueue);
   // No poll for longer than a live worker's long poll lasts: no query can be answered.
   let trouble = last && (!last.polled || last.agoMs > GONE_POLLER_MS) ? noWorker(d.taskQueue, addressOf(client), last).text : undefined;
   while (!trouble) {
     const out = await look(client, d.workflowId, 'query', () => client.workflow.getHandle(d.workflowId).query(stateQuery), RUNNING_QUERY_MS);
     if (out.ok) {
-      ride.clear();
+      troubleWait.clear();
       return out.value as SessionState;
     }
     // Temporal's "no poller" and a last poll long ago name the task queue; a query unanswered
     // with a recent poll is a worker that just stopped, or one too busy to answer.
     if (out.trouble.kind === 'worker') trouble = out.trouble.text.includes(`task queue ${d.taskQueue}`) ? out.trouble.text : noAnswer(d.taskQueue, last);
-    else await ride.troubled(out.trouble);
+    else await troubleWait.troubled(out.trouble);
   }
-  const s = readSession(await lookUntil(client, d.workflowId, 'server', () => runEvents(client, d.workflowId, d.runId), SERVER_MS, ride));
+  const s = readSession(await lookUntil(client, d.workflowId, 'server', () => runEvents(client, d.workflowId, d.runId), SERVER_MS, troubleWait));
   return {
     sessionId: d.workflowId,
     status: s.openTurn ? ((s.waiting?.status as SessionViewStatus | undefined) ?? 'running') : 'idle',
@@ -137,7 +137,7 @@ function noAnswer(taskQueue: string, last: LastPoll | undefined): string {
 }
 
 /** A closed session: its status and reason from the close event, its details from the query when a worker is there. */
-async function closedView(client: Client, d: WorkflowExecutionDescription, ride: RideOut): Promise<SessionView> {
+async function closedView(client: Client, d: WorkflowExecutionDescription, troubleWait: TroubleWait): Promise<SessionView> {
   const execution = { workflowId: d.workflowId, runId: d.runId };
   const namespace = client.options.namespace;
   const history = await lookUntil(
@@ -146,7 +146,7 @@ async function closedView(client: Client, d: WorkflowExecutionDescription, ride:
     'server',
     () => client.workflowService.getWorkflowExecutionHistory({ namespace, execution, historyEventFilterType: CLOSE_EVENT, maximumPageSize: 1 }),
     SERVER_MS,
-    ride,
+    troubleWait,
   );
   const close = history.history?.events?.at(-1);
   const view: SessionView = {

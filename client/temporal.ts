@@ -37,7 +37,7 @@ export interface ConnectOptions {
   say?: (line: string) => void;
   /**
    * The caller rides out an unreachable or failing server itself (a command that waits, see
-   * client/ride-out.ts): a client is returned without a round trip, unless nothing listens at the
+   * client/trouble-wait.ts): a client is returned without a round trip, unless nothing listens at the
    * embedded server's port, which nobody will start by waiting.
    */
   lazy?: boolean;

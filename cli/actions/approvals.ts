@@ -1,6 +1,6 @@
 /** What `harness approve` and `harness deny` do (cli/commands/approvals.ts defines them and loads this when one runs). */
 import type { CliContext } from '../context';
-import { followTurn, waitRide } from '../wait';
+import { followTurn, commandTroubleWait } from '../wait';
 import { terminalPrompter } from '../prompter';
 import { WaitNotes } from '../wait-notes';
 import { approvalLines, EXIT, grantLine, say } from '../output';
@@ -37,8 +37,8 @@ export async function decide(ctx: CliContext, sessionId: string, wanted: string[
   const timeoutMs = o.waitTimeout * 1000;
   const harness = await ctx.harness({ waits: true });
   const notes = new WaitNotes();
-  const ride = waitRide(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
-  const pending = await pendingApprovals(harness.temporal, sessionId, ride);
+  const troubleWait = commandTroubleWait(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
+  const pending = await pendingApprovals(harness.temporal, sessionId, troubleWait);
   if (!pending.calls.length) throw new UserError(`session ${sessionId} has no pending approval (status: ${pending.status})`, `see \`harness status ${sessionId}\``);
   const verb = approve ? 'approve' : 'deny';
   const chosen = await choose(ctx, sessionId, pending.calls, wanted, verb, o);
@@ -56,7 +56,7 @@ export async function decide(ctx: CliContext, sessionId: string, wanted: string[
       ...(o.always ? { always: true } : {}),
       ...(typeof o.always === 'string' ? { pattern: o.always } : {}),
     },
-    { ride },
+    { troubleWait },
   );
   const status = approve ? 'approved' : 'denied';
   // Say exactly what was decided, every argument of it, and what an --always now allows without asking.

@@ -8,7 +8,7 @@ import { pendingBudget } from '../../client/budget-client';
 import type { BudgetDecisionInput } from '../../deterministic/messages';
 import type { CliContext } from '../context';
 import { say } from '../output';
-import { followTurn, waitRide } from '../wait';
+import { followTurn, commandTroubleWait } from '../wait';
 import { WaitNotes } from '../wait-notes';
 import type { DecideFlags } from './approvals';
 
@@ -26,10 +26,10 @@ export async function decideBudgetWait(
   const timeoutMs = o.waitTimeout * 1000;
   const harness = await ctx.harness({ waits: true });
   const notes = new WaitNotes();
-  const ride = waitRide(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
-  if (onlyIfWaiting && !(await pendingBudget(harness.temporal, sessionId, ride))) return false;
+  const troubleWait = commandTroubleWait(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
+  if (onlyIfWaiting && !(await pendingBudget(harness.temporal, sessionId, troubleWait))) return false;
   const decision: BudgetDecisionInput = raise ? { raise } : { stop: true, ...(o.reason ? { reason: o.reason } : {}) };
-  const { turnId, pending, result } = await harness.decideBudget(sessionId, decision, { ride });
+  const { turnId, pending, result } = await harness.decideBudget(sessionId, decision, { troubleWait });
   if (!o.json) {
     say(
       result.stopped

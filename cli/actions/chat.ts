@@ -5,7 +5,7 @@ import { checkMessage, requireWorker } from '../../client/session-client';
 import { UserError } from '../../machine/errors';
 import type { CliContext } from '../context';
 import { configFor, configForNew } from '../session-flags';
-import { driveTurn, noWorkerHint, waitRide, workerStarting } from '../wait';
+import { driveTurn, noWorkerHint, commandTroubleWait, workerStarting } from '../wait';
 import { linePrompter } from '../prompter';
 import { DEFAULT_WAIT_TIMEOUT_SEC } from '../wait-options';
 import { WaitNotes } from '../wait-notes';
@@ -56,8 +56,8 @@ export async function chat(ctx: CliContext, o: ChatFlags): Promise<void> {
       }
       const notes = new WaitNotes();
       const timeoutMs = DEFAULT_WAIT_TIMEOUT_SEC * 1000;
-      const ride = waitRide(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
-      const { turnId } = await harness.send(line, { sessionId, config: config ?? null, ride });
+      const troubleWait = commandTroubleWait(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
+      const { turnId } = await harness.send(line, { sessionId, config: config ?? null, troubleWait });
       config = undefined; // started now: later messages go to the existing session
       process.exitCode = await driveTurn(harness, sessionId, turnId, { json: false, prompter, notes, ctx, waitTimeoutMs: timeoutMs });
     }

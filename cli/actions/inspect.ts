@@ -8,7 +8,7 @@ import { endAndPurge, findPrunable, parseAge, purgeSessions, type Prunable, type
 import { UserError } from '../../machine/errors';
 import type { CliContext } from '../context';
 import { pendingLines, print, printJson, printJsonLines, say, usageLine } from '../output';
-import { followTurn, waitRide } from '../wait';
+import { followTurn, commandTroubleWait } from '../wait';
 import { WaitNotes } from '../wait-notes';
 import { escapeForTerminal } from '../../machine/terminal/escape';
 import { describeToolMode } from '../../deterministic/tool-mode';
@@ -52,8 +52,8 @@ export interface EndFlags {
 export async function status(ctx: CliContext, sessionId: string, o: StatusFlags): Promise<void> {
   const timeoutMs = o.waitTimeout * 1000;
   const harness = await ctx.harness({ waits: true });
-  const ride = waitRide(ctx, new WaitNotes(), timeoutMs, `for session ${sessionId}`, 'nothing was changed', `try again with \`harness status ${sessionId}\``);
-  const s = await harness.status(sessionId, { ride });
+  const troubleWait = commandTroubleWait(ctx, new WaitNotes(), timeoutMs, `for session ${sessionId}`, 'nothing was changed', `try again with \`harness status ${sessionId}\``);
+  const s = await harness.status(sessionId, { troubleWait });
   // What it cost, from history by the ledger (a closed session needs no worker for it).
   const cost = await sessionCost(harness.temporal, sessionId);
   // A running turn: its step, current call and tokens so far, from its history.
@@ -124,8 +124,8 @@ export async function answer(ctx: CliContext, sessionId: string, text: string, o
   const timeoutMs = o.waitTimeout * 1000;
   const harness = await ctx.harness({ waits: true });
   const notes = new WaitNotes();
-  const ride = waitRide(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
-  const { turnId } = await harness.answer(sessionId, text, { ride });
+  const troubleWait = commandTroubleWait(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
+  const { turnId } = await harness.answer(sessionId, text, { troubleWait });
   process.exitCode = await followTurn(harness, sessionId, turnId, o, 'answered', { notes, ctx });
 }
 

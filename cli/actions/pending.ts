@@ -1,18 +1,18 @@
 /** What `harness pending` does (cli/commands/pending.ts defines the command and loads this when it runs). */
 import type { CliContext } from '../context';
 import type { PendingItem } from '../../client/pending';
-import { readUntil } from '../../client/ride-out';
+import { readUntil } from '../../client/trouble-wait';
 import { snakeKeys } from '../json-casing';
 import { print, printJson, say } from '../output';
-import { waitRide } from '../wait';
+import { commandTroubleWait } from '../wait';
 import { WaitNotes } from '../wait-notes';
 import { age } from './watch';
 
 /** Lists what waits on a person; a Temporal that is down or restarting is waited out like `harness sessions` does. */
 export async function pending(ctx: CliContext, o: { taskQueue?: string; json?: boolean; waitTimeout: number }): Promise<void> {
   const harness = await ctx.harness({ waits: true });
-  const ride = waitRide(ctx, new WaitNotes(), o.waitTimeout * 1000, 'for the pending list', '', 'try again with `harness pending`');
-  const items = await readUntil(harness.temporal, () => harness.pending(o.taskQueue ? { taskQueue: o.taskQueue } : {}), ride);
+  const troubleWait = commandTroubleWait(ctx, new WaitNotes(), o.waitTimeout * 1000, 'for the pending list', '', 'try again with `harness pending`');
+  const items = await readUntil(harness.temporal, () => harness.pending(o.taskQueue ? { taskQueue: o.taskQueue } : {}), troubleWait);
   if (o.json) return printJson(snakeKeys(items));
   if (!items.length) return say(`nothing waits for approval or an answer${o.taskQueue ? ` on task queue ${o.taskQueue}` : ''}`);
   const now = Date.now();

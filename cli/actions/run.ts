@@ -3,7 +3,7 @@ import { newSessionId } from '../../api/client';
 import { requireWorker } from '../../client/session-client';
 import type { CliContext } from '../context';
 import { configFor, configForNew } from '../session-flags';
-import { driveTurn, noWorkerHint, waitRide, workerStarting } from '../wait';
+import { driveTurn, noWorkerHint, commandTroubleWait, workerStarting } from '../wait';
 import { terminalPrompter } from '../prompter';
 import { WaitNotes } from '../wait-notes';
 import { readTask } from '../task-input';
@@ -36,8 +36,8 @@ export async function run(ctx: CliContext, taskArg: string | undefined, o: RunFl
   // Sending rides out trouble like the wait, each bounded by --wait-timeout: a worker that
   // stopped after the check above holds the message up, and the wait says so instead of hanging.
   const notes = new WaitNotes();
-  const ride = waitRide(ctx, notes, o.waitTimeout * 1000, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
-  const { turnId } = await harness.send(task, { sessionId, config: config ?? null, ...(o.maxSteps ? { maxSteps: o.maxSteps } : {}), ride });
+  const troubleWait = commandTroubleWait(ctx, notes, o.waitTimeout * 1000, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
+  const { turnId } = await harness.send(task, { sessionId, config: config ?? null, ...(o.maxSteps ? { maxSteps: o.maxSteps } : {}), troubleWait });
   if (!o.json) say(`session ${sessionId} · ${turnId}`);
   const json = Boolean(o.json);
   const prompter = terminalPrompter(json);

@@ -7,8 +7,8 @@ import { escapeForTerminal } from '../../machine/terminal/escape';
 import { print, printJsonLines, say } from '../output';
 import { follow } from './watch';
 import { UsageError } from '../../machine/errors';
-import { readUntil } from '../../client/ride-out';
-import { waitRide } from '../wait';
+import { readUntil } from '../../client/trouble-wait';
+import { commandTroubleWait } from '../wait';
 import { WaitNotes } from '../wait-notes';
 import { DEFAULT_WAIT_TIMEOUT_SEC } from '../wait-options';
 
@@ -29,8 +29,8 @@ export async function showTrace(ctx: CliContext, id: string, o: TraceFlags): Pro
   try {
     // Sent to a receiver with the payloads: each model call carries the whole request it got.
     const load = () => harness.trace(id, store ? { store, ...(o.otlp ? { wholeInput: true } : {}) } : {});
-    const ride = waitRide(ctx, new WaitNotes(), DEFAULT_WAIT_TIMEOUT_SEC * 1000, `for ${id}`, '', `try again with \`harness trace ${id} --follow\``);
-    const trace = o.follow ? await readUntil(harness.temporal, load, ride) : await load();
+    const troubleWait = commandTroubleWait(ctx, new WaitNotes(), DEFAULT_WAIT_TIMEOUT_SEC * 1000, `for ${id}`, '', `try again with \`harness trace ${id} --follow\``);
+    const trace = o.follow ? await readUntil(harness.temporal, load, troubleWait) : await load();
     for (const note of trace.notes) say(`note: ${note}`);
     if (o.otlp) {
       // Only what the trace holds leaves: payloads only when --full asked for them.

@@ -13,8 +13,8 @@ import { escapeForTerminal } from '../../machine/terminal/escape';
 import { print, printJson, printJsonLines, say } from '../output';
 import type { CliContext } from '../context';
 import { WaitNotes } from '../wait-notes';
-import { waitRide } from '../wait';
-import { readUntil } from '../../client/ride-out';
+import { commandTroubleWait } from '../wait';
+import { readUntil } from '../../client/trouble-wait';
 import { StreamPrinter } from '../stream-print';
 import { writeOut } from '../../machine/terminal/write';
 import { isTurnId } from '../../deterministic/turn-id';
@@ -80,10 +80,10 @@ export function stateMatches(state: SessionRowState, filter: string | undefined)
  */
 export async function sessionsList(ctx: CliContext, o: { limit: number; json?: boolean; state?: string; waitTimeout: number }): Promise<void> {
   const client = await ctx.client({ waits: true });
-  const ride = waitRide(ctx, new WaitNotes(), o.waitTimeout * 1000, 'for the session list', '', 'try again with `harness sessions`');
+  const troubleWait = commandTroubleWait(ctx, new WaitNotes(), o.waitTimeout * 1000, 'for the session list', '', 'try again with `harness sessions`');
   // Filtering happens after reading: read more so a filter still fills the list.
   const limit = o.state ? Math.min(1000, o.limit * 5) : o.limit;
-  const rows = (await readUntil(client, () => listSessions(client, { limit }), ride)).filter((r) => stateMatches(r.state, o.state)).slice(0, o.limit);
+  const rows = (await readUntil(client, () => listSessions(client, { limit }), troubleWait)).filter((r) => stateMatches(r.state, o.state)).slice(0, o.limit);
   if (o.json) return printJson(rows);
   if (!rows.length) return say(o.state ? `no ${o.state} sessions` : 'no sessions yet; start one with `harness run "<task>"`');
   for (const r of rows) print(rowLine(r));

@@ -14,7 +14,7 @@ import { evalProgressQuery } from '../../deterministic/messages';
 import { UsageError, UserError } from '../../machine/errors';
 import type { Suite } from './suite';
 import { describeWorkflow } from '../../history/workflow-runs';
-import { lookUntil, RideOut } from '../../client/ride-out';
+import { lookUntil, TroubleWait } from '../../client/trouble-wait';
 import { look, troubleOf, type Trouble } from '../../client/wait-progress';
 
 /** Largest eval input (the cases with their scripts) a workflow start carries. */
@@ -80,8 +80,8 @@ export async function followEval(
   onTrouble?: (trouble: Trouble | undefined) => void,
 ): Promise<EvalReport> {
   const handle = client.workflow.getHandle(evalId);
-  const ride = new RideOut({ deadline: Infinity, ...(onTrouble ? { onTrouble } : {}) });
-  const described = await lookUntil(client, evalId, 'server', () => describeWorkflow(client, evalId), 10_000, ride);
+  const troubleWait = new TroubleWait({ deadline: Infinity, ...(onTrouble ? { onTrouble } : {}) });
+  const described = await lookUntil(client, evalId, 'server', () => describeWorkflow(client, evalId), 10_000, troubleWait);
   if (!described) throw new UserError(`no eval ${evalId} in Temporal`, 'the eval id is printed when it starts (eval-YYYYMMDD-HHMMSS-xxxxxx)');
   if (described.type !== 'evalWorkflow') throw new UserError(`${evalId} is not an eval`, 'the eval id is printed when it starts (eval-YYYYMMDD-HHMMSS-xxxxxx)');
   for (;;) {
@@ -95,17 +95,17 @@ export async function followEval(
       // Any other failure of the query (one that raced the close, say) is not ours to judge: the result tells.
       const progress = await look(client, evalId, 'query', () => handle.query(evalProgressQuery), 20_000).catch(() => undefined);
       if (progress?.ok) {
-        ride.clear();
+        troubleWait.clear();
         onProgress(progress.value);
       }
-      if (progress && !progress.ok && !outcome) await Promise.race([ride.troubled(progress.trouble), result]);
+      if (progress && !progress.ok && !outcome) await Promise.race([troubleWait.troubled(progress.trouble), result]);
       else await Promise.race([sleep(pollMs), result]);
     }
     const got: { report: EvalReport } | { error: unknown } = outcome;
     if ('report' in got) {
-      ride.clear();
+      troubleWait.clear();
       const report = got.report;
-      const closed = (await lookUntil(client, evalId, 'server', () => handle.describe(), 10_000, ride)).closeTime;
+      const closed = (await lookUntil(client, evalId, 'server', () => handle.describe(), 10_000, troubleWait)).closeTime;
       if (closed) {
         report.finished_at = closed.toISOString();
         report.wall_ms = closed.getTime() - Date.parse(report.started_at);
@@ -114,7 +114,7 @@ export async function followEval(
     }
     const trouble = troubleOf(client, got.error, 'server');
     if (!trouble) throw got.error;
-    await ride.troubled(trouble);
+    await troubleWait.troubled(trouble);
   }
 }
 

@@ -24,7 +24,7 @@ export interface RenderOptions {
 /** The trace as lines of Text for the terminal's writers, colours included when asked for. */
 export function traceLines(trace: Trace, opts: RenderOptions): Text[] {
   const paint: Paint = (c, s) => (opts.color && s !== '' ? styled(c, s) : s);
-  const pen: Pen = { paint, escape: opts.escape };
+  const format: TerminalFormat = { paint, escape: opts.escape };
   const lines: Text[] = [];
   if (trace.session) {
     const s = trace.session;
@@ -35,8 +35,8 @@ export function traceLines(trace: Trace, opts: RenderOptions): Text[] {
     const d = span.parent_id === null ? 0 : (depth.get(span.parent_id) ?? 0) + 1;
     depth.set(span.span_id, d);
     const pad = '  '.repeat(d);
-    for (const l of describe(span, pen)) lines.push([pad, l]);
-    for (const l of details(span, opts.full, pen)) lines.push([`${pad}    `, paint('dim', '│'), ' ', l]);
+    for (const l of describe(span, format)) lines.push([pad, l]);
+    for (const l of details(span, opts.full, format)) lines.push([`${pad}    `, paint('dim', '│'), ' ', l]);
   }
   if (!trace.spans.length) lines.push('no turns yet');
   return lines;
@@ -50,16 +50,16 @@ export function renderTrace(trace: Trace, opts: RenderOptions): string {
 type Paint = (c: Style, s: Text) => Text;
 
 /** How text reaches the terminal: colours, and the escaper for everything from outside. */
-interface Pen {
+interface TerminalFormat {
   paint: Paint;
   escape: Escaper;
 }
 
 /** Escaped, on one line, at most `max` characters. */
-function clip(pen: Pen, value: unknown, max = 100): string {
+function clip(format: TerminalFormat, value: unknown, max = 100): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value) ?? '';
   const flat = text.replace(/\s+/g, ' ').trim();
-  return pen.escape(flat.length > max ? `${flat.slice(0, max - 1)}…` : flat);
+  return format.escape(flat.length > max ? `${flat.slice(0, max - 1)}…` : flat);
 }
 
 function duration(s: Span): string {
@@ -81,9 +81,9 @@ function joined(parts: readonly Text[], sep: string): Text[] {
 }
 
 /** The lines of a span. */
-function describe(s: Span, pen: Pen): Text[] {
-  const { paint } = pen;
-  const esc = (t: string) => pen.escape(t);
+function describe(s: Span, format: TerminalFormat): Text[] {
+  const { paint } = format;
+  const esc = (t: string) => format.escape(t);
   const out = (s.output ?? {}) as Record<string, unknown>;
   const input = s.input as Record<string, unknown>;
   const dur = paint('dim', duration(s));
@@ -95,10 +95,10 @@ function describe(s: Span, pen: Pen): Text[] {
       const bits = [how, out.steps !== undefined ? `${out.steps} step${out.steps === 1 ? '' : 's'}` : '', usage ? `${usage.total_tokens} tokens` : '', costText(out.cost), Number(out.runs) > 1 ? `${out.runs} runs` : ''].filter(Boolean);
       const state = s.status === 'running' ? paint('yellow', esc(bits.shift() ?? 'running')) : statusMark(s, paint);
       const head: Text = [paint('bold', `turn ${esc(s.name)}`), '  ', joined([state, ...bits.map(esc)], ' · '), '  ', dur];
-      const rest: Text[] = [['  ', paint('dim', 'user:'), ' ', clip(pen, input.user_message), input.sent_by ? paint('dim', `  (from ${esc(String(input.sent_by))})`) : '']];
-      if (out.pending) rest.push(['  ', paint('yellow', 'waiting:'), ' ', clip(pen, pendingText(out.pending))]);
-      if (out.answer !== undefined) rest.push(['  ', paint('dim', 'answer:'), ' ', clip(pen, out.answer, 200)]);
-      if (s.error) rest.push(['  ', paint('red', 'error:'), ' ', clip(pen, s.error, 200)]);
+      const rest: Text[] = [['  ', paint('dim', 'user:'), ' ', clip(format, input.user_message), input.sent_by ? paint('dim', `  (from ${esc(String(input.sent_by))})`) : '']];
+      if (out.pending) rest.push(['  ', paint('yellow', 'waiting:'), ' ', clip(format, pendingText(out.pending))]);
+      if (out.answer !== undefined) rest.push(['  ', paint('dim', 'answer:'), ' ', clip(format, out.answer, 200)]);
+      if (s.error) rest.push(['  ', paint('red', 'error:'), ' ', clip(format, s.error, 200)]);
       return [head, ...rest];
     }
     case 'step':
@@ -109,24 +109,24 @@ function describe(s: Span, pen: Pen): Text[] {
       const calls = (out.tool_calls as { name: string }[] | undefined) ?? [];
       const parts: Text[] = [`model ${esc(s.name)}`];
       if (attempts) parts.push(attempts > 1 ? paint('yellow', `${attempts} attempts`) : '1 attempt');
-      if (out.last_failure) parts.push(paint('yellow', `(before: ${clip(pen, out.last_failure, 80)})`));
+      if (out.last_failure) parts.push(paint('yellow', `(before: ${clip(format, out.last_failure, 80)})`));
       if (usage) parts.push(`${usage.total_tokens} tokens (${usage.prompt_tokens}+${usage.completion_tokens})${out.usage_estimated ? ' estimated' : ''}`);
       parts.push(...protocolBits(out, paint));
       const cost = costText(out.cost);
       if (cost) parts.push(cost);
-      if (s.status === 'ok') parts.push(calls.length ? `→ ${calls.map((c) => esc(c.name)).join(', ')}` : `→ answer: ${clip(pen, out.content)}`);
-      if (s.status === 'error') parts.push(paint('red', `failed: ${clip(pen, s.error, 160)}`));
+      if (s.status === 'ok') parts.push(calls.length ? `→ ${calls.map((c) => esc(c.name)).join(', ')}` : `→ answer: ${clip(format, out.content)}`);
+      if (s.status === 'error') parts.push(paint('red', `failed: ${clip(format, s.error, 160)}`));
       if (s.status === 'running') parts.push(running);
       return [[joined(parts, '  '), '  ', dur]];
     }
     case 'compress': {
-      if (s.status !== 'ok') return [['compress  ', s.status === 'running' ? running : paint('red', `failed: ${clip(pen, s.error)}`)]];
+      if (s.status !== 'ok') return [['compress  ', s.status === 'running' ? running : paint('red', `failed: ${clip(format, s.error)}`)]];
       const what = [`${out.summarized_messages} message(s) summarised`, `${out.compacted_tool_results} result(s) compacted`, Number(out.truncated_messages) ? `${out.truncated_messages} cut` : ''].filter(Boolean);
       return [[`compress  ${out.before_tokens} → ${out.after_tokens} tokens (limit ${out.limit_tokens}; ${what.join(', ')})  `, dur]];
     }
     case 'tool_call': {
       const policy = input.policy as { decision?: string; rule?: string } | undefined;
-      const parts: Text[] = [['tool ', paint('bold', esc(s.name)), ` ${clip(pen, input.args, 80)}`]];
+      const parts: Text[] = [['tool ', paint('bold', esc(s.name)), ` ${clip(format, input.args, 80)}`]];
       if (s.source?.startsWith('mcp:')) parts.push(paint('magenta', `[${esc(s.source)}]`));
       if (policy?.decision) parts.push([policy.decision === 'deny' ? paint('red', 'deny') : policy.decision === 'ask' ? paint('yellow', 'ask') : 'allow', policy.rule ? ` (${esc(policy.rule)})` : '']);
       const exec = out.execution as { kind?: string; attempts?: number; replayed_from?: string } | undefined;
@@ -136,17 +136,17 @@ function describe(s: Span, pen: Pen): Text[] {
       if (s.status === 'running') parts.push(paint('yellow', 'pending'));
       else if (s.status === 'ok') parts.push(paint('green', 'ok'));
       else if (out.cancelled) parts.push(paint('yellow', 'cancelled (the turn was cancelled before this call finished)'));
-      else parts.push(paint('red', clip(pen, s.error, 140)));
+      else parts.push(paint('red', clip(format, s.error, 140)));
       return [[joined(parts, '  '), '  ', dur]];
     }
     case 'approval': {
-      if (s.status === 'running') return [[paint('yellow', 'approval pending'), input.reason ? `: ${clip(pen, input.reason)}` : '']];
+      if (s.status === 'running') return [[paint('yellow', 'approval pending'), input.reason ? `: ${clip(format, input.reason)}` : '']];
       if (out.timed_out) return [['approval ', paint('red', 'timed out'), ': nobody decided in time']];
       if (out.cancelled) return [['approval ', paint('yellow', 'cancelled'), ': the turn was cancelled before anyone decided']];
       const who = out.by ? ` by ${esc(String(out.by))}${out.claimed ? ' (claimed)' : ''}` : '';
       const when = out.at ? ` at ${esc(time(out.at))}` : '';
       const verdict = out.approved ? paint('green', `approved${out.always ? ' (always)' : ''}`) : paint('red', 'denied');
-      return [['approval ', verdict, `${who}${when}${out.reason ? `: ${clip(pen, out.reason)}` : ''}  `, dur]];
+      return [['approval ', verdict, `${who}${when}${out.reason ? `: ${clip(format, out.reason)}` : ''}  `, dur]];
     }
     case 'budget': {
       const what = `budget (${esc(String(input.scope))}): ${fmtBudget(input.unit, input.spent)} spent of ${fmtBudget(input.unit, input.limit)}, next call up to ${fmtBudget(input.unit, input.estimate)}`;
@@ -154,16 +154,16 @@ function describe(s: Span, pen: Pen): Text[] {
       const who = out.by ? ` by ${esc(String(out.by))}` : '';
       const verdict =
         out.decision === 'raised' ? paint('green', `raised by ${fmtBudget(input.unit, out.raised_by)}`) : out.decision === 'timed_out' ? paint('red', 'nobody decided in time') : paint('red', 'stopped');
-      return [[what, ' → ', verdict, `${who}${out.reason ? `: ${clip(pen, out.reason)}` : ''}  `, dur]];
+      return [[what, ' → ', verdict, `${who}${out.reason ? `: ${clip(format, out.reason)}` : ''}  `, dur]];
     }
     case 'ask_user': {
-      const q = `question${s.source ? ` from ${esc(s.source)}` : ''} ${clip(pen, input.question, 80)}`;
+      const q = `question${s.source ? ` from ${esc(s.source)}` : ''} ${clip(format, input.question, 80)}`;
       if (s.status === 'running') return [[q, ' → ', paint('yellow', 'waiting for an answer')]];
       if (out.timed_out) return [[q, ' → ', paint('red', 'nobody answered in time')]];
-      if (out.answer === undefined) return [[q, ' → ', paint('red', clip(pen, s.error ?? 'no answer'))]];
+      if (out.answer === undefined) return [[q, ' → ', paint('red', clip(format, s.error ?? 'no answer'))]];
       const who = out.by ? ` by ${esc(String(out.by))}` : '';
       const when = out.at ? ` at ${esc(time(out.at))}` : '';
-      return [[`${q} → ${clip(pen, out.answer, 80)}${who}${when}  `, dur]];
+      return [[`${q} → ${clip(format, out.answer, 80)}${who}${when}  `, dur]];
     }
   }
 }
@@ -201,14 +201,14 @@ function fmtBudget(unit: unknown, n: unknown): string {
 }
 
 /** The payload lines shown under a span with --full (escaped, newlines kept as lines). */
-function details(s: Span, full: boolean, pen: Pen): string[] {
+function details(s: Span, full: boolean, format: TerminalFormat): string[] {
   if (!full) return [];
   const out = (s.output ?? {}) as Record<string, unknown>;
   const input = s.input as Record<string, unknown>;
   const block = (label: string, value: unknown): string[] => {
     if (value === undefined) return [];
     const text = typeof value === 'string' ? value : JSON.stringify(value, null, 2);
-    const lines = pen.escape(text ?? 'null', { keepNewlines: true }).split('\n');
+    const lines = format.escape(text ?? 'null', { keepNewlines: true }).split('\n');
     return lines.length === 1 ? [`${label}: ${lines[0]}`] : [`${label}:`, ...lines.map((l) => `  ${l}`)];
   };
   switch (s.type) {

@@ -29,7 +29,7 @@ const SLOW_UPDATE_MS = 3_000;
 const SLOW_READ_MS = 3_000;
 
 /** The state of one wait through trouble: what is wrong now, and the backoff. */
-export class RideOut {
+export class TroubleWait {
   private current?: Trouble;
   private delay = 0;
   private readonly started = Date.now();
@@ -82,18 +82,45 @@ export class RideOut {
 
 /**
  * look() again and again until it answers: each failure that waiting may cure is reported and
- * waited out (see RideOut); any other error is thrown.
+ * waited out (see TroubleWait); any other error is thrown.
  */
-export async function lookUntil<T>(client: Client, workflowId: string, call: 'query' | 'server', fn: () => Promise<T>, patienceMs: number, ride: RideOut): Promise<T> {
+export async function lookUntil<T>(client: Client, workflowId: string, call: 'query' | 'server', fn: () => Promise<T>, patienceMs: number, troubleWait: TroubleWait): Promise<T> {
   for (;;) {
-    if (ride.left() <= 0) throw ride.giveUp();
-    const out = await look(client, workflowId, call, fn, Math.max(1_000, Math.min(patienceMs, ride.left())));
+    if (troubleWait.left() <= 0) throw troubleWait.giveUp();
+    const out = await look(client, workflowId, call, fn, Math.max(1_000, Math.min(patienceMs, troubleWait.left())));
     if (out.ok) {
-      ride.clear();
+      troubleWait.clear();
       return out.value;
     }
-    await ride.troubled(out.trouble);
+    await troubleWait.troubled(out.trouble);
   }
+}
+
+/** How a call ended: with its value, or with what it threw. */
+type Settled<T> = { value: T } | { error: unknown };
+
+/** The call's end as a value: it never rejects. */
+function settle<T>(call: Promise<T>): Promise<Settled<T>> {
+  return call.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+}
+
+/**
+ * What a wait takes from a call that ended: its value (calls work again), or nothing after a
+ * failure that waiting may cure was reported and waited out, for the caller to call again; any
+ * other error is thrown.
+ */
+async function takeSettled<T>(client: Client, outcome: Settled<T>, troubleWait: TroubleWait): Promise<{ value: T } | undefined> {
+  if ('value' in outcome) {
+    troubleWait.clear();
+    return outcome;
+  }
+  const trouble = troubleOf(client, outcome.error, 'server');
+  if (!trouble) throw outcome.error;
+  await troubleWait.troubled(trouble);
+  return undefined;
 }
 
 /**
@@ -103,31 +130,23 @@ export async function lookUntil<T>(client: Client, workflowId: string, call: 'qu
  * inside each call for a while, silently: a read still unanswered after a few seconds while
  * nothing listens at the server's address is reported at once.
  */
-export async function readUntil<T>(client: Client, read: () => Promise<T>, ride: RideOut): Promise<T> {
+export async function readUntil<T>(client: Client, read: () => Promise<T>, troubleWait: TroubleWait): Promise<T> {
   for (;;) {
-    if (ride.left() <= 0) throw ride.giveUp();
+    if (troubleWait.left() <= 0) throw troubleWait.giveUp();
     const stop = new AbortController();
-    const attempt = client.withAbortSignal(stop.signal, read).then(
-      (value) => ({ value }),
-      (error: unknown) => ({ error }),
-    );
+    const attempt = settle(client.withAbortSignal(stop.signal, read));
     let outcome = await within(attempt, SLOW_READ_MS);
     while (!outcome) {
       const down = await unreachable(client);
-      if (down) ride.report(down);
-      if (ride.left() <= 0) {
+      if (down) troubleWait.report(down);
+      if (troubleWait.left() <= 0) {
         stop.abort();
-        throw ride.giveUp();
+        throw troubleWait.giveUp();
       }
-      outcome = await within(attempt, Math.min(SLOW_READ_MS, ride.left()));
+      outcome = await within(attempt, Math.min(SLOW_READ_MS, troubleWait.left()));
     }
-    if ('value' in outcome) {
-      ride.clear();
-      return outcome.value;
-    }
-    const trouble = troubleOf(client, outcome.error, 'server');
-    if (!trouble) throw outcome.error;
-    await ride.troubled(trouble);
+    const done = await takeSettled(client, outcome, troubleWait);
+    if (done) return done.value;
   }
 }
 
@@ -146,21 +165,18 @@ async function unreachable(client: Client): Promise<Trouble | undefined> {
  * which Temporal runs at most once. Other errors (a validator's refusal, a closed workflow) are
  * thrown for the caller to word. `send` gets the update id to use.
  */
-export async function deliverUpdate<R>(client: Client, workflowId: string, send: (updateId: string, signal: AbortSignal) => Promise<R>, ride: RideOut): Promise<R> {
+export async function deliverUpdate<R>(client: Client, workflowId: string, send: (updateId: string, signal: AbortSignal) => Promise<R>, troubleWait: TroubleWait): Promise<R> {
   const updateId = randomUUID();
   for (;;) {
     const stop = new AbortController();
-    const sent = send(updateId, stop.signal).then(
-      (value) => ({ value }),
-      (error: unknown) => ({ error }),
-    );
+    const sent = settle(send(updateId, stop.signal));
     let outcome = await within(sent, SLOW_UPDATE_MS);
     while (!outcome) {
       try {
-        if (ride.left() <= 0) throw ride.giveUp();
+        if (troubleWait.left() <= 0) throw troubleWait.giveUp();
         const trouble = await diagnose(client, workflowId, 'query');
-        if (trouble) await ride.troubled(trouble);
-        outcome = await within(sent, trouble ? 0 : Math.min(SLOW_UPDATE_MS, Math.max(0, ride.left())));
+        if (trouble) await troubleWait.troubled(trouble);
+        outcome = await within(sent, trouble ? 0 : Math.min(SLOW_UPDATE_MS, Math.max(0, troubleWait.left())));
       } catch (err) {
         stop.abort();
         // Temporal may hold the update until a worker takes it: say so rather than "nothing happened".
@@ -168,12 +184,7 @@ export async function deliverUpdate<R>(client: Client, workflowId: string, send:
         throw err;
       }
     }
-    if ('value' in outcome) {
-      ride.clear();
-      return outcome.value;
-    }
-    const trouble = troubleOf(client, outcome.error, 'server');
-    if (!trouble) throw outcome.error;
-    await ride.troubled(trouble);
+    const done = await takeSettled(client, outcome, troubleWait);
+    if (done) return done.value;
   }
 }
