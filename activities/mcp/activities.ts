@@ -10,6 +10,7 @@ import type { WorkerDeclarations } from '../declarations';
 import { toolError } from '../../deterministic/errors';
 import type { Conversations } from '../store/conversations';
 import { withStore } from '../store/errors';
+import { withHeartbeat } from '../heartbeat';
 import { durableElicitation } from './elicit';
 import { McpTimeoutError, McpUnavailableError } from './errors';
 import { ApplicationFailure } from '@temporalio/common';
@@ -49,8 +50,7 @@ export function createMcpActivities(deps: McpActivityDeps) {
      */
     async discoverMcpTools(input: DiscoverMcpInput): Promise<DiscoveredMcpTools> {
       const ctx = Context.current();
-      const beat = setInterval(() => ctx.heartbeat(), 3_000);
-      try {
+      return withHeartbeat(async () => {
         const only = input.only ? new Set(input.only) : undefined;
         // Every server resolved before any starts: a session naming one the worker did not declare
         // starts none of them (NOT_DECLARED fails the session).
@@ -73,9 +73,7 @@ export function createMcpActivities(deps: McpActivityDeps) {
         // The schemas travel to model calls by reference: stored once, read by the model activity.
         const ref = tools.length ? await withStore(() => deps.conversations.putText(input.sessionId, text)) : undefined;
         return { servers, tools, ...(ref ? { ref } : {}) };
-      } finally {
-        clearInterval(beat);
-      }
+      });
     },
 
     /** One MCP tool call as a tool result; a server that is down or silent is MCP_SERVER_UNAVAILABLE. */

@@ -16,6 +16,7 @@ import { exchange, type Exchanged } from './exchange';
 import type { ToolModeDecision } from '../../deterministic/tool-mode';
 import { replyNotes } from './notes';
 import { addWaste, reportedUsage, withWaste } from '../usage-waste';
+import { withHeartbeat } from '../heartbeat';
 import { StreamWriter, streamFile } from '../../machine/model-stream';
 import { ModelHandoffs } from './handoffs';
 import { activityFailure, localFailure, waitAsAsked, type OutageProgress } from './retry';
@@ -241,24 +242,24 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
     // round trip and a write of the activity's state). The progress an attempt carries over
     // (timeouts, waste) is heartbeated where it changes. The beat goes on while the reply is
     // stored: a slow store write must not look like a lost worker (and cost a second model call).
-    const interval = setInterval(beat, Math.max(100, (ctx.info.heartbeatTimeoutMs ?? 10_000) / 3));
     let call = adopted;
     const stop = () => call?.abort();
     ctx.cancellationSignal.addEventListener('abort', stop);
     const attempt = ctx.info.attempt + (earlier?.attempts ?? 0);
     try {
-      // The wait the endpoint asked of the local attempt before this activity (its retries wait in Temporal).
-      const pause = adopted ? 0 : await waitAsAsked(input, ctx, progress, beat);
-      call ??= await start(input, ctx, progress, pause);
-      // A retry says so at once (the attempt it is, where it goes), not a third of the heartbeat timeout in.
-      if (earlier || ctx.info.attempt > 1) beat();
-      if (ctx.cancellationSignal.aborted) stop();
-      call.onChunk = beat;
-      return await finish(call, ctx, beat);
+      return await withHeartbeat(async () => {
+        // The wait the endpoint asked of the local attempt before this activity (its retries wait in Temporal).
+        const pause = adopted ? 0 : await waitAsAsked(input, ctx, progress, beat);
+        call ??= await start(input, ctx, progress, pause);
+        // A retry says so at once (the attempt it is, where it goes), not a third of the heartbeat timeout in.
+        if (earlier || ctx.info.attempt > 1) beat();
+        if (ctx.cancellationSignal.aborted) stop();
+        call.onChunk = beat;
+        return await finish(call, ctx, beat);
+      }, beat);
     } catch (err) {
       throw activityFailure(err, { attempt, activityAttempt: ctx.info.attempt, elapsedMs: Date.now() - ctx.info.scheduledTimestampMs, ...(input.retry ? { retry: input.retry } : {}) }, progress, beat);
     } finally {
-      clearInterval(interval);
       ctx.cancellationSignal.removeEventListener('abort', stop);
     }
   };
