@@ -291,7 +291,7 @@ describe('a turn whose worker was killed mid-step', () => {
   }, 180_000);
 });
 
-describe('the stored histories (every release)', () => {
+describe('the stored histories (every release the support window holds)', () => {
   const root = path.join(__dirname, '..', 'histories');
   const turnFiles = readdirSync(root, { withFileTypes: true }).filter((d) => d.isDirectory()).flatMap(({ name: v }) =>
     readdirSync(path.join(root, v))
@@ -313,7 +313,7 @@ describe('the stored histories (every release)', () => {
     expect(list[0]).toMatchObject({ type: 'turn', status: 'ok' });
     expect(list.filter((s) => s.status === 'running')).toEqual([]);
     expect(list.filter((s) => s.type === 'tool_call').every((s) => s.output && typeof s.output.ok === 'boolean')).toBe(true);
-    if (id === 'history-v0.5-mcp/turn-1') {
+    if (id === 'history-v0.12-mcp/turn-1') {
       const asked = list.find((s) => s.type === 'ask_user')!;
       expect(asked).toMatchObject({ source: 'mcp:everything', status: 'ok' });
       expect(list.filter((s) => s.source === 'mcp:everything' && s.type === 'tool_call')).toHaveLength(3);
