@@ -2,4 +2,4 @@
 export { sessionWorkflow } from './session/session';
 export { turnWorkflow } from './turn/turn';
 export { purgeWorkflow, storedSessionsWorkflow } from './session/purge';
-export { evalWorkflow, evalCaseWorkflow } from './eval/eval';
+export { evalWorkflow } from './eval/eval';

@@ -5,11 +5,11 @@
  * with the case's fixtures, its own memory namespace), one turn whose people are the case's
  * scripted answers and approvals, then the checks. The eval runs each trial itself: the turn is
  * its child and the fixtures and checks its local activities, so a trial is one workflow (its
- * turn). Evals from before `eval-trials-inline` ran each trial as an evalCaseWorkflow of its own,
- * the turn's parent; that workflow stays for their replay. Both are durable: a killed CLI or
- * worker loses nothing, and every trial is counted once.
+ * turn). Durable: a killed CLI or worker loses nothing, and every trial is counted once. (Evals
+ * from before `eval-trials-inline` ran each trial as an evalCaseWorkflow of its own, the turn's
+ * parent; they are outside the support window, docs/durability.md, and that workflow is gone.)
  */
-import { condition, executeChild, patched, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { condition, deprecatePatch, executeChild, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { CaseReport, EvalCase, EvalReport, TrialReport } from '../../deterministic/eval';
 import { rootCauseMessage } from '../../deterministic/errors';
 import type { SessionConfig, TurnInput } from '../../deterministic/session';
@@ -66,8 +66,8 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
   // `--budget`: what the trials spent, and whether the eval stopped starting them.
   const spent = new EvalSpend(input.budget);
   const more = () => next < jobs.length && !spent.stopped;
-  // Taken once: an eval begun before the change keeps its trials' own workflows to the end.
-  const inline = patched('eval-trials-inline');
+  // Every eval of the support window runs its trials itself (and has this marker).
+  deprecatePatch('eval-trials-inline');
   // The trials' turns report their waits to their parent; with scripted people there are none to act on.
   setHandler(turnStatusSignal, () => undefined);
   setHandler(evalProgressQuery, () => ({
@@ -89,7 +89,7 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
     const trial: EvalCaseInput = { evalId: input.evalId, sessionId, case: job.c, trial: job.trial, config: caseConfig(input, job.c, sessionId) };
     let r: TrialReport;
     try {
-      r = inline ? await runTrial(trial, 'eval') : await executeChild(evalCaseWorkflow, { workflowId: sessionId, args: [trial] });
+      r = await runTrial(trial);
     } catch (err) {
       r = harnessFailure(job.c, job.trial, sessionId, rootCauseMessage(err));
     }
@@ -132,7 +132,8 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
   };
 }
 
-export interface EvalCaseInput {
+/** One trial of a case: its session id, its number and the session config it runs with. */
+interface EvalCaseInput {
   evalId: string;
   sessionId: string;
   case: EvalCase;
@@ -140,23 +141,15 @@ export interface EvalCaseInput {
   config: SessionConfig;
 }
 
-/** A trial as a workflow of its own: how evals from before `eval-trials-inline` ran them. */
-export async function evalCaseWorkflow(input: EvalCaseInput): Promise<TrialReport> {
-  // The turn reports its waits to its parent; with scripted people there are none to act on.
-  setHandler(turnStatusSignal, () => undefined);
-  return runTrial(input, 'own');
-}
-
 /**
- * One trial: fixtures in a fresh workspace, one turn with scripted people, then the checks. Run
- * by the eval itself, the trial is timed from the local activity that prepares it (workflow code
- * reads no clock), which runs even without fixtures; a trial workflow of its own (`own`) timed
- * itself from its start and prepared only fixtures.
+ * One trial: fixtures in a fresh workspace, one turn with scripted people, then the checks. The
+ * trial is timed from the local activity that prepares it (workflow code reads no clock), which
+ * runs even without fixtures.
  */
-async function runTrial(input: EvalCaseInput, where: 'eval' | 'own'): Promise<TrialReport> {
+async function runTrial(input: EvalCaseInput): Promise<TrialReport> {
   const { sessionId, config } = input;
   const c = input.case;
-  const startedAtMs = await prepareTrial(input, where);
+  const { startedAtMs } = await prepareEvalCase({ sessionId, fixtures: c.fixtures });
   const servers = config.mcp?.servers ?? [];
   const mcpTools = servers.length ? await discoverActivity(servers)({ sessionId, servers }) : undefined;
   const turnId = `${sessionId}/turn-1`;
@@ -190,14 +183,7 @@ async function runTrial(input: EvalCaseInput, where: 'eval' | 'own'): Promise<Tr
   return report;
 }
 
-/** Writes the trial's fixtures; returns when the trial started (ms since the epoch). */
-async function prepareTrial({ sessionId, case: c }: EvalCaseInput, where: 'eval' | 'own'): Promise<number> {
-  if (where === 'eval') return (await prepareEvalCase({ sessionId, fixtures: c.fixtures })).startedAtMs;
-  if (Object.keys(c.fixtures).length) await prepareEvalCase({ sessionId, fixtures: c.fixtures });
-  return workflowInfo().startTime.getTime();
-}
-
-/** A trial's session id (the id of its workflow, when it had one of its own): the eval, the case and the trial. */
+/** A trial's session id: the eval, the case and the trial. */
 export function trialSessionId(evalId: string, caseId: string, trial: number): string {
   return `${evalId}-${caseId}-t${trial}`.slice(0, 128);
 }

@@ -5,6 +5,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  deprecatePatch,
   isCancellation,
   patched,
   proxyActivities,
@@ -142,15 +143,18 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   }
 
   // A scripted model's script is stored once: turns and later runs carry its reference only.
+  // (The deprecated patches: every session of the support window ran this code, docs/durability.md.)
   const model = tracker.config.model;
-  if (model.provider === 'scripted' && !isBlobArg(model.script) && patched('script-in-store')) {
+  if (model.provider === 'scripted' && !isBlobArg(model.script)) {
+    deprecatePatch('script-in-store');
     try {
       const script = await storeValue({ sessionId: input.sessionId, value: model.script });
       tracker.useConfig({ ...tracker.config, model: { ...model, script } });
     } catch (err) {
       // A store down for the whole budget: the session goes on with its script inline, as
-      // sessions did before the store, rather than failing (histories from before this failed).
-      if (isCancellation(err) || !patched('script-store-outage')) throw err;
+      // sessions did before the store, rather than failing.
+      if (isCancellation(err)) throw err;
+      deprecatePatch('script-store-outage');
     }
   }
 
@@ -194,7 +198,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
       },
     },
   );
-  if (servers.length && !tracker.mcpTools && patched('mcp-tools')) await discover();
+  if (servers.length && !tracker.mcpTools) {
+    deprecatePatch('mcp-tools');
+    await discover();
+  }
 
   // `harness fork`: the first turn goes on with the recorded one from its step; the steps before
   // it are the copied conversation, not model calls.
@@ -278,9 +285,14 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
       }
     }
     tracker.end();
-    if (patched('close-sandbox-on-end')) await closeSandbox(input.sessionId, tracker.carry().host, tracker.config.limits.hostTimeoutMs);
+    deprecatePatch('close-sandbox-on-end');
+    await closeSandbox(input.sessionId, tracker.carry().host, tracker.config.limits.hostTimeoutMs);
     closing = true;
-    const purge: PurgeAtEnd = purgeOnEnd && patched('purge-on-end') ? await purgeAtEnd(input.sessionId, tracker.carry().host) : {};
+    let purge: PurgeAtEnd = {};
+    if (purgeOnEnd) {
+      deprecatePatch('purge-on-end');
+      purge = await purgeAtEnd(input.sessionId, tracker.carry().host);
+    }
     await condition(allHandlersFinished);
     return { sessionId: input.sessionId, turns: tracker.turnCount, ...purge };
   } catch (err) {

@@ -1,9 +1,10 @@
 /**
  * The conversation of a turn as the loop sees it: what a model call carries and what comes back.
- * Two forms. Stored (every turn now): a reference to the message store (a chain head plus the
- * few messages of the last step not yet chained), so history holds each message at most once
- * and a model call's input stays the same size at step 1 and at step 1,000. Inline: the
- * messages themselves, for turns recorded before the store, which must replay as they ran.
+ * Two forms. Stored (every turn of a session): a reference to the message store (a chain head
+ * plus the few messages of the last step not yet chained), so history holds each message at
+ * most once and a model call's input stays the same size at step 1 and at step 1,000. Inline:
+ * the messages themselves, as turns carried them before the store; only the history
+ * benchmark's baseline (`inlineHistory`) runs so now.
  * Pure and deterministic.
  */
 import type { ModelReply, ToolOutcome } from '../../deterministic/activity-types';
@@ -101,15 +102,12 @@ export class StoredConversation implements TurnConversation {
   }
 }
 
-/** The conversation as messages: turns recorded before the message store. */
+/** The conversation as messages (the history benchmark's inline baseline). */
 export class InlineConversation implements TurnConversation {
   private added: ChatMessage[] = [];
   private replaced = false;
 
-  constructor(
-    private history: ChatMessage[],
-    private readonly count: (text: string) => number,
-  ) {}
+  constructor(private history: ChatMessage[]) {}
 
   add(message: ChatMessage): void {
     this.added.push(message);
@@ -121,7 +119,7 @@ export class InlineConversation implements TurnConversation {
 
   estimate(system: string): number {
     let tokens = 0;
-    for (const m of [{ role: 'system' as const, content: system }, ...this.history, ...this.added]) tokens += messageTokens(m, this.count);
+    for (const m of [{ role: 'system' as const, content: system }, ...this.history, ...this.added]) tokens += messageTokens(m);
     return tokens;
   }
 

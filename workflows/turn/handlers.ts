@@ -28,7 +28,6 @@ import type { Policy } from '../../deterministic/policy/schema';
 import type { ApprovalRecord, PendingApproval, TurnInput, TurnState } from '../../deterministic/session';
 import type { TurnOps } from './loop';
 import type { RunEvents } from './run-events';
-import type { TurnPatches } from './patches';
 
 /** The turn's state and its waits on people, as the turn workflow and its loop use them. */
 export interface TurnWaits {
@@ -47,7 +46,7 @@ export interface TurnWaits {
  * waits. `beforeWait` runs before the turn waits on a person (model-call.ts records what ran
  * locally first).
  */
-export function registerTurnHandlers(input: TurnInput, events: RunEvents, policy: Policy | undefined, since: TurnPatches['since'], beforeWait?: () => Promise<void>): TurnWaits {
+export function registerTurnHandlers(input: TurnInput, events: RunEvents, policy: Policy | undefined, beforeWait?: () => Promise<void>): TurnWaits {
   const { limits } = input.config;
   const state: TurnState = { turnId: input.turnId, status: 'running', step: 0 };
   const answers = new Map<string, string>();
@@ -115,7 +114,7 @@ export function registerTurnHandlers(input: TurnInput, events: RunEvents, policy
       state.pending = left.length ? { kind: 'approvals', calls: left } : undefined;
       if (!left.length) state.status = 'running';
       // Keep the session's view in step when only part of the step was decided.
-      else if (since('approvals-partial-notify')) await notifyParent({ turnId: input.turnId, status: 'waiting_for_approval', pending: state.pending! });
+      else await notifyParent({ turnId: input.turnId, status: 'waiting_for_approval', pending: state.pending! });
       // What each `--always` adds to the session, said back to the person who gave it.
       const granted = d.always ? grantsOf(pending.filter((c) => ids.includes(c.callId)), policy, d.pattern) : [];
       return granted.length ? { decided: ids, granted } : { decided: ids };

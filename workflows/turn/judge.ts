@@ -31,7 +31,7 @@ export interface JudgedCall {
   replayed?: string;
 }
 
-/** How calls are judged: `bounded` (every turn but those recorded before it) caps what model text may cost (see readArguments). */
+/** How calls are judged: `bounded` (every turn judges so) caps what model text may cost (see readArguments). */
 export interface JudgeOptions {
   bounded?: boolean;
   /** What the step's calls judged so far left of its argument values. */
@@ -187,7 +187,7 @@ export type Checked<T> = { ok: true; value: T } | { ok: false; result: ToolResul
 const fail = (message: string, suggestion: string): Checked<never> => ({ ok: false, result: toolError('INVALID_ARGUMENTS', message, { suggestion }) });
 
 /**
- * The call's arguments parsed. `bounded` (every turn but those recorded before it) refuses text
+ * The call's arguments parsed. `bounded` (every turn judges so) refuses text
  * nesting deeper than MAX_ARGS_DEPTH before parsing, so nothing after ever recurses that deep,
  * and text holding more values than the step's `budget` has left, so no pass over them is slow.
  */

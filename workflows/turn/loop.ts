@@ -87,25 +87,16 @@ export interface TurnOps {
 /** Options of a turn run. */
 export interface TurnOptions {
   registry?: ToolRegistry;
-  /** The permission policy; absent means every valid call is allowed (sessions from before policies). */
+  /** The permission policy (a turn always has one); absent means every valid call is allowed. */
   policy?: Policy;
   /** Skills index and long-term memories for the system message. */
   context?: TurnContext;
   /** Allow rules that hold for this turn only (derived from the session's skills). */
   turnRules?: readonly Rule[];
-  /**
-   * Give each call the harness's own id (unique per turn, step and call) instead of the
-   * provider's, which may be missing or repeat across steps. Off only for turns recorded before.
-   */
-  harnessCallIds?: boolean;
-  /** Estimate tokens by script (CJK at one token a character) rather than 4 characters a token. */
-  scriptAwareEstimate?: boolean;
-  /** Hold the conversation by reference to the message store (every turn but those recorded before). */
+  /** Hold the conversation by reference to the message store (every turn of a session; off only for the history benchmark's inline baseline). */
   messageStore?: boolean;
   /** The session's MCP tools (already part of `registry`), and how to build the registry again when they change. */
   mcp?: { tools: McpToolSet; registry(tools: McpToolSet): ToolRegistry; rules(tools: McpToolSet): Rule[] };
-  /** Bound what model text may cost the workflow (argument depth, echoed text, fingerprints); off only for turns recorded before. */
-  boundedInput?: boolean;
   /** The session's custom tools (already part of `registry`); `listed`: this turn listed them, and its result hands them to the session. */
   custom?: { tools: CustomToolSet; listed: boolean };
   /** Why the turn cannot run at all (tools the session needs are missing): it ends `failed` before any model call. */
@@ -174,7 +165,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
         return done('failed', `The model call failed: ${why}`, step, why);
       }
       countReply(s, reply);
-      const calls = stepCalls(reply, opts, input.turn, step);
+      const calls = stepCalls(reply, input.turn, step);
       s.conversation.replied(reply, assistantMessage(reply, calls));
       if (calls.length === 0) return done('final_answer', reply.content ?? '', step);
       s.open = [...calls];
@@ -185,7 +176,8 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
         return done('repeated_action', s.lastContent || 'Stopped: the same action was repeated.', step);
       }
 
-      const judged = judgeStep(calls, s.registry, opts.policy, stepRules(s, opts), opts.boundedInput);
+      // Bounded: what model text may cost the workflow (argument depth, echoed text) is capped.
+      const judged = judgeStep(calls, s.registry, opts.policy, stepRules(s, opts), true);
       if (opts.recorded) answerFromRecord(judged, opts.recorded);
       const asked = askedCalls(judged);
       if (asked.length) applyApprovals(asked, await ops.awaitApprovals(asked.map(approvalRequest)), opts.policy, s.sessionRules);
@@ -225,6 +217,6 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
     if (def.runsIn !== 'workflow') {
       return ops.executeTool(toolExecution(j, def, step));
     }
-    return workflowTool(j, def, s.memory, ops, opts.boundedInput === true);
+    return workflowTool(j, def, s.memory, ops);
   }
 }

@@ -21,10 +21,10 @@ import { mcpToolDefinitions, unavailableServers } from '../../deterministic/mcp-
 import { ToolRegistry } from '../../deterministic/tools';
 import { customToolDefinitions, type CustomToolSet } from '../../deterministic/custom-tools';
 
-/** The registry of a turn: the built-in tools, the session's custom tools and its MCP tools (`bounded`: see deterministic/mcp-schema.ts). */
-export function turnRegistry(tools: McpToolSet | undefined, servers: readonly McpServerRef[], bounded = false, custom?: CustomToolSet): ToolRegistry {
+/** The registry of a turn: the built-in tools, the session's custom tools and its MCP tools (bounded: see deterministic/mcp-schema.ts). */
+export function turnRegistry(tools: McpToolSet | undefined, servers: readonly McpServerRef[], custom?: CustomToolSet): ToolRegistry {
   const builtin = new Set(BUILTIN_TOOLS.map((t) => t.name));
-  return new ToolRegistry([...BUILTIN_TOOLS, ...customToolDefinitions(custom, builtin), ...mcpToolDefinitions(tools, servers, { bounded })], unavailableServers(tools));
+  return new ToolRegistry([...BUILTIN_TOOLS, ...customToolDefinitions(custom, builtin), ...mcpToolDefinitions(tools, servers, { bounded: true })], unavailableServers(tools));
 }
 
 /** Lists that changed which one run of a turn takes in (each is in its history once, at most 512 KiB). */

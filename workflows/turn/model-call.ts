@@ -1,5 +1,5 @@
 /**
- * The turn's model call. Since `local-model-call`, a call first runs as a local activity, inside
+ * The turn's model call. A call first runs as a local activity (unless limits.modelLocalMs is 0), inside
  * the workflow task of the worker that runs the turn: a step whose model answers quickly is then
  * one workflow task, not a workflow task, an activity task and another workflow task. Only what
  * is quick stays there:
@@ -64,13 +64,13 @@ export class ModelCaller {
   /** The activity on the task queue of the worker that holds a handed-on call. */
   private readonly holding: (queue: string) => CallModel;
   private readonly handOffAfterMs: number;
-  /** Whether the run takes `local-model-call`: asked at its first model call, where an older run's marker goes. */
+  /** Whether model calls run locally first (limits.modelLocalMs above 0): settled at the run's first model call. */
   private localAllowed: boolean | undefined;
 
   constructor(
     limits: Limits,
     private readonly events: RunEvents,
-    /** Whether the run takes a patch (patches.ts: a run of the current code takes every one without a marker of its own). */
+    /** Whether the run takes a later patch (patches.ts: a run of the current code takes every one without a marker of its own). */
     private readonly since: (patchId: string) => boolean,
   ) {
     // Every call carries its retry bounds, and its activity fails for good past them
@@ -127,7 +127,7 @@ export class ModelCaller {
 
   /** One model call: locally first when the run allows it, else (or then) the callModel activity. */
   async call(input: ModelCallInput): Promise<ModelReply> {
-    this.localAllowed ??= this.handOffAfterMs > 0 && this.since('local-model-call');
+    this.localAllowed ??= this.handOffAfterMs > 0;
     if (!this.localAllowed) {
       this.events.add('activity');
       return this.callActivity(input);

@@ -35,8 +35,9 @@ export const RUN_EVENT_COST = {
 } as const;
 
 /**
- * Version markers a run's start is counted with (runs recorded before turn-patches-1 took about
- * ten, a marker and a search-attribute update each; runs of the current code take one but count the same).
+ * Version markers a run's start is counted with (runs from before the patch sets took about ten,
+ * a marker and a search-attribute update each; runs since take one or two but count the same,
+ * so the turns of the support window decide continue-as-new on replay as they did).
  */
 export const RUN_START_VERSION_MARKERS = 20;
 

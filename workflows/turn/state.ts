@@ -6,7 +6,6 @@
 import type { ModelReply } from '../../deterministic/activity-types';
 import { builtinRegistry } from '../../deterministic/builtin-tools';
 import { EMPTY_CONVERSATION } from '../../deterministic/conversation';
-import { estimateTextTokens } from '../../deterministic/context/estimate';
 import type { Rule } from '../../deterministic/policy';
 import {
   addUsage,
@@ -62,7 +61,7 @@ export function startLoop(input: TurnInput, opts: TurnOptions): LoopState {
     compressions: [...(r?.compressions ?? [])],
     toolCalls: [...(r?.toolCalls ?? [])],
     storedToolCalls: [...(r?.storedToolCalls ?? [])],
-    repeat: new RepeatGuard(input.config.limits.repeatLimit, r?.repeat, opts.boundedInput),
+    repeat: new RepeatGuard(input.config.limits.repeatLimit, r?.repeat, true),
     usage: r?.usage ?? NO_USAGE,
     modelCalls: r?.modelCalls ?? 0,
     retriedAttempts: r?.retriedAttempts ?? 0,
@@ -145,7 +144,7 @@ export function resumeAt(s: LoopState, opts: TurnOptions, next: number, c: Store
 /**
  * The turn's conversation: continued from where a previous run stopped; by reference to the
  * message store (sessions from before it hand over their messages as pending, stored by the
- * first model call); or inline, for turns recorded before the store.
+ * first model call); or inline, for the history benchmark's baseline (`inlineHistory`).
  */
 function startConversation(input: TurnInput, opts: TurnOptions): TurnConversation {
   const user: ChatMessage = { role: 'user', content: input.userMessage };
@@ -157,12 +156,7 @@ function startConversation(input: TurnInput, opts: TurnOptions): TurnConversatio
     c.add(user);
     return c;
   }
-  const c = new InlineConversation(input.history, opts.scriptAwareEstimate ? estimateTextTokens : quarterChars);
+  const c = new InlineConversation(input.history);
   c.add(user);
   return c;
-}
-
-/** The estimate turns recorded before script-aware counting used: 4 characters a token. */
-function quarterChars(text: string): number {
-  return text.length / 4;
 }

@@ -72,9 +72,13 @@ export function modelCallInput(traffic: StepTraffic, input: TurnInput, opts: Tur
   };
 }
 
-/** The reply's tool calls with the ids the turn uses (with the store the activity gave the harness ids already: the stored message has them). */
-export function stepCalls(reply: ModelReply, opts: TurnOptions, turn: number, step: number): ToolCall[] {
-  return opts.harnessCallIds && !reply.conversation ? assignCallIds(reply.toolCalls, turn, step) : reply.toolCalls;
+/**
+ * The reply's tool calls with the ids the turn uses: the harness's own (unique per turn, step and
+ * call; a provider's may be missing or repeat across steps). With the store the activity gave
+ * them already: the stored message has them.
+ */
+export function stepCalls(reply: ModelReply, turn: number, step: number): ToolCall[] {
+  return reply.conversation ? reply.toolCalls : assignCallIds(reply.toolCalls, turn, step);
 }
 
 /** The assistant message a reply makes, with the calls as the turn names them. */
@@ -203,14 +207,14 @@ export function toolExecution(j: JudgedCall, def: ToolDefinition, step: number):
  * the model reads. Not async: finish and remember answer without the extra microtask turns an
  * async call adds, as when the loop ran them inline; only ask_user waits.
  */
-export function workflowTool(j: JudgedCall, def: ToolDefinition, memory: Record<string, string>, ops: Pick<TurnOps, 'askUser'>, bounded: boolean): ToolOutcome | Promise<ToolOutcome> {
+export function workflowTool(j: JudgedCall, def: ToolDefinition, memory: Record<string, string>, ops: Pick<TurnOps, 'askUser'>): ToolOutcome | Promise<ToolOutcome> {
   const args = j.args as Record<string, unknown>;
   switch (def.name) {
     case 'finish':
       return toolOk({ finished: true });
     case 'remember': {
       const { key, value } = args as { key: string; value: string };
-      return rememberFact(memory, key, value, bounded);
+      return rememberFact(memory, key, value);
     }
     case 'ask_user':
       return askUser(j, (args as { question: string }).question, ops);
@@ -228,25 +232,22 @@ async function askUser(j: JudgedCall, question: string, ops: Pick<TurnOps, 'askU
   });
 }
 
-/** Stores (or, with an empty value, forgets) a fact; bounded, refuses to grow memory past MAX_MEMORY_CHARS. */
-function rememberFact(memory: Record<string, string>, key: string, value: string, bounded: boolean): ToolResult {
+/** Stores (or, with an empty value, forgets) a fact; refuses to grow memory past MAX_MEMORY_CHARS. */
+function rememberFact(memory: Record<string, string>, key: string, value: string): ToolResult {
   if (value === '') {
     delete memory[key];
     return toolOk({ remembered: key });
   }
-  if (bounded) {
-    const size = Object.entries(memory).reduce((n, [k, v]) => n + k.length + v.length, 0);
-    const old = Object.prototype.hasOwnProperty.call(memory, key) ? key.length + memory[key]!.length : 0;
-    const next = size - old + key.length + value.length;
-    if (next > MAX_MEMORY_CHARS && next > size) {
-      return toolError('MEMORY_FULL', `Working memory is full: it would hold ${next} characters, more than ${MAX_MEMORY_CHARS}.`, {
-        suggestion: 'Forget facts no longer needed (remember the key with an empty value), shorten them, or save them with remember_longterm.',
-      });
-    }
+  const size = Object.entries(memory).reduce((n, [k, v]) => n + k.length + v.length, 0);
+  const old = Object.prototype.hasOwnProperty.call(memory, key) ? key.length + memory[key]!.length : 0;
+  const next = size - old + key.length + value.length;
+  if (next > MAX_MEMORY_CHARS && next > size) {
+    return toolError('MEMORY_FULL', `Working memory is full: it would hold ${next} characters, more than ${MAX_MEMORY_CHARS}.`, {
+      suggestion: 'Forget facts no longer needed (remember the key with an empty value), shorten them, or save them with remember_longterm.',
+    });
   }
   // Defined, not assigned: assigning to a key named `__proto__` would silently store nothing.
-  if (bounded) Object.defineProperty(memory, key, { value, enumerable: true, writable: true, configurable: true });
-  else memory[key] = value;
+  Object.defineProperty(memory, key, { value, enumerable: true, writable: true, configurable: true });
   return toolOk({ remembered: key });
 }
 

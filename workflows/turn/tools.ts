@@ -18,12 +18,6 @@ import type { ToolExecution } from './loop';
 import type { TurnPatches } from './patches';
 import type { ModelCaller } from './model-call';
 
-const { executeTool } = proxyActivities<Activities>({
-  // Turns recorded before per-tool timeouts ran every tool with this bound.
-  startToCloseTimeout: '11 minutes',
-  retry: TOOL_RETRY,
-});
-
 /**
  * The bounds of a tool call's activity, derived from the tool's own timeout. `waitCancelled`: a
  * cancelled turn waits until the activity says it stopped (run_shell kills its command first), so
@@ -95,14 +89,14 @@ const { executeTool: executeToolLocally } = proxyLocalActivities<Activities>({
 /** The turn's executeTool op: one tool execution, as the turn's patches and config say. */
 export function toolRunner(
   input: TurnInput,
-  patches: Pick<TurnPatches, 'localTools' | 'perToolTimeouts' | 'toolFailuresAsResults' | 'messageStore' | 'since'>,
+  patches: Pick<TurnPatches, 'messageStore' | 'since'>,
   events: RunEvents,
   dropMcpQuestions: (callId: string) => Promise<void>,
   models: Pick<ModelCaller, 'noteLocalEffect' | 'activity'>,
   route: HostRoute,
 ): (call: ToolExecution) => Promise<ToolOutcome> {
   const { limits } = input.config;
-  const { localTools, perToolTimeouts, toolFailuresAsResults, messageStore, since } = patches;
+  const { messageStore, since } = patches;
   const mcpServers = input.config.mcp?.servers ?? [];
   return async ({ local, mcp, readOnly, ...call }: ToolExecution): Promise<ToolOutcome> => {
     // A local activity that may change something (even one that failed): the next model call
@@ -115,7 +109,7 @@ export function toolRunner(
     const server = mcp && mcpServers.find((s) => s.name === mcp.server);
     // run_shell kills its command when the turn is cancelled: the turn waits for that. Turns
     // recorded before ended at once (a history of one would end differently: a patch).
-    const waitCancelled = call.name === 'run_shell' && !server && !call.custom && perToolTimeouts && since('shell-cancel-waits');
+    const waitCancelled = call.name === 'run_shell' && !server && !call.custom && since('shell-cancel-waits');
     const req: ExecuteToolInput = {
       sessionId: input.sessionId,
       turnId: input.turnId,
@@ -138,14 +132,7 @@ export function toolRunner(
           onHost,
         );
       const activity =
-        hosted ??
-        (server
-          ? mcpActivity(call.timeoutMs, limits.askUserTimeoutMs, mcp!.idempotent)
-          : local && localTools
-            ? executeToolLocally
-            : perToolTimeouts
-              ? toolActivity(call.timeoutMs, waitCancelled)
-              : executeTool);
+        hosted ?? (server ? mcpActivity(call.timeoutMs, limits.askUserTimeoutMs, mcp!.idempotent) : local ? executeToolLocally : toolActivity(call.timeoutMs, waitCancelled));
       try {
         // Tools the server calls idempotent run as local activities (no server round trip, so an
         // MCP step costs what a built-in one does); one that asks the user or is slow runs again
@@ -164,7 +151,7 @@ export function toolRunner(
       } catch (err) {
         // Its host's worker never took the call: route.run moves the session (below).
         if (onHost && hostLost(err)) throw err;
-        if (!toolFailuresAsResults || isCancellation(err)) throw err;
+        if (isCancellation(err)) throw err;
         const type = call.name === 'run_shell' ? 'SANDBOX_UNAVAILABLE' : server ? 'MCP_SERVER_UNAVAILABLE' : 'EXECUTION_ERROR';
         // An MCP tool not retried (the server does not call it idempotent), or a custom one that is
         // not idempotent (its claim stops a second run): it may have run before the loss.

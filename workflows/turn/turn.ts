@@ -13,7 +13,6 @@ import {
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
-  workflowInfo,
 } from '@temporalio/workflow';
 import type { PrepareTurnInput, PrepareTurnResult } from '../../deterministic/activity-types';
 import { missingTools, missingToolsMessage } from '../../deterministic/custom-tools';
@@ -34,15 +33,15 @@ import { ModelCaller } from './model-call';
 import { mcpRelister, turnRegistry } from './mcp';
 import { recordedEffectsOf } from './recorded-effects';
 
-// Preparing a turn reads the skills folders, a few memories and a scripted model's stored script.
-const { prepareTurn, storeValue } = proxyActivities<Activities>(STORE_ACTIVITY);
+const { storeValue } = proxyActivities<Activities>(STORE_ACTIVITY);
 
 /**
- * prepareTurn on the worker that runs the turn's first workflow task, for a session without a
- * host (or whose host was lost): that worker serves the shared queue, as the one a regular
- * activity would reach, so it hosts the session either way. It saves a trial or a short turn an
- * activity task and a workflow task. The same bounds: a store outage is ridden out for ten
- * minutes, the backoff past a minute on a timer (the SDK's local retry threshold).
+ * prepareTurn (it reads the skills folders, a few memories and a scripted model's stored script)
+ * on the worker that runs the turn's first workflow task, for a session without a host (or whose
+ * host was lost): that worker serves the shared queue, as the one a regular activity would reach,
+ * so it hosts the session either way. It saves a trial or a short turn an activity task and a
+ * workflow task. The same bounds: a store outage is ridden out for ten minutes, the backoff past
+ * a minute on a timer (the SDK's local retry threshold).
  */
 const { prepareTurn: prepareTurnHere } = proxyLocalActivities<Activities>(STORE_ACTIVITY);
 
@@ -50,7 +49,7 @@ const { prepareTurn: prepareTurnHere } = proxyLocalActivities<Activities>(STORE_
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const { limits } = input.config;
   const patches = turnPatches(input);
-  const { policy, compression, messageStore, ownEventCount } = patches;
+  const { policy, messageStore } = patches;
   const events = new RunEvents(input.resume !== undefined);
   // A model call runs in the workflow task while it is quick (model-call.ts). Every model call and
   // compression is charged to the turn's spend as it returns; with a budget, each model call is
@@ -66,23 +65,20 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const compressContext = budget.chargingCompression(compressActivity);
 
   // Its handlers are registered before the first await, so the turn's first workflow task has them.
-  const waits = registerTurnHandlers(input, events, policy, patches.since, () => models.beforeWait());
+  const waits = registerTurnHandlers(input, events, policy, () => models.beforeWait());
   const { state, waitForHuman } = waits;
 
   // A run that continues a long turn keeps what the turn's first run prepared; a turn prepares
   // on its session's sandbox host (host-route.ts), which a session without one never has.
   const hosted = input.resume?.prepared
     ? { route: HostRoute.resumed(input, events), prepared: input.resume.prepared, note: undefined }
-    : await HostRoute.prepare({ ...input, ...(input.resume?.host ? { host: input.resume.host } : {}) }, prepareRequest(input), events, patches.since('local-prepare-turn') ? prepareTurnHere : prepareTurn);
+    : await HostRoute.prepare({ ...input, ...(input.resume?.host ? { host: input.resume.host } : {}) }, prepareRequest(input), events, prepareTurnHere);
   const { route, prepared } = hosted;
   // A session moved off a lost host is told so with the message that starts the turn.
   const turnInput = hosted.note ? { ...input, userMessage: `${hosted.note}\n\n${input.userMessage}` } : input;
 
   const mcpServers = input.config.mcp?.servers ?? [];
   const relist = mcpRelister((req) => activity(() => discoverActivity(mcpServers)(req)), input.sessionId, mcpServers);
-  // Turns recorded before model input was bounded (argument depth, MCP schema cost and patterns,
-  // echoed text, fingerprint size) judged calls without those bounds: they replay as they ran.
-  const boundedInput = patches.since('bounded-model-input');
   // How the model is offered the tools: as the config says, as the session's earlier turns (or
   // this turn's earlier run) decided, or, on auto, as the first model call decides — its reply is
   // in history, so replay reads the same decision. Only activity inputs and results change: no patch.
@@ -108,11 +104,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
             },
           }
         : {}),
-      ...(compression
-        ? {
-            compressContext: (req) => activity(() => compressContext(req)),
-          }
-        : {}),
+      compressContext: (req) => activity(() => compressContext(req)),
       // One tool execution; a failure after the activity's retries is a result the model sees.
       executeTool: toolRunner(input, patches, events, waits.dropMcpQuestions, models, route),
       ...(messageStore
@@ -128,19 +120,14 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
         }),
       spent: () => budget.spent(),
       // Between steps, past the event budget: continue as new (Temporal warns at 10,240 events).
-      shouldContinueAsNew: () => {
-        const budget = limits.turnEventBudget ?? TURN_EVENT_BUDGET_WHEN_UNSET;
-        if (ownEventCount) return events.count >= budget;
-        const info = workflowInfo();
-        return info.continueAsNewSuggested || info.historyLength >= budget;
-      },
+      shouldContinueAsNew: () => events.count >= (limits.turnEventBudget ?? TURN_EVENT_BUDGET_WHEN_UNSET),
       onStep: (step) => {
         state.step = step;
       },
       askUser: waits.askUser,
       awaitApprovals: waits.awaitApprovals,
     },
-    loopOptions(turnInput, prepared, patches, boundedInput),
+    loopOptions(turnInput, prepared, patches),
   );
   state.pending = undefined;
   // An update still in its handler (an approval arriving as the turn ends) gets its answer
@@ -180,10 +167,9 @@ type Prepared = Pick<PrepareTurnResult, 'skillsIndex' | 'memories' | 'skillRules
 function loopOptions(
   input: TurnInput,
   prepared: Prepared,
-  patches: Pick<TurnPatches, 'policy' | 'harnessCallIds' | 'scriptAwareEstimate' | 'messageStore'>,
-  boundedInput: boolean,
+  patches: Pick<TurnPatches, 'policy' | 'messageStore'>,
 ): TurnOptions {
-  const { policy, harnessCallIds, scriptAwareEstimate, messageStore } = patches;
+  const { policy, messageStore } = patches;
   // The custom tools this turn offers: the session's, or the list this (first) turn got. A list
   // that lacks a tool the session needs ends the turn before any model call, and is not kept:
   // the next message lists again (on a worker that has them, once one runs).
@@ -194,9 +180,9 @@ function loopOptions(
   const mcpTools = input.resume?.mcpTools ?? input.mcpTools;
   const recorded = recordedEffectsOf(input);
   return {
-    ...(policy ? { policy } : {}),
-    ...(mcpTools || customTools?.tools.length ? { registry: turnRegistry(mcpTools, mcpServers, boundedInput, customTools) } : {}),
-    ...(mcpTools ? { mcp: { tools: mcpTools, registry: (t: McpToolSet) => turnRegistry(t, mcpServers, boundedInput, customTools), rules: (t: McpToolSet) => mcpRules(t, mcpServers) } } : {}),
+    policy,
+    ...(mcpTools || customTools?.tools.length ? { registry: turnRegistry(mcpTools, mcpServers, customTools) } : {}),
+    ...(mcpTools ? { mcp: { tools: mcpTools, registry: (t: McpToolSet) => turnRegistry(t, mcpServers, customTools), rules: (t: McpToolSet) => mcpRules(t, mcpServers) } } : {}),
     ...(customTools ? { custom: { tools: customTools, listed: listed !== undefined && !missing.length } } : {}),
     ...(missing.length ? { refuse: missingToolsMessage(missing, listed) } : {}),
     context: {
@@ -204,10 +190,7 @@ function loopOptions(
       ...(prepared?.memories?.length ? { memories: prepared.memories } : {}),
     },
     ...(prepared?.skillRules?.length ? { turnRules: prepared.skillRules } : {}),
-    harnessCallIds,
-    scriptAwareEstimate,
     messageStore,
-    boundedInput,
     ...(recorded ? { recorded } : {}),
   };
 }
