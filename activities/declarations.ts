@@ -152,7 +152,7 @@ export class WorkerDeclarations {
 }
 
 /** The refusal of something a session named that the worker did not declare: one line, then where to declare it. */
-export function notDeclared(message: string): ApplicationFailure {
+function notDeclared(message: string): ApplicationFailure {
   return ApplicationFailure.nonRetryable(`${message}: ${NOT_DECLARED_HINT}`, NOT_DECLARED);
 }
 

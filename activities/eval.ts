@@ -19,7 +19,7 @@ import { withStore } from './store/errors';
 import { readFile, writeFile } from './tools/files';
 import { ensureWorkspace } from './tools/workspace';
 
-export interface EvalDeps {
+interface EvalDeps {
   home: string;
   conversations: Conversations;
   workspaceMaxBytes?: number;

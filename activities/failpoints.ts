@@ -10,7 +10,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 /** Pauses at the named failpoint when it is configured; does nothing otherwise. */
-export type Failpoint = (name: string) => Promise<void>;
+type Failpoint = (name: string) => Promise<void>;
 
 /** The failpoints of a worker, from its environment. */
 export function failpoints(env: Record<string, string | undefined>, home: string): Failpoint {

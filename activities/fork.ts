@@ -19,7 +19,7 @@ import { cp, lstat } from 'node:fs/promises';
 import type { MessageStore } from './store/message-store';
 import { restoreSnapshot } from './workspace-snapshot';
 
-export interface ForkDeps {
+interface ForkDeps {
   home: string;
   conversations: Conversations;
   /** The message store itself: a snapshot's files are read in batches. */

@@ -9,7 +9,7 @@ import { turnStateQuery, turnStatusSignal } from '../deterministic/messages';
 import { rootCauseMessage } from '../deterministic/errors';
 import { withHeartbeat } from './heartbeat';
 
-export interface AwaitTurnRunInput {
+interface AwaitTurnRunInput {
   workflowId: string;
   /** The run being reset: the wait is for the run after it. */
   afterRunId: string;
@@ -17,7 +17,7 @@ export interface AwaitTurnRunInput {
   startWithinMs?: number;
 }
 
-export interface AwaitTurnRunResult {
+interface AwaitTurnRunResult {
   runId?: string;
   result?: TurnResult;
   /** Why there is no result: no reset run appeared, or the reset run failed too. */

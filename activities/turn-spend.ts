@@ -10,7 +10,7 @@ import type { Usage } from '../deterministic/types';
 import { ledgerOfRuns } from '../history/ledger/load';
 import { fetchRuns } from '../history/trace/runs';
 
-export interface FailedTurnSpend {
+interface FailedTurnSpend {
   /** The replies' usage, as a finished turn counts it (model calls with their corrections). */
   usage: Usage;
   /** Everything it spent (compressions and failed attempts too), priced as its session prices. */

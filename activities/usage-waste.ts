@@ -9,7 +9,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { Usage } from '../deterministic/types';
 
 /** The details a failed model call carries: the attempt that failed last, and what its attempts wasted. */
-export interface WasteDetails {
+interface WasteDetails {
   attempt: number;
   wasted?: Usage;
   /** A local attempt's failure: the run it failed in (see EarlierAttempt.permanent). */

@@ -170,7 +170,7 @@ async function takeFile(dir: fs.FileHandle, name: string, p: string, w: Walk): P
 }
 
 /** What restoring a snapshot did: files written, and what could not be. */
-export interface Restored {
+interface Restored {
   files: number;
   problems: string[];
 }

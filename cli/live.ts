@@ -13,7 +13,7 @@ import { StreamPrinter } from './stream-print';
 import { UserError } from '../machine/errors';
 
 /** How the live view shows itself. */
-export interface LiveOptions {
+interface LiveOptions {
   /** This terminal prompts for approvals and answers: their waits get no line of their own. */
   prompting: boolean;
   color: boolean;
@@ -24,7 +24,7 @@ export interface LiveOptions {
 }
 
 /** A decision (approval or answer) someone may take elsewhere while this terminal asks for it. */
-export interface Elsewhere {
+interface Elsewhere {
   /** Aborts when the call's approval or question closes in history, whoever decided. */
   signal: AbortSignal;
   /** The closed approval or ask_user span, once there is one. */
@@ -104,7 +104,7 @@ export class LiveTurn {
 }
 
 /** The line that closes a prompt someone answered elsewhere: what they decided, who, when. */
-export function decidedElsewhereLine(span: Span | undefined, what: string): string {
+function decidedElsewhereLine(span: Span | undefined, what: string): string {
   const out = (span?.output ?? {}) as { approved?: boolean; always?: boolean; by?: string; at?: string; answer?: unknown; reason?: string; timed_out?: boolean };
   const when = out.at ? ` at ${out.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}` : '';
   if (out.timed_out) return escapeForTerminal(`prompt closed: ${what}: nobody decided in time`);

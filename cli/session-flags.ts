@@ -12,7 +12,7 @@ import { say } from './output';
 import path from 'node:path';
 
 /** Flags that shape a new session. */
-export interface SessionFlags {
+interface SessionFlags {
   session?: string;
   model?: string;
   config?: string;

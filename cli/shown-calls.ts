@@ -11,7 +11,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** A call as shown: its id and the digest of its tool and arguments. */
-export interface ShownCall {
+interface ShownCall {
   callId: string;
   digest?: string;
 }

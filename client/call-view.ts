@@ -46,7 +46,7 @@ export function callView(args: unknown): CallView {
 }
 
 /** One argument's view. */
-export function argView(name: string, value: unknown): ArgView {
+function argView(name: string, value: unknown): ArgView {
   const shownName = escapeForTerminal(name);
   // Stored because it is large: history holds its size and first characters (the digest binds its hash).
   if (isBlobArg(value)) {

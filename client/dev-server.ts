@@ -42,7 +42,7 @@ export const DEV_SERVER_TUNING = [
  * refused with 403. Nothing of the harness uses the HTTP API (its clients, the worker and the
  * Web UI speak gRPC, which a browser cannot: it needs HTTP/2 without TLS).
  */
-export const HTTP_API_CLOSED = ['--dynamic-config-value', 'frontend.httpAllowedHosts=["no HTTP API: the harness speaks gRPC"]'];
+const HTTP_API_CLOSED = ['--dynamic-config-value', 'frontend.httpAllowedHosts=["no HTTP API: the harness speaks gRPC"]'];
 
 /**
  * Arguments of `temporal server start-dev` for the embedded server. No Web UI unless `ui`: it

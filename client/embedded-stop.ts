@@ -12,7 +12,7 @@ import { acquireStartLock, WAITING_FOR_START_LOCK } from './start-lock';
 import { workerTuning } from '../workers/tuning';
 
 /** What stopEmbedded did. */
-export interface StopReport {
+interface StopReport {
   /** `worker (pid N)`, `server (pid N)`. */
   stopped: string[];
   /** Pid files that named a process that is gone or not ours: ignored and removed. */

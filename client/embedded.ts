@@ -23,11 +23,11 @@ import { acquireStartLock, WAITING_FOR_START_LOCK } from './start-lock';
 import type { TemporalSettings } from './temporal';
 
 export { embeddedFiles };
-export { DEV_SERVER_TUNING, devServerArgs, probeServer, spawnDevServer, waitForServer } from './dev-server';
-export { stopEmbedded, type StopReport } from './embedded-stop';
+export { DEV_SERVER_TUNING, devServerArgs, spawnDevServer, waitForServer } from './dev-server';
+export { stopEmbedded } from './embedded-stop';
 
 /** Starts a detached worker (`harness worker`) that writes its pid and a ready marker. */
-export async function spawnBackgroundWorker(home: string, env: NodeJS.ProcessEnv, timeoutMs = 90_000): Promise<void> {
+async function spawnBackgroundWorker(home: string, env: NodeJS.ProcessEnv, timeoutMs = 90_000): Promise<void> {
   const files = embeddedFiles(home);
   mkdirSync(path.dirname(files.workerLog), { recursive: true });
   rmSync(files.workerReady, { force: true });
@@ -110,7 +110,7 @@ export async function ensureEmbedded(s: TemporalSettings, home: string, say: (li
 }
 
 /** What `harness dev` started in the foreground; `cleanup` removes its pid files on the way out. */
-export interface ForegroundDev {
+interface ForegroundDev {
   server?: ChildProcess;
   /** True when this process recorded itself as the deployment's worker. */
   recordedWorker: boolean;

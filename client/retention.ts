@@ -20,7 +20,7 @@ import { latestHistory } from '../history/workflow-runs';
 import { describeTrialTurn as trialTurn, notASession } from './trial-ids';
 import { formatTurnId } from '../deterministic/turn-id';
 
-export type { PurgeOutcome, PurgeReport } from '../workflows/session/purge';
+export type { PurgeReport } from '../workflows/session/purge';
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -46,7 +46,7 @@ export function parseAge(text: string, flag = '--older-than'): number {
 }
 
 /** How `end --purge` went. */
-export type EndPurgeOutcome =
+type EndPurgeOutcome =
   /** The session ended now and purged itself (or failed to: `purgeFailed`). */
   | ({ kind: 'ended' } & PurgeAtEnd)
   /** A turn is running: the session ends when it is done and purges itself then. */

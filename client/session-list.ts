@@ -56,7 +56,7 @@ export async function listSessions(client: Client, opts: { limit: number; taskQu
 }
 
 /** One session's row from its latest run (visibility) and history. */
-export async function sessionRow(client: Client, wf: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'status' | 'startTime'>): Promise<SessionRow> {
+async function sessionRow(client: Client, wf: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'status' | 'startTime'>): Promise<SessionRow> {
   const events = await runEvents(client, wf.workflowId, wf.runId);
   const s = readSession(events);
   const row: SessionRow = {
@@ -87,7 +87,7 @@ export async function sessionRow(client: Client, wf: Pick<WorkflowExecutionInfo,
 }
 
 /** What a session's run says: its turns, the open one and what it waits for, its usage and model. */
-export interface SessionFacts {
+interface SessionFacts {
   turns: number;
   latestTurn?: string;
   openTurn?: string;

@@ -21,12 +21,12 @@ import { processAlive, readPidFile } from '../machine/pids';
 export const WAITING_FOR_START_LOCK = 'waiting for another harness process to bring up the embedded server …';
 
 /** A held lock; release it in a `finally`. */
-export interface StartLock {
+interface StartLock {
   release(): Promise<void>;
 }
 
 /** How to wait for the lock. */
-export interface StartLockOptions {
+interface StartLockOptions {
   /** Give up after this long (default 240 s: a holder may wait 60 s for the server and 90 s for the worker). */
   timeoutMs?: number;
   /** Called once when the lock has been held by someone else for `noticeAfterMs`. */

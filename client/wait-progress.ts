@@ -96,7 +96,7 @@ export function noWorker(taskQueue: string, address: string, last?: LastPoll): T
 }
 
 /** The outcome of a look at a workflow: its value, or what keeps it from coming. */
-export type Look<T> = { ok: true; value: T } | { ok: false; trouble: Trouble };
+type Look<T> = { ok: true; value: T } | { ok: false; trouble: Trouble };
 
 /** After this long without an answer, a look checks whether the server and a worker are there. */
 const SLOW_LOOK_MS = 3_000;

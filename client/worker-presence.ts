@@ -10,7 +10,7 @@ import type { Client } from '@temporalio/client';
  * minutes, and three minutes also tolerates clock skew between this machine and the server —
  * refusing to send because of a skewed clock would be worse than a late "no worker" line.
  */
-export const LIVE_POLLER_MS = 3 * 60_000;
+const LIVE_POLLER_MS = 3 * 60_000;
 
 /**
  * While waiting, a worker whose last poll began longer ago than this is gone: a live worker's
@@ -48,7 +48,7 @@ export async function lastPoll(client: Client, taskQueue: string, timeoutMs = 5_
 }
 
 /** Whether a worker polls the workflow task queue: `unknown` when the server would not say. */
-export type WorkerPresence = 'present' | 'absent' | 'unknown';
+type WorkerPresence = 'present' | 'absent' | 'unknown';
 
 /** Whether any worker polled the workflow task queue within `liveMs`. */
 export async function workerPresence(client: Client, taskQueue: string, liveMs = LIVE_POLLER_MS): Promise<WorkerPresence> {

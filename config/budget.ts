@@ -9,7 +9,6 @@ import type { Pricing } from '../deterministic/pricing';
 import { UsageError } from '../machine/errors';
 
 // Amounts are parsed without zod (config/budget-amount.ts), so commands parse them cheaply.
-export { parseBudgetAmount } from './budget-amount';
 
 const limitSchema = z
   .object({ tokens: z.number().int().positive(), usd: z.number().positive().max(1_000_000) })

@@ -35,7 +35,7 @@ export const DEFAULT_PRICES: { asOf: string; models: Record<string, Price> } = {
 const perMillion = z.number().min(0).max(10_000);
 
 /** One model's price in the config file: USD per million tokens. */
-export const priceSchema = z.object({ input: perMillion, cachedInput: perMillion.optional(), output: perMillion }).strict();
+const priceSchema = z.object({ input: perMillion, cachedInput: perMillion.optional(), output: perMillion }).strict();
 
 /** `prices` in the config file: model name → price (a dated snapshot like `gpt-4o-2024-08-06` uses its family's unless listed). */
 export const pricesSchema = z.record(z.string().min(1).max(200), priceSchema);

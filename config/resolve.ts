@@ -88,7 +88,7 @@ export const DEFAULT_SYSTEM_PROMPT = [
 ].join('\n');
 
 /** A config file as a session or worker uses it: what it may set, and what was ignored for want of trust. */
-export interface LoadedConfig {
+interface LoadedConfig {
   config: FileConfig;
   file?: string;
   /** Settings of an untrusted file that were left out, in words (empty when trusted or named). */
@@ -145,7 +145,7 @@ export function parseConfigFile(file: string): FileConfig {
 }
 
 /** Flags that shape a session. */
-export interface ConfigFlags {
+interface ConfigFlags {
   model?: string;
   config?: string;
   policy?: string;
@@ -243,7 +243,7 @@ function sessionSettings(config: FileConfig, env: NodeJS.ProcessEnv): Pick<Sessi
  * rules written out (freezePolicy). What MCP server entries decide for their tools is applied per
  * discovered tool in the turn (deterministic/mcp-tools.ts mcpRules).
  */
-export function effectivePolicy(config: FileConfig, mode: string | undefined): Policy {
+function effectivePolicy(config: FileConfig, mode: string | undefined): Policy {
   return freezePolicy(parsePolicy({ ...(config.policy ?? {}), ...(mode ? { mode } : {}) }));
 }
 

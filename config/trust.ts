@@ -16,7 +16,7 @@ import { DEFAULT_LIMITS } from '../deterministic/session-config';
 import { DEFAULT_COMPRESSION } from '../deterministic/context/plan';
 
 /** One trusted file: where it is and what it contained when it was trusted. */
-export interface TrustEntry {
+interface TrustEntry {
   path: string;
   sha256: string;
   trustedAt: string;
@@ -29,7 +29,7 @@ export function trustFile(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** The SHA-256 of a file's bytes. */
-export function fileHash(file: string): string {
+function fileHash(file: string): string {
   return createHash('sha256').update(readFileSync(file)).digest('hex');
 }
 
@@ -77,7 +77,7 @@ const RAISABLE_LIMITS = {
 } as const;
 
 /** A config file with what only a trusted file may set taken out, and what was taken, in words. */
-export interface TrustedPart {
+interface TrustedPart {
   config: FileConfig;
   ignored: string[];
 }

@@ -46,7 +46,7 @@ export interface ApiDeps {
 }
 
 /** A pending call in the inbox, with every argument as the views show it and what approving it always would grant. */
-export interface InboxItem {
+interface InboxItem {
   session_id: string;
   turn_id?: string;
   kind: 'approval' | 'question' | 'budget';
@@ -64,7 +64,7 @@ export function consoleQueues(d: Pick<ApiDeps, 'queues' | 'env'>): readonly stri
 }
 
 /** What a session cost so far, as its list row shows it: the ledger's tokens and money (`harness cost`'s figures). */
-export interface RowCost {
+interface RowCost {
   total_tokens: number;
   /** `12,345`. */
   tokens: string;
@@ -137,16 +137,16 @@ export async function cost(d: ApiDeps, id: string): Promise<unknown> {
 }
 
 /** An argument as the console shows it: the views' one line, and a string of several lines also as those lines (escaped by the same rule, newlines and tabs kept). */
-export type ConsoleArgView = ArgView & { lines?: string };
+type ConsoleArgView = ArgView & { lines?: string };
 /** A call's arguments as the console shows them. */
-export type ConsoleCallView = Omit<CallView, 'args'> & { args: ConsoleArgView[] };
+type ConsoleCallView = Omit<CallView, 'args'> & { args: ConsoleArgView[] };
 
 /**
  * The call's view (client/call-view.ts: every argument, none left out), with each string that
  * holds a newline (a file's content; never a command) also as its lines, so the page can show them as text in a
  * `pre` rather than one JSON line of `\n`s; a long one its first lines, as the view cuts it.
  */
-export function consoleCallView(args: unknown): ConsoleCallView {
+function consoleCallView(args: unknown): ConsoleCallView {
   const view = callView(args);
   if (!args || typeof args !== 'object' || Array.isArray(args)) return view;
   // The view's arguments, in its order: every one but a command shown as the headline.
@@ -187,7 +187,7 @@ export async function inbox(d: ApiDeps): Promise<InboxItem[]> {
 }
 
 /** What `approve always` would grant for this call (sessions of today's policy version). */
-export function grantPreview(c: PendingApproval): string {
+function grantPreview(c: PendingApproval): string {
   const call: PolicyCall = { tool: c.tool, risk: c.risk, args: (c.args ?? {}) as Record<string, unknown> };
   return describeGrant(alwaysRuleFor(call, { version: 3 } as Policy));
 }

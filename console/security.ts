@@ -37,7 +37,7 @@ export function requestToken(req: IncomingMessage): string | undefined {
 }
 
 /** What the console knows of the machine for a wildcard bind: its interfaces' addresses and its name. */
-export interface MachineNames {
+interface MachineNames {
   addresses: string[];
   hostname: string;
 }

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 
 /** One parsed entry; `port` is absent for a host written without one. */
-export interface HostEntry {
+interface HostEntry {
   host: string;
   port?: number;
 }

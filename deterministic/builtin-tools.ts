@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { defineLazyTool, ToolRegistry } from './tools';
 
-export const finishTool = defineLazyTool({
+const finishTool = defineLazyTool({
   name: 'finish',
   description:
     'End the turn with a final answer for the user. Use when the task is complete. Arguments: answer (the text shown to the user).',
@@ -14,7 +14,7 @@ export const finishTool = defineLazyTool({
   runsIn: 'workflow',
 });
 
-export const askUserTool = defineLazyTool({
+const askUserTool = defineLazyTool({
   name: 'ask_user',
   description:
     'Ask the human user a question and wait for the answer. Use only when you cannot proceed without information only the user has. Returns the answer text.',
@@ -23,7 +23,7 @@ export const askUserTool = defineLazyTool({
   runsIn: 'workflow',
 });
 
-export const rememberTool = defineLazyTool({
+const rememberTool = defineLazyTool({
   name: 'remember',
   description:
     'Store a fact in working memory (key/value) for the rest of this session; it is shown in the system message of later steps and turns.',

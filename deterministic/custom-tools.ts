@@ -14,7 +14,7 @@ import type { Risk, ToolSpec } from './types';
 import { zodInputSchema } from './mcp-tools';
 
 /** The source of every custom tool (`local`, `skill` and `mcp:<server>` are the others). */
-export const CUSTOM_SOURCE = 'custom';
+const CUSTOM_SOURCE = 'custom';
 
 /** A custom tool as a session records it: data only, no code. */
 export interface CustomToolSpec {

@@ -32,7 +32,7 @@ export type ErrorType = (typeof ERROR_TYPES)[number];
  * An error type an application's own tool gives (`new ToolError(msg, { type: 'PAYMENT_DECLINED' })`):
  * UPPER_SNAKE like the harness's, a letter first, at most 64 characters.
  */
-export const CUSTOM_ERROR_TYPE = /^[A-Z][A-Z0-9_]{0,63}$/;
+const CUSTOM_ERROR_TYPE = /^[A-Z][A-Z0-9_]{0,63}$/;
 
 /**
  * The error type of a tool result: one of the harness's, or a custom tool's own (CUSTOM_ERROR_TYPE).

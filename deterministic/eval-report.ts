@@ -36,7 +36,7 @@ export function summarize(cases: CaseReport[]): EvalTotals {
 }
 
 /** What the trials cost in all and per trial; money only when every trial's model is priced. */
-export function costTotals(runs: readonly TrialReport[]): Pick<EvalTotals, 'cost'> {
+function costTotals(runs: readonly TrialReport[]): Pick<EvalTotals, 'cost'> {
   const costed = runs.filter((r) => r.cost);
   if (!costed.length) return {};
   // Summed in nano-dollars, so the total is the ledger's to the last digit.

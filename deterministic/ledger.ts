@@ -10,7 +10,7 @@ import type { Usage } from './types';
 
 /** Headings of the ledger: turn model calls, compression summaries, text-protocol corrections, wasted attempts. */
 export type CallKind = 'model' | 'compression' | 'correction' | 'retry_waste';
-export const CALL_KINDS: readonly CallKind[] = ['model', 'compression', 'correction', 'retry_waste'];
+const CALL_KINDS: readonly CallKind[] = ['model', 'compression', 'correction', 'retry_waste'];
 
 /** A sum of calls: how many, tokens, and money (nano-dollars) when every part was priced. */
 export interface Tally {
@@ -58,7 +58,7 @@ export interface LedgerTally {
 }
 
 /** An empty tally (money 0: sums stay priced until an unpriced part joins). */
-export function emptyTally(): Tally {
+function emptyTally(): Tally {
   return { calls: 0, prompt_tokens: 0, completion_tokens: 0, cached_tokens: 0, total_tokens: 0, nanoUsd: 0 };
 }
 
@@ -129,7 +129,7 @@ export function ledgerEntries(o: CallOutcome, pricing: Pricing | undefined): Led
 }
 
 /** What an entry adds under each heading: its reply (or corrections), and its failed attempts. */
-export function entryTallies(e: LedgerEntry): [CallKind, Tally][] {
+function entryTallies(e: LedgerEntry): [CallKind, Tally][] {
   const out: [CallKind, Tally][] = [];
   const succeeded = e.usage ? 1 : 0;
   if (e.usage) out.push([e.kind, tallyOf(e.kind === 'correction' ? e.attempts : 1, e.usage, e.nanoUsd)]);

@@ -37,7 +37,7 @@ export function validateMcpAnswer(q: McpQuestion, text: string): void {
 }
 
 /** The one field a plain-text answer fills, when the schema asks for exactly one string-like field. */
-export function singleField(schema: Record<string, unknown>): string | undefined {
+function singleField(schema: Record<string, unknown>): string | undefined {
   const props = Object.entries((schema.properties ?? {}) as Record<string, { type?: string }>);
   return props.length === 1 && (props[0]![1].type ?? 'string') === 'string' ? props[0]![0] : undefined;
 }

@@ -10,9 +10,9 @@
  */
 
 /** Schemas nested deeper than this (JSON levels) are checked only as an object. */
-export const MAX_SCHEMA_DEPTH = 100;
+const MAX_SCHEMA_DEPTH = 100;
 /** Expanded schemas larger than this (nodes) are checked only as an object. */
-export const MAX_SCHEMA_COST = 100_000;
+const MAX_SCHEMA_COST = 100_000;
 /** Validation work allowed for one call: schema cost × argument characters (about 10 ns each). */
 export const MAX_CHECK_WORK = 10_000_000;
 

@@ -19,7 +19,7 @@ import { preparedSchema } from './mcp-schema';
 export const DEFAULT_MCP_RISK: Risk = 'write';
 
 /** How schemas become zod: `bounded` (every turn but those recorded before it) applies mcp-schema.ts. */
-export interface McpSchemaOptions {
+interface McpSchemaOptions {
   bounded?: boolean;
 }
 

@@ -21,7 +21,7 @@ export interface SendMessageResult {
 }
 
 /** An answer to a pending ask_user question. Who answered is the identity of the client in the update's history event. */
-export interface AnswerInput {
+interface AnswerInput {
   text: string;
   /** The ask_user call being answered; defaults to the pending one. */
   callId?: string;
@@ -43,7 +43,7 @@ export interface TurnStatusSignal {
  */
 export const sendMessageUpdate = defineUpdate<SendMessageResult, [SendMessageInput]>('sendMessage');
 /** Ending a session. */
-export interface EndSessionInput {
+interface EndSessionInput {
   reason?: string;
   /** Once ended, delete what the session stored (message store, workspace, records, container). */
   purge?: boolean;
@@ -109,7 +109,7 @@ export interface ApprovalDecisionInput {
 export const decideApprovalsUpdate = defineUpdate<ApprovalDecisionResult, [ApprovalDecisionInput]>('decideApprovals');
 
 /** What an approval update did: the calls it decided and, for `--always`, what it granted. */
-export interface ApprovalDecisionResult {
+interface ApprovalDecisionResult {
   decided: string[];
   /** One line per rule an `--always` added to the session (`run_shell exactly \`…\``). */
   granted?: string[];

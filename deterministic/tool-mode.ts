@@ -26,12 +26,6 @@ export interface ToolModeDecision {
   reason: string;
 }
 
-/** Input of the chooseToolMode activity: the model to probe (no secrets: the worker holds keys). */
-export interface ChooseToolModeInput {
-  sessionId: string;
-  model: { provider: 'openai' | 'scripted'; model: string; baseUrl?: string };
-}
-
 /**
  * The decision a turn can make without asking the endpoint, or undefined when it must probe: a
  * mode named in the config, a decision the session already carries, or the scripted model

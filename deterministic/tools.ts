@@ -45,7 +45,7 @@ const NAME = /^[a-zA-Z][a-zA-Z0-9_-]{0,63}$/;
 const RISKS: readonly Risk[] = ['read_only', 'write', 'network', 'dangerous'];
 
 /** What a definition gives: everything but what defineTool fills in by default. */
-export type ToolDefinitionInput<P extends z.ZodObject> = Omit<ToolDefinition<P>, 'source' | 'timeoutMs' | 'runsIn' | 'blobArgs'> &
+type ToolDefinitionInput<P extends z.ZodObject> = Omit<ToolDefinition<P>, 'source' | 'timeoutMs' | 'runsIn' | 'blobArgs'> &
   Partial<Pick<ToolDefinition<P>, 'source' | 'timeoutMs' | 'runsIn' | 'blobArgs'>>;
 
 /** Checks a definition and returns it; throws ToolDefinitionError naming the tool and the problem. */
@@ -104,7 +104,7 @@ function checkParameters<P extends z.ZodObject>(name: string, parameters: P, blo
 }
 
 /** The JSON-schema view of a definition, as sent to the model. */
-export function toToolSpec(def: ToolDefinition): ToolSpec {
+function toToolSpec(def: ToolDefinition): ToolSpec {
   const parameters = z.toJSONSchema(def.parameters, { io: 'input' }) as Record<string, unknown>;
   delete parameters.$schema;
   return {

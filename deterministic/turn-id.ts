@@ -5,13 +5,13 @@
  */
 
 /** What a turn id names: the session and the turn's number in it (from 1). */
-export interface TurnIdParts {
+interface TurnIdParts {
   sessionId: string;
   turn: number;
 }
 
 /** How a turn id is read: strict (as a person must name one) or as history may hold it. */
-export interface TurnIdReading {
+interface TurnIdReading {
   /**
    * Only n from 1 with no leading zero, as the harness makes them: for ids a person types.
    * Without it any digits pass, as readers of history have always taken them.

@@ -169,7 +169,7 @@ export function modelCallsByStep(runs: Run[]): Map<number, ModelCallRecord> {
  * it took one: from its local activity's marker (turns since `local-prepare-turn`, a session
  * without a host) or from its activity (turns before, and a session on its host's queue).
  */
-export function startSnapshot(runs: Run[]): WorkspaceSnapshot | undefined {
+function startSnapshot(runs: Run[]): WorkspaceSnapshot | undefined {
   const events = runs[0]?.events ?? [];
   const prepared = events.find((e) => (e.kind === 'scheduled' || e.kind === 'localActivity') && e.activityType === 'prepareTurn');
   if (!prepared) return undefined;
@@ -179,7 +179,7 @@ export function startSnapshot(runs: Run[]): WorkspaceSnapshot | undefined {
 }
 
 /** What the input of a recorded model call holds that a fork reads. */
-export interface ModelCallRecord {
+interface ModelCallRecord {
   step?: number;
   callIndex?: number;
   conversation?: { head: string | null; pending: PendingMessage[] };

@@ -12,7 +12,7 @@ import type { History } from '@temporalio/common/lib/proto-utils';
 import { UserError } from '../machine/errors';
 
 /** Events asked for per page (the server may give fewer: its own cap is a few hundred). */
-export const PAGE_EVENTS = 1_000;
+const PAGE_EVENTS = 1_000;
 
 // temporal.api.enums.v1.HistoryEventFilterType.CLOSE_EVENT
 const CLOSE_EVENT = 2;
@@ -33,7 +33,7 @@ export class HistoryBatchTooLarge extends UserError {
   }
 }
 
-export interface ReadHistoryOptions {
+interface ReadHistoryOptions {
   /** Events per page at most (default PAGE_EVENTS). */
   pageSize?: number;
   /** Only the run's close event (its result), if it has closed. */
@@ -72,7 +72,7 @@ export async function readHistory(client: Client, workflowId: string, runId?: st
 }
 
 /** The sizes in a "message larger than max" error: what came and what the client takes. */
-export function overLimit(err: unknown): { bytes: number; limit: number } | undefined {
+function overLimit(err: unknown): { bytes: number; limit: number } | undefined {
   const e = err as { code?: unknown; details?: unknown; message?: unknown } | undefined;
   if (e?.code !== RESOURCE_EXHAUSTED) return undefined;
   const m = /larger than max \((\d+) vs\.? (\d+)\)/.exec(`${String(e.details ?? '')} ${String(e.message ?? '')}`);

@@ -19,7 +19,7 @@ import { modelCallsByStep, planFork, type ForkPlan } from './fork';
 import type { BuiltSpan } from './trace/types';
 
 /** How a rerun is made. */
-export interface RerunOptions {
+interface RerunOptions {
   /** Seed the workspace with this folder's files. */
   workspace?: string;
   /** Make the calls that leave the sandbox again, each judged by the policy (default: answer them from the record). */
@@ -53,7 +53,7 @@ export async function planRerun(client: Client, turnId: string, opts: RerunOptio
  * The recorded turn's calls that leave the sandbox, each with the id the rerun's first turn gives
  * it: the same step and place in the reply (`t<turn>-s<step>-c<index>` becomes `t1-s<step>-c<index>`).
  */
-export function effectCalls(spans: BuiltSpan[]): EffectCall[] {
+function effectCalls(spans: BuiltSpan[]): EffectCall[] {
   const out: EffectCall[] = [];
   for (const { span } of spans) {
     if (span.type !== 'tool_call' || !leavesSandbox(span.name, span.source)) continue;

@@ -16,7 +16,7 @@ import { describeWorkflow, workflowRuns } from './workflow-runs';
 import { decodeRuns, type Run } from './trace/runs';
 
 /** Where a retry resets the turn and what it keeps. */
-export interface RetryPlan {
+interface RetryPlan {
   turnId: string;
   sessionId: string;
   turn: number;

@@ -25,7 +25,7 @@ const MARK_PREFIX = 'harness-home v1 ';
 const KEY_FILE = 'home-key';
 
 /** What a folder is, as a home for this user. */
-export type HomeState = { state: 'ours' } | { state: 'missing' } | { state: 'empty' } | { state: 'foreign'; why: string };
+type HomeState = { state: 'ours' } | { state: 'missing' } | { state: 'empty' } | { state: 'foreign'; why: string };
 
 function uid(): number | undefined {
   return process.getuid?.();
@@ -125,7 +125,7 @@ function writeMark(home: string, env: NodeJS.ProcessEnv): void {
 }
 
 /** How a refused home is described, and how to get on. */
-export function refusal(home: string, why: string): UserError {
+function refusal(home: string, why: string): UserError {
   return new UserError(
     `HARNESS_HOME ${home} was not created by the harness for this user on this machine: ${why}; nothing in it was used`,
     `point HARNESS_HOME at a new or empty folder, or, if it is yours and you trust what is in it (say, made by an older harness), adopt it once: harness home --adopt ${home}`,

@@ -9,7 +9,7 @@ import { claimHome, homeState } from './home-mark';
 import { homeOf, lookupIn, realOrAbsolute } from './state-dir';
 
 /** A home ready to use, and what was ignored on the way (one line each, for the person). */
-export interface OpenedHome {
+interface OpenedHome {
   home: string;
   notices: string[];
 }
@@ -32,7 +32,7 @@ export function openHome(env: NodeJS.ProcessEnv = process.env, cwd: string = pro
  * and the user's own from an older harness looks just the same, so it is named once per command
  * with the way to keep it.
  */
-export function strayProjectHome(cwd: string, home: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+function strayProjectHome(cwd: string, home: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const local = path.join(cwd, '.harness');
   if (!existsSync(local) || realOrAbsolute(local) === realOrAbsolute(home)) return undefined;
   const state = homeState(local, env);

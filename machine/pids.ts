@@ -93,7 +93,7 @@ function samePath(a: string, b: string): boolean {
 }
 
 /** True when the pid is a `temporal server start-dev` using this HARNESS_HOME's database. */
-export function isEmbeddedServer(pid: number, home: string): boolean {
+function isEmbeddedServer(pid: number, home: string): boolean {
   if (!processAlive(pid)) return false;
   if (!HAS_PROC) return true;
   const args = commandLine(pid);

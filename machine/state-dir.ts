@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 /** Reads a variable from a process environment or /proc's copy of another process's. */
-export type EnvLookup = (name: string) => string | undefined;
+type EnvLookup = (name: string) => string | undefined;
 
 export function lookupIn(env: NodeJS.ProcessEnv): EnvLookup {
   return (name) => env[name];

@@ -8,13 +8,13 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 
 /** What the endpoint file says. */
-export interface StoreEndpoint {
+interface StoreEndpoint {
   pid: number;
   port: number;
 }
 
 /** The endpoint file of a data folder. */
-export function endpointFile(dataDir: string): string {
+function endpointFile(dataDir: string): string {
   return `${dataDir.replace(/\/+$/, '')}.endpoint`;
 }
 

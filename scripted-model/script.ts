@@ -17,7 +17,7 @@ export const ScriptToolCallSchema = z.strictObject({
 });
 
 /** Conditions the incoming request must meet before the step is answered. */
-export const ScriptExpectSchema = z.strictObject({
+const ScriptExpectSchema = z.strictObject({
   last_message_contains: z.string().optional(),
   messages_contain: z.string().optional(),
   system_contains: z.string().optional(),
@@ -25,7 +25,7 @@ export const ScriptExpectSchema = z.strictObject({
 });
 
 /** An injected failure: the first `times` requests of the step are delayed and/or answered with `status`. */
-export const ScriptFaultSchema = z.strictObject({
+const ScriptFaultSchema = z.strictObject({
   status: z.number().int().min(400).max(599).optional(),
   // No zod default so a Script literal in code need not spell it out; the server treats absent as 1.
   times: z.number().int().min(0).optional(),
@@ -36,7 +36,7 @@ export const ScriptFaultSchema = z.strictObject({
 });
 
 /** A reply to a correction (text mode, a cut or empty reply): what the model writes on its next try. */
-export const ScriptReplySchema = z
+const ScriptReplySchema = z
   .strictObject({
     content: z.string().optional(),
     tool_calls: z.array(ScriptToolCallSchema).optional(),
@@ -46,7 +46,7 @@ export const ScriptReplySchema = z
   });
 
 /** One scripted assistant turn. */
-export const ScriptStepSchema = z
+const ScriptStepSchema = z
   .strictObject({
     content: z.string().optional(),
     tool_calls: z.array(ScriptToolCallSchema).optional(),
@@ -71,7 +71,7 @@ export type Script = z.infer<typeof ScriptSchema>;
 /** One step of a parsed script. */
 export type ScriptStep = Script['steps'][number];
 /** A step's expectations. */
-export type ScriptExpect = z.infer<typeof ScriptExpectSchema>;
+type ScriptExpect = z.infer<typeof ScriptExpectSchema>;
 /** One tool call of a parsed script step. */
 export type ScriptToolCall = z.infer<typeof ScriptToolCallSchema>;
 

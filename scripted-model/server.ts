@@ -13,11 +13,11 @@ import { errorBody, header, HttpError, parseBody, readBody, send, sendStream, ty
 import { ScriptPlayer } from './player';
 
 /** Header naming the session whose script and cursor a request uses (default "default"). */
-export const SESSION_HEADER = 'x-harness-session';
+const SESSION_HEADER = 'x-harness-session';
 /** Header giving the 0-based step index explicitly, so a retried call replays the same step. */
-export const CALL_INDEX_HEADER = 'x-harness-call-index';
+const CALL_INDEX_HEADER = 'x-harness-call-index';
 /** Header giving the call's purpose; "compress" gets a summary and never consumes a step. */
-export const PURPOSE_HEADER = 'x-harness-purpose';
+const PURPOSE_HEADER = 'x-harness-purpose';
 
 /** One chat request as the server saw it. */
 export interface RecordedRequest {

@@ -29,7 +29,7 @@ import { sandboxOwners } from './sandbox-owners';
 import { upkeepSettings, WorkerUpkeep } from './upkeep';
 
 /** What the front end gives: its environment, checked tuning, how it connects, and the tools of its own. */
-export interface AssembleOptions {
+interface AssembleOptions {
   env: NodeJS.ProcessEnv;
   log: (line: string) => void;
   /** Already checked by the front end (each says a bad value in its own words). */
@@ -47,7 +47,7 @@ export interface AssembleOptions {
 }
 
 /** An assembled worker, not polling yet. */
-export interface AssembledWorker {
+interface AssembledWorker {
   readonly settings: TemporalSettings;
   readonly home: string;
   /** The names of its custom tools (its agents' among them). */

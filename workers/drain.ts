@@ -51,7 +51,7 @@ export function describeActivity(info: Pick<Info, 'activityType' | 'isLocal' | '
   return `${tool ?? info.activityType}${where.length ? ` (${where.join(', ')})` : ''}`;
 }
 
-export interface DrainOptions {
+interface DrainOptions {
   inFlight: InFlightActivities;
   graceMs: number;
   taskQueue: string;

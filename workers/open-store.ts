@@ -13,7 +13,7 @@ import type { Database } from '../activities/memory/database';
 import { UserError } from '../machine/errors';
 
 /** What became of the store: open, or the worker was asked to stop while it waited. */
-export type StoreOpening = 'open' | 'stopped';
+type StoreOpening = 'open' | 'stopped';
 
 /** Opens the store as described above; rejects with a UserError when the embedded database cannot be opened. */
 export async function openStore(memory: Database, env: NodeJS.ProcessEnv, log: (line: string) => void): Promise<StoreOpening> {

@@ -28,7 +28,7 @@ export interface WorkerTuning {
 }
 
 /** The Worker.create options a tuning sets. */
-export type TunedWorkerOptions = Pick<
+type TunedWorkerOptions = Pick<
   WorkerOptions,
   | 'maxConcurrentWorkflowTaskExecutions'
   | 'maxConcurrentActivityTaskExecutions'
@@ -92,7 +92,7 @@ const MAX_STICKY_MS = 10 * 60_000;
 const MAX_GRACE_SEC = 3_600;
 
 /** What workerTuning read: the tuning, its Worker.create options, and one line per bad value. */
-export interface TuningFromEnv {
+interface TuningFromEnv {
   tuning: WorkerTuning;
   options: TunedWorkerOptions;
   problems: string[];

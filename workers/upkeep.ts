@@ -15,16 +15,16 @@ import { SandboxError } from '../activities/sandbox/docker-errors';
 import { sweepOrphanServers } from '../activities/mcp/orphans';
 
 /** How often the sweeps run, and after how long without a call a sandbox is stopped. */
-export interface UpkeepSettings {
+interface UpkeepSettings {
   /** 0: only at start. */
   sweepMs: number;
   /** 0: never stopped for idleness. */
   idleMs: number;
 }
 
-export const DEFAULT_UPKEEP: Readonly<UpkeepSettings> = Object.freeze({ sweepMs: 5 * 60_000, idleMs: 30 * 60_000 });
+const DEFAULT_UPKEEP: Readonly<UpkeepSettings> = Object.freeze({ sweepMs: 5 * 60_000, idleMs: 30 * 60_000 });
 
-export const UPKEEP_VARIABLES = { sweepMs: 'HARNESS_SANDBOX_SWEEP_SEC', idleMs: 'HARNESS_SANDBOX_IDLE_SEC' } as const satisfies Record<keyof UpkeepSettings, string>;
+const UPKEEP_VARIABLES = { sweepMs: 'HARNESS_SANDBOX_SWEEP_SEC', idleMs: 'HARNESS_SANDBOX_IDLE_SEC' } as const satisfies Record<keyof UpkeepSettings, string>;
 
 const MAX_SEC = 7 * 24 * 3_600;
 
@@ -41,7 +41,7 @@ export function upkeepSettings(env: NodeJS.ProcessEnv): { settings: UpkeepSettin
   return { settings, problems };
 }
 
-export interface UpkeepOptions {
+interface UpkeepOptions {
   pool: SandboxPool;
   /** Whether the workflows owning a sandbox's session run; throws when Temporal cannot tell. */
   owned: (sessionId: string) => Promise<boolean>;

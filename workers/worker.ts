@@ -17,10 +17,9 @@ import { sweepStreams } from '../machine/model-stream';
 import { WatchedWorker } from './workflow-threads';
 import { createHandoffWorker, handoffQueueOf } from './handoff-queue';
 
-export { workflowBundlePath };
 
 /** What a harness worker needs. */
-export interface HarnessWorkerOptions extends ActivityDeps {
+interface HarnessWorkerOptions extends ActivityDeps {
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;

@@ -64,7 +64,7 @@ interface ThreadSetup {
 export type ThreadClient = Pick<WorkerThreadClient, 'send' | 'getActiveWorkflowCount' | 'destroy'>;
 
 /** What a watch needs of the setup: the limit, and where to log a kill. */
-export interface WatchSetup {
+interface WatchSetup {
   limitMs: number;
   logger: Pick<Logger, 'error'>;
 }
@@ -199,7 +199,7 @@ class WatchedThreadsCreator implements WorkflowCreator {
 }
 
 /** Whether to keep the SDK's own workflow threads (HARNESS_WORKFLOW_THREADS=sdk: its vm watchdog and hook). */
-export function sdkThreadsWanted(env: NodeJS.ProcessEnv = process.env): boolean {
+function sdkThreadsWanted(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.HARNESS_WORKFLOW_THREADS === 'sdk';
 }
 

@@ -14,10 +14,10 @@ import { toModelFailure } from '../model/errors';
 import { compressContext, tokenCounter } from './compress';
 
 /** Same shape as the callModel resolver in activities/model/activities.ts. */
-export type CompressModelResolver = (input: ModelCallInput) => Promise<{ client: ModelClient; endpoint: string }>;
+type CompressModelResolver = (input: ModelCallInput) => Promise<{ client: ModelClient; endpoint: string }>;
 
 /** A summarize function over a ModelClient: prompt as system message, the transcript as one user message. */
-export function modelSummarizer(
+function modelSummarizer(
   client: ModelClient,
   opts: { model: string; headers: Record<string, string>; signal?: AbortSignal; onUsage?: (u: Usage) => void },
 ): (messages: ChatMessage[], prompt: string) => Promise<string> {

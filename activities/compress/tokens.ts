@@ -78,7 +78,7 @@ function bpeCount(text: string, count: (t: string) => number): number {
 }
 
 /** Tokens of one message including its per-message overhead (no reply priming). */
-export function countMessage(m: ChatMessage, kind: TokenizerKind): number {
+function countMessage(m: ChatMessage, kind: TokenizerKind): number {
   let n = PER_MESSAGE_OVERHEAD + countText(m.content ?? '', kind);
   if (m.role === 'assistant') {
     for (const c of m.tool_calls ?? []) n += PER_TOOL_CALL_OVERHEAD + countText(c.name, kind) + countText(c.arguments, kind);

@@ -19,7 +19,7 @@ import type { ToolResult } from '../../deterministic/types';
 import { appliedWritesDir } from '../tools/applied-writes';
 
 /** What a claim found: this attempt may run the code, or an earlier one finished, or started and never finished. */
-export type Claim = { kind: 'run' } | { kind: 'done'; result: ToolResult } | { kind: 'unfinished'; by: string };
+type Claim = { kind: 'run' } | { kind: 'done'; result: ToolResult } | { kind: 'unfinished'; by: string };
 
 /** The files of one call's claim. */
 function files(home: string, sessionId: string, key: string): { dir: string; claim: string; result: string } {

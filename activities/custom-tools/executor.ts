@@ -18,7 +18,7 @@ import { ensureWorkspace } from '../tools/workspace';
 import { atMostOnce } from '../tools/at-most-once';
 
 /** What the worker was given: its tools and, per tool name, the only secrets that tool sees. */
-export interface CustomToolDeps {
+interface CustomToolDeps {
   home: string;
   tools: readonly HarnessTool[];
   secrets?: Readonly<Record<string, Readonly<Record<string, string>>>>;

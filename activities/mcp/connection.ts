@@ -32,7 +32,7 @@ export interface OpenCall {
   resume(): void;
 }
 
-export interface ConnectionDeps {
+interface ConnectionDeps {
   /** The worker's environment: only `${VAR}` references read it, the child never sees it whole. */
   env: Record<string, string | undefined>;
   clientName: string;

@@ -13,7 +13,7 @@ import { mcpAnswerQuery, mcpQuestionSignal } from '../../deterministic/messages'
 import { elicitationResult } from '../../deterministic/mcp-questions';
 
 /** The elicitation request as the pool hands it over, and the reply it expects. */
-export type ElicitHook = (req: { message: string; requestedSchema: Record<string, unknown> }) => Promise<{
+type ElicitHook = (req: { message: string; requestedSchema: Record<string, unknown> }) => Promise<{
   action: 'accept' | 'decline' | 'cancel';
   content?: Record<string, unknown>;
 }>;

@@ -15,7 +15,7 @@ import { McpTimeoutError, McpUnavailableError, oneLine } from './errors';
 import { abortable, linked, pausableTimer } from './timers';
 import { ToolPageSchema, mapTools } from './tool-list';
 
-export interface McpPoolOptions {
+interface McpPoolOptions {
   /** The worker's environment: `${VAR}` references are resolved from it. */
   env: Record<string, string | undefined>;
   /** A connection unused this long is closed (default 5 minutes). */
@@ -26,7 +26,7 @@ export interface McpPoolOptions {
   notesDir?: string;
 }
 
-export interface CallOptions {
+interface CallOptions {
   timeoutMs: number;
   signal?: AbortSignal;
   onElicit?: ElicitHook;

@@ -18,7 +18,7 @@ export const MAX_STRUCTURED_CHARS = 64 * 1024;
 const MAX_ITEMS = 100;
 
 /** A resource the result links to or embeds as text. */
-export interface McpResourceItem {
+interface McpResourceItem {
   uri: string;
   name?: string;
   mimeType?: string;
@@ -28,14 +28,14 @@ export interface McpResourceItem {
 }
 
 /** Binary content described, never carried. */
-export interface McpMediaItem {
+interface McpMediaItem {
   type: 'image' | 'audio' | 'resource';
   mimeType?: string;
   bytes: number;
   uri?: string;
 }
 
-export interface McpToolOutput {
+interface McpToolOutput {
   content: string;
   structured?: unknown;
   resources?: McpResourceItem[];

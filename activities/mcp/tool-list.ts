@@ -18,7 +18,7 @@ export const ToolPageSchema = z.looseObject({ tools: z.array(z.unknown()), nextC
  * schema is sent with every model call, so a server (which may be hostile) cannot flood either.
  */
 export const MAX_TOOLS_PER_SERVER = 128;
-export const MAX_SCHEMA_CHARS = 16 * 1024;
+const MAX_SCHEMA_CHARS = 16 * 1024;
 export const MAX_DESCRIPTION_CHARS = 2_000;
 /**
  * The whole session's MCP tool list (all servers, as JSON). It rides in the turn's input and

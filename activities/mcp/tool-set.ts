@@ -11,7 +11,7 @@ import type { Conversations } from '../store/conversations';
 import { withStore } from '../store/errors';
 
 /** The set a re-listing starts from, and its stored text when it was named by reference. */
-export interface PreviousSet {
+interface PreviousSet {
   set: McpToolSet | undefined;
   text: string | undefined;
 }

@@ -31,7 +31,7 @@ export interface MemoryTimeouts {
 }
 
 /** The timeouts of a worker: a database that stops answering is MEMORY_UNAVAILABLE within seconds. */
-export const DEFAULT_MEMORY_TIMEOUTS: MemoryTimeouts = { connectMs: 5_000, queryMs: 10_000, statementMs: 8_000, idleMs: 30_000 };
+const DEFAULT_MEMORY_TIMEOUTS: MemoryTimeouts = { connectMs: 5_000, queryMs: 10_000, statementMs: 8_000, idleMs: 30_000 };
 
 /**
  * A pool whose every connection and query is bounded in time. `stream` opens a connection

@@ -27,7 +27,7 @@ const QUERY_TIMEOUT = /Query read timeout/;
 const CONNECT_TIMEOUT = /timeout exceeded when trying to connect|Connection terminated due to connection timeout/i;
 
 /** True when a query gave up waiting on the server: the connection is in an unknown state and must be discarded. */
-export function isTimeout(err: unknown): boolean {
+function isTimeout(err: unknown): boolean {
   return err instanceof Error && QUERY_TIMEOUT.test(err.message);
 }
 

@@ -21,7 +21,7 @@ import { MemoryUnavailableError, UNAVAILABLE_PREFIX } from './errors';
 import { processAlive } from '../../machine/pids';
 
 /** A held lock. */
-export interface DataDirLock {
+interface DataDirLock {
   /** How it is held: `socket` (Linux abstract socket) or `file` (pid file). */
   kind: 'socket' | 'file';
   /** Frees the lock; idempotent. */

@@ -11,7 +11,7 @@ import type pg from 'pg';
 import { asMemoryError, isUnavailable } from './errors';
 
 /** One migration file. */
-export interface Migration {
+interface Migration {
   version: number;
   name: string;
   sql: string;
@@ -24,7 +24,7 @@ const MIGRATION_LOCK_KEY = 0x6d656d30; // "mem0"
 const MIGRATION_TIMEOUT_MS = 120_000;
 
 /** Finds `migrations/` from source (activities/memory) and from the build (dist/activities/memory). */
-export function migrationsDir(start = __dirname): string {
+function migrationsDir(start = __dirname): string {
   for (let dir = start; ; dir = path.dirname(dir)) {
     const candidate = path.join(dir, 'migrations');
     if (existsSync(path.join(candidate, '001_memories.sql'))) return candidate;
@@ -33,7 +33,7 @@ export function migrationsDir(start = __dirname): string {
 }
 
 /** Reads the migration files sorted by version; a malformed or duplicate name is a build error. */
-export function loadMigrations(dir = migrationsDir()): Migration[] {
+function loadMigrations(dir = migrationsDir()): Migration[] {
   const out: Migration[] = [];
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.sql'))) {
     const m = /^(\d+)_([\w-]+)\.sql$/.exec(file);

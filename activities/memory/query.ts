@@ -5,7 +5,7 @@
  */
 
 /** What recall searches for. */
-export interface RecallPlan {
+interface RecallPlan {
   /** OR of the words for to_tsquery('english', …); null when the query has no spaced words. */
   tsquery: string | null;
   /** Words (≥ 3 chars, not stopwords), expanded with known spellings through the trigram index. */

@@ -10,7 +10,7 @@ import { planQuery } from './query';
 export { MemoryUnavailableError } from './errors';
 
 /** A recalled memory with its combined score (higher is better). */
-export interface RecalledMemory {
+interface RecalledMemory {
   id: number;
   text: string;
   created_at: Date;
@@ -19,7 +19,7 @@ export interface RecalledMemory {
 }
 
 /** A memory listed by recency. */
-export interface StoredMemory {
+interface StoredMemory {
   id: number;
   text: string;
   created_at: Date;

@@ -20,7 +20,7 @@ export const recallParams = z.object({
 });
 
 /** Where a memory call belongs: the namespace isolates users, projects and eval cases. */
-export interface MemoryScope {
+interface MemoryScope {
   namespace: string;
   sessionId?: string;
   /** Names the tool call (`<turnId>/<callId>`) so a retried write is stored once. */

@@ -39,7 +39,7 @@ const PROBE_MESSAGES: ModelRequest['messages'] = [
 export type ToolModeCache = Map<string, ToolModeDecision>;
 
 /** The call answered in the mode `auto` decided, with the decision. */
-export interface Decided {
+interface Decided {
   exchanged: Exchanged;
   decided: ToolModeDecision;
 }

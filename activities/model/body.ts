@@ -17,7 +17,7 @@ import { ApplicationFailure } from '@temporalio/common';
 export const DEFAULT_MODEL_REPLY_MAX_BYTES = 1536 * 1024;
 
 /** The failure type of a reply over the limit. */
-export const MODEL_REPLY_TOO_LARGE = 'MODEL_REPLY_TOO_LARGE';
+const MODEL_REPLY_TOO_LARGE = 'MODEL_REPLY_TOO_LARGE';
 
 /** The limit from the worker's environment (HARNESS_MODEL_REPLY_MAX_BYTES), or the default. */
 export function modelReplyLimit(env: Record<string, string | undefined>): number {
@@ -154,7 +154,7 @@ export async function* sseData(body: ReadableStream<Uint8Array> | null, limit: n
 }
 
 /** `4 MiB`, `512 KiB`, `100 bytes`. */
-export function sizeText(bytes: number): string {
+function sizeText(bytes: number): string {
   if (bytes >= 1024 * 1024 && bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MiB`;
   if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
   if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024} KiB`;

@@ -10,7 +10,7 @@ import OpenAI from 'openai';
 const RETRYABLE_STATUS = new Set([408, 409, 429]);
 
 /** Whether an HTTP status from a model endpoint is worth retrying. */
-export function isRetryableStatus(status: number): boolean {
+function isRetryableStatus(status: number): boolean {
   return RETRYABLE_STATUS.has(status) || status >= 500;
 }
 

@@ -25,7 +25,7 @@ export const MAX_CORRECTIONS = 2;
 const QUOTED_CHARS = 2_000;
 
 /** How to call: the mode, and in text mode whether to constrain the reply. */
-export interface ExchangeMode {
+interface ExchangeMode {
   mode: ToolMode;
   constrained?: boolean;
 }

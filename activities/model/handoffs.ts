@@ -9,13 +9,13 @@
 import { randomUUID } from 'node:crypto';
 
 /** What the registry needs of a call: whose it is, and how to stop it. */
-export interface HandedCall {
+interface HandedCall {
   readonly input: { turnId: string; callIndex: number };
   abort(): void;
 }
 
 /** How long a handed-on call waits to be taken (its activity comes within seconds, or gives up on this worker far sooner than this). */
-export const HANDOFF_KEEP_MS = 5 * 60_000;
+const HANDOFF_KEEP_MS = 5 * 60_000;
 
 export class ModelHandoffs<T extends HandedCall> {
   private readonly calls = new Map<string, { call: T; expiry: NodeJS.Timeout }>();

@@ -10,7 +10,7 @@
  */
 
 /** The key for an endpoint, or why there is none. */
-export type KeyChoice = { apiKey: string; host: string } | { problem: string };
+type KeyChoice = { apiKey: string; host: string } | { problem: string };
 
 /** The endpoint of a session that names none: the official client's default. */
 export const DEFAULT_MODEL_ENDPOINT = 'https://api.openai.com/v1';

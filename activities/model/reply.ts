@@ -11,7 +11,7 @@ import type { ModelAnswer } from './client';
 /** Calls of one reply that are stored and run; the workflow tells the model about the rest. */
 export const MAX_CALLS_PER_REPLY = 64;
 /** A longer name is cut: no tool's name is longer than 64, and the name is echoed back in errors. */
-export const MAX_TOOL_NAME_CHARS = 256;
+const MAX_TOOL_NAME_CHARS = 256;
 /** Why a text-mode call could not be read: the parser's own words, short. */
 const MAX_INVALID_CHARS = 500;
 

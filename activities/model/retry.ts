@@ -24,7 +24,7 @@ import { isOutage, outageWords } from './errors';
 export const MAX_ASKED_PAST_WINDOW_MS = 60_000;
 
 /** Where a call stands when an attempt failed. */
-export interface AttemptState {
+interface AttemptState {
   /** Requests of the call so far, this one included (a failed local attempt counts). */
   attempt: number;
   /** This activity's own attempt (Temporal's count, which its backoff follows). */
@@ -36,7 +36,7 @@ export interface AttemptState {
 }
 
 /** What the activity throws: the failure, retryable or not, and when the next attempt goes out. */
-export interface RetryVerdict {
+interface RetryVerdict {
   failure: unknown;
   /** The wait before the next attempt, when this one is retried. */
   nextMs?: number;
@@ -148,7 +148,7 @@ export function localFailure(err: unknown, attempt: number, retry: ModelRetry | 
  * How long the activity after a failed local attempt waits before its first request: what the
  * local attempt's failure asked for, at most half the attempt's time (the request needs the rest).
  */
-export function earlierWaitMs(earlier: EarlierAttempt | undefined, info: Pick<Info, 'attempt' | 'startToCloseTimeoutMs'>): number {
+function earlierWaitMs(earlier: EarlierAttempt | undefined, info: Pick<Info, 'attempt' | 'startToCloseTimeoutMs'>): number {
   const asked = earlier?.retryAfterMs;
   if (info.attempt !== 1 || typeof asked !== 'number' || !(asked > 0)) return 0;
   return Math.min(asked, (info.startToCloseTimeoutMs ?? Infinity) / 2);
@@ -169,7 +169,7 @@ export async function waitAsAsked(input: Pick<ModelCallInput, 'earlier' | 'retry
 }
 
 /** An earlier attempt's failure in a live view's words, when it was an outage (its message as model-errors.ts writes it). */
-export function earlierOutage(earlier: EarlierAttempt | undefined): string | undefined {
+function earlierOutage(earlier: EarlierAttempt | undefined): string | undefined {
   const failure = earlier?.failure ?? '';
   const status = /\bHTTP (\d{3})\b/.exec(failure)?.[1];
   const f = status ? ApplicationFailure.create({ type: `MODEL_HTTP_${status}` }) : undefined;

@@ -17,7 +17,7 @@ function kindFor(model: string): TokenizerKind {
 }
 
 /** Characters of one exchange the tokenizer counts (a few milliseconds of prose, under a second of the worst text). */
-export const BPE_BUDGET_CHARS = 64 * 1024;
+const BPE_BUDGET_CHARS = 64 * 1024;
 
 /** Estimated usage of one exchange: the request's messages and tool schemas in, the reply out. */
 export function estimateUsage(req: Pick<ModelRequest, 'model' | 'messages' | 'tools'>, content: string | null, calls: readonly ToolCall[]): Usage {

@@ -40,7 +40,7 @@ export function containerName(sessionId: string): string {
 }
 
 /** What a session container is made from; `workspace` is the absolute host folder. */
-export interface ContainerSettings {
+interface ContainerSettings {
   name: string;
   image: string;
   user: string;
@@ -132,7 +132,7 @@ function fits(info: Docker.ContainerInspectInfo, o: ContainerSettings & { execDi
 }
 
 /** A harness container of one home, as the sweeps see it. */
-export interface SandboxContainer {
+interface SandboxContainer {
   id: string;
   name: string;
   /** Its session's id ('' when the label is missing: not one the harness made). */

@@ -27,16 +27,16 @@ import { ExecSession, sessionCanRun } from './exec-session';
 import { createWrapperExec, startExec, type Launched } from './exec-launch';
 import { DEFAULT_MAX_OUTPUT_BYTES, type ExecOptions, type Sandbox } from './sandbox';
 
-export { DEFAULT_MAX_OUTPUT_BYTES, type ExecOptions, type ExecResult, type Sandbox } from './sandbox';
+export { type ExecOptions, type ExecResult, type Sandbox } from './sandbox';
 export { DEFAULT_SANDBOX_IMAGE, SandboxError } from './docker-errors';
-export { containerName, DEFAULT_LIMITS, EXEC_MOUNT, LABELS, removeOrphans, sandboxProblems, type ReadOnlyMount, type SandboxLimits } from './containers';
+export { containerName, DEFAULT_LIMITS, EXEC_MOUNT, LABELS, removeOrphans, sandboxProblems, type ReadOnlyMount } from './containers';
 
 // Retries of a call come within its activity's bounded attempts; a day is far beyond them.
 const RECORD_TTL_MS = 24 * 3_600_000;
 const PRUNE_EVERY_MS = 3_600_000;
 
 /** Options of a DockerSandbox; only home and sessionId are required. */
-export interface DockerSandboxOptions {
+interface DockerSandboxOptions {
   home: string;
   sessionId: string;
   docker?: Docker;

@@ -36,7 +36,7 @@ interface Ending {
 type Kill = 'timeout' | 'stopped' | 'cancelled';
 
 /** How followExec was started and what it may do. */
-export interface FollowOptions {
+interface FollowOptions {
   /** For the attempt that started the command: resolves when its wrapper exited, or when the channel that would have said so closed. */
   ended?: Promise<void>;
   /** This attempt started the command (no start grace needed). */

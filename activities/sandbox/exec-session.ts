@@ -36,7 +36,7 @@ export const START_ACK_MS = 2_000;
  * Docker closes a session's input when its worker's connection closes; should a connection
  * hang instead, a session that hears nothing for SESSION_IDLE_SEC ends by itself.
  */
-export const SESSION_SCRIPT = `W=$1
+const SESSION_SCRIPT = `W=$1
 while IFS= read -r -t ${SESSION_IDLE_SEC} line; do
   id=\${line%% *}; rest=\${line#* }; t=\${rest%% *}; c=\${rest#* }
   [[ $id =~ ^x?[0-9a-f]{32}$ && $t =~ ^[0-9]+[.][0-9]{3}$ ]] || continue

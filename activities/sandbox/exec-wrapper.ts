@@ -12,11 +12,11 @@ import { EXEC_MOUNT } from './containers';
  * environment are unset by the wrapper before it starts (the container's environment is fixed,
  * but an exec must not depend on that).
  */
-export const COMMAND_SHELL = ['/bin/bash', '--noprofile', '--norc', '-c'] as const;
+const COMMAND_SHELL = ['/bin/bash', '--noprofile', '--norc', '-c'] as const;
 
 /** Variables unset before the command's shell starts: code (BASH_ENV, ENV), options (SHELLOPTS,
  * BASHOPTS, POSIXLY_CORRECT), and what changes how words are read (IFS, CDPATH, GLOBIGNORE). */
-export const SHELL_ENV_UNSET = ['BASH_ENV', 'ENV', 'SHELLOPTS', 'BASHOPTS', 'POSIXLY_CORRECT', 'IFS', 'CDPATH', 'GLOBIGNORE'] as const;
+const SHELL_ENV_UNSET = ['BASH_ENV', 'ENV', 'SHELLOPTS', 'BASHOPTS', 'POSIXLY_CORRECT', 'IFS', 'CDPATH', 'GLOBIGNORE'] as const;
 
 /**
  * Set for every command: git's read-only commands (`git status` refreshes the index otherwise)

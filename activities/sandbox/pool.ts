@@ -17,7 +17,7 @@ import { beginStop, commandsRunning, forgetUse, lastUsed, liveLeases, useRoot, w
 import { SESSION_ID } from '../tools/workspace';
 
 /** Sandbox settings of a worker. */
-export interface SandboxSettings {
+interface SandboxSettings {
   home: string;
   image?: string;
   docker?: Docker;

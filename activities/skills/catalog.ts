@@ -31,12 +31,12 @@ export interface SkillCatalog {
 }
 
 /** Valid skill names: also safe as a path segment under /skills. */
-export const SKILL_NAME = /^[a-z0-9][a-z0-9_-]*$/;
+const SKILL_NAME = /^[a-z0-9][a-z0-9_-]*$/;
 /** Longest accepted name and description (the Agent Skills limits). */
-export const MAX_NAME_LENGTH = 64;
-export const MAX_DESCRIPTION_LENGTH = 1024;
+const MAX_NAME_LENGTH = 64;
+const MAX_DESCRIPTION_LENGTH = 1024;
 /** A SKILL.md larger than this is refused rather than read into memory. */
-export const MAX_SKILL_FILE_BYTES = 1_000_000;
+const MAX_SKILL_FILE_BYTES = 1_000_000;
 // Listing stops here: a skill folder is a handful of scripts, not a dataset.
 const MAX_LISTED_FILES = 200;
 const MAX_LIST_DEPTH = 4;

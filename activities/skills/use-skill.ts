@@ -11,9 +11,9 @@ import type { ToolResult } from '../../deterministic/types';
 import type { Skill } from './catalog';
 
 /** Where skill folders appear inside the sandbox. */
-export const SKILLS_MOUNT_ROOT = '/skills';
+const SKILLS_MOUNT_ROOT = '/skills';
 /** Default cap of a body returned by use_skill (UTF-8 bytes). */
-export const DEFAULT_SKILL_BODY_BYTES = 20_000;
+const DEFAULT_SKILL_BODY_BYTES = 20_000;
 // Layer 1 stays short: long descriptions are cut in the index (use_skill shows them whole).
 const INDEX_DESCRIPTION_CHARS = 240;
 

@@ -41,7 +41,7 @@ function entry(message: ChatMessage): Entry {
 }
 
 /** A conversation after chaining: its head and messages. */
-export interface Chained {
+interface Chained {
   head: string | null;
   messages: ChatMessage[];
 }

@@ -11,7 +11,7 @@ import { MemoryUnavailableError, UNAVAILABLE_PREFIX, isUnavailable, unavailableM
 import { StoreUnavailableError } from './message-store';
 
 /** How every unreachable-store message starts. */
-export const STORE_UNAVAILABLE_PREFIX = 'message store unavailable: ';
+const STORE_UNAVAILABLE_PREFIX = 'message store unavailable: ';
 
 /** The failure type activities report while the store cannot be used. */
 export const STORE_UNAVAILABLE = 'STORE_UNAVAILABLE';

@@ -8,7 +8,7 @@ import type { ChatMessage } from '../../deterministic/types';
 import type { Conversations, Draft } from './conversations';
 
 /** What a call names its context by. */
-export interface ContextRequest {
+interface ContextRequest {
   sessionId: string;
   messages?: ChatMessage[];
   conversation?: Pick<ConversationRef, 'head' | 'pending'>;

@@ -14,7 +14,7 @@ import { messageTokens, type Conversations } from './conversations';
 /** A payload argument longer than this is stored and referenced. */
 export const BLOB_ARG_OVER = 1024;
 /** Characters of a stored value shown in its place. */
-export const PREVIEW_CHARS = 120;
+const PREVIEW_CHARS = 120;
 /** A reply's text beside tool calls (a thought) is cut to this in the workflow's view. */
 export const THOUGHT_INLINE_MAX = 2000;
 /** A tool result whose JSON is longer than this is stored; the workflow keeps its verdict. */

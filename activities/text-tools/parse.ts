@@ -8,13 +8,13 @@
  */
 
 /** A call read from text: arguments as JSON text (the workflow parses and validates them). */
-export interface TextCall {
+interface TextCall {
   name: string;
   arguments: string;
 }
 
 /** What a reply says. */
-export type TextReply =
+type TextReply =
   | { kind: 'calls'; calls: TextCall[]; text: string | null }
   | { kind: 'answer'; text: string }
   | { kind: 'malformed'; problem: string; name?: string };
@@ -148,7 +148,7 @@ function answerOf(value: unknown): string | undefined {
 }
 
 /** The first JSON value in the text and where it starts: the whole text, else the first balanced object or list that parses. */
-export function firstJson(text: string): { value: unknown; start: number } | undefined {
+function firstJson(text: string): { value: unknown; start: number } | undefined {
   const whole = parseLenient(text);
   if (whole !== undefined) return { value: whole, start: 0 };
   let starts = 0;

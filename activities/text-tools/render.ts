@@ -19,7 +19,7 @@ export function orderForModel(tools: readonly ToolSpec[]): ToolSpec[] {
 }
 
 /** The protocol as the system message states it. */
-export function protocolText(tools: readonly ToolSpec[]): string {
+function protocolText(tools: readonly ToolSpec[]): string {
   const ordered = orderForModel(tools);
   return [
     '# Tools',
@@ -51,7 +51,7 @@ function toolLine(t: ToolSpec): string {
 }
 
 /** The arguments of a JSON schema object as `name: type` pairs. */
-export function signature(schema: Record<string, unknown>): string {
+function signature(schema: Record<string, unknown>): string {
   const props = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
   const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
   return Object.entries(props)
@@ -107,7 +107,7 @@ export function textModeMessages(messages: readonly ChatMessage[], tools: readon
 }
 
 /** Calls as the envelope the model is asked to write (arguments that are not JSON stay text). */
-export function envelope(calls: readonly { name: string; arguments: string }[]): string {
+function envelope(calls: readonly { name: string; arguments: string }[]): string {
   return JSON.stringify({
     tool_calls: calls.map((c) => ({ name: c.name, arguments: parseOr(c.arguments) })),
   });

@@ -11,7 +11,7 @@ import type { ToolSpec } from '../../deterministic/types';
 import { orderForModel } from './render';
 
 /** Calls one constrained reply may make: enough for real work, a bound on a looping small model. */
-export const MAX_CONSTRAINED_CALLS = 4;
+const MAX_CONSTRAINED_CALLS = 4;
 /** A tool schema past this (as JSON) is replaced by a free-form object: grammars grow with schemas. */
 const MAX_TOOL_SCHEMA_CHARS = 4_000;
 const MAX_DEPTH = 6;

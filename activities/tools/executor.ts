@@ -33,7 +33,7 @@ import { getCurrentTime } from './time';
 import { ensureWorkspace, sessionWorkspace, WorkspaceError } from './workspace';
 
 /** What the executor needs from the worker; the clock is injectable for tests. */
-export interface ToolExecutorDeps {
+interface ToolExecutorDeps {
   home: string;
   now?: () => Date;
   httpMaxBytes?: number;

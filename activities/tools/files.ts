@@ -19,21 +19,21 @@ import { DEFAULT_WORKSPACE_MAX_BYTES } from './workspace-usage';
 import { noteGrowth, overBudget } from './write-budget';
 
 /** Validated arguments of read_file. */
-export type ReadFileArgs = z.infer<typeof readFileTool.parameters>;
+type ReadFileArgs = z.infer<typeof readFileTool.parameters>;
 /** Validated arguments of write_file. */
-export type WriteFileArgs = z.infer<typeof writeFileTool.parameters>;
+type WriteFileArgs = z.infer<typeof writeFileTool.parameters>;
 /** Validated arguments of list_files. */
-export type ListFilesArgs = z.infer<typeof listFilesTool.parameters>;
+type ListFilesArgs = z.infer<typeof listFilesTool.parameters>;
 
 /** One list_files entry; `size` is the byte size of files and 0 for folders and symlinks. */
-export interface FileEntry {
+interface FileEntry {
   path: string;
   type: 'file' | 'dir' | 'symlink';
   size: number;
 }
 
 /** Default read cap, matching the read_file description. */
-export const DEFAULT_READ_MAX_BYTES = 100_000;
+const DEFAULT_READ_MAX_BYTES = 100_000;
 /** Upper bound on list_files entries, so a huge tree cannot flood the context. */
 export const MAX_LIST_ENTRIES = 1000;
 
@@ -74,7 +74,7 @@ export async function readFile(root: string, args: ReadFileArgs): Promise<ToolRe
 }
 
 /** How writeFile is bounded and made retry-safe. */
-export interface WriteOptions {
+interface WriteOptions {
   /** Budget of the whole workspace in bytes (default DEFAULT_WORKSPACE_MAX_BYTES). */
   maxBytes?: number;
   /** This call's applied-writes record: makes an append exactly-once when the activity is retried. */

@@ -12,7 +12,7 @@ import { atMostOnce, type OnceCall } from './at-most-once';
 import { httpRequest, requestMethod, type HttpOptions, type HttpRequestArgs } from './http';
 
 /** Methods a retry may send again. */
-export const REPEATABLE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
+const REPEATABLE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
 
 /** Runs one http_request call; `call` names it for its claim (absent for calls outside a turn: no claim). */
 export function httpCall(args: HttpRequestArgs, opts: HttpOptions, call: OnceCall | undefined): Promise<ToolResult> {

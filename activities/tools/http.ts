@@ -41,9 +41,9 @@ export interface HttpOptions {
 const processOwnPorts = ownPortLookup();
 
 /** Default body cap in bytes. */
-export const DEFAULT_HTTP_MAX_BYTES = 100_000;
+const DEFAULT_HTTP_MAX_BYTES = 100_000;
 /** Default timeout when the model gives no timeout_ms; below the tool's 65 s activity timeout. */
-export const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
+const DEFAULT_HTTP_TIMEOUT_MS = 30_000;
 /** Same-origin redirects followed before giving up. */
 export const MAX_HTTP_REDIRECTS = 5;
 

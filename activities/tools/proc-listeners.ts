@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 /** True where /proc describes processes and sockets (Linux). */
-export const HAS_PROC_NET = existsSync('/proc/self/fd') && existsSync('/proc/net/tcp');
+const HAS_PROC_NET = existsSync('/proc/self/fd') && existsSync('/proc/net/tcp');
 
 const LISTEN = '0A';
 

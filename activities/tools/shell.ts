@@ -23,10 +23,10 @@ import type { ExecResult, Sandbox } from '../sandbox/docker-sandbox';
 import { DEFAULT_WORKSPACE_MAX_BYTES, workspaceUsage } from './workspace-usage';
 
 /** Validated arguments of run_shell. */
-export type RunShellArgs = z.infer<typeof runShellTool.parameters>;
+type RunShellArgs = z.infer<typeof runShellTool.parameters>;
 
 /** What runShell needs besides the sandbox; without them a call runs unkeyed and unbudgeted. */
-export interface RunShellOptions {
+interface RunShellOptions {
   /** `<turnId>/<callId>`: the command runs at most once for it. */
   callKey?: string | undefined;
   /** The session workspace, whose usage is checked during and after each command. */
@@ -41,7 +41,7 @@ export interface RunShellOptions {
 export const SANDBOX_ATTEMPTS = 3;
 
 /** Timeout when the model gives none. */
-export const DEFAULT_SHELL_TIMEOUT_MS = 60_000;
+const DEFAULT_SHELL_TIMEOUT_MS = 60_000;
 // Enough of stderr for the model to see what failed without repeating the whole output.
 const STDERR_SUMMARY_CHARS = 500;
 const DELETE_SUGGESTION =

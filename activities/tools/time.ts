@@ -8,7 +8,7 @@ import { toolError, toolOk } from '../../deterministic/errors';
 import type { ToolResult } from '../../deterministic/types';
 
 /** Validated arguments of get_current_time. */
-export type GetCurrentTimeArgs = z.infer<typeof getCurrentTimeTool.parameters>;
+type GetCurrentTimeArgs = z.infer<typeof getCurrentTimeTool.parameters>;
 
 // Building a formatter costs ~0.4 ms (more than the call around it), so each zone's is kept;
 // bounded, since the zone comes from the model (only names Intl accepts are ever kept).

@@ -13,7 +13,7 @@ import { entryPath, openFolder } from './fd-walk';
 export const DEFAULT_WORKSPACE_MAX_BYTES = 1024 ** 3;
 
 /** Entries visited before the walk stops and reports an incomplete (lower-bound) count. */
-export const MAX_USAGE_ENTRIES = 200_000;
+const MAX_USAGE_ENTRIES = 200_000;
 
 // Folders deeper than this are not descended into (descriptors held = depth).
 const MAX_DEPTH = 64;
@@ -21,7 +21,7 @@ const MAX_DEPTH = 64;
 const PARALLEL = 64;
 
 /** What a walk found; `complete` is false when it stopped at the entry cap. */
-export interface WorkspaceUsage {
+interface WorkspaceUsage {
   bytes: number;
   entries: number;
   complete: boolean;

@@ -11,7 +11,7 @@ import type { ToolResult } from '../../deterministic/types';
 import { workspaceUsage } from './workspace-usage';
 
 /** How long a walked figure is trusted for admitting writes. */
-export const USAGE_FRESH_MS = 5_000;
+const USAGE_FRESH_MS = 5_000;
 
 const known = new Map<string, { bytes: number; at: number }>();
 

@@ -10,10 +10,10 @@ export interface ConsoleFlags {
 }
 
 /** The console's default port, unless HARNESS_CONSOLE_PORT says another. */
-export const DEFAULT_CONSOLE_PORT = 8390;
+const DEFAULT_CONSOLE_PORT = 8390;
 
 /** How `harness dev` opens its console. */
-export interface ConsoleOptions {
+interface ConsoleOptions {
   /** A taken port gives way to a free one. */
   fallback?: boolean;
   /** Whether the embedded server has a Web UI to link to (unknown: whatever listens on its port). */

@@ -49,7 +49,7 @@ function detailJson(c: CallDetail) {
  * name (JSON: a string quoted); any other is said with its size, then its lines below, each
  * behind `  | ` so that no line of it can pass for one of ours. Everything is escaped (tabs kept).
  */
-export function detailLines(c: CallDetail): string[] {
+function detailLines(c: CallDetail): string[] {
   const e = (t: string) => escapeForTerminal(t, { keepTabs: true });
   const lines = [
     e(`call ${c.callId} of session ${c.sessionId}: ${c.tool}`),

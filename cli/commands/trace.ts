@@ -6,7 +6,7 @@ import type { TraceFlags } from '../actions/trace';
 import { parseSessionOrTurnId } from '../args';
 
 /** An OTLP/HTTP base URL (http or https), as the traces URL to send to. */
-export function parseOtlpUrl(value: string): URL {
+function parseOtlpUrl(value: string): URL {
   try {
     return otlpTracesUrl(value);
   } catch (err) {

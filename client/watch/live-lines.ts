@@ -11,7 +11,7 @@ import { styled, type Style, type Text } from '../../machine/terminal/text';
 import { argLine, callView } from '../call-view';
 
 /** What the lines are for. */
-export interface LiveLineOptions {
+interface LiveLineOptions {
   escape: Escaper;
   color: boolean;
   /** A prompt at this terminal asks for approvals and answers itself: no line for the wait. */

@@ -32,7 +32,7 @@ export async function turnProgress(client: Client, turnId: string): Promise<Turn
 }
 
 /** The progress the spans of a turn tell. */
-export function progressOf(turnId: string, spans: readonly Span[]): TurnProgress {
+function progressOf(turnId: string, spans: readonly Span[]): TurnProgress {
   const usage: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   let step = 0;
   let models = 0;

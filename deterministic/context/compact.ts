@@ -10,7 +10,7 @@ import type { ChatMessage, ToolCall } from '../types';
 export const COMPACTED_MARK = '[compacted tool result]';
 
 /** Options of compaction (sizes in characters). */
-export interface CompactOptions {
+interface CompactOptions {
   /** Tool results longer than this are compacted. */
   minChars: number;
   /** Upper bound on one record; clamped below minChars so a record never grows a message. */
@@ -27,7 +27,7 @@ export interface CompactedRecord {
 }
 
 /** Result of compacting a message list. */
-export interface CompactResult {
+interface CompactResult {
   messages: ChatMessage[];
   compacted: CompactedRecord[];
 }
@@ -79,7 +79,7 @@ export function toolText(content: string): { text: string; ok?: boolean; fields:
 }
 
 /** A short description of what a call acted on (path, command, url, …). */
-export function callTarget(call: ToolCall | undefined): string {
+function callTarget(call: ToolCall | undefined): string {
   if (!call) return '';
   try {
     const args = JSON.parse(call.arguments) as Record<string, unknown>;

@@ -35,7 +35,7 @@ export const DEFAULT_COMPRESSION: CompressionConfig = {
 };
 
 /** How the messages split; ranges are [start, end) indexes into the input array. */
-export interface ContextPlan {
+interface ContextPlan {
   /** True when the total is above the limit. */
   compress: boolean;
   totalTokens: number;

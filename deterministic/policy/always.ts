@@ -13,7 +13,7 @@ const REASON = 'approved with --always for this session';
 // The words of a typed pattern: a program and literal arguments, nothing the shell would expand.
 const PATTERN_WORD = /^[A-Za-z0-9_./:=@+,%-]+$/;
 /** Longest pattern a person may type for `--always`. */
-export const MAX_ALWAYS_PATTERN = 200;
+const MAX_ALWAYS_PATTERN = 200;
 
 /**
  * The allow rule an `--always` approval of this call adds for the rest of the session. Pass the

@@ -55,9 +55,9 @@ export function shellCommand(call: PolicyCall): string | undefined {
 }
 
 /** The workspace as mounted in the sandbox; relative paths resolve against it. */
-export const WORKSPACE = '/workspace';
+const WORKSPACE = '/workspace';
 /** Where skills are mounted read-only in the sandbox: reading there is fine (version 2). */
-export const SKILLS = '/skills';
+const SKILLS = '/skills';
 // Scratch space inside the sandbox (a tmpfs) is as harmless as the workspace.
 const INSIDE = [WORKSPACE, '/tmp'];
 // Device files that only produce or swallow bytes: reading or writing them reaches nothing.

@@ -21,7 +21,7 @@ const re2Cache = new Map<string, RE2JS>();
 const re2GlobCache = new Map<string, RE2JS>();
 
 /** A compiled JavaScript pattern (cached: rules are matched on every call). */
-export function jsRegex(source: string): RegExp {
+function jsRegex(source: string): RegExp {
   let compiled = jsCache.get(source);
   if (!compiled) {
     compiled = new RegExp(source);

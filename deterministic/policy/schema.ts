@@ -14,7 +14,7 @@ export const DECISIONS = ['allow', 'deny', 'ask'] as const;
 const RISKS = ['read_only', 'write', 'network', 'dangerous'] as const;
 
 /** The policy versions: none (the rules and semantics sessions were recorded with), 2 or 3 (the exact analysis). */
-export const POLICY_VERSIONS = [2, 3] as const;
+const POLICY_VERSIONS = [2, 3] as const;
 
 /**
  * The policy's zod schemas. Built when first used, then kept: the workflow bundle's modules are
@@ -92,8 +92,6 @@ export function policySchemas(): PolicySchemas {
   return (schemas ??= buildSchemas());
 }
 
-/** A policy mode. */
-export type PolicyMode = (typeof POLICY_MODES)[number];
 /** A rule decision. */
 export type RuleDecision = (typeof DECISIONS)[number];
 /** A validated rule. */

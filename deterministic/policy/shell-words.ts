@@ -69,7 +69,7 @@ function unknownIn(w: Word): string | undefined {
  * with escapes (`$'\x41'`: the decoding is bash's, not ours to guess), locale strings, and tilde
  * expansion (`~`, `~user`, and after `=` or `:` in an assignment-like word, as bash expands it).
  */
-export function unclearIn(w: Word, assignmentLike = false): string | undefined {
+function unclearIn(w: Word, assignmentLike = false): string | undefined {
   const parts = w.parts ?? [];
   for (let i = 0; i < parts.length; i++) {
     const p = parts[i]!;

@@ -6,7 +6,7 @@ import type { Arg } from './types';
 
 /** What a program runs: another argv (with the `NAME=value` assignments it is given, for `env`
  * and `sudo`), shell code to parse, or something that cannot be seen. */
-export type Inner = { argv: Arg[]; via: string; settings?: string[] } | { code: Arg[]; via: string } | { opaque: string };
+type Inner = { argv: Arg[]; via: string; settings?: string[] } | { code: Arg[]; via: string } | { opaque: string };
 
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh', 'ksh', 'mksh', 'ash', 'posh', 'yash']);
 

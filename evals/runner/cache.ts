@@ -11,7 +11,7 @@ import type { EvalCase, TrialReport } from '../../deterministic/eval';
 import type { SessionConfig } from '../../deterministic/session';
 import { canonicalJson } from '../../deterministic/digest';
 
-export interface TrialKey {
+interface TrialKey {
   case: EvalCase;
   trial: number;
   model: string;

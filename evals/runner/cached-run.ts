@@ -9,7 +9,7 @@ import type { EvalCache } from './cache';
 import type { EvalOptions } from './run';
 import type { Suite } from './suite';
 
-export interface CacheUse {
+interface CacheUse {
   cache: EvalCache;
   version: string;
 }

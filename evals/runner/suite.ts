@@ -15,9 +15,7 @@ import { UsageError } from '../../machine/errors';
 import { parseTurnId } from '../../deterministic/turn-id';
 
 /** Largest suite file read (a suite is text: a few MB is thousands of cases). */
-export const MAX_SUITE_BYTES = 8 * 1024 * 1024;
-/** Most cases × trials one eval runs. */
-export const MAX_TRIALS_TOTAL = 10_000;
+const MAX_SUITE_BYTES = 8 * 1024 * 1024;
 
 const CASE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;

@@ -20,7 +20,7 @@ const obj = (v: unknown): Record<string, unknown> => (v && typeof v === 'object'
 const isUsage = (u: unknown): u is Usage => typeof obj(u).total_tokens === 'number';
 
 /** How a model-call or compression activity went, as history recorded it. */
-export function outcomeOf(a: ActivityItem, pricing: Pricing | undefined): CallOutcome | undefined {
+function outcomeOf(a: ActivityItem, pricing: Pricing | undefined): CallOutcome | undefined {
   const input = obj(a.input);
   const step = typeof input.step === 'number' ? input.step : a.step;
   const base = { step, ...(typeof input.callIndex === 'number' ? { callIndex: input.callIndex } : {}), model: String(obj(input.model).model ?? pricing?.model ?? 'model') };

@@ -17,7 +17,7 @@ import { childrenOf, scanTurn, trialTurns, withoutResetBases, workflowTypeOf } f
 import type { Ledger, TurnLedger } from './types';
 
 /** How to price turns whose session recorded no pricing (sessions from before prices); `calls`: read every call from the turns' events. */
-export interface LedgerOptions {
+interface LedgerOptions {
   fallback?: (model: ModelSpec) => Pricing;
   calls?: boolean;
 }

@@ -64,7 +64,7 @@ export function tallyJson(t: Tally) {
 }
 
 /** One turn's ledger as JSON. */
-export function turnLedgerJson(t: TurnLedger) {
+function turnLedgerJson(t: TurnLedger) {
   return {
     turn_id: t.turnId,
     turn: t.turn,

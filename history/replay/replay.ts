@@ -10,7 +10,7 @@ import { bundledAtStart } from '../../machine/workflow-bundle';
 import { escapingLogger } from '../../machine/terminal/temporal-log';
 
 /** Outcome of replaying one history. */
-export type ReplayOutcome = { ok: true } | { ok: false; nondeterministic: boolean; message: string };
+type ReplayOutcome = { ok: true } | { ok: false; nondeterministic: boolean; message: string };
 
 /** Replays a history with the bundle written by `npm run build` (or the given one). */
 export async function replayHistory(history: History | unknown, workflowId: string, bundlePath = workflowBundlePath()): Promise<ReplayOutcome> {

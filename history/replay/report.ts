@@ -13,7 +13,7 @@ import { workflowBundlePath } from '../../machine/paths';
 import { workflowRuns } from '../workflow-runs';
 
 /** Where and how a run's history and the code part ways. */
-export interface Divergence {
+interface Divergence {
   /** The event of the run's history where the code went another way (null: not found). */
   event_id: number | null;
   event_type: string;
@@ -59,7 +59,7 @@ export async function replayWorkflows(client: Client, id: string, bundlePath = w
 }
 
 /** Replays one run's history; a divergence is located (event) and told in words. */
-export async function replayRun(workflowId: string, runId: string, history: History, bundlePath = workflowBundlePath()): Promise<RunReport> {
+async function replayRun(workflowId: string, runId: string, history: History, bundlePath = workflowBundlePath()): Promise<RunReport> {
   const base = { workflow_id: workflowId, run_id: runId };
   const out = await replayHistory(history, workflowId, bundlePath);
   if (out.ok) return { ...base, ok: true };

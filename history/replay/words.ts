@@ -10,7 +10,7 @@ import type { History } from '@temporalio/common/lib/proto-utils';
 type HistoryEvent = NonNullable<History['events']>[number];
 
 /** What the history holds at an event: its type (`ActivityTaskScheduled`) and a phrase. */
-export interface EventWords {
+interface EventWords {
   type: string;
   words: string;
 }
@@ -22,7 +22,7 @@ export function sdkDetail(message: string): string {
 }
 
 /** An activity in words, with its step and tool when its input names them. */
-export function activityWords(type: string, input?: { step?: unknown; name?: unknown }, step?: number): string {
+function activityWords(type: string, input?: { step?: unknown; name?: unknown }, step?: number): string {
   const s = typeof input?.step === 'number' ? input.step : step;
   const ofStep = s !== undefined ? ` of step ${s}` : '';
   switch (type) {

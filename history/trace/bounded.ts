@@ -18,7 +18,7 @@ export const MAX_SHOWN_DEPTH = 64;
 export const MAX_PAYLOAD_DEPTH = 256;
 
 /** What stands in for a value nested deeper than `max` levels. */
-export function deeperMark(max: number): string {
+function deeperMark(max: number): string {
   return `[nested deeper than ${max} levels]`;
 }
 

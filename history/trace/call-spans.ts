@@ -17,7 +17,7 @@ import { makeSpan, type BuiltSpan, type Span, type SpanStatus, type TurnContext 
 const REGISTRY = builtinRegistry();
 
 /** `local`, `skill`, `mcp:<server>` (tools named `mcp__<server>__<tool>`); custom tools are known by their execution. */
-export function toolSource(name: string): string | undefined {
+function toolSource(name: string): string | undefined {
   if (name.startsWith('mcp__')) return `mcp:${name.slice(5).split('__')[0]}`;
   return REGISTRY.get(name)?.source;
 }

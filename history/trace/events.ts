@@ -116,7 +116,7 @@ function localActivity(e: HistoryEvent, base: { id: number; at: number }): Trace
 }
 
 /** A model call that ran as a local activity and answered there: its request and reply, as an activity's events would hold them. */
-export interface LocalModelCall {
+interface LocalModelCall {
   input: Record<string, unknown>;
   result: Record<string, unknown>;
   attempt: number;

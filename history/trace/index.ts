@@ -15,7 +15,7 @@ import { traceId, type BuiltSpan } from './types';
 import { addCosts } from './cost-spans';
 import { turnLedger } from '../ledger/compute';
 
-export type { Span, SpanType, SpanStatus } from './types';
+export type { Span } from './types';
 
 /** A trace: the spans of one session (every turn) or of one turn, in story order. */
 export interface Trace {
@@ -30,7 +30,7 @@ export interface Trace {
 }
 
 /** Options of a trace: a message store to read payloads from (`--full`). */
-export interface TraceOptions {
+interface TraceOptions {
   store?: OpenedStore;
   /** The runs of `id`, when the caller fetched them already (fork reads them too). */
   runs?: Run[];

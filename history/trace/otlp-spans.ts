@@ -23,7 +23,7 @@ import type { Span } from './types';
  * whose README asks users to copy them rather than import that entry point (it may break in a
  * minor release).
  */
-export const GEN_AI = {
+const GEN_AI = {
   operation: 'gen_ai.operation.name',
   provider: 'gen_ai.provider.name',
   // Deprecated in favour of gen_ai.provider.name, but still the one many backends read.
@@ -40,7 +40,7 @@ export const GEN_AI = {
 } as const;
 
 /** The agent's name in `gen_ai.agent.name` and OpenInference's `agent.name`. */
-export const AGENT_NAME = 'harness';
+const AGENT_NAME = 'harness';
 
 /** Where a span came from: the instrumentation scope of every exported span. */
 const SCOPE = { name: 'durable-agent-harness/trace' };
@@ -97,7 +97,7 @@ function spanName(s: Span): string {
 }
 
 /** Every attribute of a span: shared ones, then those of its type. */
-export function spanAttributes(s: Span): Attributes {
+function spanAttributes(s: Span): Attributes {
   const a: Record<string, AttributeValue | undefined> = {
     'openinference.span.kind': KINDS[s.type],
     'session.id': s.session_id,

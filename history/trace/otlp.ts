@@ -16,7 +16,7 @@ import { shownUrl } from './otlp-endpoint';
 
 export { EndpointError, endpointFromEnv, otlpTracesUrl, shownUrl } from './otlp-endpoint';
 
-export const SERVICE_NAME = 'durable-agent-harness';
+const SERVICE_NAME = 'durable-agent-harness';
 
 /** Spans per request: a long session stays within receivers' body limits (4 MiB is common). */
 const BATCH = 256;
@@ -41,7 +41,7 @@ export function traceResource(env: NodeJS.ProcessEnv): Resource {
 }
 
 /** What an export did: spans sent, and spans left out because they still run. */
-export interface ExportCount {
+interface ExportCount {
   sent: number;
   running: number;
 }

@@ -64,7 +64,7 @@ export function traceId(sessionId: string): string {
 }
 
 /** A span id from a stable key (turn id, step, call id …): 16 hex digits. */
-export function spanId(key: string): string {
+function spanId(key: string): string {
   return createHash('sha256').update(key).digest('hex').slice(0, 16);
 }
 

@@ -26,7 +26,7 @@ const UNSAFE_IN_JSON = new RegExp(`[${UNSAFE_BEYOND_C0}]`, 'gu');
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '\u001b': '\\e' };
 
 /** What escapeForTerminal may leave as it is: newlines and tabs where the text is laid out in lines and columns. */
-export interface EscapeOptions {
+interface EscapeOptions {
   keepNewlines?: boolean;
   keepTabs?: boolean;
 }
@@ -44,11 +44,6 @@ export function escapeForTerminal(text: string, opts: EscapeOptions = {}): strin
     if (code <= 0xff) return `\\x${code.toString(16).padStart(2, '0')}`;
     return code <= 0xffff ? `\\u${code.toString(16).padStart(4, '0')}` : `\\u{${code.toString(16)}}`;
   });
-}
-
-/** Whether the text holds anything escapeForTerminal would show as an escape (newlines and tabs aside, when kept). */
-export function needsEscaping(text: string, opts: EscapeOptions = {}): boolean {
-  return escapeForTerminal(text, opts) !== text;
 }
 
 /**

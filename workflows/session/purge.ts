@@ -32,7 +32,7 @@ const { storedSessionsIdleSince } = proxyActivities<Activities>({
 });
 
 /** Sessions to purge; each must be over (the client checks with Temporal before it asks). */
-export interface PurgeInput {
+interface PurgeInput {
   sessionIds: string[];
   /** The sandbox host each session lived on at its end, as its history says: its workspace is purged there. */
   hosts?: Record<string, HostRef>;

@@ -30,7 +30,7 @@ import {
 import { decideBudgetUpdate, type BudgetDecisionInput, type BudgetDecisionResult } from '../../deterministic/messages';
 
 /** Waits on a person for a pending item; resolves false on timeout. */
-export type HumanWait = (pending: Pending, done: () => boolean, timeoutMs: number) => Promise<boolean>;
+type HumanWait = (pending: Pending, done: () => boolean, timeoutMs: number) => Promise<boolean>;
 
 /** What the turn spent, the raises given and its tally, as its result and its next run carry them. */
 export interface Spent {

@@ -10,7 +10,7 @@ import { REPEAT_MAX_CANONICAL_CHARS, REPEAT_MAX_KEY_CHARS } from './replay-const
 export type RepeatVerdict = 'ok' | 'warn' | 'stop';
 
 /** What the guard remembers between steps (carried when a turn continues as new). */
-export interface RepeatState {
+interface RepeatState {
   last: string;
   count: number;
   warned: boolean;

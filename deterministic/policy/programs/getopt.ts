@@ -16,7 +16,7 @@ export interface Option {
 }
 
 /** Options and operands (with the operands' indices), or why they cannot be told apart. */
-export type Parsed = { options: Option[]; operands: string[]; operandAt: number[] } | { unsure: string };
+type Parsed = { options: Option[]; operands: string[]; operandAt: number[] } | { unsure: string };
 
 const NUMERIC = /^-[0-9]+$/;
 // The long names of each spec, listed once: a command of thousands of programs parses each.

@@ -11,7 +11,7 @@
  */
 
 /** How labels are read: as GNU sed does (`exact`), or as version 2 policies did. */
-export type LabelReading = 'exact' | 'v2';
+type LabelReading = 'exact' | 'v2';
 
 /** Why a sed script is not read-only (a command that writes, reads or runs, or a script the
  * scanner cannot follow), or undefined when it only edits the stream. */
