@@ -23,6 +23,23 @@ export type { SessionView, SessionViewStatus } from './client/session-status';
 export type { Cancelled, CancelOptions } from './client/cancel';
 export type { Trace } from './history/trace';
 export type { Span, SpanStatus, SpanType } from './history/trace/types';
+export type {
+  HarnessEvent,
+  EventPosition,
+  TurnStartedEvent,
+  StepEvent,
+  ModelTextEvent,
+  ToolCallEvent,
+  ApprovalNeededEvent,
+  ApprovalDecidedEvent,
+  ToolResultEvent,
+  QuestionAskedEvent,
+  QuestionAnsweredEvent,
+  BudgetWaitEvent,
+  BudgetDecidedEvent,
+  FinalEvent,
+} from './client/watch/turn-events';
+export type { EventOptions } from './client/watch/follow-events';
 export type { Pending, PendingApproval, SessionState, TerminatedBy, ToolCallRecord, TurnResult, TurnState } from './deterministic/session';
 export type { Risk, ToolResult, Usage } from './deterministic/types';
 export type { ErrorType, ToolErrorType } from './deterministic/errors';

@@ -32,6 +32,8 @@ import type { Trace } from '../history/trace';
 import type { OpenedStore } from '../history/trace/payloads';
 import { openHome } from '../machine/home';
 import { decideBudget, type BudgetDecided } from '../client/budget-client';
+import type { EventOptions } from '../client/watch/follow-events';
+import type { HarnessEvent } from '../client/watch/turn-events';
 import type { BudgetDecisionInput } from '../deterministic/messages';
 
 /** Where the harness is; every field defaults from the environment as the CLI's do. */
@@ -88,6 +90,8 @@ export interface SentMessage {
   sessionId: string;
   turnId: string;
   turn: number;
+  /** The events of this turn as it runs, until its `final` (HarnessClient.events with this turn). */
+  events(opts?: Omit<EventOptions, 'turnId'>): AsyncIterable<HarnessEvent>;
 }
 
 /** A turn's outcome (done, or waiting on a human) with where it is. */
@@ -150,13 +154,13 @@ export class HarnessClient {
       ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
       ...(opts.troubleWait ? { troubleWait: opts.troubleWait } : {}),
     });
-    return { sessionId, ...sent };
+    return this.withEvents({ sessionId, ...sent });
   }
 
   /** Sends a message and waits until its turn ends or waits on a human (then approve, deny or answer, and wait). */
   async run(text: string, opts: SendOptions & { wait?: WaitOptions } = {}): Promise<RunOutcome> {
     const sent = await this.send(text, opts);
-    return { ...sent, ...(await this.wait(sent.turnId, opts.wait)) };
+    return this.withEvents({ ...sent, ...(await this.wait(sent.turnId, opts.wait)) });
   }
 
   /** Waits until the turn ends or waits on a human, riding out outages (bounded by `timeoutMs`). */
@@ -230,6 +234,26 @@ export class HarnessClient {
   }
 
   /**
+   * The events of a session's turn as they happen (turn started, step, model text, tool call,
+   * approval needed and decided, tool result, question asked and answered, budget wait and
+   * decision, final), read from the turn's history by long poll: any process that reaches
+   * Temporal can follow a turn, with no worker in it and no polling of the workflow. Ends after
+   * the `final` event. `from` (an event seen before, or its offset) goes on right after it, so a
+   * client that lost its connection misses nothing and sees nothing twice. Without `turnId`: the
+   * session's latest turn. An unknown session or turn is a one-line UserError.
+   */
+  events(sessionId: string, opts: EventOptions = {}): AsyncIterable<HarnessEvent> {
+    const temporal = this.temporal;
+    return {
+      async *[Symbol.asyncIterator]() {
+        // Loaded when events are asked for, as for trace(): the span builders bring the tools' schemas.
+        const { turnEvents } = await import('../client/watch/follow-events');
+        yield* turnEvents(temporal, sessionId, opts);
+      },
+    };
+  }
+
+  /**
    * Cancels a turn (`<session>/turn-N`): it stops within seconds, killing a running run_shell
    * command in the sandbox, and ends `cancelled`, keeping its work; its session takes the next
    * message. Or a session: it is ended, its current turn cancelled, its sandbox removed. Waits
@@ -247,6 +271,12 @@ export class HarnessClient {
   /** Closes the connection (when connectHarness made it). */
   async close(): Promise<void> {
     if (this.opts.owned) await this.temporal.connection.close();
+  }
+
+  /** Gives a sent message its `events()` (not enumerable: the object stays plain data to print or compare). */
+  private withEvents<T extends Omit<SentMessage, 'events'>>(sent: T): T & SentMessage {
+    const events = (opts: Omit<EventOptions, 'turnId'> = {}) => this.events(sent.sessionId, { ...opts, turnId: sent.turnId });
+    return Object.defineProperty(sent, 'events', { value: events, enumerable: false }) as T & SentMessage;
   }
 
   /** The configuration a new session starts with; undefined for one that exists (it keeps its own). */
