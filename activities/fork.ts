@@ -7,7 +7,7 @@
  * replies as its script and the recorded results of the calls that leave the sandbox, in its own
  * store. Idempotent: a retried attempt stores the same chain and writes the same files.
  */
-import type { ForkPrepared, ForkSpec, RecordedEffects } from '../deterministic/session';
+import type { ForkPrepared, ForkSpec, RecordedEffects } from '../deterministic/fork';
 import type { ChatMessage, ToolResult } from '../deterministic/types';
 import { isBlobArg, type BlobArg } from '../deterministic/conversation';
 import { messageTokens, type Conversations } from './store/conversations';

@@ -5,7 +5,7 @@
  * differ on every run (a duration, the current time) are left out of the comparison.
  */
 import type { PendingMessage } from '../deterministic/conversation';
-import type { RerunReport } from '../deterministic/session';
+import type { RerunReport } from '../deterministic/fork';
 import type { ChatMessage } from '../deterministic/types';
 import type { Conversations } from './store/conversations';
 import { withStore } from './store/errors';

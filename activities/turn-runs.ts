@@ -4,7 +4,8 @@
  * its result through the worker's own client instead, heartbeating while the run goes on.
  */
 import { Context } from '@temporalio/activity';
-import type { TurnResult, TurnState } from '../deterministic/session';
+import type { TurnResult } from '../deterministic/session';
+import type { TurnState } from '../deterministic/session-state';
 import { turnStateQuery, turnStatusSignal } from '../deterministic/messages';
 import { rootCauseMessage } from '../deterministic/errors';
 import { withHeartbeat } from './heartbeat';

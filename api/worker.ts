@@ -9,7 +9,8 @@
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { HarnessTool } from '../deterministic/custom-tools';
 import { UsageError, UserError } from '../machine/errors';
-import { connectWorker, type TemporalSettings } from '../client/temporal';
+import { connectWorker } from '../client/temporal';
+import { type TemporalSettings } from '../client/temporal-settings';
 import { writeErrLine } from '../machine/terminal/write';
 import { TUNING_VARIABLES, tuningProblems, workerTuning, type WorkerTuning } from '../workers/tuning';
 import type { DeclarationOptions } from '../workers/declarations';

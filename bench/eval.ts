@@ -10,7 +10,7 @@
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { DEFAULT_LIMITS, type SessionConfig } from '../deterministic/session';
+import { DEFAULT_LIMITS, type SessionConfig } from '../deterministic/session-config';
 import { freezePolicy } from '../deterministic/policy';
 import { parsePolicy } from '../deterministic/policy/schema';
 import { followEval, startEval } from '../evals/runner/run';

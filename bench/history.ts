@@ -11,10 +11,11 @@
 import os from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { DEFAULT_LIMITS, type SessionConfig } from '../deterministic/session';
+import { DEFAULT_LIMITS, type SessionConfig } from '../deterministic/session-config';
 import { parsePolicy } from '../deterministic/policy/schema';
 import { freezePolicy } from '../deterministic/policy';
-import { sendMessage, waitForTurn } from '../client/session-client';
+import { sendMessage } from '../client/session-client';
+import { waitForTurn } from '../client/turn-wait';
 import { runScript, withScratchHarness } from '../scripts/scratch';
 import { fmt, median } from './stats';
 import { payloads } from './history-counts';

@@ -6,10 +6,12 @@
 import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { DEFAULT_LIMITS, type SessionConfig, type TurnResult } from '../deterministic/session';
+import { type TurnResult } from '../deterministic/session';
+import { DEFAULT_LIMITS, type SessionConfig } from '../deterministic/session-config';
 import { freezePolicy } from '../deterministic/policy';
 import { parsePolicy } from '../deterministic/policy/schema';
-import { sendMessage, waitForTurn } from '../client/session-client';
+import { sendMessage } from '../client/session-client';
+import { waitForTurn } from '../client/turn-wait';
 import { workflowRuns } from '../history/workflow-runs';
 
 const ZONES = ['UTC', 'Europe/Paris', 'America/New_York', 'Asia/Tokyo', 'Australia/Sydney'];

@@ -20,12 +20,13 @@ import { NativeConnection } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
 import { McpPool } from '../activities/mcp/pool';
 import type { McpServerSpec } from '../deterministic/mcp';
-import type { SessionConfig } from '../deterministic/session';
+import type { SessionConfig } from '../deterministic/session-config';
 import { resolveSessionConfig } from '../config/resolve';
 import { workerDeclarations } from '../workers/declarations';
 import { projectRoot } from '../machine/paths';
 import { freePort, runScript, withScratchHarness } from '../scripts/scratch';
-import { sendMessage, waitForTurn } from '../client/session-client';
+import { sendMessage } from '../client/session-client';
+import { waitForTurn } from '../client/turn-wait';
 import { createHarnessWorker } from '../workers/worker';
 import { fmt, median, percentile } from './stats';
 

@@ -15,7 +15,9 @@ import { performance } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import Docker from 'dockerode';
-import { DockerSandbox, removeOrphans, type Sandbox } from '../activities/sandbox/docker-sandbox';
+import { DockerSandbox } from '../activities/sandbox/docker-sandbox';
+import { removeOrphans } from '../activities/sandbox/containers';
+import { type Sandbox } from '../activities/sandbox/sandbox';
 import { createToolExecutor } from '../activities/tools/executor';
 import { fmt, median, percentile } from './stats';
 

@@ -15,7 +15,7 @@
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { waitForTurn } from '../client/session-client';
+import { waitForTurn } from '../client/turn-wait';
 import { runScript, withScratchHarness } from '../scripts/scratch';
 import { loadTrace, type Trace } from '../history/trace';
 import { renderTrace } from '../history/trace/render';

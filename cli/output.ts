@@ -4,7 +4,8 @@
  * servers and files straight in, and nothing they print can drive the terminal.
  */
 import type { Usage } from '../deterministic/types';
-import type { Pending, PendingApproval, TurnResult, TurnState } from '../deterministic/session';
+import type { TurnResult } from '../deterministic/session';
+import type { Pending, PendingApproval, TurnState } from '../deterministic/session-state';
 import { escapeForTerminal } from '../machine/terminal/escape';
 import { budgetLine } from '../deterministic/budget';
 import { splitNotDeclared } from '../deterministic/errors';

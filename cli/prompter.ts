@@ -3,7 +3,7 @@
  * the call, a budget raise. `run`, `chat`, `retry`, `fork`, `rerun` and `approve` prompt through it.
  */
 import { createInterface } from 'node:readline/promises';
-import type { PendingApproval } from '../deterministic/session';
+import type { PendingApproval } from '../deterministic/session-state';
 import type { BudgetBreach } from '../deterministic/budget';
 import { escapeForTerminal } from '../machine/terminal/escape';
 import { terminalString } from '../machine/terminal/text';

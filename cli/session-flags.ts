@@ -3,7 +3,7 @@
  * resolved config; an existing one keeps the config it started with (replay sees the same).
  */
 import type { Client } from '@temporalio/client';
-import type { SessionConfig } from '../deterministic/session';
+import type { SessionConfig } from '../deterministic/session-config';
 import { resolveSessionConfig } from '../config/resolve';
 import { UsageError } from '../machine/errors';
 import { sessionExists } from '../client/session-client';

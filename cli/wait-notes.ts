@@ -3,7 +3,8 @@
  * reminder each minute while it lasts), one when it clears, and the model call's progress.
  */
 import { escapeForTerminal } from '../machine/terminal/escape';
-import { seconds, type ModelProgress, type Trouble } from '../client/wait-progress';
+import { seconds, type Trouble } from '../client/wait-progress';
+import { type ModelProgress } from '../client/model-progress';
 import { say } from './output';
 
 /** A model call is worth a line once it has waited this long (most answer well before). */

@@ -5,7 +5,8 @@
  * or a model call being retried.
  */
 import { existsSync } from 'node:fs';
-import type { Pending, PendingApproval, TurnResult } from '../deterministic/session';
+import type { TurnResult } from '../deterministic/session';
+import type { Pending, PendingApproval } from '../deterministic/session-state';
 import { embeddedFiles } from '../machine/paths';
 import { processAlive, readPidFile } from '../machine/pids';
 import { UserError } from '../machine/errors';

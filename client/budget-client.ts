@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WorkflowUpdateFailedError, type Client } from '@temporalio/client';
-import type { Pending, TurnState } from '../deterministic/session';
+import type { Pending, TurnState } from '../deterministic/session-state';
 import { budgetAmount } from '../deterministic/budget';
 import { rootCauseMessage } from '../deterministic/errors';
 import { decideBudgetUpdate, turnStateQuery, type BudgetDecisionInput, type BudgetDecisionResult } from '../deterministic/messages';

@@ -10,7 +10,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { endSessionUpdate, stateQuery } from '../deterministic/messages';
-import type { SessionState, TurnResult } from '../deterministic/session';
+import type { TurnResult } from '../deterministic/session';
+import type { SessionState } from '../deterministic/session-state';
 import { rootCauseMessage } from '../deterministic/errors';
 import { UsageError, UserError } from '../machine/errors';
 import { parseTurnId, sessionOfTurnId, turnNumberOf } from '../deterministic/turn-id';

@@ -11,7 +11,8 @@ import { UserError } from '../machine/errors';
 import { escapeForTerminal } from '../machine/terminal/escape';
 import { embeddedFiles } from '../machine/paths';
 import { findTemporalCli } from './temporal-cli';
-import { isReachable, tcpProbe, type TemporalSettings } from './temporal';
+import { isReachable, tcpProbe } from './temporal';
+import { type TemporalSettings } from './temporal-settings';
 
 /**
  * Dev-server settings that matter for latency. The history service reads its transfer and

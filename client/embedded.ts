@@ -20,11 +20,9 @@ import { checkPidFile, removePidFileIf, writePidFile, type PidFileState } from '
 import { workerHoldsDatabase } from './database-holder';
 import { exited, probeServer, spawnDevServer, waitForServer } from './dev-server';
 import { acquireStartLock, WAITING_FOR_START_LOCK } from './start-lock';
-import type { TemporalSettings } from './temporal';
+import type { TemporalSettings } from './temporal-settings';
 
 export { embeddedFiles };
-export { DEV_SERVER_TUNING, devServerArgs, spawnDevServer, waitForServer } from './dev-server';
-export { stopEmbedded } from './embedded-stop';
 
 /** Starts a detached worker (`harness worker`) that writes its pid and a ready marker. */
 async function spawnBackgroundWorker(home: string, env: NodeJS.ProcessEnv, timeoutMs = 90_000): Promise<void> {

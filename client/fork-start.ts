@@ -1,6 +1,7 @@
 /** Starting a forked session (`fork`, `rerun`) and reading how its workspace was prepared. */
 import type { Client } from '@temporalio/client';
-import type { SessionInput, SessionState } from '../deterministic/session';
+import type { SessionInput } from '../deterministic/session';
+import type { SessionState } from '../deterministic/session-state';
 import type { ForkPlan } from '../history/fork';
 import { UsageError } from '../machine/errors';
 import { sessionState } from './session-client';

@@ -13,7 +13,8 @@ import type { Client } from '@temporalio/client';
 import { UserError } from '../machine/errors';
 import { loadTrace } from '../history/trace/index';
 import { openMessageStore } from './store-reader';
-import { exportSpans, shownUrl } from '../history/trace/otlp';
+import { exportSpans } from '../history/trace/otlp';
+import { shownUrl } from '../history/trace/otlp-endpoint';
 
 export interface FollowOptions {
   client: Client;

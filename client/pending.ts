@@ -7,7 +7,7 @@
  * is gone is listed too. Decide each with approve/deny (by call id) or answer (by question id).
  */
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import type { Pending } from '../deterministic/session';
+import type { Pending } from '../deterministic/session-state';
 import type { Risk } from '../deterministic/types';
 import { decodePayload, type HistoryEvent } from '../history/trace/events';
 import { readSession, runEvents } from './session-list';

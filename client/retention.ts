@@ -12,7 +12,8 @@ import { WorkflowFailedError, WorkflowNotFoundError, type Client, type WorkflowE
 import { rootCauseMessage } from '../deterministic/errors';
 import type { PurgeAtEnd, PurgeOutcome, purgeWorkflow, storedSessionsWorkflow } from '../workflows/session/purge';
 import { UsageError, UserError } from '../machine/errors';
-import { endSession, NO_WORKER_HINT, requireWorker } from './session-client';
+import { endSession } from './session-client';
+import { NO_WORKER_HINT, requireWorker } from './require-worker';
 import { callTrouble } from './wait-progress';
 import type { HostRef } from '../deterministic/host';
 import { decodePayload } from '../history/trace/events';
@@ -20,7 +21,6 @@ import { latestHistory } from '../history/workflow-runs';
 import { describeTrialTurn as trialTurn, notASession } from './trial-ids';
 import { formatTurnId } from '../deterministic/turn-id';
 
-export type { PurgeReport } from '../workflows/session/purge';
 
 const UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 

@@ -13,7 +13,8 @@ import {
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import type { QueryDefinition } from '@temporalio/common';
-import type { PendingApproval, SessionConfig, SessionState, TurnState } from '../deterministic/session';
+import type { PendingApproval, SessionState, TurnState } from '../deterministic/session-state';
+import type { SessionConfig } from '../deterministic/session-config';
 import {
   answerUpdate,
   decideApprovalsUpdate,
@@ -34,8 +35,6 @@ import { NO_WORKER_HINT } from './require-worker';
 import { deliverUpdate, lookUntil, type TroubleWait } from './trouble-wait';
 import { callTrouble, look } from './wait-progress';
 
-export { waitForTurn, type TurnOutcome, type WaitOptions } from './turn-wait';
-export { NO_WORKER_HINT, requireWorker } from './require-worker';
 
 /**
  * Refuses text the session would refuse — empty, or over MAX_MESSAGE_BYTES of UTF-8 — as a

@@ -8,7 +8,8 @@
  */
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
-import type { Pending, SessionCarry, TerminatedBy, TurnResult } from '../deterministic/session';
+import type { SessionCarry, TerminatedBy, TurnResult } from '../deterministic/session';
+import type { Pending } from '../deterministic/session-state';
 import type { Usage } from '../deterministic/types';
 import { decodePayload, modelStepOf, type HistoryEvent } from '../history/trace/events';
 import { parseTurnId } from '../deterministic/turn-id';

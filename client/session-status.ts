@@ -9,7 +9,7 @@
  */
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
-import type { PendingApproval, SessionState, SessionStatus, TurnState } from '../deterministic/session';
+import type { PendingApproval, SessionState, SessionStatus, TurnState } from '../deterministic/session-state';
 import { stateQuery, turnStateQuery } from '../deterministic/messages';
 import { UserError } from '../machine/errors';
 import { describeTrialTurn, notASession } from './trial-ids';

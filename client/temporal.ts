@@ -12,7 +12,6 @@ import { UserError } from '../machine/errors';
 import { observingInterceptors } from './grpc-status';
 import type { TemporalSettings } from './temporal-settings';
 
-export { temporalSettings, type TemporalSettings } from './temporal-settings';
 
 function connectOptions(s: TemporalSettings) {
   return { address: s.address, ...(s.tls ? { tls: s.tls } : {}), ...(s.apiKey ? { apiKey: s.apiKey } : {}) };

@@ -4,12 +4,14 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import type { SessionState, TurnResult, TurnState } from '../deterministic/session';
+import type { TurnResult } from '../deterministic/session';
+import type { SessionState, TurnState } from '../deterministic/session-state';
 import { rootCauseMessage, splitNotDeclared } from '../deterministic/errors';
 import { stateQuery, turnStateQuery } from '../deterministic/messages';
 import { UserError } from '../machine/errors';
 import { sessionOfTurnId } from '../deterministic/turn-id';
-import { diagnose, isNoPoller, look, modelProgress, seconds, troubleOf, type ModelProgress, type Trouble } from './wait-progress';
+import { diagnose, isNoPoller, look, seconds, troubleOf, type Trouble } from './wait-progress';
+import { modelProgress, type ModelProgress } from './model-progress';
 
 /** How a wait for a turn ended: with its result, or with the turn waiting on a human. */
 export type TurnOutcome = { kind: 'done'; result: TurnResult } | { kind: 'waiting'; state: TurnState };

@@ -9,7 +9,6 @@ import { recentTransient, type SeenStatus } from './grpc-status';
 import { tcpProbe } from './temporal';
 import { GONE_POLLER_MS, lastPoll, type LastPoll } from './worker-presence';
 
-export { modelProgress, type ModelProgress } from './model-progress';
 
 /** Something that stops a wait from making progress, in words for a person. */
 export interface Trouble {

@@ -5,7 +5,7 @@
  * model (scripted, or an endpoint on this machine or a private network) is free unless priced.
  */
 import { z } from 'zod';
-import type { ModelSpec } from '../deterministic/session';
+import type { ModelSpec } from '../deterministic/session-config';
 import type { Price, Pricing } from '../deterministic/pricing';
 
 /**

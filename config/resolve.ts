@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import type { ModelSpec, SessionConfig } from '../deterministic/session';
+import type { ModelSpec, SessionConfig } from '../deterministic/session-config';
 import type { AgentField } from '../deterministic/session-config';
 import { loadScript, ScriptError } from '../scripted-model/script';
 import { allowPrivateHostSchema } from '../deterministic/allow-hosts';

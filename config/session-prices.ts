@@ -3,7 +3,7 @@
  * `prices` of the config file when one can be read over the dated default.
  */
 import type { Pricing } from '../deterministic/pricing';
-import type { ModelSpec } from '../deterministic/session';
+import type { ModelSpec } from '../deterministic/session-config';
 import { parseConfigFile } from './resolve';
 import { resolvePricing } from './prices';
 import { existsSync } from 'node:fs';

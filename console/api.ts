@@ -13,7 +13,7 @@
  * only on `ref`: the raw ids it puts in addresses and decisions, never drawn.
  */
 import type { HarnessClient } from '../api/client';
-import type { PendingApproval } from '../deterministic/session';
+import type { PendingApproval } from '../deterministic/session-state';
 import { alwaysRuleFor, describeGrant } from '../deterministic/policy/always';
 import type { PolicyCall } from '../deterministic/policy/match';
 import type { Policy } from '../deterministic/policy/schema';
@@ -23,7 +23,8 @@ import { callView, CLIPPED_CHARS, INLINE_MAX, showCommand, type ArgView, type Ca
 import { isBlobArg } from '../deterministic/conversation';
 import { loadLedger } from '../history/ledger/load';
 import { moneyText, tallyText } from '../history/ledger/render';
-import type { Ledger, Tally } from '../history/ledger/types';
+import type { Ledger } from '../history/ledger/types';
+import type { Tally } from '../deterministic/ledger';
 import { callDetail } from '../client/call-detail';
 import type { Span } from '../history/trace/types';
 import { UserError } from '../machine/errors';

@@ -1,6 +1,7 @@
 /** Inputs and outputs of the activities, shared by the workflow (as types) and the worker. */
 import type { Rule } from './policy/schema';
-import type { ModelRef, PolicyRecord } from './session';
+import type { ModelRef } from './session-config';
+import type { PolicyRecord } from './call-records';
 import type { ChatMessage, ToolCall, ToolResult, ToolSpec, Usage } from './types';
 import type { ConversationRef, SystemRef } from './conversation';
 import type { McpServerRef, McpServerStatus, McpToolSet } from './mcp';

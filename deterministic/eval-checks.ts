@@ -3,7 +3,8 @@
  * of its workspace (read by the caller), then the reason and layer of a failure. Pure.
  */
 import type { CheckResult, EvalCheck, FailureLayer, FailureReason } from './eval';
-import type { ToolCallRecord, TurnResult } from './session';
+import type { TurnResult } from './session';
+import type { ToolCallRecord } from './call-records';
 import { re2Regex } from './policy/patterns';
 
 /** What checks look at: the result, every call record, and the workspace files they name. */

@@ -1,6 +1,6 @@
 /** The totals of an eval report, from its cases (pure: the eval workflow computes them). */
 import { passAtK, type CaseReport, type EvalCase, type EvalTotals, type TrialReport } from './eval';
-import { addUsage, NO_USAGE } from './session';
+import { addUsage, NO_USAGE } from './usage';
 import { NANO } from './pricing';
 
 export function summarize(cases: CaseReport[]): EvalTotals {

@@ -3,7 +3,7 @@
  * Kept free of workflow-runtime imports beyond the define* helpers so clients can import it.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { SessionState, TurnState, SessionStatus, Pending } from './session';
+import type { SessionState, TurnState, SessionStatus, Pending } from './session-state';
 import type { McpServerStatus } from './mcp';
 import type { EvalProgress } from './eval';
 import type { BudgetScope, BudgetUnit } from './budget';

@@ -9,7 +9,9 @@
  */
 import type { Client } from '@temporalio/client';
 import { isBlobArg, type PendingMessage } from '../deterministic/conversation';
-import type { ForkSpec, ForkWrite, ModelSpec, SessionConfig, TurnInput } from '../deterministic/session';
+import type { TurnInput } from '../deterministic/session';
+import type { ForkSpec, ForkWrite } from '../deterministic/fork';
+import type { ModelSpec, SessionConfig } from '../deterministic/session-config';
 import { UsageError, UserError } from '../machine/errors';
 import type { PrepareTurnResult } from '../deterministic/activity-types';
 import type { WorkspaceSnapshot } from '../deterministic/snapshot';

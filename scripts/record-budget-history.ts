@@ -8,8 +8,9 @@
  */
 import { writeHistories } from './history-files';
 import { runScript, withScratchHarness } from './scratch';
-import { DEFAULT_LIMITS, type SessionConfig } from '../deterministic/session';
-import { decideApprovals, endSession, sendMessage, waitForTurn } from '../client/session-client';
+import { DEFAULT_LIMITS, type SessionConfig } from '../deterministic/session-config';
+import { decideApprovals, endSession, sendMessage } from '../client/session-client';
+import { waitForTurn } from '../client/turn-wait';
 import { decideBudget } from '../client/budget-client';
 import { parsePolicy } from '../deterministic/policy/schema';
 import { freezePolicy } from '../deterministic/policy';

@@ -8,7 +8,7 @@
  */
 import { writeHistories } from './history-files';
 import { runScript, withScratchHarness } from './scratch';
-import { DEFAULT_LIMITS, type SessionConfig } from '../deterministic/session';
+import { DEFAULT_LIMITS, type SessionConfig } from '../deterministic/session-config';
 import { parsePolicy } from '../deterministic/policy/schema';
 import { freezePolicy } from '../deterministic/policy';
 import { followEval, startEval } from '../evals/runner/run';

@@ -11,8 +11,9 @@
 import path from 'node:path';
 import { writeHistories } from './history-files';
 import { runScript, withScratchHarness } from './scratch';
-import { DEFAULT_LIMITS, type SessionConfig } from '../deterministic/session';
-import { answerQuestion, decideApprovals, endSession, sendMessage, waitForTurn } from '../client/session-client';
+import { DEFAULT_LIMITS, type SessionConfig } from '../deterministic/session-config';
+import { answerQuestion, decideApprovals, endSession, sendMessage } from '../client/session-client';
+import { waitForTurn } from '../client/turn-wait';
 import { parsePolicy } from '../deterministic/policy/schema';
 import { freezePolicy } from '../deterministic/policy';
 import { resolveMcpServers } from '../config/mcp';

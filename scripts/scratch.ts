@@ -13,8 +13,9 @@ import { createHarnessWorker } from '../workers/worker';
 import { McpPool } from '../activities/mcp/pool';
 import { WorkerDeclarations } from '../activities/declarations';
 import { Database } from '../activities/memory/database';
-import { embeddedFiles, spawnDevServer, waitForServer } from '../client/embedded';
-import { temporalSettings } from '../client/temporal';
+import { embeddedFiles } from '../client/embedded';
+import { spawnDevServer, waitForServer } from '../client/dev-server';
+import { temporalSettings } from '../client/temporal-settings';
 import { escapingLogger } from '../machine/terminal/temporal-log';
 import { writeErrLine } from '../machine/terminal/write';
 

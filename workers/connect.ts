@@ -6,7 +6,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { NativeConnection } from '@temporalio/worker';
-import { connectWorker, tcpProbe, type TemporalSettings } from '../client/temporal';
+import { connectWorker, tcpProbe } from '../client/temporal';
+import { type TemporalSettings } from '../client/temporal-settings';
 
 /** The longest pause between two tries, and how often an unchanged reason is said again. */
 const MAX_BACKOFF_MS = 8_000;

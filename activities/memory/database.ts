@@ -10,7 +10,8 @@
  */
 import pg from 'pg';
 import type { Duplex } from 'node:stream';
-import { embeddedDataDir, startEmbeddedPostgres, type EmbeddedPostgres } from './embedded';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded';
+import { embeddedDataDir } from '../../machine/paths';
 import { MemoryUnavailableError, UNAVAILABLE_PREFIX } from './errors';
 import type { LockMethod, LockWait } from './lock';
 import { MemoryStore } from './store';

@@ -31,7 +31,6 @@ export interface EmbeddedPostgres {
 }
 
 // Where the embedded data lives: machine/paths.ts, so readers (the trace) need not load PGlite to find it.
-export { embeddedDataDir } from '../../machine/paths';
 
 /**
  * Locks dataDir, starts PGlite on it and listens on 127.0.0.1 (a free port unless one is given).

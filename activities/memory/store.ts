@@ -7,7 +7,6 @@ import { asMemoryError, isUnavailable } from './errors';
 import { migrate } from './migrate';
 import { planQuery } from './query';
 
-export { MemoryUnavailableError } from './errors';
 
 /** A recalled memory with its combined score (higher is better). */
 interface RecalledMemory {

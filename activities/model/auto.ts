@@ -9,7 +9,7 @@
  * where the endpoint accepts a schema. Decisions are cached per endpoint and model on the worker.
  */
 import type { ToolModeDecision } from '../../deterministic/tool-mode';
-import { addUsage } from '../../deterministic/session';
+import { addUsage } from '../../deterministic/usage';
 import type { ToolSpec, Usage } from '../../deterministic/types';
 import type { ModelAnswer, ModelClient, ModelRequest } from './client';
 import { exchange, refusedSchema, type Exchanged } from './exchange';

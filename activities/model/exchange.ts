@@ -11,7 +11,7 @@ import OpenAI from 'openai';
 import type { ModelCorrection } from '../../deterministic/activity-types';
 import type { ToolMode } from '../../deterministic/tool-mode';
 import type { ChatMessage, ToolCall, Usage } from '../../deterministic/types';
-import { addUsage } from '../../deterministic/session';
+import { addUsage } from '../../deterministic/usage';
 import type { ModelAnswer, ModelClient, ModelRequest } from './client';
 import { parseTextReply, salvageCalls } from '../text-tools/parse';
 import { correctionText, textModeMessages } from '../text-tools/render';

@@ -27,9 +27,6 @@ import { ExecSession, sessionCanRun } from './exec-session';
 import { createWrapperExec, startExec, type Launched } from './exec-launch';
 import { DEFAULT_MAX_OUTPUT_BYTES, type ExecOptions, type Sandbox } from './sandbox';
 
-export { type ExecOptions, type ExecResult, type Sandbox } from './sandbox';
-export { DEFAULT_SANDBOX_IMAGE, SandboxError } from './docker-errors';
-export { containerName, DEFAULT_LIMITS, EXEC_MOUNT, LABELS, removeOrphans, sandboxProblems, type ReadOnlyMount } from './containers';
 
 // Retries of a call come within its activity's bounded attempts; a day is far beyond them.
 const RECORD_TTL_MS = 24 * 3_600_000;

@@ -11,7 +11,9 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import Docker from 'dockerode';
-import { DockerSandbox, type ReadOnlyMount, type Sandbox } from './docker-sandbox';
+import { DockerSandbox } from './docker-sandbox';
+import { type ReadOnlyMount } from './containers';
+import { type Sandbox } from './sandbox';
 import { listSandboxContainers, removeContainer, stopContainer } from './containers';
 import { beginStop, commandsRunning, forgetUse, lastUsed, liveLeases, useRoot, withLease } from './use';
 import { SESSION_ID } from '../tools/workspace';

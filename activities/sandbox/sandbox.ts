@@ -4,7 +4,6 @@
  */
 import type { ExecResult } from './exec-record';
 
-export type { ExecResult } from './exec-record';
 
 /** Per-stream output cap when the caller gives none. */
 export const DEFAULT_MAX_OUTPUT_BYTES = 20_000;

@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { loadSkills, type SkillCatalog } from './catalog';
 import { skillMounts } from './use-skill';
-import type { ReadOnlyMount } from '../sandbox/docker-sandbox';
+import type { ReadOnlyMount } from '../sandbox/containers';
 
 export class SkillsProvider {
   private readonly sessionFolders = new Map<string, string[]>();

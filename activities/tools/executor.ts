@@ -22,7 +22,7 @@ import { useSkill } from '../skills/use-skill';
 import { toolError } from '../../deterministic/errors';
 import { describeIssues, type ToolDefinition } from '../../deterministic/tools';
 import type { ToolResult } from '../../deterministic/types';
-import type { Sandbox } from '../sandbox/docker-sandbox';
+import type { Sandbox } from '../sandbox/sandbox';
 import { appliedRef } from './applied-writes';
 import { listFiles, readFile, writeFile } from './files';
 import { httpCall } from './http-call';

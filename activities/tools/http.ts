@@ -15,7 +15,8 @@ import type { httpRequestTool } from '../../deterministic/builtin-tools';
 import { toolError, toolOk } from '../../deterministic/errors';
 import type { ToolResult } from '../../deterministic/types';
 import { readCapped } from './http-response';
-import { AddressDeniedError, checkAddress, guardedLookup, systemResolver, type NetPolicy, type Resolver, type ServiceAddress } from './net-guard';
+import { AddressDeniedError, checkAddress, guardedLookup, systemResolver, type NetPolicy, type Resolver } from './net-guard';
+import { type ServiceAddress } from './net-services';
 import { ownPortLookup, type OwnPortLookup } from './own-ports';
 
 /** Validated arguments of http_request. */

@@ -19,8 +19,6 @@ import { classifyAddress, embeddedIpv4, isThisMachine, normaliseAddress } from '
 import type { ServiceAddress } from './net-services';
 import type { OwnPortLookup } from './own-ports';
 
-export { classifyAddress, embeddedIpv4 } from './net-addresses';
-export { workerServices, type ServiceAddress } from './net-services';
 
 /** Resolves a host name to all its addresses (the worker uses the system resolver; tests inject one). */
 export type Resolver = (hostname: string) => Promise<LookupAddress[]>;

@@ -19,7 +19,8 @@ import type { runShellTool } from '../../deterministic/builtin-tools';
 import { toolError, toolOk } from '../../deterministic/errors';
 import type { ToolResult } from '../../deterministic/types';
 import { SandboxError } from '../sandbox/docker-errors';
-import type { ExecResult, Sandbox } from '../sandbox/docker-sandbox';
+import type { Sandbox } from '../sandbox/sandbox';
+import type { ExecResult } from '../sandbox/exec-record';
 import { DEFAULT_WORKSPACE_MAX_BYTES, workspaceUsage } from './workspace-usage';
 
 /** Validated arguments of run_shell. */

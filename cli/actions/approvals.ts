@@ -5,7 +5,7 @@ import { terminalPrompter } from '../prompter';
 import { WaitNotes } from '../wait-notes';
 import { approvalLines, EXIT, grantLine, say } from '../output';
 import type { BudgetUnit } from '../../deterministic/budget';
-import type { PendingApproval } from '../../deterministic/session';
+import type { PendingApproval } from '../../deterministic/session-state';
 import { pendingApprovals } from '../../client/session-status';
 import { UsageError, UserError } from '../../machine/errors';
 import { recordShown, shownDigests, wasShown } from '../shown-calls';

@@ -1,7 +1,8 @@
 /** What `harness chat` does (cli/commands/chat.ts defines the command and loads this when it runs). */
 import { createInterface } from 'node:readline/promises';
 import { newSessionId } from '../../api/client';
-import { checkMessage, requireWorker } from '../../client/session-client';
+import { checkMessage } from '../../client/session-client';
+import { requireWorker } from '../../client/require-worker';
 import { UserError } from '../../machine/errors';
 import type { CliContext } from '../context';
 import { configFor, configForNew } from '../session-flags';

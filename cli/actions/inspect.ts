@@ -4,7 +4,8 @@
  */
 import { checkMessage } from '../../client/session-client';
 import type { SessionView } from '../../client/session-status';
-import { endAndPurge, findPrunable, parseAge, purgeSessions, type Prunable, type PurgeReport } from '../../client/retention';
+import { endAndPurge, findPrunable, parseAge, purgeSessions, type Prunable } from '../../client/retention';
+import { type PurgeReport } from '../../workflows/session/purge';
 import { UserError } from '../../machine/errors';
 import type { CliContext } from '../context';
 import { pendingLines, print, printJson, printJsonLines, say, usageLine } from '../output';

@@ -4,7 +4,7 @@ import { planFork } from '../../history/fork';
 import { effectsWords, planRerun, recordedCallIndex, rerunLines, seedWords } from '../../history/rerun';
 import { modelSpec } from '../../config/resolve';
 import { UsageError } from '../../machine/errors';
-import { requireWorker } from '../../client/session-client';
+import { requireWorker } from '../../client/require-worker';
 import type { CliContext } from '../context';
 import { escapeForTerminal } from '../../machine/terminal/escape';
 import { EXIT, print, printJson, say } from '../output';

@@ -2,7 +2,7 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { UserError } from '../../machine/errors';
 import { planRetry, resetTurn, retryWords } from '../../history/retry';
-import { requireWorker } from '../../client/session-client';
+import { requireWorker } from '../../client/require-worker';
 import { retryTurnUpdate } from '../../deterministic/messages';
 import type { CliContext } from '../context';
 import { escapeForTerminal } from '../../machine/terminal/escape';

@@ -1,6 +1,6 @@
 /** What `harness run` does (cli/commands/run.ts defines the command and loads this when it runs). */
 import { newSessionId } from '../../api/client';
-import { requireWorker } from '../../client/session-client';
+import { requireWorker } from '../../client/require-worker';
 import type { CliContext } from '../context';
 import { configFor, configForNew } from '../session-flags';
 import { driveTurn, noWorkerHint, commandTroubleWait, workerStarting } from '../wait';

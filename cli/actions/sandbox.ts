@@ -1,7 +1,8 @@
 /** What `harness sandbox build|doctor` do (cli/commands/sandbox.ts defines them and loads this when one runs). */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { DEFAULT_SANDBOX_IMAGE, sandboxProblems } from '../../activities/sandbox/docker-sandbox';
+import { DEFAULT_SANDBOX_IMAGE } from '../../activities/sandbox/docker-errors';
+import { sandboxProblems } from '../../activities/sandbox/containers';
 import { projectRoot } from '../../machine/paths';
 import type { CliContext } from '../context';
 import { EXIT, say } from '../output';

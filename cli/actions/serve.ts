@@ -1,5 +1,6 @@
 /** What `harness dev`, `harness worker` and `harness model serve` do (cli/commands/serve.ts defines them and loads this when one runs). */
-import { embeddedFiles, startForegroundDev, stopEmbedded } from '../../client/embedded';
+import { embeddedFiles, startForegroundDev } from '../../client/embedded';
+import { stopEmbedded } from '../../client/embedded-stop';
 import { loadScript, ScriptError } from '../../scripted-model/script';
 import { startScriptedModel } from '../../scripted-model/server';
 import { UsageError } from '../../machine/errors';

@@ -3,7 +3,7 @@
  * the worker. JSON-serialisable: both travel through Temporal history, so the trace shows
  * tokens before and after, messages summarised and tool results compacted.
  */
-import type { ModelRef } from '../session';
+import type { ModelRef } from '../session-config';
 import type { ConversationRef, SystemRef } from '../conversation';
 import type { ChatMessage, Usage } from '../types';
 import type { CompactedRecord } from './compact';

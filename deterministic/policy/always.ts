@@ -5,7 +5,8 @@
  * versions generalised a command to its program and first operand (`find .` from
  * `find . -name '*.tmp' -delete`, which then let `find . -delete` run): kept only for replay.
  */
-import { escapeRegex, shellCommand, urlHost, type PolicyCall } from './match';
+import { shellCommand, urlHost, type PolicyCall } from './match';
+import { escapeRegex } from './patterns';
 import type { Policy, Rule } from './schema';
 import { analyzeCommand } from './shell';
 

@@ -11,7 +11,6 @@ import { codeArgs, hasInspector, notReadOnly } from './v2/options';
 import type { Rule, RuleCondition } from './schema';
 import type { SimpleCommand } from './types';
 
-export { escapeRegex } from './patterns';
 
 /** A tool call as the policy sees it. */
 export interface PolicyCall {

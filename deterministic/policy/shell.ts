@@ -22,8 +22,6 @@ import { redirections, stateChange, visitNode, type Found, type Io, type Scope }
 import { cut } from './shell-words';
 import type { CommandAnalysis } from './types';
 
-export type { SimpleCommand } from './types';
-export { globMayLeave } from './shell-words';
 
 // `sh -c "$(printf ...)"` style nesting is legal but has no honest use beyond a few levels.
 const MAX_DEPTH = 8;

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { EvalCase, TrialReport } from '../../deterministic/eval';
-import type { SessionConfig } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
 import { canonicalJson } from '../../deterministic/digest';
 
 interface TrialKey {

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { EvalProgress, EvalReport } from '../../deterministic/eval';
-import type { SessionConfig } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
 import type { BudgetLimit } from '../../deterministic/budget';
 import type { EvalInput } from '../../workflows/eval/eval';
 import { evalProgressQuery } from '../../deterministic/messages';

@@ -5,7 +5,8 @@
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Pricing } from '../../deterministic/pricing';
-import type { ModelSpec, TurnResult } from '../../deterministic/session';
+import type { TurnResult } from '../../deterministic/session';
+import type { ModelSpec } from '../../deterministic/session-config';
 import { decodePayload } from '../trace/events';
 import { UserError } from '../../machine/errors';
 import type { Run } from '../trace/runs';

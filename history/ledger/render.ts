@@ -3,7 +3,8 @@
  * as JSON (`--json`, the eval report, the trace): money in USD, never a price where there is none.
  */
 import { usd, usdText } from '../../deterministic/pricing';
-import type { CallKind, Ledger, Tally, TurnLedger } from './types';
+import type { Ledger, TurnLedger } from './types';
+import type { CallKind, Tally } from '../../deterministic/ledger';
 
 const HEADING: Record<CallKind, string> = {
   model: 'model calls',

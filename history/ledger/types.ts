@@ -6,7 +6,6 @@
 import type { CallKind, LedgerEntry, Tally } from '../../deterministic/ledger';
 import type { Pricing } from '../../deterministic/pricing';
 
-export type { CallKind, LedgerEntry, Tally } from '../../deterministic/ledger';
 
 /** One turn's ledger. */
 export interface TurnLedger {

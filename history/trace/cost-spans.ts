@@ -7,7 +7,8 @@
 import { nanoUsdOf, usd, type Pricing } from '../../deterministic/pricing';
 import type { Usage } from '../../deterministic/types';
 import { tallyJson } from '../ledger/render';
-import type { LedgerEntry, TurnLedger } from '../ledger/types';
+import type { TurnLedger } from '../ledger/types';
+import type { LedgerEntry } from '../../deterministic/ledger';
 import type { BuiltSpan } from './types';
 
 /** Adds `cost` to the turn span's output and to each model call's and compression's. */

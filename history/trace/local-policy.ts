@@ -1,7 +1,7 @@
 /** What the policy said of a call a running turn ran as a local activity (see ranLocally). */
 import { builtinRegistry } from '../../deterministic/builtin-tools';
 import { decide } from '../../deterministic/policy/decide';
-import type { PolicyRecord } from '../../deterministic/session';
+import type { PolicyRecord } from '../../deterministic/call-records';
 import type { Timeline } from './timeline';
 
 const REGISTRY = builtinRegistry();

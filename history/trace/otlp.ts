@@ -14,7 +14,6 @@ import { toOtelSpans } from './otlp-spans';
 import type { Span } from './types';
 import { shownUrl } from './otlp-endpoint';
 
-export { EndpointError, endpointFromEnv, otlpTracesUrl, shownUrl } from './otlp-endpoint';
 
 const SERVICE_NAME = 'durable-agent-harness';
 

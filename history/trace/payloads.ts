@@ -7,7 +7,7 @@
  */
 import type { MessageStore, StoredNode } from '../../activities/store/message-store';
 import { isBlobArg, type PendingMessage } from '../../deterministic/conversation';
-import type { ToolCallRecord } from '../../deterministic/session';
+import type { ToolCallRecord } from '../../deterministic/call-records';
 import type { ChatMessage } from '../../deterministic/types';
 import { MAX_PAYLOAD_DEPTH, parseBounded } from './bounded';
 import { parseArgs } from './call-spans';

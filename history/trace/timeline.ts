@@ -5,7 +5,9 @@
  * never span runs (a long turn continues as new between steps), so the runs are read in order.
  */
 import type { PendingMessage } from '../../deterministic/conversation';
-import type { Pending, ToolCallRecord, TurnInput, TurnResult } from '../../deterministic/session';
+import type { TurnInput, TurnResult } from '../../deterministic/session';
+import type { Pending } from '../../deterministic/session-state';
+import type { ToolCallRecord } from '../../deterministic/call-records';
 import type { ChatMessage } from '../../deterministic/types';
 import type { Run } from './runs';
 import { continueModelCall, reportedAttempt } from './model-calls';

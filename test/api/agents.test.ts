@@ -19,7 +19,8 @@ import { connectHarness, createHarnessWorker, defineAgent, defineTool, UserError
 import { sendMessage } from '../../client/session-client';
 import { resolveSessionConfig } from '../../config/resolve';
 import { failureType, rootCauseMessage } from '../../deterministic/errors';
-import type { SessionConfig, SessionInput } from '../../deterministic/session';
+import type { SessionInput } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted-model/server';
 import type { Script } from '../../scripted-model/script';
 import { quietRuntime } from '../support/quiet-runtime';

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForTurn } from '../../client/session-client';
+import { waitForTurn } from '../../client/turn-wait';
 import { newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir, writeScript } from '../support/cli';
 

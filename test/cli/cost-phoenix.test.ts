@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionConfig } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
 import { loadLedger } from '../../history/ledger/load';
 import { traceId } from '../../history/trace/types';
 import { usd } from '../../deterministic/pricing';

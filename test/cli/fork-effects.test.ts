@@ -8,7 +8,8 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decideApprovals, waitForTurn } from '../../client/session-client';
+import { decideApprovals } from '../../client/session-client';
+import { waitForTurn } from '../../client/turn-wait';
 import { newSessionId } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, tempDir } from '../support/cli';
 import { approveAll, startOutsideWorld, type OutsideWorld } from '../support/outside-effects';

@@ -7,7 +7,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, tempDir } from '../support/cli';
-import { endSession, sendMessage, waitForTurn } from '../../client/session-client';
+import { endSession, sendMessage } from '../../client/session-client';
+import { waitForTurn } from '../../client/turn-wait';
 
 let h: TestHarness;
 const suiteStartedAt = Date.now();

@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, removeTempDirs, tempDir, writeScript } from '../support/cli';
 import { runTty } from '../support/terminal';
-import { sendMessage, waitForTurn } from '../../client/session-client';
+import { sendMessage } from '../../client/session-client';
+import { waitForTurn } from '../../client/turn-wait';
 import { fetchRuns } from '../../history/trace/runs';
 
 const WORDS = Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ');

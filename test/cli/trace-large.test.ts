@@ -8,7 +8,8 @@
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decideApprovals, sendMessage, waitForTurn } from '../../client/session-client';
+import { decideApprovals, sendMessage } from '../../client/session-client';
+import { waitForTurn } from '../../client/turn-wait';
 import { newSessionId, scriptedConfig, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, removeTempDirs, runCli, stackLines, tempDir } from '../support/cli';
 import { exportUntilSent, productionClient, startReceiver, startTraceConsole } from '../support/trace-readers';

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/scratch';
-import { temporalSettings } from '../../client/temporal';
+import { temporalSettings } from '../../client/temporal-settings';
 import { kill, spawnWorker } from '../support/processes';
 import { startOwnServer } from '../support/embedded-procs';
 import { endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SYSTEM_PROMPT, resolveSessionConfig } from '../../config/resolve';
-import type { SessionConfig } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
 import { DEFAULT_RULES } from '../../deterministic/policy/defaults';
 import { trust } from '../../config/trust';
 import { UsageError, UserError } from '../../machine/errors';

@@ -13,7 +13,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { HarnessClient } from '../../api/client';
 import { startConsole, type ConsoleServer } from '../../console/server';
-import { sendMessage, waitForTurn } from '../../client/session-client';
+import { sendMessage } from '../../client/session-client';
+import { waitForTurn } from '../../client/turn-wait';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
 import { launchBrowser, SCREENSHOTS } from '../support/browser';
 

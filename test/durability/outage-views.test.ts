@@ -13,7 +13,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, expect, it } from 'vitest';
 import { freePort } from '../../scripts/scratch';
-import { temporalSettings } from '../../client/temporal';
+import { temporalSettings } from '../../client/temporal-settings';
 import { TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker } from '../support/processes';
 import { startOwnServer } from '../support/embedded-procs';

@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { freePort } from '../../scripts/scratch';
-import { temporalSettings } from '../../client/temporal';
+import { temporalSettings } from '../../client/temporal-settings';
 import { TEST_DATABASE_URL } from '../support/harness';
 import { kill } from '../support/processes';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir, writeScript } from '../support/cli';

@@ -16,7 +16,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import Docker from 'dockerode';
 import { afterAll, expect, inject, it } from 'vitest';
 import type { EvalReport } from '../../deterministic/eval';
-import { containerName, removeOrphans } from '../../activities/sandbox/docker-sandbox';
+import { containerName, removeOrphans } from '../../activities/sandbox/containers';
 import { execsDir } from '../../activities/sandbox/exec-record';
 import { trialSessionId } from '../../workflows/eval/eval';
 import { TEST_DATABASE_URL } from '../support/harness';

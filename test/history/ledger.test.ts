@@ -6,7 +6,7 @@
  */
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionConfig } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
 import { sessionState } from '../../client/session-client';
 import { loadLedger } from '../../history/ledger/load';
 import { ledgerJson, ledgerLines } from '../../history/ledger/render';

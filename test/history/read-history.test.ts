@@ -9,7 +9,8 @@
  */
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decideApprovals, sendMessage, waitForTurn } from '../../client/session-client';
+import { decideApprovals, sendMessage } from '../../client/session-client';
+import { waitForTurn } from '../../client/turn-wait';
 import { observingInterceptors } from '../../client/grpc-status';
 import { loadLedger } from '../../history/ledger/load';
 import { loadTrace } from '../../history/trace';

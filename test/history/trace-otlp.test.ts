@@ -9,7 +9,8 @@ import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import { hrTimeToMilliseconds } from '@opentelemetry/core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UserError } from '../../machine/errors';
-import { endpointFromEnv, EndpointError, exportSpans, otlpTracesUrl, traceResource } from '../../history/trace/otlp';
+import { exportSpans, traceResource } from '../../history/trace/otlp';
+import { endpointFromEnv, EndpointError, otlpTracesUrl } from '../../history/trace/otlp-endpoint';
 import { toOtelSpans } from '../../history/trace/otlp-spans';
 import type { Span } from '../../history/trace/types';
 

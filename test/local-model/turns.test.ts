@@ -8,7 +8,7 @@
  * model's quality. Default policy.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionConfig } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
 import type { ToolModeSetting } from '../../deterministic/tool-mode';
 import { loadTrace } from '../../history/trace';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';

@@ -11,10 +11,11 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from './global-setup';
 import { cliEnv, processAlive, waitGone } from './cli';
-import { devServerArgs, embeddedFiles, waitForServer } from '../../client/embedded';
+import { embeddedFiles } from '../../client/embedded';
+import { devServerArgs, waitForServer } from '../../client/dev-server';
 import { findTemporalCli } from '../../client/temporal-cli';
 import { adoptHome } from '../../machine/home-mark';
-import type { TemporalSettings } from '../../client/temporal';
+import type { TemporalSettings } from '../../client/temporal-settings';
 
 /** The `\0`-separated command line of a pid, or undefined when it is gone or unreadable. */
 function cmdline(pid: number): string[] | undefined {

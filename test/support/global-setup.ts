@@ -13,9 +13,10 @@ import { workflowBundleOptions } from '../../machine/workflow-bundle';
 import Docker from 'dockerode';
 import type { TestProject } from 'vitest/node';
 import { findTemporalCli } from '../../client/temporal-cli';
-import { DEV_SERVER_TUNING } from '../../client/embedded';
+import { DEV_SERVER_TUNING } from '../../client/dev-server';
 import { freePort } from '../../scripts/scratch';
-import { isReachable, temporalSettings } from '../../client/temporal';
+import { isReachable } from '../../client/temporal';
+import { temporalSettings } from '../../client/temporal-settings';
 import { FIGURES_DIR } from './figures';
 import { LABELS } from '../../activities/sandbox/containers';
 

@@ -8,8 +8,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { findTemporalCli } from '../../client/temporal-cli';
-import { DEV_SERVER_TUNING } from '../../client/embedded';
-import { isReachable, temporalSettings } from '../../client/temporal';
+import { DEV_SERVER_TUNING } from '../../client/dev-server';
+import { isReachable } from '../../client/temporal';
+import { temporalSettings } from '../../client/temporal-settings';
 import { freePort } from '../../scripts/scratch';
 
 export interface PlainServer {

@@ -9,7 +9,8 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { HarnessClient } from '../../api/client';
 import { exportClosedTurns, type PassResult } from '../../client/otlp-export';
-import { connectClient, temporalSettings } from '../../client/temporal';
+import { connectClient } from '../../client/temporal';
+import { temporalSettings } from '../../client/temporal-settings';
 import { startConsole, type ConsoleServer } from '../../console/server';
 import { TEST_DATABASE_URL, type TestHarness } from './harness';
 

@@ -5,9 +5,11 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import type { SessionConfig, TurnResult } from '../../deterministic/session';
+import type { TurnResult } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
 import type { ChatMessage, ToolResult } from '../../deterministic/types';
-import { decideApprovals, sendMessage, waitForTurn, type TurnOutcome } from '../../client/session-client';
+import { decideApprovals, sendMessage } from '../../client/session-client';
+import { waitForTurn, type TurnOutcome } from '../../client/turn-wait';
 import type { TestHarness } from './harness';
 
 /** The failure messages of the failed workflow tasks in a workflow's history (latest run). */

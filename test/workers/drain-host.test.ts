@@ -18,7 +18,7 @@ import { DEFAULT_TUNING } from '../../workers/tuning';
 import { hostQueueOf } from '../../deterministic/host';
 import { Database } from '../../activities/memory/database';
 import { SandboxPool } from '../../activities/sandbox/pool';
-import { removeOrphans } from '../../activities/sandbox/docker-sandbox';
+import { removeOrphans } from '../../activities/sandbox/containers';
 import { adoptHome } from '../../machine/home-mark';
 import { decideApprovals, sendMessage, sessionState } from '../../client/session-client';
 import { newSessionId, scriptedConfig, TEST_DATABASE_URL } from '../support/harness';

@@ -10,11 +10,15 @@ import Docker from 'dockerode';
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { removeOrphans } from '../../activities/sandbox/docker-sandbox';
-import type { PendingApproval, SessionConfig, SessionState, ToolCallRecord, TurnResult, TurnState } from '../../deterministic/session';
+import { removeOrphans } from '../../activities/sandbox/containers';
+import type { TurnResult } from '../../deterministic/session';
+import type { PendingApproval, SessionState, TurnState } from '../../deterministic/session-state';
+import type { SessionConfig } from '../../deterministic/session-config';
+import type { ToolCallRecord } from '../../deterministic/call-records';
 import type { ChatMessage, ToolResult } from '../../deterministic/types';
 import { UserError } from '../../machine/errors';
-import { decideApprovals, sendMessage, sessionState, waitForTurn } from '../../client/session-client';
+import { decideApprovals, sendMessage, sessionState } from '../../client/session-client';
+import { waitForTurn } from '../../client/turn-wait';
 import { decideApprovalsUpdate, turnStateQuery } from '../../deterministic/messages';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 

@@ -7,9 +7,12 @@
  */
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionConfig, SessionState, TurnResult } from '../../deterministic/session';
+import type { TurnResult } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
+import type { SessionState } from '../../deterministic/session-state';
 import { decideBudget } from '../../client/budget-client';
-import { sendMessage, sessionState, waitForTurn } from '../../client/session-client';
+import { sendMessage, sessionState } from '../../client/session-client';
+import { waitForTurn } from '../../client/turn-wait';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 let h: TestHarness;

@@ -8,7 +8,8 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionConfig, TurnResult } from '../../deterministic/session';
+import type { TurnResult } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
 import { MAX_TOOL_SET_CHARS } from '../../activities/mcp/tool-list';
 import { MAX_MCP_RELISTS_PER_RUN } from '../../workflows/turn/mcp';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';

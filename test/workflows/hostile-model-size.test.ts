@@ -6,7 +6,7 @@
  * endpoint (test/support/hostile-endpoint.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionConfig } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
 import { endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { startHostileEndpoint, type HostileEndpoint } from '../support/hostile-endpoint';
 import { watchedTurn } from '../support/watched-turn';

@@ -14,7 +14,8 @@ import { decodeEvents, type HistoryEvent } from '../../history/trace/events';
 import { loadTrace } from '../../history/trace';
 import { loadLedger } from '../../history/ledger/load';
 import { modelProgress } from '../../client/model-progress';
-import { sendMessage, waitForTurn } from '../../client/session-client';
+import { sendMessage } from '../../client/session-client';
+import { waitForTurn } from '../../client/turn-wait';
 import { endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
 
 let h: TestHarness;

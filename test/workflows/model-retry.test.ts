@@ -10,10 +10,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { modelProgress, type ModelProgress } from '../../client/model-progress';
-import { sendMessage, waitForTurn } from '../../client/session-client';
+import { sendMessage } from '../../client/session-client';
+import { waitForTurn } from '../../client/turn-wait';
 import { loadTrace } from '../../history/trace';
 import { modelLine } from '../../cli/wait-notes';
-import type { SessionConfig } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
 import { endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { startLimitedEndpoint, type LimitedEndpoint } from '../support/limited-endpoint';
 

@@ -7,10 +7,12 @@ import path from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SandboxPool } from '../../activities/sandbox/pool';
-import { removeOrphans } from '../../activities/sandbox/docker-sandbox';
-import type { PendingApproval, SessionConfig, TurnState } from '../../deterministic/session';
+import { removeOrphans } from '../../activities/sandbox/containers';
+import type { PendingApproval, TurnState } from '../../deterministic/session-state';
+import type { SessionConfig } from '../../deterministic/session-config';
 import type { ChatMessage, ToolResult } from '../../deterministic/types';
-import { decideApprovals, waitForTurn } from '../../client/session-client';
+import { decideApprovals } from '../../client/session-client';
+import { waitForTurn } from '../../client/turn-wait';
 import type { TurnOutcome } from '../../client/turn-wait';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 

@@ -11,7 +11,8 @@ import { MAX_SHELL_COMMAND } from '../../deterministic/builtin-tools';
 import { freezePolicy } from '../../deterministic/policy/decide';
 import { parsePolicy } from '../../deterministic/policy/schema';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
-import { decideApprovals, waitForTurn } from '../../client/session-client';
+import { decideApprovals } from '../../client/session-client';
+import { waitForTurn } from '../../client/turn-wait';
 
 /** The default policy as a session started today keeps it (version 2, RE2 patterns). */
 const POLICY = freezePolicy(parsePolicy(undefined));

@@ -5,7 +5,7 @@
  * reply, and a server that drops the tools field (auto picks text mode; the session keeps it).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionConfig } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
 import { loadTrace } from '../../history/trace';
 import { stateQuery } from '../../deterministic/messages';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';

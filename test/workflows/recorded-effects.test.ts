@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { BUILTIN_TOOLS } from '../../deterministic/builtin-tools';
 import { ToolRegistry, defineTool } from '../../deterministic/tools';
-import type { RecordedEffects } from '../../deterministic/session';
+import type { RecordedEffects } from '../../deterministic/fork';
 import type { ToolCall } from '../../deterministic/types';
 import { answerFromRecord } from '../../workflows/turn/recorded-effects';
 import { judgeStep } from '../../workflows/turn/judge';

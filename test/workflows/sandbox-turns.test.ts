@@ -6,11 +6,13 @@ import path from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { SandboxPool } from '../../activities/sandbox/pool';
-import { LABELS, removeOrphans } from '../../activities/sandbox/docker-sandbox';
+import { LABELS, removeOrphans } from '../../activities/sandbox/containers';
 import { parsePolicy } from '../../deterministic/policy/schema';
-import type { SessionConfig, TurnResult } from '../../deterministic/session';
+import type { TurnResult } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
 import type { ChatMessage, ToolResult } from '../../deterministic/types';
-import { decideApprovals, endSession, sessionState, waitForTurn } from '../../client/session-client';
+import { decideApprovals, endSession, sessionState } from '../../client/session-client';
+import { waitForTurn } from '../../client/turn-wait';
 import { freezePolicy } from '../../deterministic/policy';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 

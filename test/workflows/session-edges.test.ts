@@ -12,7 +12,8 @@ import { WithStartWorkflowOperation, WorkflowUpdateStage } from '@temporalio/cli
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endSessionUpdate, refreshMcpToolsUpdate, retryTurnUpdate } from '../../deterministic/messages';
 import { rootCauseMessage } from '../../deterministic/errors';
-import type { SessionConfig, SessionState } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
+import type { SessionState } from '../../deterministic/session-state';
 import { sessionState } from '../../client/session-client';
 import { startForked, waitForState } from '../../client/fork-start';
 import { planRerun } from '../../history/rerun';

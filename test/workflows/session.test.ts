@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserError } from '../../machine/errors';
-import { endSession, sendMessage, sessionState, waitForTurn } from '../../client/session-client';
-import type { SessionConfig, TurnResult } from '../../deterministic/session';
-import { addUsage, NO_USAGE } from '../../deterministic/session';
+import { endSession, sendMessage, sessionState } from '../../client/session-client';
+import { waitForTurn } from '../../client/turn-wait';
+import type { TurnResult } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
+import { addUsage, NO_USAGE } from '../../deterministic/usage';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 let h: TestHarness;

@@ -5,7 +5,7 @@
  * goes on, and past the bound the model reads INVALID_TOOL_CALL — never a failed workflow.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionConfig } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted-model/server';
 import { loadTrace } from '../../history/trace';
 import { stateQuery } from '../../deterministic/messages';

@@ -12,7 +12,8 @@
 import { condition, deprecatePatch, executeChild, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { CaseReport, EvalCase, EvalReport, TrialReport } from '../../deterministic/eval';
 import { rootCauseMessage } from '../../deterministic/errors';
-import type { SessionConfig, TurnInput } from '../../deterministic/session';
+import type { TurnInput } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
 import { caseReport, summarize } from '../../deterministic/eval-report';
 import { DEFAULT_COMPRESSION } from '../../deterministic/context/plan';
 import { turnWorkflow } from '../turn/turn';

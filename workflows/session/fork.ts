@@ -1,5 +1,7 @@
 /** A forked session's first turn: the recorded turn's state at the fork step, as a resumed run. */
-import { NO_USAGE, type ForkPrepared, type ForkSpec, type TurnInput } from '../../deterministic/session';
+import { type TurnInput } from '../../deterministic/session';
+import { NO_USAGE } from '../../deterministic/usage';
+import { type ForkPrepared, type ForkSpec } from '../../deterministic/fork';
 
 /** What the session needs to start a fork's first turn. */
 export interface ForkStart {

@@ -4,18 +4,10 @@
  * spend, rules, tools, host), turn numbering, and the status the `state` query shows.
  */
 import type { WorkflowInfo } from '@temporalio/workflow';
-import {
-  addUsage,
-  subtractUsage,
-  NO_USAGE,
-  type ForkPrepared,
-  type ForkSpec,
-  type SessionCarry,
-  type SessionInput,
-  type SessionState,
-  type TurnInput,
-  type TurnResult,
-} from '../../deterministic/session';
+import { type SessionCarry, type SessionInput, type TurnInput, type TurnResult } from '../../deterministic/session';
+import { addUsage, subtractUsage, NO_USAGE } from '../../deterministic/usage';
+import { type ForkPrepared, type ForkSpec } from '../../deterministic/fork';
+import { type SessionState } from '../../deterministic/session-state';
 import { rootCauseMessage } from '../../deterministic/errors';
 import type { SendMessageInput, TurnStatusSignal } from '../../deterministic/messages';
 import { addSpend, NO_SPEND, subtractSpend, type Spend } from '../../deterministic/budget';

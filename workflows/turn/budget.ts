@@ -11,7 +11,8 @@
 import { setHandler } from '@temporalio/workflow';
 import type { ModelCallInput, ModelReply } from '../../deterministic/activity-types';
 import type { CompressContextInput, CompressContextResult } from '../../deterministic/context/types';
-import type { Pending, RecordedLedger, TurnInput, TurnResult, TurnResume } from '../../deterministic/session';
+import type { RecordedLedger, TurnInput, TurnResult, TurnResume } from '../../deterministic/session';
+import type { Pending } from '../../deterministic/session-state';
 import { countEntries, emptyLedgerTally, ledgerEntries, totalOf, type CallOutcome } from '../../deterministic/ledger';
 import type { Usage } from '../../deterministic/types';
 import {

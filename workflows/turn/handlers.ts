@@ -25,7 +25,9 @@ import {
 import { questionText, validateMcpAnswer } from '../../deterministic/mcp-questions';
 import { alwaysPatternProblem, alwaysRuleFor, describeGrant } from '../../deterministic/policy/always';
 import type { Policy } from '../../deterministic/policy/schema';
-import type { ApprovalRecord, PendingApproval, TurnInput, TurnState } from '../../deterministic/session';
+import type { TurnInput } from '../../deterministic/session';
+import type { ApprovalRecord } from '../../deterministic/call-records';
+import type { PendingApproval, TurnState } from '../../deterministic/session-state';
 import type { TurnOps } from './loop';
 import type { RunEvents } from './run-events';
 

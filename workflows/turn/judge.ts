@@ -15,7 +15,8 @@ import { toolError } from '../../deterministic/errors';
 import { clipText, MAX_ARGS_DEPTH, MAX_STEP_VALUES, scanJson } from '../../deterministic/json-bounds';
 import { MAX_CHECK_WORK } from '../../deterministic/mcp-schema';
 import { alwaysRuleFor, decide, type Policy, type Rule } from '../../deterministic/policy';
-import type { ApprovalRecord, PendingApproval, PolicyRecord } from '../../deterministic/session';
+import type { ApprovalRecord, PolicyRecord } from '../../deterministic/call-records';
+import type { PendingApproval } from '../../deterministic/session-state';
 import { describeIssues, type ToolDefinition, type ToolRegistry } from '../../deterministic/tools';
 import type { ToolCall, ToolResult } from '../../deterministic/types';
 

@@ -39,7 +39,7 @@ import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities, p
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import type { EarlierAttempt, LocalModelOutcome, ModelCallInput, ModelReply } from '../../deterministic/activity-types';
 import { rootCauseMessage } from '../../deterministic/errors';
-import type { Limits } from '../../deterministic/session';
+import type { Limits } from '../../deterministic/session-config';
 import type { RunEvents } from './run-events';
 import type { Activities } from '../activity-options';
 import { failureOf } from './budget';

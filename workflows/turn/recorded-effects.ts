@@ -7,7 +7,8 @@
 import { patched } from '@temporalio/workflow';
 import { leavesSandbox } from '../../deterministic/effects';
 import { toolError } from '../../deterministic/errors';
-import type { RecordedEffects, TurnInput } from '../../deterministic/session';
+import type { TurnInput } from '../../deterministic/session';
+import type { RecordedEffects } from '../../deterministic/fork';
 import type { JudgedCall } from './judge';
 
 /**

@@ -18,7 +18,8 @@ import type { PrepareTurnInput, PrepareTurnResult } from '../../deterministic/ac
 import { missingTools, missingToolsMessage } from '../../deterministic/custom-tools';
 import type { McpToolSet } from '../../deterministic/mcp';
 import { mcpRules } from '../../deterministic/mcp-tools';
-import { DEFAULT_LIMITS, type TurnInput, type TurnResult } from '../../deterministic/session';
+import { type TurnInput, type TurnResult } from '../../deterministic/session';
+import { DEFAULT_LIMITS } from '../../deterministic/session-config';
 import { decidedToolMode } from '../../deterministic/tool-mode';
 import { discoverActivity, STORE_ACTIVITY, type Activities } from '../activity-options';
 import { runTurn, type TurnOptions } from './loop';

@@ -8,7 +8,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { embeddedDataDir, startEmbeddedPostgres } from '../../../activities/memory/embedded';
+import { startEmbeddedPostgres } from '../../../activities/memory/embedded';
+import { embeddedDataDir } from '../../../machine/paths';
 import { MemoryUnavailableError } from '../../../activities/memory/errors';
 import { Database } from '../../../activities/memory/database';
 import { lockDataDir, lockFilePath } from '../../../activities/memory/lock';

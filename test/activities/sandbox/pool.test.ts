@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { containerName, removeOrphans } from '../../../activities/sandbox/docker-sandbox';
+import { containerName, removeOrphans } from '../../../activities/sandbox/containers';
 import { execsDir } from '../../../activities/sandbox/exec-record';
 import { SandboxPool } from '../../../activities/sandbox/pool';
 import { ensureWorkspace } from '../../../activities/tools/workspace';

@@ -6,7 +6,8 @@ import * as path from 'node:path';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { containerName, containerSpec, DEFAULT_LIMITS } from '../../../activities/sandbox/containers';
-import { DockerSandbox, removeOrphans } from '../../../activities/sandbox/docker-sandbox';
+import { DockerSandbox } from '../../../activities/sandbox/docker-sandbox';
+import { removeOrphans } from '../../../activities/sandbox/containers';
 import { loadSkills } from '../../../activities/skills/catalog';
 import { skillMounts } from '../../../activities/skills/use-skill';
 

@@ -18,7 +18,7 @@ import { migrate } from '../../../activities/memory/migrate';
 import { asStoreError, STORE_UNAVAILABLE, storeFailure, withStore } from '../../../activities/store/errors';
 import { StoreUnavailableError } from '../../../activities/store/message-store';
 import { PgMessageStore } from '../../../activities/store/pg-message-store';
-import { modelProgress } from '../../../client/wait-progress';
+import { modelProgress } from '../../../client/model-progress';
 import { frozenDatabase } from '../../support/frozen-database';
 
 // Short, so the suite is quick, yet far above what a query takes on a loaded 2-core machine.

@@ -5,17 +5,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { httpRequest } from '../../../activities/tools/http';
 import { startForeignServer, type ForeignServer } from '../../support/foreign-server';
-import {
-  AddressDeniedError,
-  checkAddress,
-  classifyAddress,
-  embeddedIpv4,
-  guardedLookup,
-  hostAllowed,
-  workerServices,
-  type NetPolicy,
-  type Resolver,
-} from '../../../activities/tools/net-guard';
+import { AddressDeniedError, checkAddress, guardedLookup, hostAllowed, type NetPolicy, type Resolver } from '../../../activities/tools/net-guard';
+import { classifyAddress, embeddedIpv4 } from '../../../activities/tools/net-addresses';
+import { workerServices } from '../../../activities/tools/net-services';
 
 /** A resolver answering from a table, as DNS would; unknown names fail like getaddrinfo. */
 function fakeDns(table: Record<string, string | string[]>): Resolver {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptedModels } from '../../../activities/scripted-models';
 import { createToolExecutor } from '../../../activities/tools/executor';
 import type { OwnPortLookup } from '../../../activities/tools/own-ports';
-import type { SessionConfig } from '../../../deterministic/session';
+import type { SessionConfig } from '../../../deterministic/session-config';
 import type { ChatMessage, ToolResult } from '../../../deterministic/types';
 import { startForeignServer, type ForeignServer } from '../../support/foreign-server';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../../support/harness';

@@ -10,10 +10,11 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ownPortLookup, registerOwnPort } from '../../../activities/tools/own-ports';
 import { processTreeListeners } from '../../../activities/tools/proc-listeners';
-import { devServerArgs, embeddedFiles, waitForServer } from '../../../client/embedded';
+import { embeddedFiles } from '../../../client/embedded';
+import { devServerArgs, waitForServer } from '../../../client/dev-server';
 import { freePort } from '../../../scripts/scratch';
 import { findTemporalCli } from '../../../client/temporal-cli';
-import { temporalSettings, type TemporalSettings } from '../../../client/temporal';
+import { temporalSettings, type TemporalSettings } from '../../../client/temporal-settings';
 
 describe('registerOwnPort', () => {
   it('names a registered port until it is forgotten', async () => {

@@ -10,7 +10,8 @@ import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DockerSandbox, removeOrphans } from '../../../activities/sandbox/docker-sandbox';
+import { DockerSandbox } from '../../../activities/sandbox/docker-sandbox';
+import { removeOrphans } from '../../../activities/sandbox/containers';
 import { runShell } from '../../../activities/tools/shell';
 
 const docker = new Docker();

@@ -1,7 +1,7 @@
 // runShell's retries of an unavailable sandbox, with a scripted sandbox (no Docker needed).
 import { describe, expect, it } from 'vitest';
 import { SandboxError } from '../../../activities/sandbox/docker-errors';
-import type { ExecOptions, Sandbox } from '../../../activities/sandbox/docker-sandbox';
+import type { ExecOptions, Sandbox } from '../../../activities/sandbox/sandbox';
 import { runShell, SANDBOX_ATTEMPTS } from '../../../activities/tools/shell';
 
 /** A sandbox whose exec always throws `err`, counting the calls. */

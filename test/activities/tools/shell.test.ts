@@ -5,7 +5,9 @@ import * as path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import Docker from 'dockerode';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DockerSandbox, removeOrphans, type Sandbox } from '../../../activities/sandbox/docker-sandbox';
+import { DockerSandbox } from '../../../activities/sandbox/docker-sandbox';
+import { removeOrphans } from '../../../activities/sandbox/containers';
+import { type Sandbox } from '../../../activities/sandbox/sandbox';
 import { createToolExecutor, type ToolExecutor } from '../../../activities/tools/executor';
 import { runShell } from '../../../activities/tools/shell';
 

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { analyzeCommand, globMayLeave, type SimpleCommand } from '../../../deterministic/policy/shell';
+import { analyzeCommand } from '../../../deterministic/policy/shell';
+import { globMayLeave } from '../../../deterministic/policy/shell-words';
+import { type SimpleCommand } from '../../../deterministic/policy/types';
 
 function programs(command: string): string[] {
   return analyzeCommand(command).commands.map((c) => c.program);
