@@ -18,7 +18,8 @@ export type { WorkerTuning } from './workers/tuning';
 export { connectHarness, HarnessClient, type ConnectOptions, type Decided, type RunOutcome, type SendOptions, type SentMessage, type TraceOptions } from './api/client';
 export { UserError, UsageError } from './machine/errors';
 export { harnessHome } from './machine/paths';
-export type { TurnOutcome, WaitOptions, DecisionRequest } from './client/session-client';
+export type { DecisionRequest } from './client/session-client';
+export type { TurnOutcome, WaitOptions } from './client/turn-wait';
 export type { SessionView, SessionViewStatus } from './client/session-status';
 export type { Cancelled, CancelOptions } from './client/cancel';
 export type { Trace } from './history/trace';
@@ -40,7 +41,9 @@ export type {
   FinalEvent,
 } from './client/watch/turn-events';
 export type { EventOptions } from './client/watch/follow-events';
-export type { Pending, PendingApproval, SessionState, TerminatedBy, ToolCallRecord, TurnResult, TurnState } from './deterministic/session';
+export type { TerminatedBy, TurnResult } from './deterministic/session';
+export type { Pending, PendingApproval, SessionState, TurnState } from './deterministic/session-state';
+export type { ToolCallRecord } from './deterministic/call-records';
 export type { Risk, ToolResult, Usage } from './deterministic/types';
 export type { ErrorType, ToolErrorType } from './deterministic/errors';
 export type { JsonValue, SessionMetadata } from './deterministic/metadata';
