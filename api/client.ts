@@ -9,25 +9,18 @@
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { PendingApproval, SessionConfig } from '../deterministic/session';
+import type { PendingApproval } from '../deterministic/session-state';
+import type { SessionConfig } from '../deterministic/session-config';
 import { UsageError } from '../machine/errors';
 import { metadataProblem, type SessionMetadata } from '../deterministic/metadata';
 import { TroubleWait } from '../client/trouble-wait';
-import {
-  answerQuestion,
-  decideApprovals,
-  endSession,
-  sendMessage,
-  sessionExists,
-  waitForTurn,
-  type DecisionRequest,
-  type TurnOutcome,
-  type WaitOptions,
-} from '../client/session-client';
+import { answerQuestion, decideApprovals, endSession, sendMessage, sessionExists, type DecisionRequest } from '../client/session-client';
+import { waitForTurn, type TurnOutcome, type WaitOptions } from '../client/turn-wait';
 import { sessionView, type SessionView } from '../client/session-status';
 import { listPending, type PendingItem, type PendingOptions } from '../client/pending';
 import { cancel, type CancelOptions, type Cancelled } from '../client/cancel';
-import { connectClient, temporalSettings } from '../client/temporal';
+import { connectClient } from '../client/temporal';
+import { temporalSettings } from '../client/temporal-settings';
 import type { Trace } from '../history/trace';
 import type { OpenedStore } from '../history/trace/payloads';
 import { openHome } from '../machine/home';
