@@ -15,7 +15,7 @@ export type { McpServerDeclaration } from './config/mcp';
 export type { PolicyInput } from './deterministic/policy/schema';
 export type { Budget, BudgetLimit } from './deterministic/budget';
 export type { WorkerTuning } from './workers/tuning';
-export { connectHarness, HarnessClient, type ConnectOptions, type Decided, type RunOutcome, type SendOptions, type SentMessage, type TraceOptions } from './api/client';
+export { connectHarness, HarnessClient, type ConnectOptions, type Decided, type RunOutcome, type SendOptions, type SentMessage, type TraceOptions, type TypedOutcome } from './api/client';
 export { UserError, UsageError } from './machine/errors';
 export { harnessHome } from './machine/paths';
 export type { DecisionRequest } from './client/session-client';
@@ -46,5 +46,6 @@ export type { Pending, PendingApproval, SessionState, TurnState } from './determ
 export type { ToolCallRecord } from './deterministic/call-records';
 export type { Risk, ToolResult, Usage } from './deterministic/types';
 export type { ErrorType, ToolErrorType } from './deterministic/errors';
+export { OUTPUT_INVALID } from './deterministic/output';
 export type { JsonValue, SessionMetadata } from './deterministic/metadata';
 export type { PendingApprovalItem, PendingItem, PendingOptions, PendingQuestionItem } from './client/pending';

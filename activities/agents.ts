@@ -80,7 +80,12 @@ export function resolveAgent(config: SessionConfig, declarations: WorkerDeclarat
     if (extra !== undefined) refuse('tools.required', `tool "${extra}" is not one of the agent's (${agent.tools.length ? `it has ${agent.tools.join(', ')}` : 'it has none'})`);
   }
 
-  const { mcp: _mcp, skills: _skills, tools: _tools, ...kept } = rest;
+  // Structured output is the agent's: a session may name the same schema (to type its results), never another.
+  if (config.output && canonicalJson(config.output) !== canonicalJson(agent.output ?? null)) {
+    refuse('output', agent.output ? "the session's output schema is not the agent's" : 'the agent has no structured output');
+  }
+
+  const { mcp: _mcp, skills: _skills, tools: _tools, output: _output, ...kept } = rest;
   return {
     ...kept,
     model,
@@ -91,6 +96,7 @@ export function resolveAgent(config: SessionConfig, declarations: WorkerDeclarat
     ...(servers.length ? { mcp: { servers: agent.mcpServers.filter((s) => servers.includes(s.name)).map(mcpServerRef) } } : {}),
     ...(folders.length ? { skills: { folders: [...folders] } } : {}),
     ...(required.length ? { tools: { required: [...required] } } : {}),
+    ...(agent.output ? { output: agent.output } : {}),
     agent: agent.name,
     agentResolved: true,
   };

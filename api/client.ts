@@ -9,8 +9,11 @@
 import os from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Client } from '@temporalio/client';
+import type { z } from 'zod';
+import type { TurnResult } from '../deterministic/session';
 import type { PendingApproval } from '../deterministic/session-state';
 import type { SessionConfig } from '../deterministic/session-config';
+import type { HarnessAgent } from '../config/agents';
 import { UsageError } from '../machine/errors';
 import { metadataProblem, type SessionMetadata } from '../deterministic/metadata';
 import { TroubleWait } from '../client/trouble-wait';
@@ -28,6 +31,7 @@ import { decideBudget, type BudgetDecided } from '../client/budget-client';
 import type { EventOptions } from '../client/watch/follow-events';
 import type { HarnessEvent } from '../client/watch/turn-events';
 import type { BudgetDecisionInput } from '../deterministic/messages';
+import type { OutputSpec } from '../deterministic/output';
 
 /** Where the harness is; every field defaults from the environment as the CLI's do. */
 export interface ConnectOptions {
@@ -43,8 +47,8 @@ export interface ConnectOptions {
   onNote?: (line: string) => void;
 }
 
-/** A message for a session: which session, and for a new one how to start it. */
-export interface SendOptions {
+/** A message for a session: which session, and for a new one how to start it. `O`: the type of its turns' `output`. */
+export interface SendOptions<O = unknown> {
   /** Continue this session, or start it under this id (default: a new session). */
   sessionId?: string;
   /**
@@ -52,9 +56,10 @@ export interface SendOptions {
    * file's): the worker gives the model, instructions, policy, limits, MCP servers, skills and
    * tools, and the config file's and environment's are not used. `model`, `policy`,
    * `systemPrompt` and `requireTools` may only narrow the agent's (the same model, a stricter
-   * mode, some of its tools): anything else refuses the session (AGENT_MISMATCH).
+   * mode, some of its tools): anything else refuses the session (AGENT_MISMATCH). The agent
+   * itself (defineAgent's value) names it too, and types `result.output` by its `output`.
    */
-  agent?: string;
+  agent?: string | HarnessAgent<O>;
   /** New sessions: the model (`gpt-4o-mini`, `scripted:<file>`; default HARNESS_MODEL or the config file's). */
   model?: string;
   /** New sessions: the policy mode (default `ask`, or HARNESS_POLICY, or the config file's). */
@@ -70,6 +75,13 @@ export interface SendOptions {
    * 16 KiB), which they read as `ctx.metadata`. It is never put into the model's messages.
    */
   metadata?: SessionMetadata;
+  /**
+   * New sessions: structured output, a zod object schema every turn's final answer must match
+   * (an answer that does not is sent back to the model, limits.outputRetries times, then the turn
+   * fails with OUTPUT_INVALID); `result.output` is the validated object, typed by the schema. An
+   * agent's session may name the agent's own schema only.
+   */
+  output?: z.ZodType<O>;
   /** Step limit of this turn. */
   maxSteps?: number;
   /** @internal The configuration already resolved (the CLI resolves it before connecting); null: the session exists, send none. */
@@ -87,8 +99,11 @@ export interface SentMessage {
   events(opts?: Omit<EventOptions, 'turnId'>): AsyncIterable<HarnessEvent>;
 }
 
+/** A turn's outcome (done, or waiting on a human) with `result.output` of type `O` (the session's structured output). */
+export type TypedOutcome<O = unknown> = { kind: 'done'; result: TurnResult<O> } | Extract<TurnOutcome, { kind: 'waiting' }>;
+
 /** A turn's outcome (done, or waiting on a human) with where it is. */
-export type RunOutcome = TurnOutcome & SentMessage;
+export type RunOutcome<O = unknown> = TypedOutcome<O> & SentMessage;
 
 /** What a decision applied to: the turn to wait on, the calls decided, what an `always` granted. */
 export interface Decided {
@@ -130,6 +145,7 @@ export class HarnessClient {
   ) {}
 
   /** Sends a message (starting the session when it is new) and returns the turn it started, without waiting. */
+  send<O = unknown>(text: string, opts?: SendOptions<O>): Promise<SentMessage>;
   async send(text: string, opts: SendOptions = {}): Promise<SentMessage> {
     const sessionId = opts.sessionId ?? newSessionId();
     // Refused before anything is read or started.
@@ -151,12 +167,14 @@ export class HarnessClient {
   }
 
   /** Sends a message and waits until its turn ends or waits on a human (then approve, deny or answer, and wait). */
+  run<O = unknown>(text: string, opts?: SendOptions<O> & { wait?: WaitOptions }): Promise<RunOutcome<O>>;
   async run(text: string, opts: SendOptions & { wait?: WaitOptions } = {}): Promise<RunOutcome> {
     const sent = await this.send(text, opts);
     return this.withEvents({ ...sent, ...(await this.wait(sent.turnId, opts.wait)) });
   }
 
-  /** Waits until the turn ends or waits on a human, riding out outages (bounded by `timeoutMs`). */
+  /** Waits until the turn ends or waits on a human, riding out outages (bounded by `timeoutMs`); `O` types `result.output`. */
+  wait<O = unknown>(turnId: string, opts?: WaitOptions): Promise<TypedOutcome<O>>;
   wait(turnId: string, opts: WaitOptions = {}): Promise<TurnOutcome> {
     return waitForTurn(this.temporal, turnId, opts);
   }
@@ -275,12 +293,12 @@ export class HarnessClient {
   /** The configuration a new session starts with; undefined for one that exists (it keeps its own). */
   private async configFor(sessionId: string, o: SendOptions): Promise<SessionConfig | undefined> {
     const shaping =
-      o.model !== undefined || o.policy !== undefined || o.configFile !== undefined || o.systemPrompt !== undefined || o.requireTools !== undefined || o.metadata !== undefined || o.agent !== undefined;
+      o.model !== undefined || o.policy !== undefined || o.configFile !== undefined || o.systemPrompt !== undefined || o.requireTools !== undefined || o.metadata !== undefined || o.agent !== undefined || o.output !== undefined;
     if (o.sessionId && (await sessionExists(this.temporal, sessionId))) {
       if (shaping) throw existingSession(sessionId);
       return undefined;
     }
-    const flags = { ...(o.model ? { model: o.model } : {}), ...(o.configFile ? { config: o.configFile } : {}), ...(o.policy ? { policy: o.policy } : {}), ...(o.agent !== undefined ? { agent: o.agent } : {}) };
+    const flags = { ...(o.model ? { model: o.model } : {}), ...(o.configFile ? { config: o.configFile } : {}), ...(o.policy ? { policy: o.policy } : {}), ...(o.agent !== undefined ? { agent: typeof o.agent === 'string' ? o.agent : o.agent.name } : {}) };
     // Loaded only for a new session: the config's schemas (zod, the policy) cost a client that only
     // reads or decides (`harness status`, `approve`) ~0.1 s of CPU to load.
     const { resolveSessionConfig } = await import('../config/resolve');
@@ -289,13 +307,23 @@ export class HarnessClient {
     if (required.some((t) => typeof t !== 'string' || t === '')) throw new UsageError('requireTools must be tool names');
     // Of an agent's session, what is set here is the session's own choice, which the worker checks.
     const agentSet = config.agentSet ? { agentSet: [...config.agentSet, ...(o.systemPrompt !== undefined ? ['systemPrompt' as const] : []), ...(required.length ? ['tools' as const] : [])] } : {};
-    return { ...config, ...(o.systemPrompt !== undefined ? { systemPrompt: o.systemPrompt } : {}), ...(required.length ? { tools: { required } } : {}), ...agentSet };
+    const output = o.output === undefined ? undefined : await outputSpec(o.output);
+    return { ...config, ...(o.systemPrompt !== undefined ? { systemPrompt: o.systemPrompt } : {}), ...(required.length ? { tools: { required } } : {}), ...agentSet, ...(output ? { output } : {}) };
   }
 }
 
 /** Settings given for a session that exists: it keeps those it started with. */
 function existingSession(sessionId: string): UsageError {
-  return new UsageError(`session ${sessionId} already exists and keeps the settings it started with`, 'drop agent, model, policy, configFile, systemPrompt, requireTools and metadata to continue it');
+  return new UsageError(`session ${sessionId} already exists and keeps the settings it started with`, 'drop agent, model, policy, configFile, systemPrompt, requireTools, metadata and output to continue it');
+}
+
+/** The JSON schema a session records for an output schema; a schema that cannot be one is a UsageError. */
+async function outputSpec(schema: unknown): Promise<OutputSpec> {
+  // Loaded only for a session with structured output (zod's JSON schema conversion).
+  const { outputSpecOf } = await import('./output');
+  const spec = outputSpecOf(schema);
+  if ('problem' in spec) throw new UsageError(spec.problem, 'give a zod object schema of JSON types (z.object({ ... })), at most 16 KiB as JSON schema');
+  return spec;
 }
 
 /** A new session id (the CLI's too): sortable by time, unique enough for one user. */

@@ -14,9 +14,13 @@ import { agentSpec, type HarnessAgent } from '../config/agents';
 import { budgetSchema } from '../config/budget';
 import { limitsSchema, type LimitsConfig } from '../config/limits';
 import { mcpServersSchema, resolveMcpServers, type McpServerDeclaration } from '../config/mcp';
+import { outputSpecOf, type OutputOf } from './output';
 
-/** What defineAgent takes. Relative paths (`scripted:<file>`, skills folders, a server's `cwd`) start at the process's working directory. */
-export interface AgentDefinitionInput {
+/**
+ * What defineAgent takes. Relative paths (`scripted:<file>`, skills folders, a server's `cwd`) start at the process's working directory.
+ * `S` is the zod object schema of its structured output, when it has one.
+ */
+export interface AgentDefinitionInput<S extends z.ZodObject | undefined = undefined> {
   /** What sessions name it by: letters, digits, `_` and `-`, starting with a letter (at most 64). */
   name: string;
   /** The system prompt of its sessions. */
@@ -35,6 +39,12 @@ export interface AgentDefinitionInput {
   limits?: LimitsConfig;
   /** What a turn and a session may spend, in tokens or USD (harness.config.json's `limits.budget`). */
   budget?: Budget;
+  /**
+   * Structured output: a zod object schema every turn's final answer must match (the model is
+   * told it; an answer that does not match goes back to it, limits.outputRetries times, then the
+   * turn fails with OUTPUT_INVALID). The turn's result carries the validated object as `output`.
+   */
+  output?: S;
 }
 
 /** Raised for a malformed agent definition, before anything runs; the message is one line naming the agent and the field. */
@@ -42,17 +52,16 @@ export class AgentDefinitionError extends Error {
   override name = 'AgentDefinitionError';
 }
 
-const FIELDS: ReadonlyArray<keyof AgentDefinitionInput> = ['name', 'instructions', 'model', 'tools', 'mcpServers', 'skills', 'policy', 'limits', 'budget'];
+const FIELDS: ReadonlyArray<keyof AgentDefinitionInput> = ['name', 'instructions', 'model', 'tools', 'mcpServers', 'skills', 'policy', 'limits', 'budget', 'output'];
 
 /** Checks an agent definition and returns the agent; a mistake throws AgentDefinitionError naming the agent and the field. */
-export function defineAgent(def: AgentDefinitionInput): HarnessAgent {
+export function defineAgent<S extends z.ZodObject | undefined = undefined>(def: AgentDefinitionInput<S>): HarnessAgent<OutputOf<S>> {
   const where = `agent ${JSON.stringify(def?.name)}`;
   const fail = (what: string): never => {
     throw new AgentDefinitionError(`${where}: ${what}`);
   };
   if (typeof def !== 'object' || def === null) throw new AgentDefinitionError('defineAgent takes an object: { name, instructions, model, ... }');
   for (const key of Object.keys(def)) {
-    if (key === 'output') fail('output (a structured answer) is not supported yet');
     if (!(FIELDS as readonly string[]).includes(key)) fail(`unknown field "${key}" (an agent has ${FIELDS.join(', ')})`);
   }
   if (typeof def.name !== 'string' || !AGENT_NAME.test(def.name)) fail(`name must match ${AGENT_NAME}`);
@@ -65,6 +74,8 @@ export function defineAgent(def: AgentDefinitionInput): HarnessAgent {
   if (!Array.isArray(skills) || skills.some((f) => typeof f !== 'string' || f === '')) fail('skills must be a list of folders');
   const limits = checked('limits', limitsSchema, def.limits ?? {}, fail);
   const budget = def.budget === undefined ? undefined : checked('budget', budgetSchema, def.budget, fail);
+  const output = def.output === undefined ? undefined : outputSpecOf(def.output);
+  if (output && 'problem' in output) fail(output.problem);
   let policy: Policy;
   try {
     policy = parsePolicy(def.policy);
@@ -84,8 +95,9 @@ export function defineAgent(def: AgentDefinitionInput): HarnessAgent {
       skills,
       tools: tools.map((t) => t.name),
       baseDir: process.cwd(),
+      ...(output && !('problem' in output) ? { output } : {}),
     });
-    return Object.freeze({ name: def.name, tools: Object.freeze([...tools]), spec });
+    return Object.freeze({ name: def.name, tools: Object.freeze([...tools]), spec, ...(def.output ? { output: def.output as unknown as z.ZodType<OutputOf<S>> } : {}) });
   } catch (err) {
     if (err instanceof UsageError) return fail(err.message);
     throw err;

@@ -5,11 +5,13 @@
  * agent; the worker gives it these settings (activities/agents.ts).
  */
 import path from 'node:path';
+import type { z } from 'zod';
 import type { Limits, ModelSpec } from '../deterministic/session-config';
 import type { Budget } from '../deterministic/budget';
 import type { McpServerSpec } from '../deterministic/mcp';
 import type { HarnessTool } from '../deterministic/custom-tools';
 import type { Price, Pricing } from '../deterministic/pricing';
+import type { OutputSpec } from '../deterministic/output';
 import { freezePolicy } from '../deterministic/policy';
 import { parsePolicy, type Policy } from '../deterministic/policy/schema';
 import { UsageError } from '../machine/errors';
@@ -36,6 +38,8 @@ export interface AgentSpec {
   skills: string[];
   /** The worker's custom tools its sessions are offered, by name. */
   tools: string[];
+  /** Structured output: its sessions' turns end with a JSON object of this schema. */
+  output?: OutputSpec;
 }
 
 /** What an agent is made of, checked field by field by its caller (the file's schema, defineAgent). */
@@ -55,6 +59,8 @@ export interface AgentParts {
   baseUrl?: string;
   /** Prices over the shipped table (a worker config file's `prices`). */
   prices?: Record<string, Price>;
+  /** Structured output (checked by the caller). */
+  output?: OutputSpec;
 }
 
 /**
@@ -76,6 +82,7 @@ export function agentSpec(p: AgentParts): AgentSpec {
     mcpServers: p.mcpServers,
     skills: p.skills.map((f) => path.resolve(p.baseDir, f)),
     tools: [...p.tools],
+    ...(p.output ? { output: p.output } : {}),
   };
 }
 
@@ -117,9 +124,14 @@ export function agentsOfFile(
   });
 }
 
-/** An agent made by defineAgent (api/define-agent.ts): its spec and the tools it brings to the worker. */
-export interface HarnessAgent {
+/**
+ * An agent made by defineAgent (api/define-agent.ts): its spec and the tools it brings to the
+ * worker. `O` is the type of its turns' `output` (unknown without structured output).
+ */
+export interface HarnessAgent<O = unknown> {
   readonly name: string;
+  /** Its structured output's schema (defineAgent's `output`): `run(text, { agent })` types `result.output` by it. */
+  readonly output?: z.ZodType<O>;
   /** Its custom tools: they join the worker's (createHarnessWorker's `tools`). */
   readonly tools: readonly HarnessTool[];
   /** What the worker holds of it. */

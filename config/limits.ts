@@ -28,6 +28,8 @@ export const limitFields = {
   maxOutputTokens: positiveInt.max(1_000_000),
   /** How long a sandbox call waits for its host's worker before the session moves to another host (default 60). */
   hostTimeoutSec: z.number().min(5).max(3600),
+  /** With structured output: how many final answers that do not match it go back to the model before the turn fails (default 2). */
+  outputRetries: z.number().int().min(0).max(10),
 };
 
 /** An agent's `limits`: every limit but the budget (an agent gives that as `budget`). */
@@ -55,5 +57,6 @@ export function limitsOf(l: LimitsConfig & { budget?: Budget }): Limits {
     maxOutputTokens: l.maxOutputTokens ?? DEFAULT_LIMITS.maxOutputTokens,
     ...(l.budget ? { budget: l.budget } : {}),
     ...(l.hostTimeoutSec !== undefined ? { hostTimeoutMs: sec(l.hostTimeoutSec, 0) } : {}),
+    ...(l.outputRetries !== undefined ? { outputRetries: l.outputRetries } : {}),
   };
 }

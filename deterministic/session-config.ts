@@ -10,6 +10,7 @@ import type { ToolModeSetting } from './tool-mode';
 import type { Budget } from './budget';
 import type { Pricing } from './pricing';
 import type { SessionMetadata } from './metadata';
+import type { OutputSpec } from './output';
 
 /** How the model is reached. `scripted` carries its script so any worker can serve it. */
 export type ModelSpec =
@@ -59,6 +60,8 @@ export interface Limits {
   budget?: Budget;
   /** How long a call waits for its sandbox host's worker before the session moves to another host (absent: deterministic/host.ts's default). */
   hostTimeoutMs?: number;
+  /** With structured output: how many final answers that do not match it are sent back before the turn fails (absent: deterministic/output.ts's default). */
+  outputRetries?: number;
 }
 
 /** Defaults used when neither flag, environment nor config file says otherwise. */
@@ -104,6 +107,11 @@ export interface SessionConfig {
   metadata?: SessionMetadata;
   /** The price of the session's model, fixed when it starts (absent in sessions from before prices). */
   pricing?: Pricing;
+  /**
+   * Structured output: every turn's final answer must be a JSON object matching this schema
+   * (deterministic/output.ts); the turn's result carries the validated object as `output`.
+   */
+  output?: OutputSpec;
   /**
    * Carry the whole conversation in every model call's input, as turns did before the message
    * store. For the history benchmark's comparison only: not settable from a config file.

@@ -159,10 +159,12 @@ export interface TurnResume {
   /** The session's sandbox host as the previous run left it, and the workspace the turn began with (to restore on another host). */
   host?: HostRef;
   workspace?: WorkspaceSnapshot;
+  /** With structured output: the final answers so far that did not match it. */
+  invalidOutputs?: number;
 }
 
-/** Output of turnWorkflow. */
-export interface TurnResult {
+/** Output of turnWorkflow; `O` is the type of `output` when the caller knows the session's output schema. */
+export interface TurnResult<O = unknown> {
   sessionId: string;
   turnId: string;
   turn: number;
@@ -192,7 +194,11 @@ export interface TurnResult {
   customTools?: CustomToolSet;
   /** How this turn offered the tools (native or text) and why: the session keeps it for later turns. */
   toolMode?: ToolModeDecision;
+  /** With structured output (the session's `output`): the final answer as the validated object. */
+  output?: O;
   error?: string;
+  /** What kind of failure `error` is, when it has one: OUTPUT_INVALID (no answer matched the output schema). */
+  error_type?: string;
   /** Model call attempts beyond the first (retries), over every run of the turn. */
   retriedAttempts?: number;
   /** What the turn spent (model calls, compressions, wasted attempts), priced with the session's pricing. */

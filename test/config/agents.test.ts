@@ -89,8 +89,13 @@ describe('defineAgent', () => {
     [{ budget: { turn: { usd: 1 } } }, /^agent "a": limits\.budget\.turn\.usd: the model no-such-model has no price/],
     [{ policy: { mode: 'yolo' } }, /^agent "a": policy\.mode: /],
     [{ model: 'scripted:missing.json' }, /^agent "a": .*missing\.json/],
-    [{ tool: [lookup] }, /^agent "a": unknown field "tool" \(an agent has name, instructions, model, tools, mcpServers, skills, policy, limits, budget\)$/],
-    [{ output: { type: 'object' } }, /^agent "a": output \(a structured answer\) is not supported yet$/],
+    [{ tool: [lookup] }, /^agent "a": unknown field "tool" \(an agent has name, instructions, model, tools, mcpServers, skills, policy, limits, budget, output\)$/],
+    [{ output: { type: 'object' } }, /^agent "a": output must be a zod object schema \(z\.object\(\{ \.\.\. \}\)\)$/],
+    [{ output: z.string() }, /^agent "a": output must be a zod object schema/],
+    [{ output: z.object({ at: z.date() }) }, /^agent "a": output cannot be expressed as JSON schema \(Date cannot be represented in JSON Schema\)/],
+    [{ output: z.object({ n: z.string().transform((s) => s.length) }) }, /^agent "a": output cannot be expressed as JSON schema \(Transforms cannot be represented/],
+    [{ output: z.object(Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`field_number_${i}`, z.string().describe('a field of the answer')]))) }, /^agent "a": output: the schema is larger than 16 KiB as JSON schema \(\d+ characters\)$/],
+    [{ limits: { outputRetries: 11 } }, /^agent "a": limits\.outputRetries: /],
   ])('refuses %j in one line naming the field', (fields, message) => {
     const def = { name: 'a', instructions: 'Do things.', model: 'no-such-model', ...fields } as Parameters<typeof defineAgent>[0];
     let err: unknown;

@@ -40,6 +40,7 @@ import {
   RECORDS_CHUNK,
 } from './step';
 import { answerFromRecord } from './recorded-effects';
+import { outputEnd, promptOf, turnOutput } from './output';
 
 /** One admitted call the loop hands to ops.executeTool (every tool that does not run in the workflow). */
 export interface ToolExecution {
@@ -118,6 +119,13 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
 
   const done = (terminated_by: TerminatedBy, answer: string, steps: number, error?: string): TurnResult =>
     turnResult(input, opts, s, { terminated_by, answer, steps, error }, ops.spent?.());
+  // With structured output, a final answer that does not match it goes back to the model (output.ts).
+  const output = turnOutput(input);
+  const answered = (by: TerminatedBy, answer: string, steps: number): TurnResult | undefined => {
+    if (!output.check) return done(by, answer, steps);
+    const end = outputEnd(output.check, s, by, answer, steps);
+    return end && turnResult(input, opts, s, end, ops.spent?.());
+  };
   const addResult = (callId: string, outcome: ToolOutcome) => {
     s.conversation.addResult(callId, outcome);
     s.open = s.open.filter((c) => c.id !== callId);
@@ -126,6 +134,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
   const first = input.resume?.step ?? 1;
   let step = first;
   if (opts.refuse) return done('failed', `The turn could not start: ${opts.refuse}`, 0, opts.refuse);
+  if (output.refuse) return turnResult(input, opts, s, output.refuse, ops.spent?.());
   try {
     return await loop();
   } catch (err) {
@@ -139,7 +148,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
       const stopHere = continuationPoint(s.conversation, step, first);
       if (stopHere && ops.shouldContinueAsNew?.()) return { continueAsNew: resumeAt(s, opts, step, stopHere, ops.spent?.()) };
       ops.onStep?.(step);
-      const system = buildSystemMessage(input.config.systemPrompt, s.memory, opts.context);
+      const system = buildSystemMessage(promptOf(input, output.check), s.memory, opts.context);
       const compression = input.config.compression;
       if (compression && ops.compressContext && overThreshold(s.conversation, system, compression)) {
         try {
@@ -167,7 +176,11 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
       countReply(s, reply);
       const calls = stepCalls(reply, input.turn, step);
       s.conversation.replied(reply, assistantMessage(reply, calls));
-      if (calls.length === 0) return done('final_answer', reply.content ?? '', step);
+      if (calls.length === 0) {
+        const end = answered('final_answer', reply.content ?? '', step);
+        if (end) return end;
+        continue;
+      }
       s.open = [...calls];
 
       const verdict = s.repeat.observe(calls);
@@ -189,7 +202,10 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
         s.toolCalls.push(callRecord(j, step, result));
         addResult(j.call.id, result);
       }
-      if (tally.finishAnswer !== undefined) return done('finish', tally.finishAnswer, step);
+      if (tally.finishAnswer !== undefined) {
+        const end = answered('finish', tally.finishAnswer, step);
+        if (end) return end;
+      }
       // A server said its tool list changed: the next step offers what it lists now.
       if (tally.relist.size && s.mcpTools && opts.mcp && ops.rediscoverMcp) {
         const next = await ops.rediscoverMcp(s.mcpTools, [...tally.relist]);

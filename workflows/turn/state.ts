@@ -46,6 +46,8 @@ export interface LoopState {
   conversation: TurnConversation;
   /** Calls of the current step without a result yet (a cancellation answers them with an error). */
   open: ToolCall[];
+  /** With structured output: the final answers so far that did not match it. */
+  invalidOutputs: number;
 }
 
 /** The loop's state at the start of a run: fresh, or as the previous run of the turn left it. */
@@ -69,6 +71,7 @@ export function startLoop(input: TurnInput, opts: TurnOptions): LoopState {
     lastContent: r?.lastContent ?? '',
     conversation: startConversation(input, opts),
     open: [],
+    invalidOutputs: r?.invalidOutputs ?? 0,
   };
 }
 
@@ -86,11 +89,14 @@ export interface TurnEnd {
   answer: string;
   steps: number;
   error?: string;
+  /** With structured output: the validated answer, or why none was (error_type OUTPUT_INVALID). */
+  output?: unknown;
+  errorType?: string;
 }
 
 /** The turn's result from the loop's state, as the session records it. */
 export function turnResult(input: TurnInput, opts: TurnOptions, s: LoopState, end: TurnEnd, spent: Spent | undefined): TurnResult {
-  const { terminated_by, answer, steps, error } = end;
+  const { terminated_by, answer, steps, error, output, errorType } = end;
   return {
     sessionId: input.sessionId,
     turnId: input.turnId,
@@ -109,7 +115,9 @@ export function turnResult(input: TurnInput, opts: TurnOptions, s: LoopState, en
     ...(s.mcpChanged && s.mcpTools ? { mcpTools: s.mcpTools } : {}),
     ...(opts.custom?.listed ? { customTools: opts.custom.tools } : {}),
     ...(s.retriedAttempts ? { retriedAttempts: s.retriedAttempts } : {}),
+    ...(output !== undefined ? { output } : {}),
     ...(error ? { error } : {}),
+    ...(errorType ? { error_type: errorType } : {}),
     ...resultSpend(spent),
   };
 }
@@ -131,6 +139,7 @@ export function resumeAt(s: LoopState, opts: TurnOptions, next: number, c: Store
     storedToolCalls: s.storedToolCalls,
     conversation: c.snapshot(),
     ...(s.mcpChanged && s.mcpTools ? { mcpTools: s.mcpTools } : {}),
+    ...(s.invalidOutputs ? { invalidOutputs: s.invalidOutputs } : {}),
     ...resumeSpend(spent),
     prepared: {
       ...(opts.context?.skillsIndex ? { skillsIndex: opts.context.skillsIndex } : {}),
