@@ -47,6 +47,7 @@ import { projectRoot } from '../machine/paths';
 import { procStat, TICK_MS, type ProcStat } from './cpu';
 import { freePort } from '../scripts/scratch';
 import { fmt, median, percentile } from './stats';
+import { stopChildProcess } from './child-stop';
 
 const NS = (process.env.BENCH_N ?? '10,50,100').split(',').map(Number);
 const WORKERS = (process.env.BENCH_WORKERS ?? '1,2').split(',').map(Number);
@@ -236,14 +237,8 @@ async function startWorker(env: NodeJS.ProcessEnv, name: string): Promise<Worker
 }
 
 async function stopWorker(w: Worker): Promise<void> {
-  const c = w.child;
-  if (c.exitCode === null && c.signalCode === null) {
-    const gone = new Promise<void>((resolve) => c.once('exit', () => resolve()));
-    c.kill('SIGTERM');
-    await Promise.race([gone, sleep(20_000)]);
-    if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  }
-  children.delete(c);
+  await stopChildProcess(w.child);
+  children.delete(w.child);
 }
 
 // ---- the sandbox containers of a home ----

@@ -35,6 +35,7 @@ import { freePort } from '../scripts/scratch';
 import { requestGaps } from './step-turn';
 import { processCpuMs } from './cpu';
 import { fmt, median } from './stats';
+import { stopChildProcess } from './child-stop';
 
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 12);
 const STEPS = Number(process.env.BENCH_STEPS ?? 10);
@@ -100,14 +101,8 @@ async function startWorker(arm: Arm, address: string, modelUrl: string): Promise
 }
 
 async function stopWorker(w: WorkerProc): Promise<void> {
-  const c = w.child;
-  if (c.exitCode === null && c.signalCode === null) {
-    const gone = new Promise<void>((resolve) => c.once('exit', () => resolve()));
-    c.kill('SIGTERM');
-    await Promise.race([gone, sleep(20_000)]);
-    if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-  }
-  children.delete(c);
+  await stopChildProcess(w.child);
+  children.delete(w.child);
   rmSync(w.home, { recursive: true, force: true });
 }
 
