@@ -24,12 +24,6 @@ import type { HostMove, HostRef } from './host';
 import type { WorkspaceSnapshot } from './snapshot';
 import type { SessionState } from './session-state';
 
-export { DEFAULT_LIMITS } from './session-config';
-export type { Limits, ModelRef, ModelSpec, SessionConfig } from './session-config';
-export type { ApprovalRecord, PolicyRecord, ToolCallRecord } from './call-records';
-export type { EffectCall, ForkPrepared, ForkSpec, ForkWrite, RecordedDecision, RecordedEffects, RerunReport } from './fork';
-export type { Pending, PendingApproval, SessionState, SessionStatus, TurnState } from './session-state';
-export { addUsage, NO_USAGE, subtractUsage } from './usage';
 
 /** What one session carries across turns and across continue-as-new. */
 export interface SessionCarry {

@@ -18,7 +18,7 @@ import { trustedPart } from '../../config/trust';
 import { workerDeclarations } from '../../workers/declarations';
 import { WorkerDeclarations } from '../../activities/declarations';
 import { agentTools, resolveAgent } from '../../activities/agents';
-import type { SessionConfig } from '../../deterministic/session';
+import type { SessionConfig } from '../../deterministic/session-config';
 import { UsageError } from '../../machine/errors';
 
 const lookup = defineTool({

@@ -7,16 +7,9 @@ import type { ModelReply } from '../../deterministic/activity-types';
 import { builtinRegistry } from '../../deterministic/builtin-tools';
 import { EMPTY_CONVERSATION } from '../../deterministic/conversation';
 import type { Rule } from '../../deterministic/policy';
-import {
-  addUsage,
-  NO_USAGE,
-  type CompressionRecord,
-  type TerminatedBy,
-  type ToolCallRecord,
-  type TurnInput,
-  type TurnResult,
-  type TurnResume,
-} from '../../deterministic/session';
+import { type CompressionRecord, type TerminatedBy, type TurnInput, type TurnResult, type TurnResume } from '../../deterministic/session';
+import { addUsage, NO_USAGE } from '../../deterministic/usage';
+import { type ToolCallRecord } from '../../deterministic/call-records';
 import type { McpToolSet } from '../../deterministic/mcp';
 import type { ToolRegistry } from '../../deterministic/tools';
 import type { ChatMessage, ToolCall, Usage } from '../../deterministic/types';
