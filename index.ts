@@ -39,7 +39,7 @@ export type {
   BudgetWaitEvent,
   BudgetDecidedEvent,
   FinalEvent,
-} from './client/watch/turn-events';
+} from './client/watch/event-types';
 export type { EventOptions } from './client/watch/follow-events';
 export type { TerminatedBy, TurnResult } from './deterministic/session';
 export type { Pending, PendingApproval, SessionState, TurnState } from './deterministic/session-state';

@@ -29,7 +29,7 @@ import type { OpenedStore } from '../history/trace/payloads';
 import { openHome } from '../machine/home';
 import { decideBudget, type BudgetDecided } from '../client/budget-client';
 import type { EventOptions } from '../client/watch/follow-events';
-import type { HarnessEvent } from '../client/watch/turn-events';
+import type { HarnessEvent } from '../client/watch/event-types';
 import type { BudgetDecisionInput } from '../deterministic/messages';
 import type { OutputSpec } from '../deterministic/output';
 

@@ -10,7 +10,8 @@ import { UsageError, UserError } from '../../machine/errors';
 import { formatTurnId, parseTurnId, sessionOfTurnId, turnNumberOf } from '../../deterministic/turn-id';
 import { HistoryFollower } from './follow';
 import { turnsOf } from './live';
-import { isAfter, TurnEventReader, type EventPosition, type HarnessEvent } from './turn-events';
+import { isAfter, TurnEventReader } from './turn-events';
+import type { EventPosition, HarnessEvent } from './event-types';
 import type { Trouble } from '../wait-progress';
 
 /** Where to follow from and how to stop. */

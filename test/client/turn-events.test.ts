@@ -12,7 +12,8 @@ import { decodeEvents, type HistoryEvent } from '../../history/trace/events';
 import type { Run } from '../../history/trace/runs';
 import { readTimeline } from '../../history/trace/timeline';
 import { buildTurnSpans } from '../../history/trace/turn-spans';
-import { isAfter, TurnEventReader, type HarnessEvent } from '../../client/watch/turn-events';
+import { isAfter, TurnEventReader } from '../../client/watch/turn-events';
+import type { HarnessEvent } from '../../client/watch/event-types';
 
 const DIR = path.join(__dirname, '..', 'histories');
 
