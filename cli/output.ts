@@ -9,7 +9,7 @@ import type { Pending, PendingApproval, TurnState } from '../deterministic/sessi
 import { escapeForTerminal } from '../machine/terminal/escape';
 import { budgetLine } from '../deterministic/budget';
 import { splitNotDeclared } from '../deterministic/errors';
-import { argLine, callView } from '../client/call-view';
+import { argLine, callView } from '../machine/call-view';
 import { Control, type Text } from '../machine/terminal/text';
 import { writeErr, writeErrLine, writeJson, writeJsonLines, writeOut } from '../machine/terminal/write';
 import { snakeKeys } from './json-casing';
@@ -85,7 +85,7 @@ export function turnExitCode(r: TurnResult): number {
 
 /**
  * A call that waits for approval, as lines: `callId: tool [command]  [risk …; rule …: reason]`,
- * then every other argument on a line of its own (client/call-view.ts), a long one cut with its
+ * then every other argument on a line of its own (machine/call-view.ts), a long one cut with its
  * size and the `harness show` command that prints it whole. Everything the model chose is
  * escaped: what a person approves is what they read, all of it.
  */

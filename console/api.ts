@@ -19,7 +19,7 @@ import type { PolicyCall } from '../deterministic/policy/match';
 import type { Policy } from '../deterministic/policy/schema';
 import { listSessions, type SessionRow } from '../client/session-list';
 import { openMessageStore } from '../client/store-reader';
-import { callView, CLIPPED_CHARS, INLINE_MAX, showCommand, type ArgView, type CallView } from '../client/call-view';
+import { callView, CLIPPED_CHARS, INLINE_MAX, showCommand, type ArgView, type CallView } from '../machine/call-view';
 import { isBlobArg } from '../deterministic/conversation';
 import { loadLedger } from '../history/ledger/load';
 import { moneyText, tallyText } from '../history/ledger/render';
@@ -143,7 +143,7 @@ type ConsoleArgView = ArgView & { lines?: string };
 type ConsoleCallView = Omit<CallView, 'args'> & { args: ConsoleArgView[] };
 
 /**
- * The call's view (client/call-view.ts: every argument, none left out), with each string that
+ * The call's view (machine/call-view.ts: every argument, none left out), with each string that
  * holds a newline (a file's content; never a command) also as its lines, so the page can show them as text in a
  * `pre` rather than one JSON line of `\n`s; a long one its first lines, as the view cuts it.
  */

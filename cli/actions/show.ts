@@ -1,7 +1,7 @@
 /** What `harness show` does (cli/commands/show.ts defines it and loads this when it runs). */
 import type { CliContext } from '../context';
 import { callDetail, type CallDetail } from '../../client/call-detail';
-import { INLINE_MAX } from '../../client/call-view';
+import { INLINE_MAX } from '../../machine/call-view';
 import { openMessageStore } from '../../client/store-reader';
 import { escapeForTerminal } from '../../machine/terminal/escape';
 import { EXIT, print, printJson, say } from '../output';

@@ -8,7 +8,7 @@ import type { SpanChange } from './live';
 import type { Escaper } from '../../history/trace/render';
 import type { Span } from '../../history/trace/types';
 import { styled, type Style, type Text } from '../../machine/terminal/text';
-import { argLine, callView } from '../call-view';
+import { argLine, callView } from '../../machine/call-view';
 
 /** What the lines are for. */
 interface LiveLineOptions {
@@ -86,7 +86,7 @@ export function liveLine(c: SpanChange, o: LiveLineOptions): Text | undefined {
 
 /**
  * A call waiting for approval: the tool (and its command), the rule, then every other argument on
- * a line of its own (client/call-view.ts), as every approval view shows it.
+ * a line of its own (machine/call-view.ts), as every approval view shows it.
  */
 function approvalWait(s: Span, o: LiveLineOptions, step: Text, label: Text): Text {
   const input = s.input as Record<string, unknown>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { argLine, callView, INLINE_MAX } from '../../client/call-view';
+import { argLine, callView, INLINE_MAX } from '../../machine/call-view';
 
 describe('callView', () => {
   it('puts a short command beside the tool and lists every other argument, none left out', () => {
