@@ -97,6 +97,8 @@ export function resolveAgent(config: SessionConfig, declarations: WorkerDeclarat
     ...(folders.length ? { skills: { folders: [...folders] } } : {}),
     ...(required.length ? { tools: { required: [...required] } } : {}),
     ...(agent.output ? { output: agent.output } : {}),
+    // The session's own webhook (checked against the worker's declarations next), else the agent's.
+    ...(config.notify ? { notify: config.notify } : agent.notify ? { notify: { url: agent.notify.url } } : {}),
     agent: agent.name,
     agentResolved: true,
   };

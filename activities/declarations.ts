@@ -18,6 +18,7 @@ import type { Declared } from '../config/declarations';
 import type { AgentSpec } from '../config/agents';
 import { projectRoot } from '../machine/paths';
 import { DEFAULT_MODEL_ENDPOINT, keyBoundHosts } from './model/keys';
+import type { WebhookDeclaration } from '../deterministic/webhook';
 
 
 
@@ -32,8 +33,11 @@ export class WorkerDeclarations {
   private readonly hosts: Set<string>;
   /** The agents sessions may run as, by name. */
   private readonly agents: Map<string, AgentSpec>;
+  /** Webhooks by their exact URL. */
+  private readonly webhooks: Map<string, WebhookDeclaration>;
 
   constructor(declared: Declared = {}) {
+    this.webhooks = new Map();
     this.servers = new Map();
     this.endpoints = new Set();
     this.folders = new Set();
@@ -57,6 +61,7 @@ export class WorkerDeclarations {
       skillFolders: [path.join(projectRoot(), 'skills'), ...skillsDirs, ...(more.skillFolders ?? [])],
       privateHosts: more.privateHosts ?? [],
       agents: more.agents ?? [],
+      webhooks: more.webhooks ?? [],
     });
   }
 
@@ -72,9 +77,11 @@ export class WorkerDeclarations {
       const key = hostKey(h);
       if (key) this.hosts.add(key);
     }
-    // An agent's servers and folders are declared with it.
+    for (const w of more.webhooks ?? []) this.webhooks.set(w.url, w);
+    // An agent's servers, folders and webhook are declared with it.
     for (const a of more.agents ?? []) {
       this.agents.set(a.name, a);
+      if (a.notify) this.webhooks.set(a.notify.url, a.notify);
       for (const s of a.mcpServers) this.servers.set(s.name, s);
       for (const f of a.skills) this.folders.add(path.resolve(f));
     }
@@ -138,6 +145,17 @@ export class WorkerDeclarations {
     });
   }
 
+  /**
+   * The declared webhook a session names by its URL (exactly as declared): nothing is sent to a
+   * URL a session's input made up, so an input cannot point the worker at an arbitrary host.
+   */
+  webhook(url: string): WebhookDeclaration {
+    const declared = this.webhooks.get(url);
+    if (declared) return declared;
+    const n = this.webhooks.size;
+    throw notDeclared(`the webhook ${JSON.stringify(url)} is not declared on this worker (${n ? `it declares ${n} webhook${n === 1 ? '' : 's'}` : 'it declares none'})`);
+  }
+
   /** One line for the worker's start: what it declared beyond the defaults. */
   describe(): string {
     const parts = [
@@ -146,6 +164,7 @@ export class WorkerDeclarations {
       this.folders.size ? `skills folders ${[...this.folders].join(',')}` : '',
       this.hosts.size ? `private hosts ${[...this.hosts].join(',')}` : '',
       this.agents.size ? `agents ${this.agentNames().join(',')}` : '',
+      this.webhooks.size ? `webhooks ${this.webhooks.size}` : '',
     ];
     return parts.filter(Boolean).join('; ');
   }

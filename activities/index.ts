@@ -56,6 +56,7 @@ import { createHostActivities } from './sandbox-host';
 import type { HostRef } from '../deterministic/host';
 import { WorkerDeclarations } from './declarations';
 import { agentTools, resolveAgent } from './agents';
+import { createWebhookActivities } from './webhook';
 import type { SessionConfig } from '../deterministic/session-config';
 
 /** What the activities depend on. */
@@ -199,6 +200,9 @@ export function createActivities(deps: ActivityDeps) {
     },
 
     ...createHostActivities({ home: deps.home, ...(deps.host ? { host: deps.host } : {}), store: messageStore }),
+
+    // checkNotify, deliverWebhook: a session's webhook, only to a URL this worker declared.
+    ...createWebhookActivities({ env: deps.env, declarations }),
 
     /**
      * A session that names an agent, as it starts: its config with the agent's settings, as this

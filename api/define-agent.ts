@@ -15,6 +15,8 @@ import { budgetSchema } from '../config/budget';
 import { limitsSchema, type LimitsConfig } from '../config/limits';
 import { mcpServersSchema, resolveMcpServers, type McpServerDeclaration } from '../config/mcp';
 import { outputSpecOf, type OutputOf } from './output';
+import type { WebhookDeclaration } from '../deterministic/webhook';
+import { webhookProblem } from '../workers/declarations';
 
 /**
  * What defineAgent takes. Relative paths (`scripted:<file>`, skills folders, a server's `cwd`) start at the process's working directory.
@@ -45,6 +47,12 @@ export interface AgentDefinitionInput<S extends z.ZodObject | undefined = undefi
    * turn fails with OUTPUT_INVALID). The turn's result carries the validated object as `output`.
    */
   output?: S;
+  /**
+   * A webhook its sessions post to when a call waits for approval, a question for an answer, and
+   * when a turn ends (docs/library.md, "Webhooks"): `{ url, secret: 'env:NAME' }`, the secret read
+   * from the worker's environment, never put in history.
+   */
+  notify?: WebhookDeclaration;
 }
 
 /** Raised for a malformed agent definition, before anything runs; the message is one line naming the agent and the field. */
@@ -52,7 +60,7 @@ export class AgentDefinitionError extends Error {
   override name = 'AgentDefinitionError';
 }
 
-const FIELDS: ReadonlyArray<keyof AgentDefinitionInput> = ['name', 'instructions', 'model', 'tools', 'mcpServers', 'skills', 'policy', 'limits', 'budget', 'output'];
+const FIELDS: ReadonlyArray<keyof AgentDefinitionInput> = ['name', 'instructions', 'model', 'tools', 'mcpServers', 'skills', 'policy', 'limits', 'budget', 'output', 'notify'];
 
 /** Checks an agent definition and returns the agent; a mistake throws AgentDefinitionError naming the agent and the field. */
 export function defineAgent<S extends z.ZodObject | undefined = undefined>(def: AgentDefinitionInput<S>): HarnessAgent<OutputOf<S>> {
@@ -76,6 +84,8 @@ export function defineAgent<S extends z.ZodObject | undefined = undefined>(def: 
   const budget = def.budget === undefined ? undefined : checked('budget', budgetSchema, def.budget, fail);
   const output = def.output === undefined ? undefined : outputSpecOf(def.output);
   if (output && 'problem' in output) fail(output.problem);
+  const notifyProblem = def.notify === undefined ? undefined : webhookProblem(def.notify);
+  if (notifyProblem) fail(`notify: ${notifyProblem}`);
   let policy: Policy;
   try {
     policy = parsePolicy(def.policy);
@@ -96,6 +106,7 @@ export function defineAgent<S extends z.ZodObject | undefined = undefined>(def: 
       tools: tools.map((t) => t.name),
       baseDir: process.cwd(),
       ...(output && !('problem' in output) ? { output } : {}),
+      ...(def.notify ? { notify: def.notify } : {}),
     });
     return Object.freeze({ name: def.name, tools: Object.freeze([...tools]), spec, ...(def.output ? { output: def.output as unknown as z.ZodType<OutputOf<S>> } : {}) });
   } catch (err) {

@@ -12,6 +12,7 @@ import type { McpServerSpec } from '../deterministic/mcp';
 import type { HarnessTool } from '../deterministic/custom-tools';
 import type { Price, Pricing } from '../deterministic/pricing';
 import type { OutputSpec } from '../deterministic/output';
+import type { WebhookDeclaration } from '../deterministic/webhook';
 import { freezePolicy } from '../deterministic/policy';
 import { parsePolicy, type Policy } from '../deterministic/policy/schema';
 import { UsageError } from '../machine/errors';
@@ -40,6 +41,8 @@ export interface AgentSpec {
   tools: string[];
   /** Structured output: its sessions' turns end with a JSON object of this schema. */
   output?: OutputSpec;
+  /** Its sessions' webhook (declared on the worker with the agent); the secret by name only. */
+  notify?: WebhookDeclaration;
 }
 
 /** What an agent is made of, checked field by field by its caller (the file's schema, defineAgent). */
@@ -61,6 +64,8 @@ export interface AgentParts {
   prices?: Record<string, Price>;
   /** Structured output (checked by the caller). */
   output?: OutputSpec;
+  /** Its sessions' webhook (checked by the caller). */
+  notify?: WebhookDeclaration;
 }
 
 /**
@@ -83,6 +88,7 @@ export function agentSpec(p: AgentParts): AgentSpec {
     skills: p.skills.map((f) => path.resolve(p.baseDir, f)),
     tools: [...p.tools],
     ...(p.output ? { output: p.output } : {}),
+    ...(p.notify ? { notify: { url: p.notify.url, secret: p.notify.secret } } : {}),
   };
 }
 

@@ -11,6 +11,7 @@ import type { McpServerSpec } from '../deterministic/mcp';
 import { ignoredNote, loadFileConfig } from './resolve';
 import { resolveMcpServers } from './mcp';
 import { agentsOfFile, type AgentSpec } from './agents';
+import type { WebhookDeclaration } from '../deterministic/webhook';
 
 /** What a worker's owner declares; every list may be empty. */
 export interface Declared {
@@ -23,6 +24,8 @@ export interface Declared {
   privateHosts?: readonly string[];
   /** Agents sessions may name, with their settings (config/agents.ts). */
   agents?: readonly AgentSpec[];
+  /** Webhooks sessions may name (`notify.url`), each with the name of its signing secret (`env:NAME`). */
+  webhooks?: readonly WebhookDeclaration[];
 }
 
 /** The declarations of a config file (the worker's own); `note` hears what an untrusted one may not declare. */

@@ -11,6 +11,7 @@ import type { Budget } from './budget';
 import type { Pricing } from './pricing';
 import type { SessionMetadata } from './metadata';
 import type { OutputSpec } from './output';
+import type { NotifyConfig } from './webhook';
 
 /** How the model is reached. `scripted` carries its script so any worker can serve it. */
 export type ModelSpec =
@@ -112,6 +113,12 @@ export interface SessionConfig {
    * (deterministic/output.ts); the turn's result carries the validated object as `output`.
    */
   output?: OutputSpec;
+  /**
+   * A webhook told when a call waits for approval, a question for an answer, and when a turn ends
+   * (deterministic/webhook.ts): its URL only, one the worker declared (createHarnessWorker's
+   * `webhooks`, or the agent's `notify`); the secret that signs stays on the worker.
+   */
+  notify?: NotifyConfig;
   /**
    * Carry the whole conversation in every model call's input, as turns did before the message
    * store. For the history benchmark's comparison only: not settable from a config file.

@@ -13,6 +13,7 @@ import { UsageError } from '../machine/errors';
 import type { AgentSpec, HarnessAgent } from '../config/agents';
 import { canonicalJson } from '../deterministic/digest';
 import type { McpServerSpec } from '../deterministic/mcp';
+import type { WebhookDeclaration } from '../deterministic/webhook';
 
 /** What code declares beside the config file (the shapes of harness.config.json). */
 export interface DeclarationOptions {
@@ -28,6 +29,11 @@ export interface DeclarationOptions {
   allowPrivateHosts?: readonly string[];
   /** Agents made with defineAgent; their MCP servers and skills folders are declared with them, their tools join the worker's. */
   agents?: readonly HarnessAgent[];
+  /**
+   * Webhooks sessions may name (`notify: { url }`): each URL with the name of the secret that signs
+   * its posts, `env:NAME` (read from the worker's environment; never in history).
+   */
+  webhooks?: readonly WebhookDeclaration[];
 }
 
 /** The worker's declarations; a bad entry in code is a UsageError naming the field, before anything connects. */
@@ -50,6 +56,7 @@ export function workerDeclarations(env: NodeJS.ProcessEnv, cwd: string, opts: De
     skillFolders: [...(file.skillFolders ?? []), ...(opts.skillFolders ?? []).map((f) => path.resolve(cwd, f))],
     privateHosts: [...(file.privateHosts ?? []), ...(opts.allowPrivateHosts ?? [])],
     agents: agents.map((a) => a.spec),
+    webhooks: checkWebhooks(opts.webhooks),
   });
 }
 
@@ -77,4 +84,27 @@ function checkAgents(agents: ReadonlyArray<{ spec: AgentSpec; from: string }>, s
       if (!other) known.set(s.name, { spec: s, from: `agent "${spec.name}"` });
     }
   }
+}
+
+/** The webhooks given in code: each an http(s) URL with a secret named `env:NAME`. */
+function checkWebhooks(webhooks: readonly WebhookDeclaration[] | undefined): WebhookDeclaration[] {
+  return (webhooks ?? []).map((w, i) => {
+    const problem = webhookProblem(w);
+    if (problem) throw new UsageError(`webhooks[${i}]: ${problem}`, "declare each as { url: 'https://…', secret: 'env:NAME' }");
+    return { url: w.url, secret: w.secret };
+  });
+}
+
+/** What is wrong with a webhook declaration (its URL, its secret's name), or undefined. */
+export function webhookProblem(w: WebhookDeclaration | undefined): string | undefined {
+  if (!w || typeof w !== 'object') return 'a webhook is { url, secret }';
+  let protocol = '';
+  try {
+    protocol = new URL(w.url).protocol;
+  } catch {
+    return `url ${JSON.stringify(w.url)} is not a URL`;
+  }
+  if (protocol !== 'https:' && protocol !== 'http:') return `url ${JSON.stringify(w.url)} is not http(s)`;
+  if (typeof w.secret !== 'string' || !/^env:[A-Za-z_][A-Za-z0-9_]*$/.test(w.secret)) return 'secret must name an environment variable of the worker: env:NAME (the secret itself never goes in a declaration)';
+  return undefined;
 }

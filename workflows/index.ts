@@ -3,3 +3,4 @@ export { sessionWorkflow } from './session/session';
 export { turnWorkflow } from './turn/turn';
 export { purgeWorkflow, storedSessionsWorkflow } from './session/purge';
 export { evalWorkflow } from './eval/eval';
+export { webhookWorkflow } from './webhook';

@@ -41,7 +41,7 @@ import { closeSandbox } from '../sandbox-host';
 const { storeValue, prepareFork, compareRerun } = proxyActivities<ReturnType<typeof createActivities>>(STORE_ACTIVITY);
 // A failed turn's spend is read from its history: a few seconds, a few tries (then it counts as nothing, as before).
 // A session's agent is resolved by its own worker, from what that worker's owner declared.
-const { resolveAgent } = proxyLocalActivities<ReturnType<typeof createActivities>>({ startToCloseTimeout: '10 seconds', retry: { initialInterval: '1s', maximumAttempts: 3 } });
+const { resolveAgent, checkNotify } = proxyLocalActivities<ReturnType<typeof createActivities>>({ startToCloseTimeout: '10 seconds', retry: { initialInterval: '1s', maximumAttempts: 3 } });
 const { failedTurnSpend } = proxyActivities<ReturnType<typeof createActivities>>({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1s', maximumAttempts: 3 } });
 // Waits for a retried turn's reset run, which may wait on humans for days: alive by heartbeat,
 // short, so that a worker lost meanwhile is replaced within seconds, not a minute (the heartbeat
@@ -138,6 +138,18 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
       // An agent the worker lacks, or an input asking for more than the agent allows: refused before anything runs.
       const type = failureType(err);
       if (type === AGENT_UNKNOWN || type === AGENT_MISMATCH) throw ApplicationFailure.nonRetryable(rootCauseMessage(err), type);
+      throw err;
+    }
+  }
+
+  // A session with a webhook posts only to a URL its worker declared: refused before anything runs
+  // otherwise (each delivery checks again). Histories from before webhooks never have one.
+  const notify = tracker.config.notify;
+  if (notify && !notify.declared) {
+    try {
+      tracker.useConfig({ ...tracker.config, notify: await checkNotify({ sessionId: input.sessionId, notify }) });
+    } catch (err) {
+      if (failureType(err) === NOT_DECLARED) throw ApplicationFailure.nonRetryable(rootCauseMessage(err), NOT_DECLARED);
       throw err;
     }
   }

@@ -46,9 +46,15 @@ export interface TurnWaits {
 /**
  * Registers the turn's query, signal and update handlers (before its first await) and returns its
  * waits. `beforeWait` runs before the turn waits on a person (model-call.ts records what ran
- * locally first).
+ * locally first); `onWait` hears each wait as it begins.
  */
-export function registerTurnHandlers(input: TurnInput, events: RunEvents, policy: Policy | undefined, beforeWait?: () => Promise<void>): TurnWaits {
+export function registerTurnHandlers(
+  input: TurnInput,
+  events: RunEvents,
+  policy: Policy | undefined,
+  beforeWait?: () => Promise<void>,
+  onWait?: (pending: NonNullable<TurnState['pending']>) => void,
+): TurnWaits {
   const { limits } = input.config;
   const state: TurnState = { turnId: input.turnId, status: 'running', step: 0 };
   const answers = new Map<string, string>();
@@ -130,6 +136,8 @@ export function registerTurnHandlers(input: TurnInput, events: RunEvents, policy
     await beforeWait?.();
     state.status = pending.kind === 'question' ? 'waiting_for_user' : pending.kind === 'budget' ? 'waiting_for_budget' : 'waiting_for_approval';
     state.pending = pending;
+    // The session's webhook, if it has one (notify.ts): started, not waited for.
+    onWait?.(pending);
     await notifyParent({ turnId: input.turnId, status: state.status, pending });
     const ok = await condition(done, timeoutMs);
     state.status = 'running';

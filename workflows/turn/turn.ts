@@ -33,6 +33,7 @@ import { HostRoute } from './host-route';
 import { ModelCaller } from './model-call';
 import { mcpRelister, turnRegistry } from './mcp';
 import { recordedEffectsOf } from './recorded-effects';
+import { TurnNotifier } from './notify';
 
 const { storeValue } = proxyActivities<Activities>(STORE_ACTIVITY);
 
@@ -66,7 +67,9 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const compressContext = budget.chargingCompression(compressActivity);
 
   // Its handlers are registered before the first await, so the turn's first workflow task has them.
-  const waits = registerTurnHandlers(input, events, policy, () => models.beforeWait());
+  // A session with a webhook tells it of each wait on a person and of the turn's end (notify.ts).
+  const notifier = input.config.notify ? new TurnNotifier(input, events) : undefined;
+  const waits = registerTurnHandlers(input, events, policy, () => models.beforeWait(), notifier && ((pending) => notifier.waiting(pending)));
   const { state, waitForHuman } = waits;
 
   // A run that continues a long turn keeps what the turn's first run prepared; a turn prepares
@@ -134,6 +137,9 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   // An update still in its handler (an approval arriving as the turn ends) gets its answer
   // before the turn closes; not cancellable, so a cancelled turn also ends cleanly.
   await CancellationScope.nonCancellable(() => condition(allHandlersFinished));
+  if (notifier && !('continueAsNew' in result)) notifier.ended(result);
+  // The webhook deliveries started: started before the run closes (not delivered: they go on alone).
+  if (notifier) await CancellationScope.nonCancellable(() => notifier.settled());
   if ('continueAsNew' in result) {
     // The same turn goes on in a new run: its id, queries, updates and the session's wait on it
     // all follow the chain of runs (with the tool mode this run used).

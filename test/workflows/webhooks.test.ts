@@ -1,0 +1,157 @@
+/**
+ * Webhooks: a session whose config names a URL its worker declared gets a signed POST when a call
+ * waits for approval and when its turn ends, delivered by a child workflow that retries a receiver
+ * that is down, once per event id; a session naming a URL the worker did not declare is refused.
+ */
+import { createHmac } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkflowFailedError } from '@temporalio/client';
+import { decideApprovals, sendMessage } from '../../client/session-client';
+import { waitForTurn } from '../../client/turn-wait';
+import { rootCauseMessage } from '../../deterministic/errors';
+import type { SessionConfig } from '../../deterministic/session-config';
+import type { WebhookResult } from '../../deterministic/webhook';
+import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
+
+const SECRET = 'webhook-test-secret';
+
+interface Received {
+  headers: Record<string, string | string[] | undefined>;
+  raw: string;
+  body: Record<string, unknown>;
+}
+
+/** A receiver: records each POST it answers with 2xx; `failFirst` attempts fail first (a dropped connection, then 503s). */
+class Receiver {
+  received: Received[] = [];
+  attempts = 0;
+  failFirst = 0;
+  private server!: Server;
+  url = '';
+
+  async start(): Promise<void> {
+    this.server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        this.attempts++;
+        if (this.attempts <= this.failFirst) {
+          // The first failure: the connection dropped (as a receiver that is not there); then 503s.
+          if (this.attempts === 1) return void req.socket.destroy();
+          return void res.writeHead(503).end('down');
+        }
+        const raw = Buffer.concat(chunks).toString('utf8');
+        this.received.push({ headers: req.headers, raw, body: JSON.parse(raw) as Record<string, unknown> });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}/hook`;
+  }
+
+  stop(): Promise<void> {
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+let h: TestHarness;
+const receivers: Receiver[] = [];
+
+async function receiver(): Promise<Receiver> {
+  const r = new Receiver();
+  await r.start();
+  receivers.push(r);
+  h.declarations.add({ webhooks: [{ url: r.url, secret: 'env:WEBHOOK_SECRET' }] });
+  return r;
+}
+
+beforeAll(async () => {
+  h = await startHarness({ env: { WEBHOOK_SECRET: SECRET } });
+});
+afterAll(async () => {
+  await h?.stop();
+  await Promise.all(receivers.map((r) => r.stop()));
+});
+
+const writeScript = { steps: [{ tool_calls: [{ name: 'write_file', arguments: { path: 'note.txt', content: 'hello from the agent' } }] }, { content: 'Written. HARNESS_OK' }] };
+
+function signed(r: Received): boolean {
+  const expected = `sha256=${createHmac('sha256', SECRET).update(r.raw, 'utf8').digest('hex')}`;
+  return r.headers['x-harness-signature'] === expected;
+}
+
+describe('webhooks', () => {
+  it('posts a signed approval event with the ids to decide by, then the turn end once decided', async () => {
+    const hook = await receiver();
+    const sessionId = newSessionId('hook');
+    const config: SessionConfig = { ...scriptedConfig(writeScript), notify: { url: hook.url, retryInitialMs: 100 } };
+    const out = await h.turn(sessionId, config, 'write a note');
+    expect(out.kind).toBe('waiting');
+    await expect.poll(() => hook.received.length, { timeout: 15_000, interval: 50 }).toBe(1);
+    const [approval] = hook.received;
+    expect(signed(approval!)).toBe(true);
+    const turnId = `${sessionId}/turn-1`;
+    const body = approval!.body as { kind: string; session_id: string; turn_id: string; event_id: string; calls: Array<{ call_id: string; tool: string; digest: string; risk: string; args: Array<{ name: string; value: string }> }> };
+    expect(body).toMatchObject({ kind: 'approval', session_id: sessionId, turn_id: turnId });
+    const call = body.calls[0]!;
+    expect(body.event_id).toBe(`${turnId}/approval/${call.call_id}`);
+    expect(approval!.headers['x-harness-event-id']).toBe(body.event_id);
+    expect(approval!.headers['x-harness-timestamp']).toMatch(/^\d+$/);
+    expect(approval!.body.occurred_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(call.tool).toBe('write_file');
+    expect(call.digest).toMatch(/\S/);
+    expect(call.args).toEqual([
+      { name: 'path', value: '"note.txt"', clipped: false },
+      { name: 'content', value: '"hello from the agent"', clipped: false },
+    ]);
+
+    // The decision goes through the existing API with the ids and digest the event carried.
+    await decideApprovals(h.client, sessionId, { calls: [{ callId: call.call_id, digest: call.digest }], approve: true });
+    const done = await waitForTurn(h.client, turnId, { pollMs: 100 });
+    expect(done.kind === 'done' && done.result.terminated_by).toBe('final_answer');
+    await expect.poll(() => hook.received.length, { timeout: 15_000, interval: 50 }).toBe(2);
+    const end = hook.received[1]!;
+    expect(signed(end)).toBe(true);
+    expect(end.body).toMatchObject({ kind: 'turn_end', event_id: `${turnId}/turn_end/end`, terminated_by: 'final_answer', answer: 'Written. HARNESS_OK', turn_id: turnId });
+  });
+
+  it('retries a receiver that is down, then delivers once, with the same event id; the attempts are in history', async () => {
+    const hook = await receiver();
+    hook.failFirst = 3;
+    const sessionId = newSessionId('hook-down');
+    const config: SessionConfig = { ...scriptedConfig({ steps: [{ content: 'Nothing to do. HARNESS_OK' }] }), notify: { url: hook.url, retryInitialMs: 50, retryMaxIntervalMs: 200 } };
+    const out = await h.turn(sessionId, config, 'hello');
+    expect(out.kind).toBe('done');
+    const turnId = `${sessionId}/turn-1`;
+    const eventId = `${turnId}/turn_end/end`;
+    const delivery = h.client.workflow.getHandle(`webhook:${eventId}`);
+    const result = (await delivery.result()) as WebhookResult;
+    expect(result).toEqual({ eventId, status: 204, attempts: 4 });
+    expect(hook.attempts).toBe(4);
+    expect(hook.received).toHaveLength(1);
+    expect(hook.received[0]!.headers['x-harness-event-id']).toBe(eventId);
+    expect(signed(hook.received[0]!)).toBe(true);
+    // The trace: the delivery's history holds the attempt that got through and the last failure before it.
+    const events = (await delivery.fetchHistory()).events ?? [];
+    const started = events.find((e) => e.activityTaskStartedEventAttributes)?.activityTaskStartedEventAttributes;
+    expect(started?.attempt).toBe(4);
+    expect(started?.lastFailure?.message).toMatch(/webhook answered 503 \(attempt 3\)/);
+  });
+
+  it('refuses a session whose input names a webhook the worker did not declare, in one line', async () => {
+    const sessionId = newSessionId('hook-undeclared');
+    const config: SessionConfig = { ...scriptedConfig({ steps: [{ content: 'never' }] }), notify: { url: 'http://169.254.169.254/latest/meta-data' } };
+    await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config, text: 'hello' }).catch(() => undefined);
+    let failure: unknown;
+    try {
+      await h.client.workflow.getHandle(sessionId).result();
+    } catch (err) {
+      failure = err;
+    }
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    const why = rootCauseMessage(failure);
+    expect(why).toMatch(/^the webhook "http:\/\/169\.254\.169\.254\/latest\/meta-data" is not declared on this worker \(it declares \d+ webhooks?\): declare it on the worker/);
+    expect(why).not.toContain('\n');
+  });
+});

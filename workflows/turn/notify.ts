@@ -1,0 +1,71 @@
+/**
+ * The turn's webhook (a session whose config has `notify`): an event when a step's calls wait for
+ * approval, when a question waits for an answer, and when the turn ends. Each is delivered by a
+ * child workflow the turn starts and abandons (workflows/webhook.ts): the turn waits only for the
+ * child to start (one server round trip), never for the delivery, so a receiver that is down does
+ * not hold up the wait on a person nor the turn's result, and the delivery still goes on, retried
+ * for its window, after the turn closed. Histories recorded before webhooks never have `notify`,
+ * so replay never reaches this code.
+ */
+import { CancellationScope, log, ParentClosePolicy, startChild, WorkflowIdReusePolicy } from '@temporalio/workflow';
+import type { TurnInput, TurnResult } from '../../deterministic/session';
+import type { Pending } from '../../deterministic/session-state';
+import { webhookEventId, type WebhookEvent } from '../../deterministic/webhook';
+import type { webhookWorkflow } from '../webhook';
+import type { RunEvents } from './run-events';
+
+export class TurnNotifier {
+  private readonly starts: Array<Promise<void>> = [];
+
+  constructor(
+    private readonly input: TurnInput,
+    private readonly events: RunEvents,
+  ) {}
+
+  /** A wait on a person begins: its event is started, not awaited. */
+  waiting(pending: Pending): void {
+    if (pending.kind === 'approvals' && pending.calls.length) {
+      this.start({ ...this.base('approval', pending.calls[0]!.callId), calls: pending.calls });
+    } else if (pending.kind === 'question') {
+      this.start({ ...this.base('question', pending.callId), question: { callId: pending.callId, question: pending.question } });
+    }
+  }
+
+  /** The turn ended (its last run): its event is started; settled() waits for the starts. */
+  ended(result: Pick<TurnResult, 'terminated_by' | 'answer' | 'steps'>): void {
+    this.start({ ...this.base('turn_end', 'end'), end: { terminated_by: result.terminated_by, answer: result.answer, steps: result.steps } });
+  }
+
+  /** Every delivery this run started has started (so none is lost when the run closes). */
+  async settled(): Promise<void> {
+    await Promise.all(this.starts);
+  }
+
+  private base(kind: WebhookEvent['kind'], id: string): WebhookEvent {
+    return { eventId: webhookEventId(this.input.turnId, kind, id), kind, sessionId: this.input.sessionId, turnId: this.input.turnId, occurredAt: '' };
+  }
+
+  private start(event: WebhookEvent): void {
+    const notify = this.input.config.notify;
+    if (!notify) return;
+    const { url, retryWindowMs, retryInitialMs, retryMaxIntervalMs } = notify;
+    const retry = { ...(retryWindowMs ? { retryWindowMs } : {}), ...(retryInitialMs ? { retryInitialMs } : {}), ...(retryMaxIntervalMs ? { retryMaxIntervalMs } : {}) };
+    // The start's events (initiated, started) and the workflow task they wake.
+    this.events.add('wait');
+    const started = CancellationScope.nonCancellable(() =>
+      startChild<typeof webhookWorkflow>('webhookWorkflow', {
+        // The event's id: the same event is never delivered by two children (a turn run again included).
+        workflowId: `webhook:${event.eventId}`,
+        args: [{ delivery: { url, event }, retry }],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      }),
+    ).then(
+      () => undefined,
+      // Already started (the same event from an earlier run of the turn), or the server refused:
+      // the turn goes on either way; a webhook is a notice, the decision is in the turn.
+      (err: Error) => log.warn('webhook not started', { eventId: event.eventId, error: err.message }),
+    );
+    this.starts.push(started);
+  }
+}
