@@ -15,6 +15,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { cliEnv, removeTempDirs, ROOT, stopChild, tempDir } from '../support/cli';
+import { startScriptedModel, type ScriptedModelServer } from '../../scripted-model/server';
 
 const NAME = 'durable-agent-harness';
 // npm install fetches a few hundred packages (from the cache when it has them): minutes, not seconds.
@@ -35,9 +36,10 @@ function baseEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return env;
 }
 
-function run(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv }): Promise<Ran> {
+/** Runs a command to its end; with `timeoutMs`, one that hangs is killed (SIGTERM) so the test fails with its output instead of waiting out the test's timeout. */
+function run(cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<Ran> {
   return new Promise((resolve) => {
-    execFile(cmd, args, { cwd: opts.cwd, env: opts.env ?? baseEnv(), maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
+    execFile(cmd, args, { cwd: opts.cwd, env: opts.env ?? baseEnv(), maxBuffer: 64 * 1024 * 1024, ...(opts.timeoutMs ? { timeout: opts.timeoutMs } : {}) }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
       resolve({ code, stdout: String(stdout), stderr: String(stderr) + (err && code === 1 && !stderr ? err.message : '') });
     });
@@ -55,6 +57,7 @@ let pkgDir = '';
 /** An empty folder the scripts run in: nothing may depend on the working folder. */
 let elsewhere = '';
 let worker: ChildProcess | undefined;
+let model: ScriptedModelServer | undefined;
 
 beforeAll(async () => {
   // The sources as the repository has them (tracked and new files, not what .gitignore leaves
@@ -87,6 +90,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stopChild(worker);
+  await model?.close();
   removeTempDirs();
 });
 
@@ -272,7 +276,7 @@ console.log(JSON.stringify({
     for (const name of examples) {
       const to = path.join(app, 'examples', name);
       cpSync(path.join(ROOT, 'examples', name), to, { recursive: true });
-      for (const file of readdirSync(to).filter((f) => f.endsWith('.ts'))) {
+      for (const file of readdirSync(to).filter((f) => /\.m?ts$/.test(f))) {
         const text = readFileSync(path.join(to, file), 'utf8').replace(/from '(?:\.\.\/)+index'/g, `from '${NAME}'`);
         const foreign = [...text.matchAll(/from '([^']+)'/g)].map((m) => m[1]!).filter((s) => !(s === NAME || s === 'zod' || s.startsWith('node:') || /^\.\/[^/]+$/.test(s)));
         expect(foreign, `${name}/${file} imports what a user of the package does not have`).toEqual([]);
@@ -324,6 +328,47 @@ console.log(JSON.stringify({
     w.kill('SIGTERM');
     expect(await exited, log).toBe(0);
     worker = undefined;
+  }, SLOW);
+
+  it("runs the README's quick start (examples/quick-start/index.mts) as an ES module, its model an OpenAI-compatible endpoint", async () => {
+    // The model: the harness's scripted model at OPENAI_BASE_URL, as a user's endpoint would be.
+    // It asks for refund_order, which the default policy sends to a person (the example approves
+    // it), then answers. A dummy OPENAI_API_KEY: the worker sends it only to its own endpoint.
+    const answer = 'Order A-1001 is refunded: refund R-A-1001.';
+    model = await startScriptedModel({
+      script: { steps: [{ tool_calls: [{ name: 'refund_order', arguments: { order_id: 'A-1001' } }] }, { content: answer }] },
+    });
+    // The example's worker keeps its home at `${harnessHome()}-shop`: beside HARNESS_HOME, so both inside this folder.
+    const parent = tempDir('harness-pack-quick-');
+    const env = baseEnv({
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      HARNESS_HOME: path.join(parent, 'home'),
+      XDG_STATE_HOME: path.join(parent, 'state'),
+      OPENAI_BASE_URL: model.url,
+      OPENAI_API_KEY: 'sk-quick-start-test',
+    });
+    const script = path.join(app, 'dist', 'examples', 'quick-start', 'index.mjs');
+    expect(existsSync(script), 'tsc compiled index.mts to index.mjs').toBe(true);
+    const r = await run(process.execPath, [script], { cwd: elsewhere, env, timeoutMs: 5 * 60_000 });
+    expect(r.code, describeRan('node quick-start/index.mjs', r)).toBe(0);
+    expect(r.stdout.split('\n'), describeRan('node quick-start/index.mjs', r)).toContain(answer);
+
+    // Both model calls went to the endpoint, with the worker's key; the second saw the tool's result.
+    const chats = model.requests.filter((q) => q.purpose === 'turn');
+    expect(chats.map((q) => q.status)).toEqual([200, 200]);
+    expect(JSON.stringify(chats[1]!.body)).toContain('R-A-1001');
+    const sessionId = chats[0]!.session;
+
+    // The turn's trace, from the installed command reading the worker's home: refund_order ran
+    // once, after a person approved it.
+    const trace = await ok(
+      'harness trace',
+      run(path.join(app, 'node_modules', '.bin', 'harness'), ['trace', sessionId, '--json'], { cwd: elsewhere, env: { ...env, HARNESS_HOME: path.join(parent, 'home-shop') } }),
+    );
+    const spans = trace.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; name: string; status: string; source?: string; output?: { approval?: { approved?: boolean } } | null });
+    const calls = spans.filter((s) => s.type === 'tool_call');
+    expect(calls.map((s) => [s.name, s.source, s.status, s.output?.approval?.approved])).toEqual([['refund_order', 'custom', 'ok', true]]);
+    expect(spans.filter((s) => s.type === 'approval').map((s) => [s.name, s.status])).toEqual([['approval refund_order', 'ok']]);
   }, SLOW);
 
   it('refuses a zod 3 schema in one line that says zod 4 is needed', async () => {
