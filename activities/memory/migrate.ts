@@ -24,7 +24,7 @@ const MIGRATION_LOCK_KEY = 0x6d656d30; // "mem0"
 const MIGRATION_TIMEOUT_MS = 120_000;
 
 /** Finds `migrations/` from source (activities/memory) and from the build (dist/activities/memory). */
-function migrationsDir(start = __dirname): string {
+export function migrationsDir(start = __dirname): string {
   for (let dir = start; ; dir = path.dirname(dir)) {
     const candidate = path.join(dir, 'migrations');
     if (existsSync(path.join(candidate, '001_memories.sql'))) return candidate;

@@ -1,6 +1,6 @@
 /** What `harness chat` does (cli/commands/chat.ts defines the command and loads this when it runs). */
 import { createInterface } from 'node:readline/promises';
-import { newSessionId } from '../../api/client';
+import { newSessionId } from '../../api/send-options';
 import { checkMessage } from '../../client/session-client';
 import { requireWorker } from '../../client/require-worker';
 import { UserError } from '../../machine/errors';

@@ -1,6 +1,6 @@
 /** What `harness fork` does (cli/commands/fork.ts defines the command and loads this when it runs). */
 import type { Client } from '@temporalio/client';
-import { newSessionId } from '../../api/client';
+import { newSessionId } from '../../api/send-options';
 import { modelSpec } from '../../config/resolve';
 import { UsageError } from '../../machine/errors';
 import { planFork, type ForkEdits } from '../../history/fork';

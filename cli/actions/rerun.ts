@@ -1,5 +1,5 @@
 /** What `harness rerun` does (cli/commands/rerun.ts defines the command and loads this when it runs). */
-import { newSessionId } from '../../api/client';
+import { newSessionId } from '../../api/send-options';
 import { planFork } from '../../history/fork';
 import { effectsWords, planRerun, recordedCallIndex, rerunLines, seedWords } from '../../history/rerun';
 import { modelSpec } from '../../config/resolve';

@@ -1,5 +1,5 @@
 /** What `harness run` does (cli/commands/run.ts defines the command and loads this when it runs). */
-import { newSessionId } from '../../api/client';
+import { newSessionId } from '../../api/send-options';
 import { requireWorker } from '../../client/require-worker';
 import type { CliContext } from '../context';
 import { configFor, configForNew } from '../session-flags';
