@@ -9,15 +9,13 @@ import {
   isCancellation,
   patched,
   proxyActivities,
-  proxyLocalActivities,
   setHandler,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { SessionInput, TurnResult } from '../../deterministic/session';
 import { forkResume, type ForkStart } from './fork';
-import { isBlobArg } from '../../deterministic/conversation';
-import { AGENT_MISMATCH, AGENT_UNKNOWN, failureType, NOT_DECLARED, rootCauseMessage } from '../../deterministic/errors';
+import { failureType, NOT_DECLARED, rootCauseMessage } from '../../deterministic/errors';
 import {
   endSessionUpdate,
   refreshMcpToolsUpdate,
@@ -31,6 +29,7 @@ import {
   type SendMessageInput,
 } from '../../deterministic/messages';
 import { SessionTracker } from './tracker';
+import { settleConfig } from './settle';
 import { turnWorkflow } from '../turn/turn';
 import { discoverActivity, STORE_ACTIVITY } from '../activity-options';
 import { purgeAtEnd, type PurgeAtEnd } from './purge';
@@ -38,10 +37,8 @@ import type { createActivities } from '../../activities';
 import { closeSandbox } from '../sandbox-host';
 
 // The session's store reads and writes ride out a store outage by time, not by three attempts.
-const { storeValue, prepareFork, compareRerun } = proxyActivities<ReturnType<typeof createActivities>>(STORE_ACTIVITY);
+const { prepareFork, compareRerun } = proxyActivities<ReturnType<typeof createActivities>>(STORE_ACTIVITY);
 // A failed turn's spend is read from its history: a few seconds, a few tries (then it counts as nothing, as before).
-// A session's agent is resolved by its own worker, from what that worker's owner declared.
-const { resolveAgent, checkNotify } = proxyLocalActivities<ReturnType<typeof createActivities>>({ startToCloseTimeout: '10 seconds', retry: { initialInterval: '1s', maximumAttempts: 3 } });
 const { failedTurnSpend } = proxyActivities<ReturnType<typeof createActivities>>({ startToCloseTimeout: '1 minute', retry: { initialInterval: '1s', maximumAttempts: 3 } });
 // Waits for a retried turn's reset run, which may wait on humans for days: alive by heartbeat,
 // short, so that a worker lost meanwhile is replaced within seconds, not a minute (the heartbeat
@@ -128,47 +125,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
     },
   );
 
-  // A session that names an agent takes the agent's settings from its worker, once: the
-  // resolved config is what it carries from then on (continue-as-new included). Histories from
-  // before agents never name one, so they never reach this.
-  if (tracker.config.agent !== undefined && !tracker.config.agentResolved) {
-    try {
-      tracker.useConfig(await resolveAgent({ sessionId: input.sessionId, config: tracker.config }));
-    } catch (err) {
-      // An agent the worker lacks, or an input asking for more than the agent allows: refused before anything runs.
-      const type = failureType(err);
-      if (type === AGENT_UNKNOWN || type === AGENT_MISMATCH) throw ApplicationFailure.nonRetryable(rootCauseMessage(err), type);
-      throw err;
-    }
-  }
-
-  // A session with a webhook posts only to a URL its worker declared: refused before anything runs
-  // otherwise (each delivery checks again). Histories from before webhooks never have one.
-  const notify = tracker.config.notify;
-  if (notify && !notify.declared) {
-    try {
-      tracker.useConfig({ ...tracker.config, notify: await checkNotify({ sessionId: input.sessionId, notify }) });
-    } catch (err) {
-      if (failureType(err) === NOT_DECLARED) throw ApplicationFailure.nonRetryable(rootCauseMessage(err), NOT_DECLARED);
-      throw err;
-    }
-  }
-
-  // A scripted model's script is stored once: turns and later runs carry its reference only.
-  // (The deprecated patches: every session of the support window ran this code, docs/durability.md.)
-  const model = tracker.config.model;
-  if (model.provider === 'scripted' && !isBlobArg(model.script)) {
-    deprecatePatch('script-in-store');
-    try {
-      const script = await storeValue({ sessionId: input.sessionId, value: model.script });
-      tracker.useConfig({ ...tracker.config, model: { ...model, script } });
-    } catch (err) {
-      // A store down for the whole budget: the session goes on with its script inline, as
-      // sessions did before the store, rather than failing.
-      if (isCancellation(err)) throw err;
-      deprecatePatch('script-store-outage');
-    }
-  }
+  await settleConfig(input.sessionId, tracker);
 
   // The session's MCP tools are listed once, here (each server bounded by its startup timeout):
   // the tool set is then in history, so replay and every turn see the same tools. Again only when
