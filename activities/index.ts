@@ -2,14 +2,11 @@
  * createActivities: every activity of the harness, built from explicit dependencies
  * (no module-level clients), so tests pass fakes to the same factory.
  */
-import { ApplicationFailure } from '@temporalio/common';
 import type { CompressContextInput } from '../deterministic/context/types';
 import type {
   ExecuteToolInput,
   ToolOutcome,
   ModelCallInput,
-  PrepareTurnInput,
-  PrepareTurnResult,
 } from '../deterministic/activity-types';
 import { builtinRegistry } from '../deterministic/builtin-tools';
 import { workspaceBudget } from './tools/workspace-usage';
@@ -24,9 +21,8 @@ import { failpoints } from './failpoints';
 import { Conversations } from './store/conversations';
 import type { MessageStore } from './store/message-store';
 import { withStore } from './store/errors';
-import { snapshotTurnStart } from './workspace-snapshot';
 import { resolveArgs, resultView } from './store/views';
-import { isBlobArg, type BlobArg } from '../deterministic/conversation';
+import type { BlobArg } from '../deterministic/conversation';
 import { ScriptedModels } from './scripted-models';
 import { createToolExecutor } from './tools/executor';
 import { workerServices } from './tools/net-services';
@@ -38,9 +34,6 @@ import type { SandboxPool } from './sandbox/pool';
 import type { SkillsProvider } from './skills/provider';
 import { defaultSandboxes, defaultSkills } from './worker-defaults';
 import { Database } from './memory/database';
-import { MemoryUnavailableError } from './memory/errors';
-import { skillsIndex } from './skills/use-skill';
-import { skillRules } from './skills/rules';
 import { createRetentionActivities } from './store/purge';
 import { McpPool } from './mcp/pool';
 import { awaitTurnRun } from './turn-runs';
@@ -55,8 +48,9 @@ import { createToolSpecs } from './tool-specs';
 import { createHostActivities } from './sandbox-host';
 import type { HostRef } from '../deterministic/host';
 import { WorkerDeclarations } from './declarations';
-import { agentTools, resolveAgent } from './agents';
+import { resolveAgent } from './agents';
 import { createWebhookActivities } from './webhook';
+import { createPrepareTurn } from './prepare-turn';
 import type { SessionConfig } from '../deterministic/session-config';
 
 /** What the activities depend on. */
@@ -150,54 +144,7 @@ export function createActivities(deps: ActivityDeps) {
     // purgeSession, storedSessionsIdleSince: retention (`end --purge`, `sessions prune`).
     ...createRetentionActivities({ home: deps.home, messages: messageStore, sandboxes }),
 
-    /** Makes the session's model reachable (registers a scripted script) and lists the tools offered. */
-    async prepareTurn(input: PrepareTurnInput): Promise<PrepareTurnResult> {
-      if (input.model.provider === 'scripted') {
-        // Sessions keep a long script in the message store and carry its reference.
-        const ref = input.model.script;
-        const script = isBlobArg(ref) ? JSON.parse(await withStore(() => conversations.getText(input.sessionId, ref.$blob))) : ref;
-        try {
-          await scripted.register(input.sessionId, script);
-        } catch (err) {
-          throw ApplicationFailure.nonRetryable((err as Error).message, 'INVALID_SCRIPT');
-        }
-      }
-      // Before anything is mounted: a session names only folders the worker declared.
-      declarations.checkSkillFolders(input.skillFolders);
-      skills.setSessionFolders(input.sessionId, input.skillFolders);
-      const catalog = skills.catalog(input.sessionId);
-      const index = skillsIndex(catalog.skills);
-      const rules = skillRules(catalog.skills);
-      let memories: string[] = [];
-      let memoryProblem: string | undefined;
-      if (input.memory && input.memory.preload > 0) {
-        try {
-          const recent = await (await memory.store()).recent(input.memory.namespace, input.memory.preload);
-          memories = recent.map((m) => `${new Date(m.created_at).toISOString().slice(0, 10)}: ${m.text}`);
-        } catch (err) {
-          // A MemoryUnavailableError already says so and why; anything else gets named here.
-          const why = (err as Error).message.split('\n')[0]!;
-          memoryProblem = err instanceof MemoryUnavailableError ? why : `long-term memory: ${why}`;
-          Context.current().log.warn(memoryProblem);
-        }
-      }
-      // The workspace as the turn finds it, for `harness rerun` and `fork` to start from.
-      const workspace = await snapshotTurnStart(deps.home, input.sessionId, messageStore);
-      // A session's first turn: the custom tools it will offer for good (of an agent's session, the agent's).
-      const only = input.listCustomTools && input.agent !== undefined ? agentTools(input.agent, declarations) : undefined;
-      const customTools = input.listCustomTools ? await custom.list((text) => withStore(() => conversations.putText(input.sessionId, text)), only) : undefined;
-      return {
-        tools: specs,
-        ...(customTools ? { customTools } : {}),
-        ...(workspace ? { workspace } : {}),
-        ...(index ? { skillsIndex: index } : {}),
-        ...(memories.length ? { memories } : {}),
-        ...(memoryProblem ? { memoryProblem } : {}),
-        ...(catalog.problems.length ? { skillProblems: catalog.problems } : {}),
-        ...(rules.length ? { skillRules: rules } : {}),
-        ...(deps.host ? { host: deps.host } : {}),
-      };
-    },
+    prepareTurn: createPrepareTurn({ home: deps.home, specs, scripted, conversations, declarations, skills, memory, messageStore, custom, ...(deps.host ? { host: deps.host } : {}) }),
 
     ...createHostActivities({ home: deps.home, ...(deps.host ? { host: deps.host } : {}), store: messageStore }),
 
