@@ -76,7 +76,7 @@ describe('streamed model text', () => {
       const { turnId } = await sendMessage(broken.client, {
         taskQueue: broken.taskQueue,
         sessionId: newSessionId('stream-lost'),
-        config: { model: { provider: 'scripted', model: 'scripted', script }, systemPrompt: 'test', limits: (await import('../../deterministic/session')).DEFAULT_LIMITS, policy: DEFAULT_POLICY },
+        config: { model: { provider: 'scripted', model: 'scripted', script }, systemPrompt: 'test', limits: (await import('../../deterministic/session-config')).DEFAULT_LIMITS, policy: DEFAULT_POLICY },
         text: 'stream it',
       });
       const out = await waitForTurn(broken.client, turnId, { pollMs: 100 });

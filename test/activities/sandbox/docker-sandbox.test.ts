@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DockerSandbox } from '../../../activities/sandbox/docker-sandbox';
 import { containerName, DEFAULT_LIMITS, EXEC_MOUNT, LABELS, removeOrphans } from '../../../activities/sandbox/containers';
 import { SandboxError } from '../../../activities/sandbox/docker-errors';
-import { type ExecResult } from '../../../activities/sandbox/sandbox';
+import type { ExecResult } from '../../../activities/sandbox/exec-record';
 import { containerSpec } from '../../../activities/sandbox/containers';
 import { ExecRecords, execsDir } from '../../../activities/sandbox/exec-record';
 import { WRAPPER, WRAPPER_SHELL } from '../../../activities/sandbox/exec-wrapper';
