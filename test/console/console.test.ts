@@ -40,8 +40,10 @@ async function waiting(turnId: string) {
 beforeAll(async () => {
   h = await startHarness();
   const harness = new HarnessClient(h.client, { taskQueue: h.taskQueue });
+  // Its own queue only: these tests are about the views, and the suite's dev server holds every
+  // other test's sessions too (the list across queues is session-view.test.ts's).
   server = await startConsole(
-    { harness, home: h.home, env: { DATABASE_URL: TEST_DATABASE_URL }, taskQueue: h.taskQueue, namespace: 'default', temporalUi: 'http://127.0.0.1:8233' },
+    { harness, home: h.home, env: { DATABASE_URL: TEST_DATABASE_URL }, queues: [h.taskQueue], taskQueue: h.taskQueue, namespace: 'default', temporalUi: 'http://127.0.0.1:8233' },
     { host: '127.0.0.1', port: 0, token: TOKEN },
   );
   browser = await launchBrowser();
