@@ -52,7 +52,8 @@ it('a worker started while an eval trial runs a command leaves its sandbox and e
   const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `start-sweep-${randomUUID()}`, HARNESS_HOME: home, DATABASE_URL: TEST_DATABASE_URL });
 
   const suite = path.join(dir, 'slow.jsonl');
-  const command = 'echo started > started.txt; sleep 8; echo once >> count.txt';
+  // Held until the test lets it go (a file it writes), however slowly the second worker starts.
+  const command = 'echo started > started.txt; while [ ! -f go ]; do sleep 0.2; done; echo once >> count.txt';
   const kase = {
     id: 'slow',
     input: 'Append a line with the shell.',
@@ -83,6 +84,7 @@ it('a worker started while an eval trial runs a command leaves its sandbox and e
   expect(readdirSync(execsDir(home, trial)).some((f) => f.endsWith('.claim'))).toBe(true);
   // The first worker dies with the command running: the second one takes the call over.
   await kill(first.child, 'SIGKILL');
+  writeFileSync(path.join(ws, 'go'), '');
 
   const r = await runCli(['eval', 'status', eval_id, '--json'], { env, timeoutMs: 180_000 });
   expect(r.code, describeResult(r)).toBe(0);
