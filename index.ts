@@ -49,4 +49,4 @@ export type { Risk, ToolResult, Usage } from './deterministic/types';
 export type { ErrorType, ToolErrorType } from './deterministic/errors';
 export { OUTPUT_INVALID } from './deterministic/output';
 export type { JsonValue, SessionMetadata } from './deterministic/metadata';
-export type { PendingApprovalItem, PendingItem, PendingOptions, PendingQuestionItem } from './client/pending';
+export type { PendingApprovalItem, PendingBudgetItem, PendingItem, PendingOptions, PendingQuestionItem } from './client/pending';

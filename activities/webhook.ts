@@ -13,6 +13,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
 import { callView } from '../machine/call-view';
 import { escapeForTerminal } from '../machine/terminal/escape';
+import { budgetLine } from '../deterministic/budget';
 import type { NotifyConfig, WebhookDelivery, WebhookEvent, WebhookResult } from '../deterministic/webhook';
 import type { WorkerDeclarations } from './declarations';
 
@@ -51,6 +52,21 @@ export function webhookBody(event: WebhookEvent): Record<string, unknown> {
         };
       }),
       decide: 'approve or deny each call with its call_id and digest (harness approve/deny, HarnessClient, the console)',
+    };
+  }
+  if (event.kind === 'budget' && event.budget) {
+    const { scope, unit, limit, spent, estimate, step } = event.budget;
+    const example = unit === 'usd' ? '+$0.50' : '+5000';
+    return {
+      ...base,
+      scope,
+      unit,
+      limit,
+      spent,
+      estimate,
+      ...(step !== undefined ? { step } : {}),
+      summary: budgetLine(event.budget),
+      decide: `raise it in ${unit} (harness approve ${event.sessionId} --budget ${example}) or stop the turn (harness deny ${event.sessionId}); HarnessClient.decideBudget does either`,
     };
   }
   if (event.kind === 'question') {

@@ -1,12 +1,14 @@
 /**
  * Everything that waits on a person, across sessions and task queues (`harness pending`,
- * HarnessClient.pending()): each call waiting for approval and each question waiting for an
- * answer. Visibility lists the running sessions, whatever task queue they run on; each
+ * HarnessClient.pending()): each call waiting for approval, each question waiting for an
+ * answer and each turn waiting for a budget decision. Visibility lists the running sessions, whatever task queue they run on; each
  * session's current run tells what its open turn waits for (the `turnStatus` signals the turn
  * sends it, as `harness sessions` reads them): no worker is needed, so a session whose worker
- * is gone is listed too. Decide each with approve/deny (by call id) or answer (by question id).
+ * is gone is listed too. Decide each with approve/deny (by call id), answer (by question id) or
+ * decideBudget (by session: a turn waits for one budget at a time).
  */
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
+import { budgetLine, type BudgetScope, type BudgetUnit } from '../deterministic/budget';
 import type { Pending } from '../deterministic/session-state';
 import type { Risk } from '../deterministic/types';
 import { decodePayload, type HistoryEvent } from '../history/trace/events';
@@ -46,8 +48,30 @@ export interface PendingQuestionItem extends PendingWhere {
   question: string;
 }
 
+/**
+ * A turn whose next model call would pass a budget: raise it (`harness.decideBudget(sessionId,
+ * { raise: { unit, amount } })`, `harness approve <session> --budget +N`) or stop the turn
+ * (`{ stop: true }`, `harness deny <session>`).
+ */
+export interface PendingBudgetItem extends PendingWhere {
+  kind: 'budget';
+  /** The budget reached: the turn's or the session's, in tokens or USD. */
+  scope: BudgetScope;
+  unit: BudgetUnit;
+  /** The ceiling with every raise so far, what is spent and what the next call may take (in `unit`). */
+  limit: number;
+  spent: number;
+  estimate: number;
+  /** The step whose model call waits. */
+  step?: number;
+  /** One line saying what is reached. */
+  summary: string;
+  /** How to decide it (the commands, with this session's id). */
+  decide: string;
+}
+
 /** One thing a person is waited on for. */
-export type PendingItem = PendingApprovalItem | PendingQuestionItem;
+export type PendingItem = PendingApprovalItem | PendingQuestionItem | PendingBudgetItem;
 
 /** What pending() reads. */
 export interface PendingOptions {
@@ -92,6 +116,12 @@ async function sessionPending(client: Client, wf: Pick<WorkflowExecutionInfo, 'w
   if (!turnId || !pending) return [];
   const where = { sessionId: wf.workflowId, turnId, taskQueue: wf.taskQueue, since: waitingSince(events, turnId, pending) };
   if (pending.kind === 'question') return [{ ...where, kind: 'question', questionId: pending.callId, question: pending.question }];
+  if (pending.kind === 'budget') {
+    const { scope, unit, limit, spent, estimate, step } = pending;
+    const example = unit === 'usd' ? '+$0.50' : '+5000';
+    const decide = `harness approve ${wf.workflowId} --budget ${example} (in ${unit}) raises it; harness deny ${wf.workflowId} stops the turn`;
+    return [{ ...where, kind: 'budget', scope, unit, limit, spent, estimate, ...(step !== undefined ? { step } : {}), summary: budgetLine(pending), decide }];
+  }
   if (pending.kind !== 'approvals') return [];
   return pending.calls.map((c) => ({
     ...where,

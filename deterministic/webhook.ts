@@ -1,10 +1,11 @@
 /**
  * Webhooks: a signed JSON POST to a URL the worker's owner declared, when a turn waits for an
- * approval or an answer and when it ends. The session's config names the URL only; the secret
- * that signs stays with the worker (its declaration names it: `env:NAME`), so it never enters
- * history. Each event has an id made of the turn, its kind and the call it is about, the same on
- * every attempt and every replay, so a receiver dedupes on it. Pure: the workflow bundle uses it.
+ * approval, an answer or a budget decision, and when it ends. The session's config names the URL
+ * only; the secret that signs stays with the worker (its declaration names it: `env:NAME`), so it
+ * never enters history. Each event has an id made of the turn, its kind and what it is about, the
+ * same on every attempt and every replay, so a receiver dedupes on it. Pure: the workflow bundle uses it.
  */
+import type { BudgetBreach } from './budget';
 import type { PendingApproval } from './session-state';
 
 /** What a session's config says of its webhook (the URL must be one its worker declared). */
@@ -27,12 +28,12 @@ export interface WebhookDeclaration {
 
 export const DEFAULT_WEBHOOK_RETRY = { windowMs: 60 * 60 * 1000, initialMs: 1_000, maxIntervalMs: 5 * 60 * 1000 } as const;
 
-/** The kinds of events: a step's calls wait for approval, a question waits for an answer, the turn ended. */
-export type WebhookKind = 'approval' | 'question' | 'turn_end';
+/** The kinds of events: a step's calls wait for approval, a question for an answer, a model call for a budget decision; the turn ended. */
+export type WebhookKind = 'approval' | 'question' | 'budget' | 'turn_end';
 
 /** One event, as the turn hands it to its delivery (the worker builds the body from it). */
 export interface WebhookEvent {
-  /** `<turnId>/<kind>/<first call id, question id or 'end'>`: the same on every attempt. */
+  /** `<turnId>/<kind>/<first call id, question id, budget wait's key or 'end'>`: the same on every attempt. */
   eventId: string;
   kind: WebhookKind;
   sessionId: string;
@@ -41,6 +42,8 @@ export interface WebhookEvent {
   occurredAt: string;
   calls?: PendingApproval[];
   question?: { callId: string; question: string };
+  /** The budget the next model call would pass (its limit with every raise so far), before the step it waits in. */
+  budget?: BudgetBreach & { step?: number };
   end?: { terminated_by: string; answer: string; steps: number };
 }
 
@@ -55,6 +58,14 @@ export interface WebhookResult {
   eventId: string;
   status: number;
   attempts: number;
+}
+
+/**
+ * The key of a budget wait among a turn's events: its step, budget and ceiling. A turn waits again
+ * in the same step only after a raise too small, whose ceiling is higher, so each wait has its own.
+ */
+export function budgetEventKey(b: BudgetBreach & { step?: number }): string {
+  return `step-${b.step ?? 0}-${b.scope}-${b.unit}-${b.limit}`;
 }
 
 /** The id of an event. */

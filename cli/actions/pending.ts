@@ -14,15 +14,21 @@ export async function pending(ctx: CliContext, o: { taskQueue?: string; json?: b
   const troubleWait = commandTroubleWait(ctx, new WaitNotes(), o.waitTimeout * 1000, 'for the pending list', '', 'try again with `harness pending`');
   const items = await readUntil(harness.temporal, () => harness.pending(o.taskQueue ? { taskQueue: o.taskQueue } : {}), troubleWait);
   if (o.json) return printJson(snakeKeys(items));
-  if (!items.length) return say(`nothing waits for approval or an answer${o.taskQueue ? ` on task queue ${o.taskQueue}` : ''}`);
+  if (!items.length) return say(`nothing waits for approval, an answer or a budget${o.taskQueue ? ` on task queue ${o.taskQueue}` : ''}`);
   const now = Date.now();
   for (const item of items) print(pendingLine(item, now));
-  say('decide: `harness approve <session> <call id>`, `harness deny <session> <call id> --reason <why>`, `harness answer <session> <text>`');
+  const budgets = items.some((i) => i.kind === 'budget') ? ', a budget: `harness approve <session> --budget +N` or `harness deny <session>`' : '';
+  say(`decide: \`harness approve <session> <call id>\`, \`harness deny <session> <call id> --reason <why>\`, \`harness answer <session> <text>\`${budgets}`);
 }
 
-/** One wait for a person: session, what (approval and call id, or question), the tool and arguments or the question, task queue, how long. */
+/** One wait for a person: session, what (approval and call id, question, or budget), the tool and arguments, the question or the budget reached, task queue, how long. */
 export function pendingLine(item: PendingItem, now = Date.now()): string {
-  const what = item.kind === 'approval' ? `approval ${item.callId}\t${item.tool} ${oneLine(JSON.stringify(item.args) ?? '', 80)}` : `question ${item.questionId}\t${oneLine(item.question, 80)}`;
+  const what =
+    item.kind === 'approval'
+      ? `approval ${item.callId}\t${item.tool} ${oneLine(JSON.stringify(item.args) ?? '', 80)}`
+      : item.kind === 'question'
+        ? `question ${item.questionId}\t${oneLine(item.question, 80)}`
+        : `budget ${item.scope}\t${item.summary}`;
   return `${item.sessionId}\t${what}\ttask queue ${item.taskQueue}\tasked ${age(now - Date.parse(item.since))}`;
 }
 

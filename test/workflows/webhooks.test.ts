@@ -3,8 +3,6 @@
  * waits for approval and when its turn ends, delivered by a child workflow that retries a receiver
  * that is down, once per event id; a session naming a URL the worker did not declare is refused.
  */
-import { createHmac } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkflowFailedError } from '@temporalio/client';
 import { decideApprovals, sendMessage } from '../../client/session-client';
@@ -13,47 +11,9 @@ import { rootCauseMessage } from '../../deterministic/errors';
 import type { SessionConfig } from '../../deterministic/session-config';
 import type { WebhookResult } from '../../deterministic/webhook';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
+import { Receiver, signedWith, type Received } from '../support/webhook-receiver';
 
 const SECRET = 'webhook-test-secret';
-
-interface Received {
-  headers: Record<string, string | string[] | undefined>;
-  raw: string;
-  body: Record<string, unknown>;
-}
-
-/** A receiver: records each POST it answers with 2xx; `failFirst` attempts fail first (a dropped connection, then 503s). */
-class Receiver {
-  received: Received[] = [];
-  attempts = 0;
-  failFirst = 0;
-  private server!: Server;
-  url = '';
-
-  async start(): Promise<void> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        this.attempts++;
-        if (this.attempts <= this.failFirst) {
-          // The first failure: the connection dropped (as a receiver that is not there); then 503s.
-          if (this.attempts === 1) return void req.socket.destroy();
-          return void res.writeHead(503).end('down');
-        }
-        const raw = Buffer.concat(chunks).toString('utf8');
-        this.received.push({ headers: req.headers, raw, body: JSON.parse(raw) as Record<string, unknown> });
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
-    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}/hook`;
-  }
-
-  stop(): Promise<void> {
-    return new Promise((resolve) => this.server.close(() => resolve()));
-  }
-}
 
 let h: TestHarness;
 const receivers: Receiver[] = [];
@@ -76,10 +36,7 @@ afterAll(async () => {
 
 const writeScript = { steps: [{ tool_calls: [{ name: 'write_file', arguments: { path: 'note.txt', content: 'hello from the agent' } }] }, { content: 'Written. HARNESS_OK' }] };
 
-function signed(r: Received): boolean {
-  const expected = `sha256=${createHmac('sha256', SECRET).update(r.raw, 'utf8').digest('hex')}`;
-  return r.headers['x-harness-signature'] === expected;
-}
+const signed = (r: Received): boolean => signedWith(SECRET, r);
 
 describe('webhooks', () => {
   it('posts a signed approval event with the ids to decide by, then the turn end once decided', async () => {

@@ -1,18 +1,25 @@
 /**
  * The turn's webhook (a session whose config has `notify`): an event when a step's calls wait for
- * approval, when a question waits for an answer, and when the turn ends. Each is delivered by a
+ * approval, when a question waits for an answer, when a model call waits for a budget decision,
+ * and when the turn ends. Each is delivered by a
  * child workflow the turn starts and abandons (workflows/webhook.ts): the turn waits only for the
  * child to start (one server round trip), never for the delivery, so a receiver that is down does
  * not hold up the wait on a person nor the turn's result, and the delivery still goes on, retried
  * for its window, after the turn closed. Histories recorded before webhooks never have `notify`,
  * so replay never reaches this code.
  */
-import { CancellationScope, log, ParentClosePolicy, startChild, WorkflowIdReusePolicy } from '@temporalio/workflow';
+import { CancellationScope, log, ParentClosePolicy, patched, startChild, WorkflowIdReusePolicy } from '@temporalio/workflow';
 import type { TurnInput, TurnResult } from '../../deterministic/session';
 import type { Pending } from '../../deterministic/session-state';
-import { webhookEventId, type WebhookEvent } from '../../deterministic/webhook';
+import { budgetEventKey, webhookEventId, type WebhookEvent } from '../../deterministic/webhook';
 import type { webhookWorkflow } from '../webhook';
 import type { RunEvents } from './run-events';
+
+/**
+ * A budget wait's event: turns that waited for a budget with a webhook before recorded no child
+ * there, so only a run that took this marker starts one (it is taken only at such a wait).
+ */
+export const BUDGET_WEBHOOK_PATCH = 'budget-webhook';
 
 export class TurnNotifier {
   private readonly starts: Array<Promise<void>> = [];
@@ -28,6 +35,9 @@ export class TurnNotifier {
       this.start({ ...this.base('approval', pending.calls[0]!.callId), calls: pending.calls });
     } else if (pending.kind === 'question') {
       this.start({ ...this.base('question', pending.callId), question: { callId: pending.callId, question: pending.question } });
+    } else if (pending.kind === 'budget' && patched(BUDGET_WEBHOOK_PATCH)) {
+      const { kind: _kind, ...budget } = pending;
+      this.start({ ...this.base('budget', budgetEventKey(budget)), budget });
     }
   }
 
