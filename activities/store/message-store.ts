@@ -5,6 +5,7 @@
  * retried activity, or a replayed one, writes the same keys again and nothing changes. Only
  * activities touch it. Two implementations: Postgres (pg-message-store.ts) and in memory (tests).
  */
+import { InMemoryModelStreams, type ModelStreams } from './model-streams';
 
 /** One link of a conversation: the message body `blob` follows the node `parent`. */
 export interface StoredNode {
@@ -35,6 +36,8 @@ export interface MessageStore {
   purge(sessionId: string): Promise<number>;
   /** Sessions with stored data whose newest write is older than `before`. */
   sessionsIdleSince(before: Date): Promise<string[]>;
+  /** Where model replies' text goes as it streams, in the same database (model-streams.ts); a store without it: no streaming. */
+  modelStreams?(): ModelStreams;
 }
 
 /** The store cannot be reached (or lost data it should hold): retry later; never a silent fallback. */
@@ -47,6 +50,8 @@ export class InMemoryMessageStore implements MessageStore {
   private readonly blobs = new Map<string, Map<string, string>>();
   private readonly nodes = new Map<string, Map<string, StoredNode>>();
   private readonly touched = new Map<string, number>();
+  // In memory too: readers in this process (tests) see the text as it streams.
+  private readonly streams = new InMemoryModelStreams();
 
   async putBlobs(sessionId: string, blobs: readonly StoredBlob[]): Promise<void> {
     const m = this.of(this.blobs, sessionId);
@@ -87,7 +92,11 @@ export class InMemoryMessageStore implements MessageStore {
     this.blobs.delete(sessionId);
     this.nodes.delete(sessionId);
     this.touched.delete(sessionId);
-    return n;
+    return n + (await this.streams.purge(sessionId));
+  }
+
+  modelStreams(): InMemoryModelStreams {
+    return this.streams;
   }
 
   async sessionsIdleSince(before: Date): Promise<string[]> {

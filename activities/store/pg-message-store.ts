@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
 import { asStoreError } from './errors';
 import { StoreUnavailableError, type MessageStore, type StoredBlob, type StoredNode } from './message-store';
+import { PgModelStreams } from './model-streams';
 
 // Rows one purge statement deletes: a session of many megabytes is deleted in several short
 // statements, each well inside the pool's statement timeout, instead of one that may not be.
@@ -136,10 +137,21 @@ export class PgMessageStore implements MessageStore {
         if ((r.rowCount ?? 0) < PURGE_BATCH) break;
       }
     }
+    // The text its model calls streamed (kept a few hours otherwise).
+    removed += await this.modelStreams().purge(sessionId).catch((err: unknown) => {
+      throw asStoreError(err);
+    });
     // Last: until the rows are gone, retention keeps finding the session.
     await this.query('purge-session', 'DELETE FROM message_sessions WHERE session_id = $1', [sessionId]);
     return removed;
   }
+
+  /** Streamed model text, in the same database and over the same pool. */
+  modelStreams(): PgModelStreams {
+    return (this.streams ??= new PgModelStreams(this.pool));
+  }
+
+  private streams?: PgModelStreams;
 
   async sessionsIdleSince(before: Date): Promise<string[]> {
     const r = await this.query<{ session_id: string }>('idle-sessions', 'SELECT session_id FROM message_sessions WHERE last_write < $1 ORDER BY last_write, session_id', [before]);
