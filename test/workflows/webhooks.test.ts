@@ -1,15 +1,17 @@
 /**
  * Webhooks: a session whose config names a URL its worker declared gets a signed POST when a call
- * waits for approval and when its turn ends, delivered by a child workflow that retries a receiver
- * that is down, once per event id; a session naming a URL the worker did not declare is refused.
+ * waits for approval and when its turn ends (a turn that throws too), delivered by a child
+ * workflow that retries a receiver that is down, once per event id; a session naming a URL the
+ * worker did not declare is refused.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { WorkflowFailedError } from '@temporalio/client';
 import { decideApprovals, sendMessage } from '../../client/session-client';
 import { waitForTurn } from '../../client/turn-wait';
 import { rootCauseMessage } from '../../deterministic/errors';
 import type { SessionConfig } from '../../deterministic/session-config';
 import type { WebhookResult } from '../../deterministic/webhook';
+import { replayHistory } from '../../history/replay/replay';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { Receiver, signedWith, type Received } from '../support/webhook-receiver';
 
@@ -94,6 +96,23 @@ describe('webhooks', () => {
     const started = events.find((e) => e.activityTaskStartedEventAttributes)?.activityTaskStartedEventAttributes;
     expect(started?.attempt).toBe(4);
     expect(started?.lastFailure?.message).toMatch(/webhook answered 503 \(attempt 3\)/);
+  });
+
+  it('posts the turn end of a turn that fails by throwing (a permanent activity failure), failed with why', async () => {
+    const hook = await receiver();
+    const sessionId = newSessionId('hook-thrown');
+    // A script with an unknown key fails prepareTurn (INVALID_SCRIPT) for good: the turn workflow itself fails.
+    const config: SessionConfig = { ...scriptedConfig({ steps: [{ contnt: 'typo' }] }), notify: { url: hook.url, retryInitialMs: 100 } };
+    const { turnId } = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config, text: 'hello' });
+    await expect(h.client.workflow.getHandle(turnId).result()).rejects.toBeInstanceOf(WorkflowFailedError);
+    await expect.poll(() => hook.received.length, { timeout: 15_000, interval: 50 }).toBe(1);
+    const end = hook.received[0]!;
+    expect(signed(end)).toBe(true);
+    expect(end.body).toMatchObject({ kind: 'turn_end', event_id: `${turnId}/turn_end/end`, turn_id: turnId, terminated_by: 'failed', steps: 0 });
+    expect(end.body.answer).toMatch(/^The turn failed: script of session .*steps\.0/);
+    // Its history (the patch's marker, the child started, the failure) replays.
+    const history = await h.client.workflow.getHandle(turnId).fetchHistory();
+    expect(await replayHistory(history, turnId, inject('workflowBundle'))).toEqual({ ok: true });
   });
 
   it('refuses a session whose input names a webhook the worker did not declare, in one line', async () => {

@@ -1,14 +1,15 @@
 /**
  * The turn's webhook (a session whose config has `notify`): an event when a step's calls wait for
  * approval, when a question waits for an answer, when a model call waits for a budget decision,
- * and when the turn ends. Each is delivered by a
- * child workflow the turn starts and abandons (workflows/webhook.ts): the turn waits only for the
- * child to start (one server round trip), never for the delivery, so a receiver that is down does
- * not hold up the wait on a person nor the turn's result, and the delivery still goes on, retried
- * for its window, after the turn closed. Histories recorded before webhooks never have `notify`,
- * so replay never reaches this code.
+ * and when the turn ends, however it ends (a turn that throws included: endToldIfThrown). Each is
+ * delivered by a child workflow the turn starts and abandons (workflows/webhook.ts): the turn
+ * waits only for the child to start (one server round trip), never for the delivery, so a
+ * receiver that is down does not hold up the wait on a person nor the turn's result, and the
+ * delivery still goes on, retried for its window, after the turn closed. Histories recorded
+ * before webhooks never have `notify`, so replay never reaches this code.
  */
-import { CancellationScope, log, ParentClosePolicy, patched, startChild, WorkflowIdReusePolicy } from '@temporalio/workflow';
+import { CancellationScope, ContinueAsNew, isCancellation, log, ParentClosePolicy, patched, startChild, TemporalFailure, WorkflowIdReusePolicy } from '@temporalio/workflow';
+import { rootCauseMessage } from '../../deterministic/errors';
 import type { TurnInput, TurnResult } from '../../deterministic/session';
 import type { Pending } from '../../deterministic/session-state';
 import { budgetEventKey, webhookEventId, type WebhookEvent } from '../../deterministic/webhook';
@@ -21,8 +22,43 @@ import type { RunEvents } from './run-events';
  */
 export const BUDGET_WEBHOOK_PATCH = 'budget-webhook';
 
+/**
+ * The end event of a turn that throws: turns that failed so before closed with no child started,
+ * so only a run that took this marker starts one (it is taken only as such a turn fails).
+ */
+export const THROWN_END_PATCH = 'turn-end-on-throw';
+
+/** What a turn that throws tells its webhook with: filled in by the turn as it starts. */
+export interface ThrownEnd {
+  notifier?: TurnNotifier;
+  /** The step the turn had reached. */
+  step?: () => number;
+}
+
+/**
+ * Runs a turn; one that fails by throwing (an activity's permanent failure escaping its loop, a
+ * cancellation before its loop) still starts its end event, `failed` or `cancelled` with why, as
+ * its session records it, and the failure goes on. A continuation (continue-as-new) is no end;
+ * neither is a bug in the workflow's code (not a Temporal failure: its task is retried).
+ */
+export async function endToldIfThrown<T>(end: ThrownEnd, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    const { notifier } = end;
+    if (notifier && !notifier.endStarted && err instanceof TemporalFailure && !(err instanceof ContinueAsNew) && patched(THROWN_END_PATCH)) {
+      const cancelled = isCancellation(err);
+      notifier.ended({ terminated_by: cancelled ? 'cancelled' : 'failed', answer: cancelled ? 'The turn was cancelled.' : `The turn failed: ${rootCauseMessage(err)}`, steps: end.step?.() ?? 0 });
+      await CancellationScope.nonCancellable(() => notifier.settled());
+    }
+    throw err;
+  }
+}
+
 export class TurnNotifier {
   private readonly starts: Array<Promise<void>> = [];
+  /** The turn's end event was started (a turn ends once). */
+  endStarted = false;
 
   constructor(
     private readonly input: TurnInput,
@@ -43,6 +79,7 @@ export class TurnNotifier {
 
   /** The turn ended (its last run): its event is started; settled() waits for the starts. */
   ended(result: Pick<TurnResult, 'terminated_by' | 'answer' | 'steps'>): void {
+    this.endStarted = true;
     this.start({ ...this.base('turn_end', 'end'), end: { terminated_by: result.terminated_by, answer: result.answer, steps: result.steps } });
   }
 

@@ -33,7 +33,7 @@ import { HostRoute } from './host-route';
 import { ModelCaller } from './model-call';
 import { mcpRelister, turnRegistry } from './mcp';
 import { recordedEffectsOf } from './recorded-effects';
-import { TurnNotifier } from './notify';
+import { endToldIfThrown, TurnNotifier, type ThrownEnd } from './notify';
 
 const { storeValue } = proxyActivities<Activities>(STORE_ACTIVITY);
 
@@ -49,6 +49,13 @@ const { prepareTurn: prepareTurnHere } = proxyLocalActivities<Activities>(STORE_
 
 /** Runs one turn of a session and returns its result; failures of the model end it as `failed`. */
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
+  // A turn that throws still tells the session's webhook it ended (notify.ts).
+  const end: ThrownEnd = {};
+  return endToldIfThrown(end, () => playTurn(input, end));
+}
+
+/** The turn: its activities, handlers and loop; `end` learns its webhook and step as it starts. */
+async function playTurn(input: TurnInput, end: ThrownEnd): Promise<TurnResult> {
   const { limits } = input.config;
   const patches = turnPatches(input);
   const { policy, messageStore } = patches;
@@ -71,6 +78,7 @@ export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   const notifier = input.config.notify ? new TurnNotifier(input, events) : undefined;
   const waits = registerTurnHandlers(input, events, policy, () => models.beforeWait(), notifier && ((pending) => notifier.waiting(pending)));
   const { state, waitForHuman } = waits;
+  Object.assign(end, { notifier, step: () => state.step });
 
   // A run that continues a long turn keeps what the turn's first run prepared; a turn prepares
   // on its session's sandbox host (host-route.ts), which a session without one never has.
