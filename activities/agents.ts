@@ -4,7 +4,8 @@
  * input set itself of those settings is kept only where it narrows the agent's (the same model, a
  * stricter policy mode or deny rules before the agent's, lower limits, some of its MCP servers,
  * skills folders and tools); anything else refuses the session with AGENT_MISMATCH naming the
- * field, and an agent the worker does not have with AGENT_UNKNOWN naming the ones it has.
+ * field, and an agent the worker does not have with AGENT_UNKNOWN naming the ones it has. A call
+ * of a custom tool the session's agent does not have is refused as it would run (TOOL_NOT_ALLOWED).
  */
 import path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
@@ -12,7 +13,8 @@ import type { AgentSpec } from '../config/agents';
 import type { AgentField, Limits, ModelSpec, SessionConfig } from '../deterministic/session-config';
 import type { Budget, BudgetLimit } from '../deterministic/budget';
 import { canonicalJson } from '../deterministic/digest';
-import { AGENT_MISMATCH, AGENT_UNKNOWN } from '../deterministic/errors';
+import { AGENT_MISMATCH, AGENT_UNKNOWN, toolError } from '../deterministic/errors';
+import type { ToolResult } from '../deterministic/types';
 import { mcpServerRef } from '../deterministic/mcp';
 import { POLICY_MODES, type Policy } from '../deterministic/policy/schema';
 import type { WorkerDeclarations } from './declarations';
@@ -107,6 +109,28 @@ export function resolveAgent(config: SessionConfig, declarations: WorkerDeclarat
 /** The custom tools a session of the agent is offered (AGENT_UNKNOWN for an agent the worker does not have). */
 export function agentTools(name: string, declarations: WorkerDeclarations): readonly string[] {
   return agentNamed(name, declarations).tools;
+}
+
+/**
+ * Why a custom tool's call of an agent's session may not run: the agent does not have the tool,
+ * or the worker does not have the agent (TOOL_NOT_ALLOWED); undefined when it may, or when the
+ * session has no agent (offered every tool of the worker). A session is offered only its agent's
+ * tools; this holds it to them at execution, whatever the turn's input listed.
+ */
+export function agentToolRefusal(input: { name: string; agent?: string }, declarations: WorkerDeclarations): ToolResult | undefined {
+  if (input.agent === undefined) return undefined;
+  const agent = declarations.agent(input.agent);
+  const has = (names: readonly string[]) => (names.length ? `it has ${names.join(', ')}` : 'it has none');
+  const why = !agent
+    ? `the session's agent ${JSON.stringify(input.agent)} is not one of this worker's agents (${has(declarations.agentNames())})`
+    : agent.tools.includes(input.name)
+      ? undefined
+      : `${input.name} is not one of agent "${agent.name}"'s tools (${has(agent.tools)})`;
+  if (!why) return undefined;
+  return toolError('TOOL_NOT_ALLOWED', `${why}: the call was not run. A session runs only its agent's tools.`, {
+    recoverable: false,
+    suggestion: `continue with the tools you were offered, or tell the user that ${input.name} needs another agent`,
+  });
 }
 
 /** The same model at the same endpoint (a session that names no endpoint takes the agent's). */

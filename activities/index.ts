@@ -48,7 +48,7 @@ import { createToolSpecs } from './tool-specs';
 import { createHostActivities } from './sandbox-host';
 import type { HostRef } from '../deterministic/host';
 import { WorkerDeclarations } from './declarations';
-import { resolveAgent } from './agents';
+import { agentToolRefusal, resolveAgent } from './agents';
 import { createWebhookActivities } from './webhook';
 import { createPrepareTurn } from './prepare-turn';
 import type { SessionConfig } from '../deterministic/session-config';
@@ -233,8 +233,9 @@ export function createActivities(deps: ActivityDeps) {
           const view = input.store ? await withStore(() => resultView(outcome, input.callId, input.sessionId, conversations)) : outcome;
           return outcome.mcpListChanged ? { ...view, mcpListChanged: true } : view;
         }
+        // A custom tool runs only for a session whose agent has it (a turn's input is not trusted).
         const result = input.custom
-          ? await custom.execute(input, args)
+          ? (agentToolRefusal(input, declarations) ?? (await custom.execute(input, args)))
           : await tools.execute({
               sessionId: input.sessionId,
               name: input.name,

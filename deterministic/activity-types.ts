@@ -190,6 +190,8 @@ export interface ExecuteToolInput {
   custom?: { idempotent: boolean };
   /** A custom tool's call: the session's metadata, which the tool reads as ctx.metadata (absent: none was set). */
   metadata?: SessionMetadata;
+  /** A custom tool's call in an agent's session: the agent, whose tools are the only ones the worker runs for it. */
+  agent?: string;
 }
 
 /** Input of discoverMcpTools: the session's servers (or only some of them, keeping the others' tools). */

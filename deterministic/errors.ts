@@ -20,9 +20,11 @@ export const ERROR_TYPES = [
   'MEMORY_FULL',
   'REPEATED_ACTION',
   'WORKSPACE_FULL',
-  // Custom tools (defineTool): the worker that took the call lacks the tool; the tool passed its timeout.
+  // Custom tools (defineTool): the worker that took the call lacks the tool; the tool passed its timeout;
+  // the session's agent does not have the tool (the worker refuses to run it).
   'TOOL_UNAVAILABLE',
   'TOOL_TIMEOUT',
+  'TOOL_NOT_ALLOWED',
 ] as const;
 
 /** One of the structured tool error types. */

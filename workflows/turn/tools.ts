@@ -120,6 +120,8 @@ export function toolRunner(
       ...(input.config.network?.allowPrivateHosts.length ? { allowPrivateHosts: input.config.network.allowPrivateHosts } : {}),
       // Only a custom tool's call carries the session's metadata (ctx.metadata): no command changes, so no patch.
       ...(call.custom && input.config.metadata ? { metadata: input.config.metadata } : {}),
+      // An agent's session runs only its agent's tools: the worker checks the call against the agent it declares.
+      ...(call.custom && input.config.agent !== undefined ? { agent: input.config.agent } : {}),
     };
     const run = async (onHost?: OnHost): Promise<ToolOutcome> => {
       // A session on a sandbox host runs every call there, as a regular activity (a local one would
