@@ -2,9 +2,12 @@
  * The tools a model call offers, as the model sees them: the built-ins the call names, and the
  * session's MCP and custom tools read from the lists the session stored (cached: one read per
  * worker and list), so the model sees those tools as the session recorded them, whatever this
- * worker's own definitions say.
+ * worker's own definitions say. In a session with structured output, finish is offered with the
+ * output's JSON schema as its parameters (deterministic/finish-output.ts): given with the call
+ * (stored for the run's later calls, which name it by hash) or read back by its hash.
  */
 import type { ModelCallInput } from '../deterministic/activity-types';
+import { outputFinishSpec } from '../deterministic/finish-output';
 import { customToolView, type CustomToolSpec } from '../deterministic/custom-tools';
 import type { McpToolInfo } from '../deterministic/mcp';
 import type { ToolSpec } from '../deterministic/types';
@@ -24,8 +27,28 @@ export function createToolSpecs(builtin: readonly ToolSpec[], conversations: Con
     }
     return list;
   };
+  // By hash alone: the same text whichever session stored it, so the cache grows with distinct schemas only.
+  const schemas = new Map<string, Promise<Record<string, unknown>>>();
+  const outputSchema = async (input: ModelCallInput): Promise<Record<string, unknown> | undefined> => {
+    const ref = input.outputSchema;
+    if (!ref) return undefined;
+    if (ref.text !== undefined) {
+      // Stored for the run's later calls, which name it by hash (only a turn with the store does).
+      const text = ref.text;
+      if (input.conversation) await withStore(() => conversations.putText(input.sessionId, text));
+      return JSON.parse(text) as Record<string, unknown>;
+    }
+    let schema = schemas.get(ref.hash);
+    if (!schema) {
+      schema = withStore(() => conversations.getText(input.sessionId, ref.hash)).then((text) => JSON.parse(text) as Record<string, unknown>);
+      schema.catch(() => schemas.delete(ref.hash));
+      schemas.set(ref.hash, schema);
+    }
+    return schema;
+  };
   return async (input) => {
-    const local = builtin.filter((s) => input.tools.includes(s.name));
+    const schema = await outputSchema(input);
+    const local = builtin.filter((s) => input.tools.includes(s.name)).map((s) => (schema && s.name === 'finish' ? outputFinishSpec(s, schema) : s));
     if (!input.mcpTools && !input.customTools) return local;
     const added = await Promise.all([
       input.customTools ? storedList(input.sessionId, input.customTools, (text) => (JSON.parse(text) as CustomToolSpec[]).map(customToolView)) : [],

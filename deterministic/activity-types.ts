@@ -33,6 +33,12 @@ export interface ModelCallInput {
   mcpTools?: string;
   /** The session's custom tool list in the message store (likewise). */
   customTools?: string;
+  /**
+   * A session with structured output (turns since `finish-output-schema`): the output's JSON
+   * schema, offered as finish's parameters (deterministic/finish-output.ts); by its hash in the
+   * message store, its text when the run has not sent it yet.
+   */
+  outputSchema?: SystemRef;
   purpose?: 'turn' | 'compress';
   /** How the tools are offered (the turn's decision); absent with `decideToolMode`, or in turns recorded before tool modes (native). */
   toolMode?: ToolModeDecision;

@@ -2,11 +2,12 @@
  * Structured output: a session whose config has `output` must end its turns with a JSON object
  * that satisfies the output's JSON schema (derived from a zod object by defineAgent or the
  * client). The model is told the shape in the system prompt (fixed for the session, so the
- * prompt's prefix stays the same from call to call); its final answer (the reply's text, or
- * `finish`'s answer) is read as JSON and validated here, in the workflow, against a zod schema
- * rebuilt from the recorded JSON schema, deterministically, as MCP and custom tools' arguments
- * are. An answer that does not match is sent back with what is wrong, a bounded number of times;
- * past that the turn fails with OUTPUT_INVALID. Pure.
+ * prompt's prefix stays the same from call to call); its final answer (the reply's text read as
+ * JSON, or what `finish` was given: the object itself where finish takes it, as
+ * deterministic/finish-output.ts says, else its answer text) is validated here, in the workflow,
+ * against a zod schema rebuilt from the recorded JSON schema, deterministically, as MCP and
+ * custom tools' arguments are. An answer that does not match is sent back with what is wrong, a
+ * bounded number of times; past that the turn fails with OUTPUT_INVALID. Pure.
  */
 import { z } from 'zod';
 
@@ -57,23 +58,26 @@ function validatorOf(schema: unknown): { validator: z.ZodType } | { problem: str
 export interface OutputCheck {
   /** The session's system prompt with the shape of the answer added. */
   prompt(systemPrompt: string): string;
-  /** The answer as the validated object, or what is wrong with it (one line). */
-  check(answer: string): { ok: true; value: unknown } | { ok: false; problem: string };
+  /** The answer (text to read as JSON, or the value finish was given) as the validated object, or what is wrong with it (one line). */
+  check(answer: unknown): { ok: true; value: unknown } | { ok: false; problem: string };
   /** How many answers may be sent back before the turn fails. */
   retries: number;
 }
 
-/** The check of a session's output, or why the session's output cannot be used (a hand-written config). */
-export function outputCheck(spec: OutputSpec, retries: number | undefined): OutputCheck | { problem: string } {
+/**
+ * The check of a session's output, or why the session's output cannot be used (a hand-written
+ * config). `finishTakesObject`: finish's arguments are the answer object (the prompt says so).
+ */
+export function outputCheck(spec: OutputSpec, retries: number | undefined, finishTakesObject = false): OutputCheck | { problem: string } {
   const built = validatorOf(spec?.schema);
   if ('problem' in built) return built;
   const { validator } = built;
-  const instruction = outputInstruction(spec.schema);
+  const instruction = outputInstruction(spec.schema, finishTakesObject);
   return {
     retries: retries ?? DEFAULT_OUTPUT_RETRIES,
     prompt: (systemPrompt) => `${systemPrompt.trim()}\n\n${instruction}`,
     check(answer) {
-      const parsed = parseAnswer(answer);
+      const parsed = typeof answer === 'string' ? parseAnswer(answer) : { ok: true as const, value: answer };
       if (!parsed.ok) return parsed;
       const result = validator.safeParse(parsed.value);
       if (result.success) return { ok: true, value: result.data };
@@ -83,11 +87,12 @@ export function outputCheck(spec: OutputSpec, retries: number | undefined): Outp
 }
 
 /** What the system prompt says of the answer's shape. */
-function outputInstruction(schema: Record<string, unknown>): string {
+function outputInstruction(schema: Record<string, unknown>, finishTakesObject: boolean): string {
   const { $schema: _drop, ...rest } = schema;
+  const given = finishTakesObject ? 'the arguments you give `finish`' : 'the answer you give `finish`';
   return [
     '## Final answer format',
-    'Your final answer (the reply that ends your turn, or the answer you give `finish`) must be a single JSON object that satisfies this JSON schema, and nothing else: no other text, no code fence.',
+    `Your final answer (the reply that ends your turn, or ${given}) must be a single JSON object that satisfies this JSON schema, and nothing else: no other text, no code fence.`,
     JSON.stringify(rest),
   ].join('\n');
 }

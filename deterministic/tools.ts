@@ -157,6 +157,11 @@ export class ToolRegistry {
     return [...this.byName.keys()];
   }
 
+  /** The same tools (and unavailable servers) with `def` in place of the tool of its name. */
+  replacing(def: ToolDefinition): ToolRegistry {
+    return new ToolRegistry([...this.byName.values()].map((d) => (d.name === def.name ? def : d)), this.unavailable);
+  }
+
   specs(): ToolSpec[] {
     return [...this.byName.values()].map(toToolSpec);
   }

@@ -4,12 +4,14 @@
  * system prompt, and its turn ends with the validated object in `result.output`. An answer that
  * does not match goes back to the model with what is wrong (its next request says so), the turn
  * goes on, and past limits.outputRetries it fails with OUTPUT_INVALID — in native and in text
- * tool-calling mode, and never as a failed workflow task.
+ * tool-calling mode, and never as a failed workflow task. `finish` is offered with the output's
+ * JSON schema as its parameters, and the object it is given is the answer.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { z } from 'zod';
 import { HarnessClient } from '../../api/client';
 import { defineAgent } from '../../api/define-agent';
@@ -59,6 +61,88 @@ async function done<O>(out: { kind: string; sessionId: string; turnId: string; r
   expect([...(await taskFailures(h.client, out.turnId)), ...(await taskFailures(h.client, out.sessionId))]).toEqual([]);
   return out.result!;
 }
+
+/** The parameters of the finish each request of the session offered (native tool calling). */
+function offeredFinish(sessionId: string): unknown[] {
+  return server.requests
+    .filter((q) => q.session === sessionId)
+    .map((q) => ((q.body as { tools?: Array<{ function: { name: string; parameters: unknown } }> }).tools ?? []).find((t) => t.function.name === 'finish')?.function.parameters);
+}
+
+/** The session's turn, its history replayed against the current code. */
+async function replays(turnId: string): Promise<void> {
+  const history = await h.client.workflow.getHandle(turnId).fetchHistory();
+  expect(await replayHistory(history, turnId, inject('workflowBundle'))).toEqual({ ok: true });
+}
+
+describe('structured output through finish', () => {
+  it("offers finish with the output's JSON schema as parameters on every call, and ends with the object it is given", async () => {
+    const sessionId = newSessionId('out-finish');
+    server.registerScript(sessionId, {
+      steps: [{ tool_calls: [{ name: 'get_current_time', arguments: {} }] }, { expect: { system_contains: 'the arguments you give `finish`' }, tool_calls: [{ name: 'finish', arguments: valid }] }],
+    });
+    const r = await watchedTurn(h, sessionId, { ...endpointConfig(server.url, {}, DEFAULT_POLICY), output: spec }, 'What time is it, and where is order A-7?');
+    expect([r.terminated_by, r.steps, r.error]).toEqual(['finish', 2, undefined]);
+    expect(r.output).toEqual(valid);
+    expect(JSON.parse(r.answer)).toEqual(valid);
+    // The second call named the schema by its hash: the worker read it back from the store.
+    expect(offeredFinish(sessionId)).toEqual([spec.schema, spec.schema]);
+    await replays(r.turnId);
+  }, 60_000);
+
+  it('sends an object that does not match back with what is wrong, and ends with the next that does', async () => {
+    const sessionId = newSessionId('out-finish-retry');
+    server.registerScript(sessionId, {
+      steps: [
+        { tool_calls: [{ name: 'finish', arguments: { ...valid, id: 'B-7', status: 'lost' } }] },
+        { expect: { last_message_contains: RETRY_NOTE }, tool_calls: [{ name: 'finish', arguments: valid }] },
+      ],
+    });
+    const r = await watchedTurn(h, sessionId, { ...endpointConfig(server.url, {}, DEFAULT_POLICY), output: spec }, 'Where is order A-7?');
+    expect([r.terminated_by, r.steps, r.modelCalls]).toEqual(['finish', 2, 2]);
+    expect(r.output).toEqual(valid);
+    const note = (await h.messages(r)).find((m) => m.role === 'user' && m.content.includes(RETRY_NOTE));
+    expect(note?.content).toContain('(attempt 1 of 3)');
+    expect(note?.content).toContain('status: Invalid option');
+    expect(r.toolCalls?.map((c) => [c.name, c.ok])).toEqual([['finish', true], ['finish', true]]);
+    await replays(r.turnId);
+  }, 60_000);
+
+  it('fails with OUTPUT_INVALID when the objects never match, the last one the answer', async () => {
+    const sessionId = newSessionId('out-finish-fail');
+    const wrong = { ...valid, total: -1 };
+    server.registerScript(sessionId, { steps: [{ tool_calls: [{ name: 'finish', arguments: wrong }] }, { content: 'never asked' }] });
+    const r = await watchedTurn(h, sessionId, { ...endpointConfig(server.url, { outputRetries: 0 }, DEFAULT_POLICY), output: spec }, 'Where is order A-7?');
+    expect([r.terminated_by, r.error_type, r.modelCalls]).toEqual(['failed', OUTPUT_INVALID, 1]);
+    expect(r.error).toMatch(/^the final answer did not match the output schema after 1 attempt: total: /);
+    expect(JSON.parse(r.answer)).toEqual(wrong);
+  }, 60_000);
+
+  it('replays a turn recorded before finish took the object as it ran', async () => {
+    // Recorded by the code before `finish-output-schema`: its first finish gave the object, which
+    // finish's text `answer` refused (INVALID_ARGUMENTS), and its last the answer as JSON text.
+    // Replay takes no patch and refuses the object again (taking the new code there diverges).
+    const file = path.join(__dirname, 'fixtures', 'output-finish-before-patch.json');
+    const { turnId, history } = JSON.parse(readFileSync(file, 'utf8')) as { turnId: string; history: unknown };
+    expect(await replayHistory(historyFromJSON(history), turnId, inject('workflowBundle'))).toEqual({ ok: true });
+  }, 60_000);
+
+  it('renders the same schema for finish in text tool-calling mode', async () => {
+    const sessionId = newSessionId('out-finish-text');
+    const call = (args: unknown) => JSON.stringify({ tool_calls: [{ name: 'finish', arguments: args }] });
+    server.registerScript(sessionId, {
+      steps: [
+        { expect: { system_contains: '- finish(id: string, total: number, status: "open" | "shipped") — End the turn with your final answer.' }, content: call({ ...valid, total: 'twelve' }) },
+        { expect: { last_message_contains: 'total: Invalid input: expected number' }, content: call(valid) },
+      ],
+    });
+    const base = endpointConfig(server.url, {}, DEFAULT_POLICY);
+    const config: SessionConfig = { ...base, model: { provider: 'openai', model: 'tiny', baseUrl: server.url, toolMode: 'text' }, output: spec };
+    const r = await watchedTurn(h, sessionId, config, 'Where is order A-7?');
+    expect([r.terminated_by, r.steps, r.toolMode?.mode]).toEqual(['finish', 2, 'text']);
+    expect(r.output).toEqual(valid);
+  }, 60_000);
+});
 
 describe('structured output', () => {
   it('gives the validated object of a first answer that matches, the shape told in the system prompt', async () => {

@@ -107,6 +107,8 @@ export interface TurnOptions {
   refuse?: string;
   /** A rerun: calls that leave the sandbox are answered with these recorded results (recorded-effects.ts). */
   recorded?: RecordedEffects;
+  /** Structured output through finish (output.ts, withOutputFinish): the answer of a finish call, from its arguments; absent: their `answer` text. */
+  finishAnswer?: (args: Record<string, unknown>) => unknown;
 }
 
 /** A run that stopped between steps to continue as new, with where it stopped. */
@@ -123,9 +125,10 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
   const done = (terminated_by: TerminatedBy, answer: string, steps: number, error?: string): TurnResult =>
     turnResult(input, opts, s, { terminated_by, answer, steps, error }, ops.spent?.());
   // With structured output, a final answer that does not match it goes back to the model (output.ts).
-  const output = turnOutput(input);
-  const answered = (by: TerminatedBy, answer: string, steps: number): TurnResult | undefined => {
-    if (!output.check) return done(by, answer, steps);
+  const output = turnOutput(input, opts);
+  const answered = (by: TerminatedBy, answer: unknown, steps: number): TurnResult | undefined => {
+    // Without structured output an answer is text (finish's schema says so).
+    if (!output.check) return done(by, answer as string, steps);
     const end = outputEnd(output.check, s, by, answer, steps);
     return end && turnResult(input, opts, s, end, ops.spent?.());
   };
@@ -198,7 +201,7 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
       const asked = askedCalls(judged);
       if (asked.length) applyApprovals(asked, await ops.awaitApprovals(asked.map(approvalRequest)), opts.policy, s.sessionRules);
 
-      const tally = new StepTally();
+      const tally = new StepTally(opts.finishAnswer);
       for (const j of judged) {
         const result = j.result ?? (await run(j, step));
         tally.add(j, result);

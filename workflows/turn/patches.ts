@@ -5,7 +5,8 @@
  * a turn reads through `since` (`model-handoff-queue`, whose own marker would otherwise come
  * after a local activity's, and `shell-cancel-waits`). Each `patched()` call costs a marker and a
  * search-attribute update (Core upserts TemporalChangeVersion for each, a visibility write on the
- * server), so a run of the current code takes that one only.
+ * server), so a run of the current code takes that one only; but for `finish-output-schema`, a
+ * patch newer than the set, which only a turn of a session with structured output takes.
  *
  * Only turns of the support window replay (docs/durability.md, "Support window"): those recorded
  * with `turn-patches-4` or `turn-patches-3`. A `turn-patches-3` run took every patch from before
@@ -28,6 +29,12 @@ export interface TurnPatches {
   /** The conversation is held by reference to the message store (inline only for the history benchmark's baseline, `inlineHistory`). */
   messageStore: boolean;
   /**
+   * Structured output through finish (`finish-output-schema`): finish is offered with the output's
+   * JSON schema as its parameters and takes the answer object (deterministic/finish-output.ts).
+   * Only a session with an output schema asks, so other turns take no marker of it.
+   */
+  outputFinish: boolean;
+  /**
    * Whether the run takes the code of a later patch (`model-handoff-queue`,
    * `shell-cancel-waits`): always in a run of the current code; in an older one, as its marker says.
    */
@@ -37,12 +44,15 @@ export interface TurnPatches {
 /** The patch set every run of the current code records once, standing for all the patches `since` reads. */
 export const TURN_PATCH_SET = 'turn-patches-4';
 
+/** Structured output through finish: a patch of its own, newer than the current set (taken at the run's start, before any activity). */
+export const OUTPUT_FINISH_PATCH = 'finish-output-schema';
+
 /** The oldest patch set the support window holds: a run recorded with it took every patch from before the sets. */
 export const THIRD_PATCH_SET = 'turn-patches-3';
 
 /** Takes the turn's patches: the set's marker first, as every run in the window recorded it. */
 export function turnPatches(input: TurnInput): TurnPatches {
-  // Taken once, first: a run that has it skips every patched() call below (no marker of theirs).
+  // Taken once, first: a run that has it skips every patched() call of `since` (no marker of theirs).
   const current = patched(TURN_PATCH_SET);
   // Only a run recorded by the third set's code has its marker (the current code never records it).
   if (!current) deprecatePatch(THIRD_PATCH_SET);
@@ -51,5 +61,7 @@ export function turnPatches(input: TurnInput): TurnPatches {
   // policy is brought to it by exactPolicy).
   const policy = exactPolicy(input.config.policy ?? parsePolicy(undefined));
   const messageStore = !input.config.inlineHistory;
-  return { policy, messageStore, since };
+  // Turns of the current set recorded before it have no marker and keep finish's text answer.
+  const outputFinish = input.config.output !== undefined && patched(OUTPUT_FINISH_PATCH);
+  return { policy, messageStore, outputFinish, since };
 }

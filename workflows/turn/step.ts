@@ -127,17 +127,23 @@ export function applyApprovals(asked: readonly JudgedCall[], outcomes: Map<strin
 
 /** What a step's results add up to, call by call in order. */
 export class StepTally {
-  /** The answer of a `finish` that succeeded (the turn ends with it after the step). */
-  finishAnswer: string | undefined;
+  /** The answer of a `finish` that succeeded (the turn ends with it after the step): text, or with structured output the object. */
+  finishAnswer: unknown;
   anyOk = false;
   anyFailed = false;
   /** MCP servers that said their tool list changed: the next step offers what they list now. */
   readonly relist = new Set<string>();
 
+  /** `answerOf`: a finish call's answer from its arguments (TurnOptions.finishAnswer); absent: its `answer`. */
+  constructor(private readonly answerOf?: (args: Record<string, unknown>) => unknown) {}
+
   /** Counts one call's result. */
   add(j: JudgedCall, result: ToolResult): void {
     if ((result as ToolOutcome).mcpListChanged && j.def?.source.startsWith('mcp:')) this.relist.add(j.def.source.slice(4));
-    if (j.call.name === 'finish' && result.ok) this.finishAnswer = (j.args as { answer: string }).answer;
+    if (j.call.name === 'finish' && result.ok) {
+      const args = j.args as Record<string, unknown>;
+      this.finishAnswer = this.answerOf ? this.answerOf(args) : (args as { answer: string }).answer;
+    }
     this.anyOk ||= result.ok;
     this.anyFailed ||= !result.ok;
   }

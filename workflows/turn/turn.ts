@@ -33,6 +33,8 @@ import { HostRoute } from './host-route';
 import { ModelCaller } from './model-call';
 import { mcpRelister, turnRegistry } from './mcp';
 import { recordedEffectsOf } from './recorded-effects';
+import { withOutputFinish } from './output';
+import { OutputSchemaOffer } from '../../deterministic/finish-output';
 import { endToldIfThrown, TurnNotifier, type ThrownEnd } from './notify';
 
 const { storeValue } = proxyActivities<Activities>(STORE_ACTIVITY);
@@ -96,11 +98,20 @@ async function playTurn(input: TurnInput, end: ThrownEnd): Promise<TurnResult> {
   // in history, so replay reads the same decision. Only activity inputs and results change: no patch.
   let toolMode = decidedToolMode(input.config.model, input.resume?.prepared?.toolMode ?? input.toolMode);
   const maxOutputTokens = limits.maxOutputTokens ?? DEFAULT_LIMITS.maxOutputTokens;
+  // Structured output through finish: each model call names the output schema finish is offered with.
+  const outputSchema = patches.outputFinish && input.config.output ? new OutputSchemaOffer(input.config.output.schema, messageStore) : undefined;
   const result = await runTurn(
     turnInput,
     {
       callModel: async (req) => {
-        const reply = await callModel({ ...req, ...(toolMode ? { toolMode } : { decideToolMode: true }), ...(maxOutputTokens ? { maxOutputTokens } : {}), ...(input.evalHumans ? { noStream: true } : {}) });
+        const reply = await callModel({
+          ...req,
+          ...(toolMode ? { toolMode } : { decideToolMode: true }),
+          ...(maxOutputTokens ? { maxOutputTokens } : {}),
+          ...(input.evalHumans ? { noStream: true } : {}),
+          ...(outputSchema ? { outputSchema: outputSchema.ref() } : {}),
+        });
+        outputSchema?.delivered();
         if (!toolMode && reply.protocol?.decided) toolMode = reply.protocol.decided;
         return reply;
       },
@@ -182,9 +193,14 @@ type Prepared = Pick<PrepareTurnResult, 'skillsIndex' | 'memories' | 'skillRules
 function loopOptions(
   input: TurnInput,
   prepared: Prepared,
-  patches: Pick<TurnPatches, 'policy' | 'messageStore'>,
+  patches: Pick<TurnPatches, 'policy' | 'messageStore' | 'outputFinish'>,
 ): TurnOptions {
   const { policy, messageStore } = patches;
+  const opts = baseOptions(input, prepared, policy, messageStore);
+  return patches.outputFinish && input.config.output ? withOutputFinish(opts, input.config.output.schema) : opts;
+}
+
+function baseOptions(input: TurnInput, prepared: Prepared, policy: TurnPatches['policy'], messageStore: boolean): TurnOptions {
   // The custom tools this turn offers: the session's, or the list this (first) turn got. A list
   // that lacks a tool the session needs ends the turn before any model call, and is not kept:
   // the next message lists again (on a worker that has them, once one runs).
