@@ -4,7 +4,8 @@
  * derived from `schema`, then on the worker against `schema` itself), judged by the permission
  * policy by its `risk` (the default `ask` mode asks before anything but `read_only`), a timeout,
  * heartbeats, a structured result, a span in the trace, and, unless it is `idempotent`, at most
- * one run per call however often its worker is lost.
+ * one run per call however often its worker is lost. A `parallel` tool's calls run together with
+ * the step's other calls that may (deterministic/call-groups.ts).
  */
 import { z } from 'zod';
 import { BUILTIN_TOOLS } from '../deterministic/builtin-tools';
@@ -27,6 +28,12 @@ export interface ToolDefinitionInput<S extends z.ZodObject> {
   timeoutSec?: number;
   /** True when running a call twice does no harm; otherwise (the default) a call runs at most once. */
   idempotent?: boolean;
+  /**
+   * True when a call may run at the same time as the other calls of its step that may (the
+   * built-in reads, read-only MCP tools, other `parallel` tools): nothing it does changes what
+   * they read or do. Otherwise (the default) it runs alone, after the calls before it.
+   */
+  parallel?: boolean;
   /** The tool's code: its value (any JSON) is the result; throw ToolError for a failure the model should read. */
   run(args: z.output<S>, ctx: ToolContext): unknown;
 }
@@ -56,11 +63,14 @@ export function defineTool<S extends z.ZodObject>(def: ToolDefinitionInput<S>): 
   const timeoutSec = def.timeoutSec ?? 30;
   if (typeof timeoutSec !== 'number' || !Number.isFinite(timeoutSec) || timeoutSec <= 0 || timeoutSec > MAX_TIMEOUT_SEC) fail(`timeoutSec must be a number of seconds from 0 to ${MAX_TIMEOUT_SEC}`);
   if (def.idempotent !== undefined && typeof def.idempotent !== 'boolean') fail('idempotent must be true or false');
+  if (def.parallel !== undefined && typeof def.parallel !== 'boolean') fail('parallel must be true or false');
   if (typeof def.run !== 'function') fail('run must be a function (args, ctx) => result');
   const parameters = jsonSchema(def.schema, fail);
   const idempotent = def.idempotent ?? false;
-  const spec = { name: def.name, description: def.description, parameters, risk: def.risk, timeoutMs: Math.round(timeoutSec * 1000), idempotent };
-  return Object.freeze({ name: def.name, description: def.description, schema: def.schema, risk: def.risk, timeoutSec, idempotent, run: def.run, spec });
+  const parallel = def.parallel ?? false;
+  // Only a tool that runs together says so: the lists sessions recorded before stay the same.
+  const spec = { name: def.name, description: def.description, parameters, risk: def.risk, timeoutMs: Math.round(timeoutSec * 1000), idempotent, ...(parallel ? { parallel } : {}) };
+  return Object.freeze({ name: def.name, description: def.description, schema: def.schema, risk: def.risk, timeoutSec, idempotent, parallel, run: def.run, spec });
 }
 
 /** Zod 3 schemas carry `_def` but not zod 4's `_zod`: told apart so the error names the version, not the shape. */

@@ -1,6 +1,7 @@
 /**
  * The built-in tools of the harness (definitions only; see activities/tools for execution). Their
  * parameters are built when first read (defineLazyTool): a workflow builds only those it uses.
+ * The reads are `parallel`: consecutive calls of them in a step run together (call-groups.ts).
  */
 import { z } from 'zod';
 import { defineLazyTool, ToolRegistry } from './tools';
@@ -42,6 +43,7 @@ export const getCurrentTimeTool = defineLazyTool({
   runsIn: 'local_activity',
   risk: 'read_only',
   timeoutMs: 5_000,
+  parallel: true,
 });
 
 export const readFileTool = defineLazyTool({
@@ -55,6 +57,7 @@ export const readFileTool = defineLazyTool({
   runsIn: 'local_activity',
   risk: 'read_only',
   timeoutMs: 10_000,
+  parallel: true,
 });
 
 export const writeFileTool = defineLazyTool({
@@ -83,6 +86,7 @@ export const listFilesTool = defineLazyTool({
   runsIn: 'local_activity',
   risk: 'read_only',
   timeoutMs: 10_000,
+  parallel: true,
 });
 
 export const httpRequestTool = defineLazyTool({
@@ -145,6 +149,7 @@ export const recallTool = defineLazyTool({
   }),
   risk: 'read_only',
   timeoutMs: 15_000,
+  parallel: true,
 });
 
 export const useSkillTool = defineLazyTool({
@@ -156,6 +161,7 @@ export const useSkillTool = defineLazyTool({
   source: 'skill',
   runsIn: 'local_activity',
   timeoutMs: 10_000,
+  parallel: true,
 });
 
 /** Every built-in tool. */

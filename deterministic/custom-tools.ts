@@ -26,6 +26,8 @@ export interface CustomToolSpec {
   timeoutMs: number;
   /** Whether a call may run twice (a retry after a lost worker); a tool that is not idempotent runs at most once. */
   idempotent: boolean;
+  /** Safe to run together with the step's other such calls (only present when true: lists recorded before have none). */
+  parallel?: boolean;
 }
 
 /** The custom tools of a session: listed by the worker that prepared its first turn, fixed from then on. */
@@ -77,6 +79,8 @@ export interface HarnessTool<S extends z.ZodObject = z.ZodObject> {
   readonly risk: Risk;
   readonly timeoutSec: number;
   readonly idempotent: boolean;
+  /** Whether its calls may run at the same time as the other calls of their step that are safe to run together. */
+  readonly parallel: boolean;
   /** The result is any JSON value (it becomes `{ ok: true, result }`); throw ToolError for a failure the model should read. */
   run(args: z.output<S>, ctx: ToolContext): unknown;
   /** The recorded form (JSON schema derived from `schema`). */
@@ -119,6 +123,7 @@ function customToolDefinition(spec: CustomToolSpec): ToolDefinition {
     timeoutMs: spec.timeoutMs,
     runsIn: 'activity',
     idempotent: spec.idempotent,
+    ...(spec.parallel === true ? { parallel: true } : {}),
   };
 }
 

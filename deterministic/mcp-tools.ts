@@ -40,16 +40,19 @@ function withSpecs(set: McpToolSet | undefined, servers: readonly McpServerRef[]
 /** One MCP tool as a definition: risk and timeout from the server entry (per tool first). */
 export function mcpToolDefinition(info: McpToolInfo, spec: McpServerRef, opts: McpSchemaOptions = {}): ToolDefinition {
   const settings = toolSettings(spec, info.tool);
+  const risk = settings?.risk ?? spec.risk ?? DEFAULT_MCP_RISK;
   return {
     name: info.name,
     description: describeMcpTool(info),
     ...zodInputSchema(info.inputSchema, opts.bounded === true),
-    risk: settings?.risk ?? spec.risk ?? DEFAULT_MCP_RISK,
+    risk,
     source: `mcp:${info.server}`,
     timeoutMs: settings?.timeoutMs ?? spec.callTimeoutMs,
     runsIn: 'activity',
     mcpTool: info.tool,
     ...(info.annotations ? { annotations: info.annotations } : {}),
+    // A read (the server says so, or the entry sets its risk to read_only) may run beside the step's other reads.
+    ...(info.annotations?.readOnlyHint === true || risk === 'read_only' ? { parallel: true } : {}),
   };
 }
 

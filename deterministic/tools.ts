@@ -37,6 +37,12 @@ export interface ToolDefinition<P extends z.ZodObject = z.ZodObject> {
   annotations?: McpToolAnnotations;
   /** Custom tools: whether a call may run twice (retried after a lost worker); otherwise a claim makes it run at most once. */
   idempotent?: boolean;
+  /**
+   * Safe to run together: a call of this tool may run at the same time as the other such calls
+   * of its step (deterministic/call-groups.ts). The built-in reads, MCP tools the server marks
+   * read-only, custom tools declared `parallel`. Never a tool the workflow runs itself.
+   */
+  parallel?: boolean;
   /** MCP tools: nodes of the expanded schema; arguments costing more than MAX_CHECK_WORK to validate are checked only as an object. */
   checkCost?: number;
 }

@@ -2,8 +2,8 @@
  * Which history belongs to which tool call of a step. A call runs in the workflow (finish,
  * ask_user, remember, and every call decided before running: denied, invalid, unknown), as a
  * local activity (a marker without the call's id: matched by its result to the call's tool
- * message, else by order among the calls that can run locally) or as an activity (whose input
- * names the call).
+ * message, else by the order it was scheduled in among the calls that can run locally) or as an
+ * activity (whose input names the call).
  */
 import { builtinRegistry } from '../../deterministic/builtin-tools';
 import type { ToolOutcome } from '../../deterministic/activity-types';
@@ -51,7 +51,7 @@ export function matchExecutions(ctx: TurnContext, views: CallView[], executions:
   const owners = markerOwners(ctx, views, executions);
   const owned = new Set(owners.values());
   let cursor = 0;
-  for (const e of executions) {
+  for (const e of scheduleOrder(executions)) {
     if (e.kind === 'activity') {
       const id = String(e.item.input.callId ?? '');
       const index = views.findIndex((v) => v.id === id);
@@ -65,7 +65,7 @@ export function matchExecutions(ctx: TurnContext, views: CallView[], executions:
       cursor = Math.max(cursor, owner.index + 1);
       continue;
     }
-    // The workflow runs a step's calls one after another, in the order the model gave them. A
+    // The workflow starts a step's calls in the order the model gave them. A
     // call refused before running can carry the error a tool gives itself (INVALID_ARGUMENTS):
     // only its message, matched above when the tool did run, tells the two apart.
     const index = views.findIndex((v, i) => i >= cursor && !owned.has(v) && runsLocally(ctx, v));
@@ -76,11 +76,24 @@ export function matchExecutions(ctx: TurnContext, views: CallView[], executions:
   return out;
 }
 
+/**
+ * The executions with the markers in the order their local activities were scheduled (their
+ * seq): calls that ran together were scheduled in call order but may have ended in any order,
+ * and the markers are recorded as they ended. Each marker keeps the place of one marker.
+ */
+function scheduleOrder(executions: readonly Execution[]): Execution[] {
+  const locals = executions.filter((e) => e.kind === 'local');
+  if (locals.some((e) => e.item.seq === undefined)) return [...executions];
+  const bySeq = [...locals].sort((a, b) => a.item.seq! - b.item.seq!);
+  let next = 0;
+  return executions.map((e) => (e.kind === 'local' ? bySeq[next++]! : e));
+}
+
 /** The call each marker answered, where its result is the text of that call's tool message (each message taken once, in order). */
 function markerOwners(ctx: TurnContext, views: CallView[], executions: readonly Execution[]): Map<Execution, CallView> {
   const owners = new Map<Execution, CallView>();
   const taken = new Set<CallView>();
-  for (const e of executions) {
+  for (const e of scheduleOrder(executions)) {
     if (e.kind !== 'local' || e.item.result === undefined) continue;
     const text = JSON.stringify(e.item.result);
     const v = views.find((c) => !taken.has(c) && ctx.timeline.toolMessages.get(c.id)?.content === text);

@@ -19,7 +19,7 @@ export type TraceEvent = { id: number; at: number } & (
   | { kind: 'activityCompleted'; scheduledId: number; result: unknown }
   | { kind: 'activityFailed'; scheduledId: number; failure: string; timedOut: boolean; details?: unknown }
   | { kind: 'activityCanceled'; scheduledId: number }
-  | { kind: 'localActivity'; activityType: string; attempt: number; scheduledAt?: number; completedAt?: number; result?: unknown; failure?: string }
+  | { kind: 'localActivity'; activityType: string; attempt: number; seq?: number; scheduledAt?: number; completedAt?: number; result?: unknown; failure?: string }
   | { kind: 'updateAccepted'; updateId: string; name: string; identity: string; args: unknown }
   | { kind: 'updateCompleted'; updateId: string; result?: unknown; failure?: string }
   | { kind: 'signaled'; name: string; input: unknown; identity: string }
@@ -90,6 +90,7 @@ function tsMs(ts: { seconds?: unknown; nanos?: number | null } | null | undefine
 
 /** What a local activity's marker says of it besides its result: attempt, times, type. */
 interface MarkerData {
+  seq?: number;
   attempt?: number;
   activity_type?: string;
   complete_time?: { seconds?: number; nanos?: number };
@@ -109,6 +110,7 @@ function localActivity(e: HistoryEvent, base: { id: number; at: number }): Trace
     kind: 'localActivity',
     activityType: data.activity_type ?? '',
     attempt: data.attempt ?? 1,
+    ...(typeof data.seq === 'number' ? { seq: data.seq } : {}),
     ...(markerTime(data.original_schedule_time) !== undefined ? { scheduledAt: markerTime(data.original_schedule_time) } : {}),
     ...(markerTime(data.complete_time) !== undefined ? { completedAt: markerTime(data.complete_time) } : {}),
     ...(m.failure ? { failure: failureText(m.failure) } : { result: first(details.result) }),

@@ -47,6 +47,8 @@ export interface LocalItem {
    */
   nextAt?: number;
   attempt: number;
+  /** The order the workflow scheduled it in (calls that ran together end in any order). */
+  seq?: number;
   result?: unknown;
   failure?: string;
 }
@@ -209,6 +211,7 @@ export function readTimeline(runs: readonly Run[]): Timeline {
             step,
             at: e.at,
             attempt: e.attempt,
+            ...(e.seq !== undefined ? { seq: e.seq } : {}),
             ...(e.scheduledAt !== undefined ? { scheduledAt: e.scheduledAt } : {}),
             ...(e.completedAt !== undefined ? { completedAt: e.completedAt } : {}),
             ...(e.failure !== undefined ? { failure: e.failure } : { result: e.result }),

@@ -64,14 +64,30 @@ export function registerTurnHandlers(
   let askedInEval = 0;
   setHandler(turnStateQuery, () => state);
   setHandler(mcpAnswerQuery, (key) => answers.get(key));
+  // One question is shown at a time: those of other calls running at the same time wait their turn here.
+  const queued: McpQuestion[] = [];
+  const showQuestion = async (q: McpQuestion) => {
+    state.status = 'waiting_for_user';
+    state.pending = { kind: 'question', callId: q.key, question: questionText(q) };
+    await notifyParent({ turnId: input.turnId, status: state.status, pending: state.pending });
+  };
+  // After a question is answered or dropped: the next one waiting, or the turn runs again.
+  const nextQuestion = async () => {
+    const next = queued.shift();
+    if (next) await showQuestion(next);
+    else await notifyParent({ turnId: input.turnId, status: 'running' });
+  };
   setHandler(mcpQuestionSignal, async (q) => {
     events.add('message');
     // A retried attempt asking the same question again reads the answer already given.
     if (answers.has(q.key) || mcpQuestions.has(q.key)) return;
     mcpQuestions.set(q.key, q);
-    state.status = 'waiting_for_user';
-    state.pending = { kind: 'question', callId: q.key, question: questionText(q) };
-    await notifyParent({ turnId: input.turnId, status: state.status, pending: state.pending });
+    const shown = state.pending?.kind === 'question' ? state.pending.callId : undefined;
+    if (shown !== undefined && mcpQuestions.has(shown) && callOf(shown) !== callOf(q.key)) {
+      queued.push(q);
+      return;
+    }
+    await showQuestion(q);
   });
   setHandler(
     answerUpdate,
@@ -82,8 +98,9 @@ export function registerTurnHandlers(
       answers.set(callId, a.text);
       state.pending = undefined;
       state.status = 'running';
-      // An MCP server's question: the call goes on in its activity; tell the session we run again.
-      if (mcpQuestions.has(callId)) await notifyParent({ turnId: input.turnId, status: 'running' });
+      // An MCP server's question: the call goes on in its activity; tell the session we run again
+      // (or show the question another call asked meanwhile).
+      if (mcpQuestions.has(callId)) await nextQuestion();
       return { accepted: true as const, callId };
     },
     {
@@ -147,11 +164,12 @@ export function registerTurnHandlers(
   };
 
   const dropMcpQuestions = async (callId: string) => {
+    for (let i = queued.length - 1; i >= 0; i--) if (callOf(queued[i]!.key) === callId) queued.splice(i, 1);
     const p = state.pending;
     if (p?.kind !== 'question' || !p.callId.startsWith(`${callId}#e`)) return;
     state.pending = undefined;
     state.status = 'running';
-    await notifyParent({ turnId: input.turnId, status: 'running' });
+    await nextQuestion();
   };
 
   const askUser = async (callId: string, question: string): Promise<string | undefined> => {
@@ -179,6 +197,12 @@ export function registerTurnHandlers(
   };
 
   return { state, waitForHuman, dropMcpQuestions, askUser, awaitApprovals };
+}
+
+/** The call an MCP question's key belongs to (`<callId>#e<n>`). */
+function callOf(key: string): string {
+  const at = key.lastIndexOf('#e');
+  return at < 0 ? key : key.slice(0, at);
 }
 
 /** Tells the parent session about a wait; a turn started on its own has no parent to tell. */

@@ -21,6 +21,13 @@ function hostTimeout(input: TurnInput): number {
   return input.config.limits.hostTimeoutMs ?? DEFAULT_HOST_TIMEOUT_MS;
 }
 
+/** The last move of a session off a lost host: what the model reads of it, and whether it is still under way. */
+interface HostLeft {
+  from: string;
+  pending: boolean;
+  message: Promise<string>;
+}
+
 /** The host a turn's sandbox calls go to, and how it moves when that host is lost. */
 export class HostRoute {
   readonly moves: HostMove[] = [];
@@ -91,13 +98,31 @@ export class HostRoute {
     return onSandboxHost(this.host, this.timeoutMs, run, lost);
   }
 
-  /** Moves the session off its lost host (at `step`) and says to the model what that cost. */
-  async move(step: number): Promise<string> {
-    const lost = this.host!;
-    this.events.add('activity');
-    const claimed = await claimHost({ sessionId: this.sessionId, lost, ...(this.snapshot ? { snapshot: this.snapshot } : {}) });
-    this.host = claimed.host;
-    this.moves.push({ step, from: lost.id, ...(claimed.host ? { to: claimed.host.id } : {}) });
-    return hostLostMessage(lost, claimed.host, claimed.restored, this.timeoutMs);
+  /**
+   * Moves the session off its lost host (at `step`) and says to the model what that cost. Calls
+   * that ran together and found the same host lost share one move: the first claims the session,
+   * the others read what it said (a second claim would move the session again).
+   */
+  move(step: number, lost: HostRef = this.host!): Promise<string> {
+    const last = this.lastMove;
+    if (last?.from === lost.id && (last.pending || this.host?.id !== lost.id)) return last.message;
+    const move: HostLeft = { from: lost.id, pending: true, message: Promise.resolve('') };
+    move.message = this.claim(step, lost, move);
+    this.lastMove = move;
+    return move.message;
+  }
+
+  private lastMove: HostLeft | undefined;
+
+  private async claim(step: number, lost: HostRef, move: HostLeft): Promise<string> {
+    try {
+      this.events.add('activity');
+      const claimed = await claimHost({ sessionId: this.sessionId, lost, ...(this.snapshot ? { snapshot: this.snapshot } : {}) });
+      this.host = claimed.host;
+      this.moves.push({ step, from: lost.id, ...(claimed.host ? { to: claimed.host.id } : {}) });
+      return hostLostMessage(lost, claimed.host, claimed.restored, this.timeoutMs);
+    } finally {
+      move.pending = false;
+    }
   }
 }

@@ -43,6 +43,7 @@ import {
   RECORDS_CHUNK,
 } from './step';
 import { answerFromRecord } from './recorded-effects';
+import { runStepCalls } from './step-calls';
 import { outputEnd, promptOf, turnOutput } from './output';
 
 /** One admitted call the loop hands to ops.executeTool (every tool that does not run in the workflow). */
@@ -74,6 +75,11 @@ export interface TurnOps {
   compressContext?(input: CompressContextInput): Promise<CompressContextResult>;
   /** Called before each model call so the host can expose progress. */
   onStep?(step: number): void;
+  /**
+   * Whether consecutive calls of a step that are safe to run together run at the same time
+   * (step-calls.ts); asked at the first such group, absent means one at a time.
+   */
+  runTogether?(): boolean;
   /** Whether an error means the turn was cancelled (then it ends as `cancelled`, keeping its work). */
   isCancellation?(err: unknown): boolean;
   /** Asked between steps (with the message store): true stops the run here to continue as new. */
@@ -201,13 +207,13 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
       const asked = askedCalls(judged);
       if (asked.length) applyApprovals(asked, await ops.awaitApprovals(asked.map(approvalRequest)), opts.policy, s.sessionRules);
 
+      // One at a time, or (ops.runTogether) the calls safe to run together at once; results in call order.
       const tally = new StepTally(opts.finishAnswer);
-      for (const j of judged) {
-        const result = j.result ?? (await run(j, step));
+      await runStepCalls(judged, (j) => run(j, step), ops.runTogether?.bind(ops), (j, result) => {
         tally.add(j, result);
         s.toolCalls.push(callRecord(j, step, result));
         addResult(j.call.id, result);
-      }
+      });
       if (tally.finishAnswer !== undefined) {
         const end = answered('finish', tally.finishAnswer, step);
         if (end) return end;

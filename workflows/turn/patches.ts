@@ -5,8 +5,11 @@
  * a turn reads through `since` (`model-handoff-queue`, whose own marker would otherwise come
  * after a local activity's, and `shell-cancel-waits`). Each `patched()` call costs a marker and a
  * search-attribute update (Core upserts TemporalChangeVersion for each, a visibility write on the
- * server), so a run of the current code takes that one only; but for `finish-output-schema`, a
- * patch newer than the set, which only a turn of a session with structured output takes.
+ * server), so a run of the current code takes that one only; but for the patches newer than the
+ * set, each taken only by a turn that reaches its code: `finish-output-schema` (a session with
+ * structured output) and `parallel-tool-calls` (a step with two calls that run together). They
+ * are taken directly, never through `since`, which would give their code to the runs the set
+ * recorded before them.
  *
  * Only turns of the support window replay (docs/durability.md, "Support window"): those recorded
  * with `turn-patches-4` or `turn-patches-3`. A `turn-patches-3` run took every patch from before
@@ -49,6 +52,19 @@ export const OUTPUT_FINISH_PATCH = 'finish-output-schema';
 
 /** The oldest patch set the support window holds: a run recorded with it took every patch from before the sets. */
 export const THIRD_PATCH_SET = 'turn-patches-3';
+
+/**
+ * Since this patch consecutive calls of a step that are safe to run together run at the same time
+ * (step-calls.ts). Taken directly, never through `since`: runs recorded with the current set
+ * before it ran them one at a time. Taken at a run's first step with two such calls to run, so a
+ * run that has none records no marker; `patched` answers the same for the rest of the run.
+ */
+export const PARALLEL_CALLS_PATCH = 'parallel-tool-calls';
+
+/** Whether this run's parallel-safe calls run together (the `parallel-tool-calls` patch). */
+export function parallelToolCalls(): boolean {
+  return patched(PARALLEL_CALLS_PATCH);
+}
 
 /** Takes the turn's patches: the set's marker first, as every run in the window recorded it. */
 export function turnPatches(input: TurnInput): TurnPatches {

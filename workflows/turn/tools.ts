@@ -165,7 +165,7 @@ export function toolRunner(
     };
     try {
       // A lost host: the session moves, and the model reads what it lost.
-      return await route.run(run, async () => toolError('SANDBOX_HOST_LOST', await route.move(call.step), { recoverable: true, suggestion: 'run the call again if it is still needed: it did not run' }));
+      return await route.run(run, async (lost) => toolError('SANDBOX_HOST_LOST', await route.move(call.step, lost), { recoverable: true, suggestion: 'run the call again if it is still needed: it did not run' }));
     } finally {
       // A question the server asked during the call cannot be answered once the call is over.
       if (server) await dropMcpQuestions(call.callId);
