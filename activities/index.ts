@@ -13,6 +13,7 @@ import { workspaceBudget } from './tools/workspace-usage';
 import { Context } from '@temporalio/activity';
 import { withHeartbeat } from './heartbeat';
 import { createCallModel, modelNotConfigured } from './model/activities';
+import { ModelStreamSink } from './model/stream-writer';
 import { createCompressContextActivity } from './compress/activity';
 import { OpenAIModelClient, type ModelClient } from './model/client';
 import { DEFAULT_MODEL_ENDPOINT, keyForEndpoint } from './model/keys';
@@ -76,7 +77,7 @@ export interface ActivityDeps {
   tools?: readonly HarnessTool[];
   /** Per tool name, the secrets only that tool's code gets (ctx.secrets); never in history. */
   toolSecrets?: Readonly<Record<string, Readonly<Record<string, string>>>>;
-  /** Stream model replies' text to files under HARNESS_HOME for live views (machine/model-stream.ts); the CLI's workers do. */
+  /** Stream model replies' text as it arrives to the message store's database, for live views anywhere (model/stream-writer.ts); the CLI's workers do. */
   streamText?: boolean;
   /** The sandbox host this worker serves (deterministic/host.ts): prepareTurn names it, claimHost takes sessions over to it. */
   host?: HostRef;
@@ -137,7 +138,9 @@ export function createActivities(deps: ActivityDeps) {
   };
 
   const toolSpecs = createToolSpecs(specs, conversations);
-  const callModel = createCallModel(resolveModel, toolSpecs, { conversations, registry, ...(deps.streamText ? { streams: deps.home } : {}), ...(deps.handoffQueue ? { handoffQueue: deps.handoffQueue } : {}) });
+  // Streamed text goes where the messages go: readers of the message store's database see it.
+  const streams = deps.streamText ? new ModelStreamSink(async () => (await messageStore()).modelStreams?.()) : undefined;
+  const callModel = createCallModel(resolveModel, toolSpecs, { conversations, registry, ...(streams ? { streams } : {}), ...(deps.handoffQueue ? { handoffQueue: deps.handoffQueue } : {}) });
   const compressContext = createCompressContextActivity(resolveModel, { signal: () => Context.current().cancellationSignal, attempt: () => Context.current().info.attempt, conversations });
 
   return {

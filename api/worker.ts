@@ -35,7 +35,7 @@ export interface HarnessWorkerOptions extends DeclarationOptions {
   home?: string;
   /** Where the worker says what it does, one line at a time (default: standard error, escaped). */
   log?: (line: string) => void;
-  /** Stream model replies' text to files under the home, where `harness run` and `status --follow` show it as it arrives (default: unless HARNESS_STREAM=0). */
+  /** Store model replies' text as it arrives in the database (DATABASE_URL, else the embedded one), where `events()` (model_text_delta), `harness run` and `status --follow` show it on any machine (default: unless HARNESS_STREAM=0). */
   streamText?: boolean;
   /**
    * Slots, workflow cache, sticky queue timeout and drain grace, over what the environment says

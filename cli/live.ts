@@ -19,7 +19,7 @@ interface LiveOptions {
   color: boolean;
   /** Each change as a JSON line on stdout (`--jsonl`) instead of a line for a person. */
   jsonl?: boolean;
-  /** HARNESS_HOME, where workers stream model text (machine/model-stream.ts): shown as it arrives. */
+  /** HARNESS_HOME: model text streamed to the workers' database (DATABASE_URL, else this home's embedded one) is shown as it arrives (stream-print.ts). */
   home?: string;
 }
 

@@ -13,7 +13,6 @@ import { workflowBundlePath } from '../machine/paths';
 import { bundledAtStart } from '../machine/workflow-bundle';
 import { DEFAULT_TUNING, tuningOptions, type WorkerTuning } from './tuning';
 import type { InFlightActivities } from './drain';
-import { sweepStreams } from '../machine/model-stream';
 import { WatchedWorker } from './workflow-threads';
 import { createHandoffWorker, handoffQueueOf } from './handoff-queue';
 
@@ -84,8 +83,6 @@ export class HarnessWorkers {
 /** Creates (but does not run) a worker serving sessions, turns and their activities. */
 export async function createHarnessWorker(opts: HarnessWorkerOptions): Promise<HarnessWorkers> {
   const { connection, namespace, taskQueue, bundlePath, tuning, inFlight, hostId, ...deps } = opts;
-  // Streams a killed worker left mid reply (history has those replies whole).
-  if (deps.streamText && deps.home) sweepStreams(deps.home);
   const bundle = bundlePath ?? workflowBundlePath();
   const host = hostId ? { id: hostId, queue: hostQueueOf(taskQueue, hostId) } : undefined;
   const handoffQueue = handoffQueueOf(taskQueue);

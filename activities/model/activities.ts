@@ -17,7 +17,7 @@ import type { ToolModeDecision } from '../../deterministic/tool-mode';
 import { replyNotes } from './notes';
 import { addWaste, reportedUsage, withWaste } from '../usage-waste';
 import { withHeartbeat } from '../heartbeat';
-import { StreamWriter, streamFile } from '../../machine/model-stream';
+import type { ModelStreamSink } from './stream-writer';
 import { ModelHandoffs } from './handoffs';
 import { activityFailure, localFailure, waitAsAsked, type OutageProgress } from './retry';
 
@@ -55,8 +55,8 @@ export interface CallModelDeps {
   registry?: ToolRegistry;
   /** The tool modes `auto` decided on this worker, by endpoint and model (default: one map per callModel). */
   toolModes?: ToolModeCache;
-  /** HARNESS_HOME: stream replies' text to files under it as it arrives (machine/model-stream.ts); unset: no streaming. */
-  streams?: string;
+  /** Where replies' text goes as it arrives, for readers anywhere (stream-writer.ts); unset: no streaming. */
+  streams?: ModelStreamSink;
   /**
    * The task queue only this worker polls (workers/handoff-queue.ts): a call handed on names it,
    * so the activity that waits for the reply runs here. Unset: the activity goes to the shared
@@ -101,7 +101,8 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
     const timer = budgetMs === undefined ? undefined : setTimeout(() => deadline.abort(), budgetMs);
     // Native calls of a turn stream their text to the side channel; each chunk is a heartbeat too.
     const native = (input.toolMode?.mode ?? 'native') === 'native' && !input.decideToolMode;
-    const stream = deps.streams && !input.noStream && input.purpose !== 'compress' && native ? new StreamWriter(streamFile(deps.streams, input.turnId, input.step, input.callIndex)) : undefined;
+    const attempt = ctx.info.attempt + (input.earlier?.attempts ?? 0);
+    const stream = deps.streams && !input.noStream && input.purpose !== 'compress' && native ? deps.streams.writer({ sessionId: input.sessionId, turnId: input.turnId, step: input.step, callIndex: input.callIndex, attempt }) : undefined;
     const req = {
       model: input.model.model,
       messages: context.messages,
@@ -139,15 +140,19 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
       budgetMs,
       onChunk: () => undefined,
       abort: () => cancel.abort(),
-      outcome: exchanged().then(
-        (done) => ({ reply: { ...boundedAnswer(done.answer), ...replyNotes(done, input.toolMode ?? done.decided, done.decided) } }),
-        (error: unknown) => ({ error, timedOut: deadline.signal.aborted && !cancel.signal.aborted }),
-      ),
+      outcome: exchanged()
+        .then(
+          (done) => ({ reply: { ...boundedAnswer(done.answer), ...replyNotes(done, input.toolMode ?? done.decided, done.decided) } }),
+          (error: unknown) => ({ error, timedOut: deadline.signal.aborted && !cancel.signal.aborted }),
+        )
+        // The streamed text stored before the reply is recorded, so a reader that sees the reply
+        // in history has its last pieces too (bounded: close() never fails and waits briefly).
+        .then(async (outcome) => {
+          await stream?.close();
+          return outcome;
+        }),
     };
-    void call.outcome.finally(() => {
-      clearTimeout(timer);
-      stream?.done();
-    });
+    void call.outcome.finally(() => clearTimeout(timer));
     return call;
   }
 

@@ -20,7 +20,7 @@ export interface ModelRequest {
   maxOutputTokens?: number;
   /** A JSON-schema constraint on the reply (text mode, where the endpoint takes one). */
   responseFormat?: Record<string, unknown>;
-  /** Stream the reply, giving each piece of its text here as it arrives (model-stream.ts). */
+  /** Stream the reply, giving each piece of its text here as it arrives (stream-writer.ts stores it for readers). */
   onText?: (chunk: string) => void;
 }
 

@@ -26,7 +26,7 @@ export interface FollowPrint {
   known?: readonly Span[];
   /** Only what happens from now on (status: its lines already said the rest). */
   fromNow?: boolean;
-  /** HARNESS_HOME, to show model text as workers stream it. */
+  /** HARNESS_HOME, to show model text as workers stream it (from DATABASE_URL, else this home's embedded database). */
   home?: string;
 }
 
@@ -38,7 +38,7 @@ export async function follow(client: Client, id: string, o: FollowPrint): Promis
   process.once('SIGTERM', onSignal);
   const color = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR && process.env.TERM !== 'dumb';
   const notes = new WaitNotes();
-  // Model text as it streams (workers of this HARNESS_HOME), then each call's line.
+  // Model text as it streams (from the workers' database), then each call's line.
   const streams = o.json || !o.home ? undefined : new StreamPrinter(o.home, (text) => writeOut(text));
   const watch: WatchOptions = {
     signal: stop.signal,

@@ -1,20 +1,20 @@
 /**
  * Streamed model text (a worker with streamText, as the CLI's workers run): `run` on a terminal
- * shows the reply as it arrives, then the call's line; history keeps only the finished message;
- * the stream file goes once the reply is in; a stream that cannot be written loses nothing; an
+ * shows the reply as it arrives, read from the database the worker stores it in (DATABASE_URL,
+ * as the worker has it), then the call's line; history keeps only the finished message, the
+ * database the streamed pieces; a database that fails while the reply streams loses nothing; an
  * endpoint that refuses to stream is asked plainly. Under the default policy.
  */
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
+import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
 import { cliEnv, removeTempDirs, tempDir, writeScript } from '../support/cli';
 import { runTty } from '../support/terminal';
 import { sendMessage } from '../../client/session-client';
 import { waitForTurn } from '../../client/turn-wait';
 import { fetchRuns } from '../../history/trace/runs';
+import type { MessageStore } from '../../activities/store/message-store';
+import type { ModelStreams } from '../../activities/store/model-streams';
 
 const WORDS = Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ');
 const ANSWER = `Streamed: ${WORDS}`;
@@ -26,7 +26,8 @@ let env: NodeJS.ProcessEnv;
 beforeAll(async () => {
   h = await startHarness({ streamText: true });
   dir = tempDir('harness-cli-stream-');
-  env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: h.home });
+  // The CLI reads the streamed text from the worker's database (its own HARNESS_HOME holds none).
+  env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: tempDir('harness-cli-stream-home-'), DATABASE_URL: TEST_DATABASE_URL });
 }, 120_000);
 afterAll(async () => {
   await h?.stop();
@@ -59,19 +60,27 @@ describe('streamed model text', () => {
     // (each from its start: the reply, or a preview of it; at least one whole)
     expect(found.every((s) => s.startsWith(' w0 w1'))).toBe(true);
     expect(found.some((s) => s.includes('w59'))).toBe(true);
-    // The stream file goes a moment after the reply (a watcher reads its end meanwhile).
-    const streams = path.join(h.home, 'streams');
-    const left = () => (existsSync(streams) ? readdirSync(streams, { recursive: true }).filter((f) => String(f).endsWith('.txt')) : []);
-    for (let i = 0; i < 100 && left().length; i++) await sleep(100);
-    expect(left()).toEqual([]);
+    // The database holds the streamed pieces, batched (fewer than the words), the whole reply in order.
+    const pieces = await h.store.modelStreams!().read(`${sessionId}/turn-1`, 1, 0, 0);
+    expect(pieces.length).toBeGreaterThan(0);
+    expect(pieces.length).toBeLessThan(ANSWER.split(' ').length);
+    expect(pieces.map((p) => p.text).join('')).toBe(ANSWER);
   });
 
-  it('a stream that cannot be written loses nothing: the turn has the whole reply', async () => {
-    const home = path.join(tempDir('harness-stream-broken-'), 'home');
-    mkdirSync(home, { recursive: true });
-    writeFileSync(path.join(home, 'streams'), 'not a folder'); // every stream write fails
-    const broken = await startHarness({ streamText: true, home, taskQueue: `${h.taskQueue}-broken` });
+  it('a database that fails while the reply streams loses nothing: the turn has the whole reply', async () => {
+    // The message store works; its streamed text fails from the second write on (a connection lost mid-reply).
+    let writes = 0;
+    const failing: ModelStreams = {
+      append: async (call, text, seq) => {
+        if (++writes > 1) throw new Error('Connection terminated unexpectedly');
+        return h.store.modelStreams!().append(call, text, seq);
+      },
+      sweep: async () => 0,
+    };
+    const store: MessageStore = Object.assign(Object.create(h.store) as MessageStore, { modelStreams: () => failing });
+    const broken = await startHarness({ streamText: true, messageStore: async () => store, taskQueue: `${h.taskQueue}-broken` });
     try {
+      // Words stream 10 ms apart: several writes of the batched stream.
       const script = { steps: [{ content: ANSWER }] };
       const { turnId } = await sendMessage(broken.client, {
         taskQueue: broken.taskQueue,
@@ -81,6 +90,7 @@ describe('streamed model text', () => {
       });
       const out = await waitForTurn(broken.client, turnId, { pollMs: 100 });
       expect(out.kind === 'done' && out.result.answer).toBe(ANSWER);
+      expect(writes).toBeGreaterThan(1); // the failure happened while the reply streamed
     } finally {
       await broken.stop();
     }
