@@ -31,6 +31,7 @@ export type {
   TurnStartedEvent,
   StepEvent,
   ModelTextEvent,
+  ModelTextDeltaEvent,
   ToolCallEvent,
   ApprovalNeededEvent,
   ApprovalDecidedEvent,

@@ -202,18 +202,23 @@ export class HarnessClient {
    * The events of a session's turn as they happen (turn started, step, model text, tool call,
    * approval needed and decided, tool result, question asked and answered, budget wait and
    * decision, final), read from the turn's history by long poll: any process that reaches
-   * Temporal can follow a turn, with no worker in it and no polling of the workflow. Ends after
+   * Temporal can follow a turn, with no worker in it and no polling of the workflow. The text a
+   * model call streams comes as model_text_delta events to a client that also reaches the
+   * workers' database (DATABASE_URL, or the embedded one of this HARNESS_HOME). Ends after
    * the `final` event. `from` (an event seen before, or its offset) goes on right after it, so a
    * client that lost its connection misses nothing and sees nothing twice. Without `turnId`: the
    * session's latest turn. An unknown session or turn is a one-line UserError.
    */
   events(sessionId: string, opts: EventOptions = {}): AsyncIterable<HarnessEvent> {
     const temporal = this.temporal;
+    const env = this.opts.env ?? process.env;
     return {
       async *[Symbol.asyncIterator]() {
         // Loaded when events are asked for, as for trace(): the span builders bring the tools' schemas.
-        const { turnEvents } = await import('../client/watch/follow-events');
-        yield* turnEvents(temporal, sessionId, opts);
+        const [{ turnEvents }, { openStreamSource }] = await Promise.all([import('../client/watch/follow-events'), import('../client/watch/stream-source')]);
+        // Streamed text from the workers' database (DATABASE_URL, else this home's embedded one), opened once a call is seen running.
+        const streams = () => openStreamSource(env, () => openHome(env).home);
+        yield* turnEvents(temporal, sessionId, { streams, ...opts });
       },
     };
   }

@@ -39,13 +39,37 @@ export interface StepEvent extends EventBase {
 }
 
 /**
- * A model call answered with text: the reply's whole text, once the call completed (no smaller
- * pieces: what the worker streams stays on its machine). A reply that also asks for tool calls
- * may be cut short here (the message store keeps it whole).
+ * A model call answered with text: the reply's whole text, once the call completed. This is the
+ * authoritative text (model_text_delta events before it are a preview of it). A reply that also
+ * asks for tool calls may be cut short here (the message store keeps it whole).
  */
 export interface ModelTextEvent extends EventBase {
   type: 'model_text';
   step: number;
+  text: string;
+}
+
+/**
+ * A piece of a model call's reply as it streams, while the call runs: the worker stores the text
+ * in the database it shares with the client (batched, about every 100 ms), and the client reads
+ * it from there, so any client that reaches that database gets it (a client with no database
+ * access gets none). Best effort: history keeps only the finished reply, so the `model_text` of
+ * the call (after its deltas) is the text to keep. For one call and `attempt`, the deltas' texts
+ * concatenated are the start of the reply, usually all of it (a stored stream stops at 1 MiB, or
+ * at a database failure). A request sent again (a retry) starts its text over with a higher
+ * `attempt`: drop what the earlier attempt's deltas gave. A client that joins late, or follows a
+ * finished turn, gets the deltas still stored (workers delete them after a few hours) of each
+ * call it sees running in the history; a call that answered before it ran long enough to be seen
+ * running has none. Position: `offset` is the history event at which the call was first seen
+ * running, `seq` counts on after that event's own events, one per stored piece, so `from` a
+ * delta resumes with the next piece; `at` is when the piece was stored.
+ */
+export interface ModelTextDeltaEvent extends EventBase {
+  type: 'model_text_delta';
+  step: number;
+  /** The model call of the step (with `step`, it names the call). */
+  callIndex: number;
+  attempt: number;
   text: string;
 }
 
@@ -156,6 +180,7 @@ export type HarnessEvent =
   | TurnStartedEvent
   | StepEvent
   | ModelTextEvent
+  | ModelTextDeltaEvent
   | ToolCallEvent
   | ApprovalNeededEvent
   | ApprovalDecidedEvent

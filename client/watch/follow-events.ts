@@ -11,6 +11,9 @@ import { formatTurnId, parseTurnId, sessionOfTurnId, turnNumberOf } from '../../
 import { HistoryFollower } from './follow';
 import { turnsOf } from './live';
 import { isAfter, TurnEventReader } from './turn-events';
+import { isMark } from './call-marks';
+import { ModelDeltas } from './model-deltas';
+import type { ModelStreamSource } from './stream-source';
 import type { EventPosition, HarnessEvent } from './event-types';
 import type { Trouble } from '../wait-progress';
 
@@ -31,11 +34,18 @@ export interface EventOptions {
   signal?: AbortSignal;
   /** Temporal cannot be reached (the follow goes on trying); called with undefined once it can again. */
   onTrouble?: (t: Trouble | undefined) => void;
+  /**
+   * @internal Where streamed model text is read (HarnessClient.events opens the workers'
+   * database, stream-source.ts); undefined: no model_text_delta events.
+   */
+  streams?: () => Promise<ModelStreamSource | undefined>;
 }
 
 /**
  * The events of a session's turn, in order, until the turn ends (the `final` event is the last).
- * An unknown session or turn is a one-line UserError; Temporal being away is waited out.
+ * While a model call runs, the text it streams comes as model_text_delta events between history's
+ * (model-deltas.ts), read from the database the workers write to. An unknown session or turn is a
+ * one-line UserError; Temporal being away is waited out.
  */
 export async function* turnEvents(client: Client, sessionId: string, o: EventOptions = {}): AsyncGenerator<HarnessEvent, void, undefined> {
   if (typeof sessionId !== 'string' || sessionId === '') throw new UsageError('events() needs a session id');
@@ -45,20 +55,48 @@ export async function* turnEvents(client: Client, sessionId: string, o: EventOpt
   const type = follower.current()[0]?.workflowType;
   if (type && type !== 'turnWorkflow') throw new UsageError(`${turnId} is a ${type} workflow, not a turn`, 'name a turn as <session>/turn-N');
   const reader = new TurnEventReader(turnId);
+  const deltas = new ModelDeltas(turnId, o.streams);
   const from = o.from;
-  for (;;) {
-    for (const e of reader.read(follower.current())) {
-      if (isAfter(e, from)) yield e;
-      if (e.type === 'final') return;
-    }
-    // Closed without a close event read (it cannot, but a reset may have left nothing to follow).
-    if (follower.closed || (await follower.next(o.signal)) === 'closed') {
-      for (const e of reader.read(follower.current())) {
-        if (isAfter(e, from)) yield e;
-        if (e.type === 'final') return;
+  // The long poll goes on while streamed text is given; it stops with the iteration.
+  const stop = new AbortController();
+  const abort = () => stop.abort(o.signal?.reason);
+  if (o.signal?.aborted) abort();
+  o.signal?.addEventListener('abort', abort, { once: true });
+  let polling: Promise<'changed' | 'closed'> | undefined;
+  // Set once the workflow closed: what history holds is read once more, then the follow ends.
+  let closed = false;
+  try {
+    for (;;) {
+      for (const item of reader.readItems(follower.current())) {
+        if (isMark(item)) {
+          if (item.type === 'call_running') deltas.started(item);
+          else for (const d of await deltas.ended(item)) if (isAfter(d, from)) yield d;
+          continue;
+        }
+        if (isAfter(item, from)) yield item;
+        if (item.type === 'final') return;
       }
-      return;
+      // Closed without a close event read (it cannot, but a reset may have left nothing to follow).
+      if (closed) return;
+      if (follower.closed) {
+        closed = true;
+        continue;
+      }
+      polling ??= follower.next(stop.signal);
+      // A call runs: its text as it is stored, until history moves on.
+      while (deltas.active) {
+        for (const d of await deltas.poll()) if (isAfter(d, from)) yield d;
+        const woke = await Promise.race([polling.then(() => 'history' as const), deltas.changed(stop.signal).then(() => 'text' as const)]);
+        if (woke === 'history') break;
+      }
+      closed = (await polling) === 'closed';
+      polling = undefined;
     }
+  } finally {
+    o.signal?.removeEventListener('abort', abort);
+    stop.abort();
+    polling?.catch(() => undefined);
+    await deltas.close();
   }
 }
 

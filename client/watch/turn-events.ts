@@ -20,6 +20,7 @@ import { approvalWait } from '../../history/trace/human-spans';
 import { traceId, type Span } from '../../history/trace/types';
 import type { TraceEvent } from '../../history/trace/events';
 import type { BudgetDecidedEvent, EventBase, EventPosition, FinalEvent, HarnessEvent } from './event-types';
+import { isMark, withCallMarks, type ReadItem } from './call-marks';
 
 /** An event without its position and turn (filled in by the reader). */
 type Drafted<E> = E extends unknown ? Omit<E, keyof EventBase> : never;
@@ -50,9 +51,17 @@ export class TurnEventReader {
     this.traceId = traceId(this.sessionId);
   }
 
+  /** Model calls by span id, as their marks said them (call-marks.ts). */
+  private readonly calls = new Map<string, 'running' | 'ended'>();
+
   /** The events the runs tell past what was read before, in order. */
   read(runs: readonly Run[]): HarnessEvent[] {
-    const out: HarnessEvent[] = [];
+    return this.readItems(runs).filter((i): i is HarnessEvent => !isMark(i));
+  }
+
+  /** As read(), with the marks of model calls seen running and ended among the events (call-marks.ts). */
+  readItems(runs: readonly Run[]): ReadItem[] {
+    const out: ReadItem[] = [];
     // A run read before that is not where it was: a reset (`harness retry`) replaced it.
     this.runIds.forEach((id, i) => {
       if (runs[i]?.runId !== id) throw new TurnReplaced(this.turnId);
@@ -81,13 +90,13 @@ export class TurnEventReader {
     return out;
   }
 
-  /** The events that the history up to `upTo` tells first, at `offset`. */
-  private at(upTo: Run[], offset: number, last: TraceEvent): HarnessEvent[] {
+  /** The events that the history up to `upTo` tells first, at `offset`, with its model calls' marks. */
+  private at(upTo: Run[], offset: number, last: TraceEvent): ReadItem[] {
     const t = readTimeline(upTo);
     const spans = buildTurnSpans(this.turnId, t, { traceId: this.traceId, sessionId: this.sessionId }).map((b) => b.span);
     const drafts = this.drafts(t, spans);
     const at = new Date(last.at).toISOString();
-    return drafts.map((d, seq) => ({ ...d, turnId: this.turnId, offset, seq, at }) as HarnessEvent);
+    return withCallMarks(this.calls, spans, drafts.map((d, seq) => ({ ...d, turnId: this.turnId, offset, seq, at }) as HarnessEvent), offset);
   }
 
   /** Each event not given before, in story order: a call's approval and question before its result, the turn's end last. */

@@ -2,7 +2,7 @@
  * examples/web-app as a user runs it: its built server (with its worker in the same process,
  * the scripted model of its script.json) on the test's Temporal server, driven over HTTP: a
  * session's events as Server-Sent Events up to the approval, the approval listed and approved,
- * the tool's result and the final answer; a reconnect with Last-Event-ID gets exactly the rest;
+ * the tool's result and the final answer (its text streamed first, from the database); a reconnect with Last-Event-ID gets exactly the rest;
  * bad requests are JSON errors of one line; a webhook with a bad signature is refused. Then its
  * page in Chromium: start, approve, see the answer (shown as text, never as HTML).
  */
@@ -122,7 +122,12 @@ describe('the web-app example over HTTP', () => {
       expect(decided.body).toMatchObject({ turnId, approved: true, decided: [{ callId: e.callId, tool: 'publish_note' }] });
     });
     const events = messages.map((m) => JSON.parse(m.data) as HarnessEvent);
-    expect(events.map((e) => e.type)).toEqual(['turn_started', 'step', 'tool_call', 'approval_needed', 'approval_decided', 'tool_result', 'step', 'model_text', 'final']);
+    // The answer's text streams first (its worker and this client share the database), then comes whole.
+    expect(events.filter((e) => e.type !== 'model_text_delta').map((e) => e.type)).toEqual(['turn_started', 'step', 'tool_call', 'approval_needed', 'approval_decided', 'tool_result', 'step', 'model_text', 'final']);
+    const streamed = events.flatMap((e) => (e.type === 'model_text_delta' ? [e.text] : []));
+    expect(streamed.length).toBeGreaterThan(0);
+    const whole = events.find((e): e is Extract<HarnessEvent, { type: 'model_text' }> => e.type === 'model_text');
+    expect(streamed.join('')).toBe(whole?.text);
     // Each message's id is its event's position.
     for (const [i, m] of messages.entries()) expect(m.id).toBe(`${events[i]!.offset}.${events[i]!.seq}`);
 
