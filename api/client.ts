@@ -6,6 +6,7 @@
  * `trace` read a session back. Failures a
  * person can act on are UserErrors: one line, and a hint.
  */
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import type { Client } from '@temporalio/client';
 import type { TurnResult } from '../deterministic/session';
@@ -24,10 +25,12 @@ import { temporalSettings } from '../client/temporal-settings';
 import type { Trace } from '../history/trace';
 import type { OpenedStore } from '../history/trace/payloads';
 import { openHome } from '../machine/home';
+import { harnessHome } from '../machine/paths';
 import { decideBudget, type BudgetDecided } from '../client/budget-client';
 import type { EventOptions } from '../client/watch/follow-events';
 import type { HarnessEvent } from '../client/watch/event-types';
 import type { BudgetDecisionInput } from '../deterministic/messages';
+import { HarnessSchedules } from './schedules';
 
 /** Where the harness is; every field defaults from the environment as the CLI's do. */
 export interface ConnectOptions {
@@ -97,6 +100,11 @@ export class HarnessClient {
     readonly temporal: Client,
     private readonly opts: { taskQueue?: string; env?: NodeJS.ProcessEnv; cwd?: string; owned?: boolean; onNote?: (line: string) => void } = {},
   ) {}
+
+  /** Messages sent at set times (Temporal Schedules): create, list, describe, pause, resume, trigger, delete. */
+  get schedules(): HarnessSchedules {
+    return new HarnessSchedules(this.temporal, this.opts);
+  }
 
   /** Sends a message (starting the session when it is new) and returns the turn it started, without waiting. */
   send<O = unknown>(text: string, opts?: SendOptions<O>): Promise<SentMessage>;
@@ -216,8 +224,9 @@ export class HarnessClient {
       async *[Symbol.asyncIterator]() {
         // Loaded when events are asked for, as for trace(): the span builders bring the tools' schemas.
         const [{ turnEvents }, { openStreamSource }] = await Promise.all([import('../client/watch/follow-events'), import('../client/watch/stream-source')]);
-        // Streamed text from the workers' database (DATABASE_URL, else this home's embedded one), opened once a call is seen running.
-        const streams = () => openStreamSource(env, () => openHome(env).home);
+        // Streamed text from the workers' database (DATABASE_URL, else this home's embedded one),
+        // opened once a call is seen running; a home that does not exist is not made for it.
+        const streams = () => openStreamSource(env, () => (existsSync(harnessHome(env)) ? openHome(env).home : undefined));
         yield* turnEvents(temporal, sessionId, { streams, ...opts });
       },
     };
