@@ -46,3 +46,17 @@ export function parsePort(value: string): number {
   if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535');
   return n;
 }
+
+/** Longest task queue name Temporal takes. */
+const MAX_QUEUE_NAME = 1000;
+
+/** Task queue names separated by commas (`harness,my-app`), each trimmed, each once. */
+export function parseQueues(value: string): string[] {
+  const names = value.split(',').map((q) => q.trim());
+  const example = 'give task queue names separated by commas, e.g. --queues harness,my-app';
+  if (names.some((q) => q === '')) throw new InvalidArgumentError(`a queue name is empty; ${example}`);
+  // eslint-disable-next-line no-control-regex
+  const bad = names.find((q) => q.length > MAX_QUEUE_NAME || /[\u0000-\u001f\u007f]/.test(q));
+  if (bad !== undefined) throw new InvalidArgumentError(`a queue name is longer than ${MAX_QUEUE_NAME} characters or holds control characters; ${example}`);
+  return [...new Set(names)];
+}

@@ -21,6 +21,8 @@ export type SessionRowState = 'idle' | 'running' | 'waiting_for_approval' | 'wai
 export interface SessionRow {
   session_id: string;
   state: SessionRowState;
+  /** The task queue the session's worker polls. */
+  task_queue: string;
   /** The step the running turn is at. */
   step?: number;
   turns: number;
@@ -57,12 +59,13 @@ export async function listSessions(client: Client, opts: { limit: number; taskQu
 }
 
 /** One session's row from its latest run (visibility) and history. */
-async function sessionRow(client: Client, wf: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'status' | 'startTime'>): Promise<SessionRow> {
+async function sessionRow(client: Client, wf: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'status' | 'startTime' | 'taskQueue'>): Promise<SessionRow> {
   const events = await runEvents(client, wf.workflowId, wf.runId);
   const s = readSession(events);
   const row: SessionRow = {
     session_id: wf.workflowId,
     state: CLOSED[wf.status.name] ?? 'idle',
+    task_queue: wf.taskQueue,
     turns: s.turns,
     usage: s.usage,
     ...(s.model ? { model: s.model } : {}),

@@ -30,6 +30,8 @@ const ASSETS: Record<string, string> = {
   '/': 'index.html',
   '/assets/app.js': 'app.js',
   '/assets/access.js': 'access.js',
+  '/assets/page.js': 'page.js',
+  '/assets/sessions.js': 'sessions.js',
   '/assets/app.css': 'app.css',
 };
 const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };

@@ -7,6 +7,8 @@ import type { ConsoleServer } from '../../console/server';
 export interface ConsoleFlags {
   port?: number;
   host: string;
+  /** The task queues whose sessions are listed, in place of HARNESS_CONSOLE_QUEUES (parsed by parseQueues). */
+  queues?: string[];
 }
 
 /** The console's default port, unless HARNESS_CONSOLE_PORT says another. */
@@ -42,6 +44,7 @@ export async function openConsole(ctx: CliContext, o: ConsoleFlags, opts: Consol
     env: ctx.env,
     taskQueue: s.taskQueue,
     namespace: s.namespace,
+    ...(o.queues ? { queues: o.queues } : {}),
     ...(s.embedded ? (embeddedUi ? { temporalUi: `http://127.0.0.1:${s.uiPort}` } : {}) : ctx.env.HARNESS_TEMPORAL_UI ? { temporalUi: ctx.env.HARNESS_TEMPORAL_UI.replace(/\/+$/, '') } : {}),
   };
   const token = ctx.env.HARNESS_CONSOLE_TOKEN?.trim() || newToken();

@@ -114,6 +114,17 @@ describe('user errors', () => {
     expect(r.errLines[1]).toContain(`127.0.0.1:${port}`);
   }, 90_000);
 
+  it.each([
+    ['an empty name', 'app-a,,app-b', 'a queue name is empty'],
+    ['a control character', 'app-a,app\u0007b', 'holds control characters'],
+  ])('`harness console --queues` with %s exits 2, saying how to give them', async (_what, queues, why) => {
+    const r = await cli(['console', '--queues', queues]);
+    expectUserError(r, 2);
+    expect(r.errLines[0]).toContain('--queues');
+    expect(r.errLines[0]).toContain(why);
+    expect(r.errLines[0]).toContain('e.g. --queues harness,my-app');
+  });
+
   it('an invalid --session id exits 2', async () => {
     const r = await cli(['run', '--model', `scripted:${DEMO}`, '--session', 'bad id!', 'do it']);
     expectUserError(r, 2);
@@ -176,6 +187,7 @@ describe('--help', () => {
     ['dev', ['--stop']],
     ['worker', []],
     ['model serve', ['--script', '--port']],
+    ['console', ['--port', '--host', '--queues']],
   ];
   it.each(commands)('`harness %s --help` exits 0 with a description and the options', async (cmd, flags) => {
     const r = await cli([...cmd.split(' '), '--help']);

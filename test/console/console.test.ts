@@ -72,6 +72,10 @@ describe('harness console in a browser', () => {
     await page.goto(`${server.base}/#/`);
     const row = page.locator(`tr[data-session="${sessionId}"]`);
     await row.locator('td.state-running').waitFor({ timeout: 20_000 });
+    // One queue listed: no queue column (each row's would say the same).
+    await page.locator('#queues', { hasText: `task queues: ${h.taskQueue}` }).waitFor({ timeout: 20_000 });
+    expect(await page.locator('thead th').allInnerTexts()).not.toContain('queue');
+    expect(await row.locator('td.queue').count()).toBe(0);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'sessions.png'), fullPage: true });
 
     await page.goto(`${server.base}/#/s/${encodeURIComponent(sessionId)}`);
@@ -152,7 +156,7 @@ describe('harness console in a browser', () => {
     for (const p of ['/api/config', '/api/sessions', '/api/inbox', `/api/trace?id=${sessionId}`, `/api/events?id=${sessionId}`]) expect((await fetch(`${server.base}${p}`)).status, p).toBe(401);
     expect((await fetch(`${server.base}/api/sessions`, { headers: { Authorization: 'Bearer wrong-token-0123456789abcdef' } })).status).toBe(401);
     // The page itself is served without the token (it is what reads the token from the link), and holds nothing of a session.
-    for (const p of ['/', '/assets/app.js', '/assets/access.js']) {
+    for (const p of ['/', '/assets/app.js', '/assets/access.js', '/assets/page.js', '/assets/sessions.js']) {
       const res = await fetch(`${server.base}${p}`);
       expect(res.status, p).toBe(200);
       expect(await res.text(), p).not.toContain(sessionId);

@@ -1,7 +1,8 @@
 /**
  * The console's session list and session view in a real browser (Debian's Chromium) against two
  * real workers on two task queues, under the default policy: a session of the other queue is
- * listed and decided (HARNESS_CONSOLE_QUEUES narrows the list to the queues it names); a call is
+ * listed, with its queue in a column, and decided (HARNESS_CONSOLE_QUEUES narrows the list to the
+ * queues it names, `harness console --queues` in its place); a call is
  * approved or denied in the session view, bound to the digest it shows as the inbox's card is,
  * and the turn goes on; a session waiting for approval shows the tokens and cost its first step
  * used, the figures `harness cost` prints; a label never says its kind twice (`step 1`, not
@@ -17,7 +18,7 @@ import { waitForTurn } from '../../client/turn-wait';
 import { resolvePricing } from '../../config/prices';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
 import { launchBrowser, SCREENSHOTS } from '../support/browser';
-import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, tempDir } from '../support/cli';
+import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, spawnCli, stopChild, tempDir } from '../support/cli';
 
 const TOKEN = 'console-session-view-token-0123456789';
 let h: TestHarness;
@@ -79,6 +80,10 @@ describe('the console across task queues and in the session view', () => {
     const row = page.locator(`tr[data-session="${sessionId}"]`);
     await row.locator('td.state-waiting_for_approval').waitFor({ timeout: 20_000 });
     expect(await page.locator('#queues').innerText()).toBe('every task queue');
+    // Every queue listed: each row names its session's queue.
+    await row.locator('td.queue').waitFor({ timeout: 20_000 });
+    expect(await row.locator('td.queue').innerText()).toBe(other.taskQueue);
+    expect(await page.locator('thead th').allInnerTexts()).toEqual(['session', 'queue', 'state', 'turns', 'tokens', 'cost', 'waiting for', 'last task', 'last activity']);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'sessions-every-queue.png'), fullPage: true });
 
     // The decision goes to the session's workflow id, whichever queue its worker polls.
@@ -104,8 +109,10 @@ describe('the console across task queues and in the session view', () => {
     try {
       const mine = newSessionId('console-mine');
       await waitForTurn(h.client, await start(h, mine, [{ content: 'hello' }]), { pollMs: 100, timeoutMs: 30_000 });
-      const listed = ((await (await api(narrow.base, '/api/sessions')).json()) as { ref: { session_id: string } }[]).map((r) => r.ref.session_id);
+      const rows = (await (await api(narrow.base, '/api/sessions')).json()) as { task_queue: string; ref: { session_id: string } }[];
+      const listed = rows.map((r) => r.ref.session_id);
       expect(listed).toContain(mine);
+      expect(rows.find((r) => r.ref.session_id === mine)?.task_queue).toBe(h.taskQueue);
       expect(listed).not.toContain(sessionId);
       expect(await (await api(narrow.base, '/api/config')).json()).toMatchObject({ queues: [h.taskQueue] });
       const every = ((await (await api(server.base, '/api/sessions')).json()) as { ref: { session_id: string } }[]).map((r) => r.ref.session_id);
@@ -114,6 +121,24 @@ describe('the console across task queues and in the session view', () => {
       await narrow.close();
     }
   });
+
+  it('`harness console --queues` lists those queues in place of HARNESS_CONSOLE_QUEUES', async () => {
+    const dir = tempDir('harness-console-queues-');
+    const env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: path.join(dir, 'home'), HARNESS_CONSOLE_QUEUES: h.taskQueue, HARNESS_CONSOLE_TOKEN: TOKEN });
+    const child = spawnCli(['console', '--port', '0', '--queues', ` ${other.taskQueue} , ${h.taskQueue},${other.taskQueue}`], { env, cwd: dir });
+    try {
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+      for (let i = 0; i < 300 && !/#token=/.test(out) && child.exitCode === null; i++) await new Promise((r) => setTimeout(r, 100));
+      const base = /(http:\/\/127\.0\.0\.1:\d+)\/#token=/.exec(out)?.[1];
+      expect(base, out).toBeDefined();
+      // The flag's queues, trimmed, each once, in its order.
+      expect(await (await api(base!, '/api/config')).json()).toMatchObject({ queues: [other.taskQueue, h.taskQueue] });
+    } finally {
+      await stopChild(child);
+    }
+  }, 60_000);
 
   it('denies a call in the session view with a reason the model reads; no label says its kind twice', async () => {
     const sessionId = newSessionId('console-deny');
