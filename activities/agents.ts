@@ -14,6 +14,7 @@ import type { AgentField, Limits, ModelSpec, SessionConfig } from '../determinis
 import type { Budget, BudgetLimit } from '../deterministic/budget';
 import { canonicalJson } from '../deterministic/digest';
 import { AGENT_MISMATCH, AGENT_UNKNOWN, toolError } from '../deterministic/errors';
+import { subAgentDescription, SUB_AGENT_NOT_ALLOWED, type SubAgentOffer } from '../deterministic/sub-agents';
 import type { ToolResult } from '../deterministic/types';
 import { mcpServerRef } from '../deterministic/mcp';
 import { POLICY_MODES, type Policy } from '../deterministic/policy/schema';
@@ -40,7 +41,8 @@ export function resolveAgent(config: SessionConfig, declarations: WorkerDeclarat
   const refuse = (field: string, problem: string): never => {
     throw ApplicationFailure.nonRetryable(`agent "${agent.name}": ${field}: ${problem}`, AGENT_MISMATCH);
   };
-  const { agentSet: _set, ...rest } = config;
+  // Sub-agents are the agent's alone: whatever the input listed is dropped (and each call is checked again).
+  const { agentSet: _set, subAgents: _subAgents, ...rest } = config;
 
   if (set.has('model') && !sameModel(config.model, agent.model)) refuse('model', `the session's ${describeModel(config.model)} is not the agent's ${describeModel(agent.model)}`);
   // How the model is offered the tools is the session's setting, not the agent's.
@@ -103,7 +105,40 @@ export function resolveAgent(config: SessionConfig, declarations: WorkerDeclarat
     ...(config.notify ? { notify: config.notify } : agent.notify ? { notify: { url: agent.notify.url } } : {}),
     agent: agent.name,
     agentResolved: true,
+    ...(agent.agents?.length ? { subAgents: subAgentOffers(agent, declarations) } : {}),
   };
+}
+
+/** The sub-agents an agent lists, as its sessions offer them (the worker checked at start that it has each). */
+function subAgentOffers(agent: AgentSpec, declarations: WorkerDeclarations): SubAgentOffer[] {
+  return (agent.agents ?? []).flatMap((name) => {
+    const sub = declarations.agent(name);
+    return sub ? [{ name, description: subAgentDescription(name, sub.description, sub.systemPrompt) }] : [];
+  });
+}
+
+/**
+ * The config a sub-agent's turn runs with, from what this worker declares: refused
+ * (SUB_AGENT_NOT_ALLOWED) unless the calling session's agent lists the sub-agent, whatever the
+ * turn's input says (it is untrusted). The sub-agent's settings are all its own (model,
+ * instructions, policy, limits, MCP servers, skills, tools, sub-agents); the session's other
+ * settings (memory, network, metadata, webhook) carry over.
+ */
+export function resolveSubAgent(input: { parent: SessionConfig; name: string }, declarations: WorkerDeclarations): SessionConfig {
+  const parentAgent = input.parent.agent === undefined ? undefined : declarations.agent(input.parent.agent);
+  if (!parentAgent?.agents?.includes(input.name)) {
+    const why =
+      input.parent.agent === undefined
+        ? 'the session runs no agent, and only an agent may have sub-agents'
+        : !parentAgent
+          ? `the session's agent ${JSON.stringify(input.parent.agent)} is not one of this worker's agents`
+          : `"${input.name}" is not one of agent "${parentAgent.name}"'s sub-agents (${parentAgent.agents?.length ? `it has ${parentAgent.agents.join(', ')}` : 'it has none'})`;
+    throw ApplicationFailure.nonRetryable(why, SUB_AGENT_NOT_ALLOWED);
+  }
+  const { agentResolved: _r, subAgents: _s, agentSet: _a, output: _o, mcp: _m, skills: _k, tools: _t, ...kept } = input.parent;
+  const sub = agentNamed(input.name, declarations);
+  // The session sets none of the fields an agent decides: every one is the sub-agent's.
+  return resolveAgent({ ...kept, model: sub.model, systemPrompt: sub.systemPrompt, limits: sub.limits, agent: sub.name, agentSet: [] }, declarations);
 }
 
 /** The custom tools a session of the agent is offered (AGENT_UNKNOWN for an agent the worker does not have). */

@@ -49,7 +49,8 @@ import { createToolSpecs } from './tool-specs';
 import { createHostActivities } from './sandbox-host';
 import type { HostRef } from '../deterministic/host';
 import { WorkerDeclarations } from './declarations';
-import { agentToolRefusal, resolveAgent } from './agents';
+import { agentToolRefusal, resolveAgent, resolveSubAgent } from './agents';
+import { subAgentDescription, subAgentToolSpec } from '../deterministic/sub-agents';
 import { createWebhookActivities } from './webhook';
 import { createPrepareTurn } from './prepare-turn';
 import type { SessionConfig } from '../deterministic/session-config';
@@ -126,7 +127,8 @@ export function createActivities(deps: ActivityDeps) {
   const resolveModel = async (input: ModelCallInput) => {
     if (deps.modelClient) return { client: deps.modelClient, endpoint: 'injected' };
     if (input.model.provider === 'scripted') {
-      const url = await scripted.baseUrl(input.sessionId);
+      // A sub-agent's turn plays its own script, under its own key.
+      const url = await scripted.baseUrl(input.model.scriptKey ?? input.sessionId);
       return { client: clientFor(url, 'scripted'), endpoint: url };
     }
     const baseURL = input.model.baseUrl ?? deps.env.OPENAI_BASE_URL;
@@ -137,7 +139,11 @@ export function createActivities(deps: ActivityDeps) {
     return { client: clientFor(baseURL, key.apiKey), endpoint: baseURL ?? DEFAULT_MODEL_ENDPOINT };
   };
 
-  const toolSpecs = createToolSpecs(specs, conversations);
+  // A sub-agent's tool (agent__<name>) is described as this worker declares the agent.
+  const toolSpecs = createToolSpecs(specs, conversations, (name) => {
+    const agent = declarations.agent(name);
+    return agent && subAgentToolSpec({ name, description: subAgentDescription(name, agent.description, agent.systemPrompt) });
+  });
   // Streamed text goes where the messages go: readers of the message store's database see it.
   const streams = deps.streamText ? new ModelStreamSink(async () => (await messageStore()).modelStreams?.()) : undefined;
   const callModel = createCallModel(resolveModel, toolSpecs, { conversations, registry, ...(streams ? { streams } : {}), ...(deps.handoffQueue ? { handoffQueue: deps.handoffQueue } : {}) });
@@ -160,6 +166,11 @@ export function createActivities(deps: ActivityDeps) {
      */
     async resolveAgent(input: { sessionId: string; config: SessionConfig }): Promise<SessionConfig> {
       return resolveAgent(input.config, declarations);
+    },
+
+    /** A sub-agent's turn, as a call starts it: its config, as this worker declares the sub-agent (refused unless the session's agent lists it). */
+    async resolveSubAgent(input: { sessionId: string; parent: SessionConfig; name: string }): Promise<SessionConfig> {
+      return resolveSubAgent(input, declarations);
     },
 
     /** One model call; with the message store, the conversation is rebuilt from it and the reply chained to it. */

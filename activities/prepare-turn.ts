@@ -43,7 +43,7 @@ export function createPrepareTurn(deps: PrepareTurnDeps) {
       const ref = input.model.script;
       const script = isBlobArg(ref) ? JSON.parse(await withStore(() => deps.conversations.getText(input.sessionId, ref.$blob))) : ref;
       try {
-        await deps.scripted.register(input.sessionId, script);
+        await deps.scripted.register(input.model.scriptKey ?? input.sessionId, script);
       } catch (err) {
         throw ApplicationFailure.nonRetryable((err as Error).message, 'INVALID_SCRIPT');
       }

@@ -12,11 +12,16 @@ import { customToolView, type CustomToolSpec } from '../deterministic/custom-too
 import type { McpToolInfo } from '../deterministic/mcp';
 import type { ToolSpec } from '../deterministic/types';
 import { mcpToolSpec } from './mcp/specs';
+import { subAgentOf } from '../deterministic/sub-agents';
 import type { Conversations } from './store/conversations';
 import { withStore } from './store/errors';
 
 /** The specs of a model call's tools (`builtin`: the worker's built-in specs). */
-export function createToolSpecs(builtin: readonly ToolSpec[], conversations: Conversations): (input: ModelCallInput) => Promise<ToolSpec[]> {
+export function createToolSpecs(
+  builtin: readonly ToolSpec[],
+  conversations: Conversations,
+  subAgent: (name: string) => ToolSpec | undefined = () => undefined,
+): (input: ModelCallInput) => Promise<ToolSpec[]> {
   const stored = new Map<string, Promise<ToolSpec[]>>();
   const storedList = (sessionId: string, hash: string, view: (text: string) => ToolSpec[]): Promise<ToolSpec[]> => {
     let list = stored.get(hash);
@@ -48,7 +53,14 @@ export function createToolSpecs(builtin: readonly ToolSpec[], conversations: Con
   };
   return async (input) => {
     const schema = await outputSchema(input);
-    const local = builtin.filter((s) => input.tools.includes(s.name)).map((s) => (schema && s.name === 'finish' ? outputFinishSpec(s, schema) : s));
+    const builtins = builtin.filter((s) => input.tools.includes(s.name)).map((s) => (schema && s.name === 'finish' ? outputFinishSpec(s, schema) : s));
+    // Sub-agents (agent__<name>), described as this worker declares them (a name it lacks is not offered).
+    const agents = input.tools.flatMap((n) => {
+      const name = subAgentOf(n);
+      const spec = name === undefined ? undefined : subAgent(name);
+      return spec ? [spec] : [];
+    });
+    const local = agents.length ? [...builtins, ...agents] : builtins;
     if (!input.mcpTools && !input.customTools) return local;
     const added = await Promise.all([
       input.customTools ? storedList(input.sessionId, input.customTools, (text) => (JSON.parse(text) as CustomToolSpec[]).map(customToolView)) : [],

@@ -53,6 +53,14 @@ export interface AgentDefinitionInput<S extends z.ZodObject | undefined = undefi
    * from the worker's environment, never put in history.
    */
   notify?: WebhookDeclaration;
+  /** What a parent agent's model reads of this agent when it is a sub-agent (default: the start of its instructions). */
+  description?: string;
+  /**
+   * Sub-agents: other agents its sessions may hand a task to, each offered to the model as the tool
+   * `agent__<name>` taking `{ task }` (docs/library.md, "Sub-agents"). Agents from defineAgent
+   * (they join the worker's agents) or names of the worker's agents; checked when the worker starts.
+   */
+  agents?: ReadonlyArray<HarnessAgent<unknown> | string>;
 }
 
 /** Raised for a malformed agent definition, before anything runs; the message is one line naming the agent and the field. */
@@ -60,7 +68,7 @@ export class AgentDefinitionError extends Error {
   override name = 'AgentDefinitionError';
 }
 
-const FIELDS: ReadonlyArray<keyof AgentDefinitionInput> = ['name', 'instructions', 'model', 'tools', 'mcpServers', 'skills', 'policy', 'limits', 'budget', 'output', 'notify'];
+const FIELDS: ReadonlyArray<keyof AgentDefinitionInput> = ['name', 'instructions', 'model', 'tools', 'mcpServers', 'skills', 'policy', 'limits', 'budget', 'output', 'notify', 'description', 'agents'];
 
 /** Checks an agent definition and returns the agent; a mistake throws AgentDefinitionError naming the agent and the field. */
 export function defineAgent<S extends z.ZodObject | undefined = undefined>(def: AgentDefinitionInput<S>): HarnessAgent<OutputOf<S>> {
@@ -84,6 +92,8 @@ export function defineAgent<S extends z.ZodObject | undefined = undefined>(def: 
   const budget = def.budget === undefined ? undefined : checked('budget', budgetSchema, def.budget, fail);
   const output = def.output === undefined ? undefined : outputSpecOf(def.output);
   if (output && 'problem' in output) fail(output.problem);
+  if (def.description !== undefined && (typeof def.description !== 'string' || def.description.trim() === '' || def.description.length > 2000)) fail('description must be text of at most 2000 characters');
+  const subAgents = checkSubAgentList(def.agents, fail);
   const notifyProblem = def.notify === undefined ? undefined : webhookProblem(def.notify);
   if (notifyProblem) fail(`notify: ${notifyProblem}`);
   let policy: Policy;
@@ -107,12 +117,35 @@ export function defineAgent<S extends z.ZodObject | undefined = undefined>(def: 
       baseDir: process.cwd(),
       ...(output && !('problem' in output) ? { output } : {}),
       ...(def.notify ? { notify: def.notify } : {}),
+      ...(def.description ? { description: def.description.trim() } : {}),
+      ...(subAgents.length ? { agents: subAgents.map((a) => (typeof a === 'string' ? a : a.name)) } : {}),
     });
-    return Object.freeze({ name: def.name, tools: Object.freeze([...tools]), spec, ...(def.output ? { output: def.output as unknown as z.ZodType<OutputOf<S>> } : {}) });
+    const given = subAgents.filter((a): a is HarnessAgent => typeof a !== 'string');
+    return Object.freeze({
+      name: def.name,
+      tools: Object.freeze([...tools]),
+      spec,
+      ...(given.length ? { agents: Object.freeze(given) } : {}),
+      ...(def.output ? { output: def.output as unknown as z.ZodType<OutputOf<S>> } : {}),
+    });
   } catch (err) {
     if (err instanceof UsageError) return fail(err.message);
     throw err;
   }
+}
+
+/** The sub-agents: each an agent from defineAgent or an agent's name, each once. */
+function checkSubAgentList(agents: AgentDefinitionInput['agents'], fail: (what: string) => never): Array<HarnessAgent | string> {
+  if (agents === undefined) return [];
+  if (!Array.isArray(agents)) return fail('agents must be a list of agents (from defineAgent) or agent names');
+  const names = new Set<string>();
+  for (const a of agents) {
+    const name = typeof a === 'string' ? a : (a as HarnessAgent | undefined)?.spec ? a.name : undefined;
+    if (name === undefined || !AGENT_NAME.test(name)) fail('agents must be a list of agents (from defineAgent) or agent names');
+    if (names.has(name!)) fail(`agents: "${name}" is given twice`);
+    names.add(name!);
+  }
+  return [...agents] as Array<HarnessAgent | string>;
 }
 
 /** The tools, each from defineTool, each name once. */

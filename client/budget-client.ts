@@ -43,12 +43,14 @@ export async function decideBudget(client: Client, sessionId: string, decision: 
     const example = pending.unit === 'usd' ? '--budget +$0.50' : '--budget +5000';
     throw new UsageError(`the turn waits for its ${pending.scope} budget in ${pending.unit === 'usd' ? 'money' : 'tokens'} (${budgetAmount(pending.unit, pending.limit)}); raise it in the same unit`, `e.g. harness approve ${sessionId} ${example}`);
   }
+  // A sub-agent's wait is decided at the child turn that waits (the session's turn shows it).
+  const target = pending.agent?.turnId ?? turnId;
   const send = (updateId: string, signal?: AbortSignal) => {
-    const run = () => client.workflow.getHandle(turnId).executeUpdate(decideBudgetUpdate, { args: [decision], updateId });
+    const run = () => client.workflow.getHandle(target).executeUpdate(decideBudgetUpdate, { args: [decision], updateId });
     return signal ? client.withAbortSignal(signal, run) : run();
   };
   try {
-    const result = troubleWait ? await deliverUpdate(client, turnId, send, troubleWait) : await send(randomUUID());
+    const result = troubleWait ? await deliverUpdate(client, target, send, troubleWait) : await send(randomUUID());
     return { turnId, pending, result };
   } catch (err) {
     if (err instanceof WorkflowUpdateFailedError) throw new UserError(`turn ${turnId} refused the request: ${rootCauseMessage(err)}`, `see \`harness status ${sessionId}\``);

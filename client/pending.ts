@@ -22,6 +22,9 @@ interface PendingWhere {
   taskQueue: string;
   /** When the turn began waiting for this (ISO 8601), as the session recorded it. */
   since: string;
+  /** A sub-agent's wait: the agents from the session's down to the one that waits (`['lead', 'researcher']`), and its child turn. */
+  agentPath?: string[];
+  agentTurnId?: string;
 }
 
 /** A tool call waiting for approval: approve or deny it with its call id (`harness.approve(sessionId, { callIds: [callId] })`). */
@@ -114,7 +117,8 @@ async function sessionPending(client: Client, wf: Pick<WorkflowExecutionInfo, 'w
   const turnId = facts.openTurn;
   const pending = facts.waiting?.pending;
   if (!turnId || !pending) return [];
-  const where = { sessionId: wf.workflowId, turnId, taskQueue: wf.taskQueue, since: waitingSince(events, turnId, pending) };
+  const agent = pending.agent ? { agentPath: pending.agent.path, agentTurnId: pending.agent.turnId } : {};
+  const where = { sessionId: wf.workflowId, turnId, taskQueue: wf.taskQueue, since: waitingSince(events, turnId, pending), ...agent };
   if (pending.kind === 'question') return [{ ...where, kind: 'question', questionId: pending.callId, question: pending.question }];
   if (pending.kind === 'budget') {
     const { scope, unit, limit, spent, estimate, step } = pending;

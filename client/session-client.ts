@@ -182,8 +182,10 @@ export async function answerQuestion(client: Client, sessionId: string, text: st
   if (ts.status !== 'waiting_for_user') {
     throw new UserError(`session ${sessionId} is not waiting for an answer (status: ${ts.status})`, `see \`harness status ${sessionId}\``);
   }
+  // A sub-agent's question is answered at the child turn that asks (the session's turn shows it).
+  const target = ts.pending?.agent?.turnId ?? turnId;
   try {
-    await update(client, turnId, troubleWait, (updateId) => client.workflow.getHandle(turnId).executeUpdate(answerUpdate, { args: [{ text, ...(callId ? { callId } : {}) }], updateId }));
+    await update(client, target, troubleWait, (updateId) => client.workflow.getHandle(target).executeUpdate(answerUpdate, { args: [{ text, ...(callId ? { callId } : {}) }], updateId }));
   } catch (err) {
     throw rejected(err, `turn ${turnId}`, `see the pending question with \`harness status ${sessionId}\``);
   }
@@ -241,8 +243,10 @@ export async function decideApprovals(
     ...(request.always && request.pattern !== undefined ? { pattern: request.pattern } : {}),
   };
   let granted: string[] = [];
+  // A sub-agent's calls are decided at the child turn that asks (the session's turn shows them).
+  const target = ts.pending.agent?.turnId ?? turnId;
   try {
-    const out = await update(client, turnId, troubleWait, (updateId) => client.workflow.getHandle(turnId).executeUpdate(decideApprovalsUpdate, { args: [decision], updateId }));
+    const out = await update(client, target, troubleWait, (updateId) => client.workflow.getHandle(target).executeUpdate(decideApprovalsUpdate, { args: [decision], updateId }));
     granted = out.granted ?? [];
   } catch (err) {
     throw rejected(err, `turn ${turnId}`, `see the pending calls with \`harness status ${sessionId}\``);

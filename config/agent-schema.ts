@@ -29,6 +29,10 @@ export const agentEntrySchema = z.strictObject({
   policy: policySchemas().policy.optional(),
   limits: limitsSchema.optional(),
   budget: budgetSchema.optional(),
+  /** What a parent agent's model reads of it as a sub-agent (default: the start of its instructions). */
+  description: z.string().trim().min(1).max(2000).optional(),
+  /** Other agents of the worker it may hand tasks to (sub-agents, each offered as the tool `agent__<name>`). */
+  agents: z.array(z.string().regex(AGENT_NAME, 'agent names are letters, digits, - and _, a letter first (at most 64)')).optional(),
 });
 
 /** The `agents` section: name → agent. */

@@ -21,6 +21,7 @@ import { checkBudgetPricing } from './budget';
 import { limitsOf, type LimitsConfig } from './limits';
 import { resolvePricing } from './prices';
 import { modelSpec } from './resolve';
+import { MAX_SUB_AGENT_NAME, SUB_AGENT_PREFIX } from '../deterministic/sub-agents';
 
 /** One agent, resolved: what a session that names it runs with. Plain data. */
 export interface AgentSpec {
@@ -43,6 +44,10 @@ export interface AgentSpec {
   output?: OutputSpec;
   /** Its sessions' webhook (declared on the worker with the agent); the secret by name only. */
   notify?: WebhookDeclaration;
+  /** What a parent agent's model reads of it when it is a sub-agent (absent: the start of its instructions). */
+  description?: string;
+  /** Other agents of the worker its sessions may hand tasks to, each offered as the tool `agent__<name>` (deterministic/sub-agents.ts). */
+  agents?: string[];
 }
 
 /** What an agent is made of, checked field by field by its caller (the file's schema, defineAgent). */
@@ -66,6 +71,9 @@ export interface AgentParts {
   output?: OutputSpec;
   /** Its sessions' webhook (checked by the caller). */
   notify?: WebhookDeclaration;
+  description?: string;
+  /** Its sub-agents, by name (checked against the worker's agents when the worker starts: checkSubAgents). */
+  agents?: readonly string[];
 }
 
 /**
@@ -89,6 +97,8 @@ export function agentSpec(p: AgentParts): AgentSpec {
     tools: [...p.tools],
     ...(p.output ? { output: p.output } : {}),
     ...(p.notify ? { notify: { url: p.notify.url, secret: p.notify.secret } } : {}),
+    ...(p.description ? { description: p.description } : {}),
+    ...(p.agents?.length ? { agents: [...p.agents] } : {}),
   };
 }
 
@@ -122,6 +132,8 @@ export function agentsOfFile(
         baseDir: path.dirname(o.file),
         ...(o.baseUrl ? { baseUrl: o.baseUrl } : {}),
         ...(o.prices ? { prices: o.prices } : {}),
+        ...(entry.description ? { description: entry.description } : {}),
+        ...(entry.agents ? { agents: entry.agents } : {}),
       });
     } catch (err) {
       if (err instanceof UsageError) throw new UsageError(`${where}: ${err.message}`, err.hint ?? 'see docs/configuration.md, "Agents"');
@@ -140,6 +152,8 @@ export interface HarnessAgent<O = unknown> {
   readonly output?: z.ZodType<O>;
   /** Its custom tools: they join the worker's (createHarnessWorker's `tools`). */
   readonly tools: readonly HarnessTool[];
+  /** Its sub-agents given as agents (defineAgent's `agents`): they join the worker's agents. */
+  readonly agents?: readonly HarnessAgent[];
   /** What the worker holds of it. */
   readonly spec: AgentSpec;
 }
@@ -152,7 +166,7 @@ export function withAgentTools(tools: readonly HarnessTool[], agents: readonly H
   const out = [...tools];
   const seen = new Map<string, { tool: HarnessTool; from: string }>();
   for (const t of tools) if (t && !seen.has(t.name)) seen.set(t.name, { tool: t, from: "the worker's tools" });
-  for (const a of agents) {
+  for (const a of withGivenSubAgents(agents)) {
     for (const t of a.tools) {
       const had = seen.get(t.name);
       if (!had) {
@@ -178,4 +192,48 @@ export function checkAgentTools(agents: readonly AgentSpec[], tools: readonly Ha
       );
     }
   }
+}
+
+/**
+ * Refuses sub-agents that cannot run, when the worker starts: a name the worker has no agent of,
+ * an agent listing itself, or a cycle (a sub-agent of a sub-agent … back to the first), in one
+ * line naming the agents.
+ */
+export function checkSubAgents(agents: readonly AgentSpec[]): void {
+  const byName = new Map(agents.map((a) => [a.name, a]));
+  for (const a of agents) {
+    for (const sub of a.agents ?? []) {
+      if (!byName.has(sub)) {
+        throw new UsageError(
+          `agent "${a.name}" names the sub-agent "${sub}", which the worker does not have (it has ${[...byName.keys()].join(', ')})`,
+          'give the worker that agent too (createHarnessWorker({ agents }), or the config file\'s "agents"), or drop it from the list',
+        );
+      }
+      if (sub.length > MAX_SUB_AGENT_NAME) throw new UsageError(`agent "${a.name}" names the sub-agent "${sub}", whose name is longer than ${MAX_SUB_AGENT_NAME} characters`, `its tool name is ${SUB_AGENT_PREFIX}<name>, at most 64 characters: give it a shorter name`);
+    }
+  }
+  // A cycle: a path of sub-agents coming back to an agent already on it.
+  const done = new Set<string>();
+  const visit = (name: string, path: string[]): void => {
+    if (path.includes(name)) {
+      const cycle = [...path.slice(path.indexOf(name)), name];
+      throw new UsageError(`sub-agents go round in a cycle: ${cycle.join(' → ')}`, 'an agent may not be its own sub-agent, directly or through others: drop one of these from its agents');
+    }
+    if (done.has(name)) return;
+    for (const sub of byName.get(name)?.agents ?? []) visit(sub, [...path, name]);
+    done.add(name);
+  };
+  for (const a of agents) visit(a.name, []);
+}
+
+/** The agents given with the sub-agents they were given as agents (defineAgent's `agents`), each object once, in order. */
+export function withGivenSubAgents(agents: readonly HarnessAgent[]): HarnessAgent[] {
+  const out: HarnessAgent[] = [];
+  const add = (a: HarnessAgent) => {
+    if (out.includes(a)) return;
+    out.push(a);
+    for (const sub of a?.agents ?? []) add(sub);
+  };
+  for (const a of agents) add(a);
+  return out;
 }

@@ -30,6 +30,10 @@ export const limitFields = {
   hostTimeoutSec: z.number().min(5).max(3600),
   /** With structured output: how many final answers that do not match it go back to the model before the turn fails (default 2). */
   outputRetries: z.number().int().min(0).max(10),
+  /** How deep sub-agents may nest below the session's agent (default 2). */
+  maxAgentDepth: z.number().int().min(0).max(10),
+  /** How many sub-agent calls one turn may make (default 8). */
+  maxSubAgentCalls: z.number().int().min(0).max(1000),
 };
 
 /** An agent's `limits`: every limit but the budget (an agent gives that as `budget`). */
@@ -58,5 +62,7 @@ export function limitsOf(l: LimitsConfig & { budget?: Budget }): Limits {
     ...(l.budget ? { budget: l.budget } : {}),
     ...(l.hostTimeoutSec !== undefined ? { hostTimeoutMs: sec(l.hostTimeoutSec, 0) } : {}),
     ...(l.outputRetries !== undefined ? { outputRetries: l.outputRetries } : {}),
+    ...(l.maxAgentDepth !== undefined ? { maxAgentDepth: l.maxAgentDepth } : {}),
+    ...(l.maxSubAgentCalls !== undefined ? { maxSubAgentCalls: l.maxSubAgentCalls } : {}),
   };
 }

@@ -129,7 +129,7 @@ export interface ModelReply {
 /** Input of prepareTurn: makes the session's model reachable and lists its tools. */
 export interface PrepareTurnInput {
   sessionId: string;
-  model: { provider: 'openai' | 'scripted'; model: string; baseUrl?: string; script?: unknown };
+  model: { provider: 'openai' | 'scripted'; model: string; baseUrl?: string; script?: unknown; scriptKey?: string };
   memory?: { namespace: string; preload: number };
   skillFolders?: string[];
   /** The turn has no recorded custom tools (its session's first): list the worker's. */

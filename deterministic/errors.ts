@@ -25,6 +25,11 @@ export const ERROR_TYPES = [
   'TOOL_UNAVAILABLE',
   'TOOL_TIMEOUT',
   'TOOL_NOT_ALLOWED',
+  // Sub-agents (agent__<name>): past the depth or the calls a turn may make; not one of the
+  // session's agent's sub-agents (the worker refuses to start it); the child turn ended without an answer.
+  'SUB_AGENT_LIMIT',
+  'SUB_AGENT_NOT_ALLOWED',
+  'SUB_AGENT_FAILED',
 ] as const;
 
 /** One of the structured tool error types. */

@@ -12,14 +12,18 @@ import type { Pricing } from './pricing';
 import type { SessionMetadata } from './metadata';
 import type { OutputSpec } from './output';
 import type { NotifyConfig } from './webhook';
+import type { SubAgentOffer } from './sub-agents';
 
 /** How the model is reached. `scripted` carries its script so any worker can serve it. */
 export type ModelSpec =
   | { provider: 'openai'; model: string; baseUrl?: string; toolMode?: ToolModeSetting }
-  | { provider: 'scripted'; model: string; script: unknown; toolMode?: ToolModeSetting };
+  | { provider: 'scripted'; model: string; script: unknown; toolMode?: ToolModeSetting; scriptKey?: string };
 
-/** The model spec as sent with each call: the scripted script is registered once per turn instead. */
-export type ModelRef = { provider: 'openai' | 'scripted'; model: string; baseUrl?: string };
+/**
+ * The model spec as sent with each call: the scripted script is registered once per turn instead.
+ * `scriptKey`: a sub-agent's turn plays its own script under this key, not its session's.
+ */
+export type ModelRef = { provider: 'openai' | 'scripted'; model: string; baseUrl?: string; scriptKey?: string };
 
 /** Limits that bound a turn and a session. */
 export interface Limits {
@@ -63,6 +67,10 @@ export interface Limits {
   hostTimeoutMs?: number;
   /** With structured output: how many final answers that do not match it are sent back before the turn fails (absent: deterministic/output.ts's default). */
   outputRetries?: number;
+  /** How deep sub-agents may nest below the session's agent (absent: deterministic/sub-agents.ts's default, 2). */
+  maxAgentDepth?: number;
+  /** How many sub-agent calls one turn may make (absent: deterministic/sub-agents.ts's default, 8). */
+  maxSubAgentCalls?: number;
 }
 
 /** Defaults used when neither flag, environment nor config file says otherwise. */
@@ -137,6 +145,11 @@ export interface SessionConfig {
   agentSet?: AgentField[];
   /** The worker filled in the agent's settings: what the session carries from then on (continue-as-new included). */
   agentResolved?: true;
+  /**
+   * The agent's sub-agents, offered as `agent__<name>` tools: set by the worker as it resolves the
+   * agent (an input's own is dropped), and checked again by the worker at each call.
+   */
+  subAgents?: SubAgentOffer[];
 }
 
 /**

@@ -25,10 +25,17 @@ export interface PendingApproval {
 }
 
 /** Something a turn waits on a human for: a question, or the calls of one step to approve. */
-export type Pending =
+export type Pending = (
   | { kind: 'question'; callId: string; question: string }
   | { kind: 'approvals'; calls: PendingApproval[] }
-  | ({ kind: 'budget'; step?: number } & BudgetBreach);
+  | ({ kind: 'budget'; step?: number } & BudgetBreach)
+) & {
+  /**
+   * A sub-agent's wait, shown where its session's are: the child turn that waits (decisions and
+   * answers go to it) and the agents from the session's down to it (`lead › researcher`).
+   */
+  agent?: { turnId: string; path: string[] };
+};
 
 /** Answer of the `state` query. */
 export interface SessionState {

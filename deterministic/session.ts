@@ -23,6 +23,7 @@ import type { ForkSpec, RecordedDecision, RecordedEffects } from './fork';
 import type { HostMove, HostRef } from './host';
 import type { WorkspaceSnapshot } from './snapshot';
 import type { SessionState } from './session-state';
+import type { SubAgentPlace } from './sub-agents';
 
 
 /** What one session carries across turns and across continue-as-new. */
@@ -119,6 +120,8 @@ export interface TurnInput {
   toolMode?: ToolModeDecision;
   /** The session's sandbox host (deterministic/host.ts): its sandbox calls go to that host's queue. */
   host?: HostRef;
+  /** A sub-agent's turn, started by a call of another turn (deterministic/sub-agents.ts): where it stands. */
+  subAgent?: SubAgentPlace;
 }
 
 /**

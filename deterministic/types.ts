@@ -50,7 +50,7 @@ export interface ToolResult {
 export type Risk = 'read_only' | 'write' | 'network' | 'dangerous';
 
 /** Where a tool's implementation lives. */
-export type ToolSource = 'local' | 'skill' | 'custom' | `mcp:${string}`;
+export type ToolSource = 'local' | 'skill' | 'custom' | 'agent' | `mcp:${string}`;
 
 /** The tool as the model and the trace see it: JSON schema instead of zod. */
 export interface ToolSpec {

@@ -10,7 +10,7 @@ import { WorkerDeclarations } from '../activities/declarations';
 import { declaredByConfig } from '../config/declarations';
 import { mcpServersSchema, resolveMcpServers } from '../config/mcp';
 import { UsageError } from '../machine/errors';
-import type { AgentSpec, HarnessAgent } from '../config/agents';
+import { checkSubAgents, withGivenSubAgents, type AgentSpec, type HarnessAgent } from '../config/agents';
 import { canonicalJson } from '../deterministic/digest';
 import type { McpServerSpec } from '../deterministic/mcp';
 import type { WebhookDeclaration } from '../deterministic/webhook';
@@ -50,6 +50,7 @@ export function workerDeclarations(env: NodeJS.ProcessEnv, cwd: string, opts: De
   const servers = [...(file.mcpServers ?? []), ...fromCode];
   const agents = [...(file.agents ?? []).map((spec) => ({ spec, from: file.file ?? 'the config file' })), ...codeAgents(opts.agents)];
   checkAgents(agents, servers);
+  checkSubAgents(agents.map((a) => a.spec));
   return WorkerDeclarations.fromEnv(env, {
     mcpServers: servers,
     modelEndpoints: [...(file.modelEndpoints ?? []), ...(opts.modelEndpoints ?? [])],
@@ -62,7 +63,7 @@ export function workerDeclarations(env: NodeJS.ProcessEnv, cwd: string, opts: De
 
 /** The agents given in code, each from defineAgent. */
 function codeAgents(agents: readonly HarnessAgent[] | undefined): Array<{ spec: AgentSpec; from: string }> {
-  return (agents ?? []).map((a) => {
+  return withGivenSubAgents(agents ?? []).map((a) => {
     if (!a?.spec || !Array.isArray(a.tools)) throw new UsageError('every agent must come from defineAgent({ name, instructions, model, ... })');
     return { spec: a.spec, from: 'code' };
   });

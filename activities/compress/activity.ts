@@ -60,7 +60,7 @@ export function createCompressContextActivity(
         return await modelSummarizer(client, {
           model: input.model.model,
           headers: {
-            'x-harness-session': input.sessionId,
+            'x-harness-session': input.model.scriptKey ?? input.sessionId,
             'x-harness-call-index': String(input.callIndex),
             'x-harness-purpose': 'compress',
           },

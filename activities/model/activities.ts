@@ -108,7 +108,7 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
       messages: context.messages,
       tools,
       headers: {
-        'x-harness-session': input.sessionId,
+        'x-harness-session': input.model.scriptKey ?? input.sessionId,
         'x-harness-call-index': String(input.callIndex),
         'x-harness-purpose': input.purpose ?? 'turn',
       },

@@ -13,7 +13,7 @@ import type { ModelCallInput, ModelReply } from '../../deterministic/activity-ty
 import type { CompressContextInput, CompressContextResult } from '../../deterministic/context/types';
 import type { RecordedLedger, TurnInput, TurnResult, TurnResume } from '../../deterministic/session';
 import type { Pending } from '../../deterministic/session-state';
-import { countEntries, emptyLedgerTally, ledgerEntries, totalOf, type CallOutcome } from '../../deterministic/ledger';
+import { countEntries, emptyLedgerTally, ledgerEntries, mergeTallies, totalOf, type CallOutcome } from '../../deterministic/ledger';
 import type { Usage } from '../../deterministic/types';
 import {
   addRaise,
@@ -23,6 +23,7 @@ import {
   callEstimate,
   NO_SPEND,
   OUTPUT_ESTIMATE_TOKENS,
+  type Budget,
   type BudgetBreach,
   type BudgetLimit,
   type BudgetRaises,
@@ -98,6 +99,40 @@ export class TurnBudget {
       if (c.compressed) this.lastContext = 0;
       return c;
     };
+  }
+
+  /**
+   * A sub-agent's turn spent this (its own tally, priced with its own model's prices): it counts
+   * toward this turn's spend, budgets and result, as if this turn had made its calls.
+   */
+  addChild(ledger: RecordedLedger | undefined): void {
+    if (!ledger) return;
+    const { exact, pricing } = this.tally;
+    this.tally = { ...mergeTallies(this.tally, ledger), exact: exact && ledger.exact, ...(pricing ? { pricing } : {}) };
+  }
+
+  /**
+   * The budget a sub-agent's turn runs with: its own, each limit no more than what is left of this
+   * turn's (with the raises given) and the session's budget as this session has it, with what the
+   * session spent so far, this turn included. `left: false` when this turn has nothing left.
+   */
+  childBudget(own: Budget | undefined): { budget?: Budget; sessionBudget?: TurnInput['sessionBudget']; left: boolean } {
+    const mine = this.input.config.limits.budget;
+    if (!mine) return own ? { budget: own, left: true } : { left: true };
+    const turn: BudgetLimit = { ...(own?.turn ?? {}) };
+    let left = true;
+    for (const unit of ['tokens', 'usd'] as const) {
+      const limit = mine.turn?.[unit];
+      if (limit === undefined) continue;
+      const spent = unit === 'tokens' ? this.spend.tokens : (this.spend.nanoUsd ?? 0) / 1e9;
+      const rest = limit + (this.raises.turn?.[unit] ?? 0) - spent;
+      if (rest <= 0) left = false;
+      turn[unit] = Math.min(turn[unit] ?? Infinity, unit === 'tokens' ? Math.floor(rest) : rest);
+    }
+    const session = mine.session ? sumLimits(mine.session, this.input.sessionBudget?.raised) : own?.session;
+    const budget: Budget = { ...(Object.keys(turn).length ? { turn } : {}), ...(session ? { session } : {}) };
+    const spentBefore = addSpend(this.input.sessionBudget?.spent ?? NO_SPEND, this.spend);
+    return { ...(budget.turn || budget.session ? { budget } : {}), ...(mine.session ? { sessionBudget: { spent: spentBefore, ...(this.raises.session ? { raised: this.raises.session } : {}) } } : {}), left };
   }
 
   /** What was spent so far, the raises given and the tally. */

@@ -106,6 +106,7 @@ export function registerTurnHandlers(
     {
       validator: (a) => {
         const p = state.pending;
+        if (p?.agent) throw new Error(subAgentWait(p.agent));
         if (!p || p.kind !== 'question') throw new Error('no question is pending in this turn');
         if (a.callId && a.callId !== p.callId) throw new Error(`no pending question has call id ${a.callId}`);
         if (typeof a.text !== 'string' || a.text.trim() === '') throw new Error('the answer must be non-empty text');
@@ -206,7 +207,7 @@ function callOf(key: string): string {
 }
 
 /** Tells the parent session about a wait; a turn started on its own has no parent to tell. */
-async function notifyParent(status: TurnStatusSignal): Promise<void> {
+export async function notifyParent(status: TurnStatusSignal): Promise<void> {
   const parent = workflowInfo().parent;
   if (!parent) return;
   await getExternalWorkflowHandle(parent.workflowId).signal(turnStatusSignal, status);
@@ -214,6 +215,7 @@ async function notifyParent(status: TurnStatusSignal): Promise<void> {
 
 /** Refuses a decision that does not match what is pending, before anything is written to history. */
 function validateDecision(p: TurnState['pending'], d: ApprovalDecisionInput, policy: Policy | undefined): void {
+  if (p?.agent) throw new Error(subAgentWait(p.agent));
   if (!p || p.kind !== 'approvals') throw new Error('no approval is pending in this turn');
   if (typeof d?.approve !== 'boolean') throw new Error('approve must be true or false');
   const pendingList = p.calls.map((c) => c.callId).join(', ');
@@ -240,6 +242,11 @@ function validateDecision(p: TurnState['pending'], d: ApprovalDecisionInput, pol
       if (problem) throw new Error(`call ${c.callId}: ${problem}`);
     }
   }
+}
+
+/** What a turn says when asked to decide what one of its sub-agents waits for (the client sends it to the child). */
+function subAgentWait(agent: { turnId: string; path: string[] }): string {
+  return `this is the wait of sub-agent ${agent.path.join(' › ')}: decide it at its turn ${agent.turnId} (update the client)`;
 }
 
 /** One line per rule the approval of these calls adds to the session (duplicates once). */

@@ -18,13 +18,16 @@ import type { DiscoveredMcpTools, DiscoverMcpInput } from '../../deterministic/a
 import { BUILTIN_TOOLS } from '../../deterministic/builtin-tools';
 import type { McpServerRef, McpToolSet } from '../../deterministic/mcp';
 import { mcpToolDefinitions, unavailableServers } from '../../deterministic/mcp-tools';
-import { ToolRegistry } from '../../deterministic/tools';
+import { ToolRegistry, type ToolDefinition } from '../../deterministic/tools';
 import { customToolDefinitions, type CustomToolSet } from '../../deterministic/custom-tools';
 
 /** The registry of a turn: the built-in tools, the session's custom tools and its MCP tools (bounded: see deterministic/mcp-schema.ts). */
-export function turnRegistry(tools: McpToolSet | undefined, servers: readonly McpServerRef[], custom?: CustomToolSet): ToolRegistry {
+export function turnRegistry(tools: McpToolSet | undefined, servers: readonly McpServerRef[], custom?: CustomToolSet, agents: readonly ToolDefinition[] = []): ToolRegistry {
   const builtin = new Set(BUILTIN_TOOLS.map((t) => t.name));
-  return new ToolRegistry([...BUILTIN_TOOLS, ...customToolDefinitions(custom, builtin), ...mcpToolDefinitions(tools, servers, { bounded: true })], unavailableServers(tools));
+  const defs = [...BUILTIN_TOOLS, ...customToolDefinitions(custom, builtin), ...mcpToolDefinitions(tools, servers, { bounded: true })];
+  // Sub-agents (agent__<name>) after the rest: a tool already of that name keeps it.
+  const taken = new Set(defs.map((d) => d.name));
+  return new ToolRegistry([...defs, ...agents.filter((a) => !taken.has(a.name))], unavailableServers(tools));
 }
 
 /** Lists that changed which one run of a turn takes in (each is in its history once, at most 512 KiB). */

@@ -35,6 +35,7 @@ import { mcpRelister, turnRegistry } from './mcp';
 import { recordedEffectsOf } from './recorded-effects';
 import { withOutputFinish } from './output';
 import { OutputSchemaOffer } from '../../deterministic/finish-output';
+import { SubAgents, subAgentTools } from './sub-agent';
 import { endToldIfThrown, TurnNotifier, type ThrownEnd } from './notify';
 
 const { storeValue } = proxyActivities<Activities>(STORE_ACTIVITY);
@@ -81,6 +82,9 @@ async function playTurn(input: TurnInput, end: ThrownEnd): Promise<TurnResult> {
   const waits = registerTurnHandlers(input, events, policy, () => models.beforeWait(), notifier && ((pending) => notifier.waiting(pending)));
   const { state, waitForHuman } = waits;
   Object.assign(end, { notifier, step: () => state.step });
+  // Calls of the sub-agents the session's agent has start child turns (sub-agent.ts); their waits show here.
+  let hostRoute: HostRoute | undefined;
+  const subAgents = new SubAgents(input, state, budget, () => hostRoute, models, events);
 
   // A run that continues a long turn keeps what the turn's first run prepared; a turn prepares
   // on its session's sandbox host (host-route.ts), which a session without one never has.
@@ -88,6 +92,7 @@ async function playTurn(input: TurnInput, end: ThrownEnd): Promise<TurnResult> {
     ? { route: HostRoute.resumed(input, events), prepared: input.resume.prepared, note: undefined }
     : await HostRoute.prepare({ ...input, ...(input.resume?.host ? { host: input.resume.host } : {}) }, prepareRequest(input), events, prepareTurnHere);
   const { route, prepared } = hosted;
+  hostRoute = route;
   // A session moved off a lost host is told so with the message that starts the turn.
   const turnInput = hosted.note ? { ...input, userMessage: `${hosted.note}\n\n${input.userMessage}` } : input;
 
@@ -129,7 +134,7 @@ async function playTurn(input: TurnInput, end: ThrownEnd): Promise<TurnResult> {
         : {}),
       compressContext: (req) => activity(() => compressContext(req)),
       // One tool execution; a failure after the activity's retries is a result the model sees.
-      executeTool: toolRunner(input, patches, events, waits.dropMcpQuestions, models, route),
+      executeTool: subAgents.run(toolRunner(input, patches, events, waits.dropMcpQuestions, models, route)),
       ...(messageStore
         ? {
             storeValue: async (value: unknown) => (await activity(() => storeValue({ sessionId: input.sessionId, value }))).$blob,
@@ -176,7 +181,7 @@ function prepareRequest(input: TurnInput): PrepareTurnInput {
   const m = input.config.model;
   return {
     sessionId: input.sessionId,
-    model: m.provider === 'scripted' ? { provider: 'scripted', model: m.model, script: m.script } : m,
+    model: m.provider === 'scripted' ? { provider: 'scripted', model: m.model, script: m.script, ...(m.scriptKey ? { scriptKey: m.scriptKey } : {}) } : m,
     ...(input.config.memory ? { memory: input.config.memory } : {}),
     ...(input.config.skills?.folders.length ? { skillFolders: input.config.skills.folders } : {}),
     // The session's first turn lists the worker's custom tools (its agent's); later turns have them recorded.
@@ -211,10 +216,11 @@ function baseOptions(input: TurnInput, prepared: Prepared, policy: TurnPatches['
   const mcpServers = input.config.mcp?.servers ?? [];
   const mcpTools = input.resume?.mcpTools ?? input.mcpTools;
   const recorded = recordedEffectsOf(input);
+  const agents = subAgentTools(input);
   return {
     policy,
-    ...(mcpTools || customTools?.tools.length ? { registry: turnRegistry(mcpTools, mcpServers, customTools) } : {}),
-    ...(mcpTools ? { mcp: { tools: mcpTools, registry: (t: McpToolSet) => turnRegistry(t, mcpServers, customTools), rules: (t: McpToolSet) => mcpRules(t, mcpServers) } } : {}),
+    ...(mcpTools || customTools?.tools.length || agents.length ? { registry: turnRegistry(mcpTools, mcpServers, customTools, agents) } : {}),
+    ...(mcpTools ? { mcp: { tools: mcpTools, registry: (t: McpToolSet) => turnRegistry(t, mcpServers, customTools, agents), rules: (t: McpToolSet) => mcpRules(t, mcpServers) } } : {}),
     ...(customTools ? { custom: { tools: customTools, listed: listed !== undefined && !missing.length } } : {}),
     ...(missing.length ? { refuse: missingToolsMessage(missing, listed) } : {}),
     context: {

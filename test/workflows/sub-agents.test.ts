@@ -1,0 +1,193 @@
+/**
+ * Sub-agents through real Temporal, under the default policy: an agent that lists another
+ * (`agents: [researcher]`) is offered it as the tool `agent__researcher`; calling it starts a child
+ * turn workflow (`<turnId>/agent-<callId>`) with the researcher's own instructions, tools and
+ * model (its own script), whose answer is the call's result, and whose spend counts in the
+ * parent's. A sub-agent's approval shows in the session's pending list with its path and is
+ * decided there. Nesting past limits.maxAgentDepth is a structured error the model reads; a turn
+ * whose input forges a sub-agent its agent does not list starts nothing. Each history replays.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { z } from 'zod';
+import { defineAgent, defineTool } from '../../index';
+import { HarnessClient } from '../../api/client';
+import type { TurnInput, TurnResult } from '../../deterministic/session';
+import type { Script } from '../../scripted-model/script';
+import { replayHistory } from '../../history/replay/replay';
+import { ALLOW_ALL, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
+import { taskFailures } from '../support/watched-turn';
+import { toolResults } from '../support/watched-turn';
+
+const runs: string[] = [];
+const lookup = defineTool({
+  name: 'look_fact',
+  description: 'Look a fact up by its topic.',
+  schema: z.object({ topic: z.string() }),
+  risk: 'read_only',
+  run: ({ topic }) => {
+    runs.push(`look_fact ${topic}`);
+    return { fact: `${topic} is 42` };
+  },
+});
+const file = defineTool({
+  name: 'file_note',
+  description: 'File a note in the archive.',
+  schema: z.object({ note: z.string() }),
+  risk: 'write',
+  run: ({ note }) => {
+    runs.push(`file_note ${note}`);
+    return { filed: note };
+  },
+});
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-sub-agents-'));
+let h: TestHarness;
+let client: HarnessClient;
+
+/** A script file in the test's folder, for `model: scripted:<file>`. */
+function scriptFile(script: Script): string {
+  const f = path.join(dir, `${newSessionId('script')}.json`);
+  writeFileSync(f, JSON.stringify(script));
+  return `scripted:${f}`;
+}
+
+beforeAll(async () => {
+  h = await startHarness({ tools: [lookup, file] });
+  client = new HarnessClient(h.client, { taskQueue: h.taskQueue, env: {}, cwd: dir });
+});
+afterAll(async () => {
+  await h?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The turn's history (and any workflow's) replayed against the current code. */
+async function replays(workflowId: string): Promise<void> {
+  const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
+  expect(await replayHistory(history, workflowId, inject('workflowBundle'))).toEqual({ ok: true });
+}
+
+describe('sub-agents', () => {
+  it("run as a child turn with their own instructions, tools and model; the answer is the call's result", async () => {
+    runs.length = 0;
+    const researcher = defineAgent({
+      name: 'researcher',
+      description: 'Finds facts.',
+      instructions: 'You are the researcher.',
+      model: scriptFile({
+        steps: [
+          { expect: { system_contains: 'You are the researcher.' }, tool_calls: [{ name: 'look_fact', arguments: { topic: 'answer' } }] },
+          { expect: { last_message_contains: 'answer is 42' }, content: 'The answer is 42.' },
+        ],
+      }),
+      tools: [lookup],
+    });
+    const lead = defineAgent({
+      name: 'lead',
+      instructions: 'You lead.',
+      model: scriptFile({
+        steps: [
+          { expect: { tools_include: 'agent__researcher' }, tool_calls: [{ name: 'agent__researcher', arguments: { task: 'Find the answer.' } }] },
+          { expect: { last_message_contains: 'The answer is 42.' }, content: 'Done: 42.' },
+        ],
+      }),
+      agents: [researcher],
+    });
+    h.declarations.add({ agents: [lead.spec, researcher.spec] });
+    const out = await client.run('What is the answer?', { agent: 'lead' });
+    expect(out.kind).toBe('done');
+    const r = await h.complete(out.result!);
+    expect([r.terminated_by, r.answer]).toEqual(['final_answer', 'Done: 42.']);
+    const [called] = toolResults(r.messages ?? []);
+    expect(called).toEqual({ ok: true, result: { answer: 'The answer is 42.', agent: 'researcher' } });
+    expect(runs).toEqual(['look_fact answer']);
+    // The child is a turn workflow of its own, with its own history.
+    const childId = `${out.turnId}/agent-${r.toolCalls[0]!.callId}`;
+    const child = (await h.client.workflow.getHandle(childId).result()) as TurnResult;
+    expect([child.terminated_by, child.answer, child.toolCalls.map((c) => c.name)]).toEqual(['final_answer', 'The answer is 42.', ['look_fact']]);
+    // Its spend is the parent's too.
+    expect(r.spend!.tokens).toBeGreaterThan(child.spend!.tokens);
+    expect([...(await taskFailures(h.client, out.turnId)), ...(await taskFailures(h.client, childId))]).toEqual([]);
+    await replays(out.turnId);
+    await replays(childId);
+  }, 90_000);
+
+  it("surface a sub-agent's approval in the session's pending list with its path; approving lets the child go on", async () => {
+    runs.length = 0;
+    const clerk = defineAgent({
+      name: 'clerk',
+      instructions: 'You file notes.',
+      model: scriptFile({ steps: [{ tool_calls: [{ name: 'file_note', arguments: { note: 'n-1' } }] }, { content: 'Filed n-1.' }] }),
+      tools: [file],
+    });
+    const boss = defineAgent({
+      name: 'boss',
+      instructions: 'You delegate.',
+      model: scriptFile({ steps: [{ tool_calls: [{ name: 'agent__clerk', arguments: { task: 'File n-1.' } }] }, { content: 'All filed.' }] }),
+      agents: ['clerk'],
+    });
+    h.declarations.add({ agents: [boss.spec, clerk.spec] });
+    const sent = await client.send('File it.', { agent: 'boss' });
+    let pending = await client.pending({ taskQueue: h.taskQueue });
+    for (let i = 0; i < 100 && !pending.some((p) => p.sessionId === sent.sessionId); i++) {
+      await new Promise((res) => setTimeout(res, 200));
+      pending = await client.pending({ taskQueue: h.taskQueue });
+    }
+    const mine = pending.filter((p) => p.sessionId === sent.sessionId);
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({ kind: 'approval', tool: 'file_note', agentPath: ['boss', 'clerk'] });
+    expect(runs).toEqual([]);
+    await client.approve(sent.sessionId, { callIds: [(mine[0] as { callId: string }).callId] });
+    const out = await client.wait(sent.turnId);
+    expect(out.kind).toBe('done');
+    expect(out.result!.answer).toBe('All filed.');
+    expect(runs).toEqual(['file_note n-1']);
+    await replays(sent.turnId);
+  }, 90_000);
+
+  it('are bounded in depth: past limits.maxAgentDepth the call is a structured error the model reads', async () => {
+    const leaf = defineAgent({ name: 'leaf', instructions: 'You are a leaf.', model: scriptFile({ steps: [{ content: 'leaf' }] }) });
+    const shallow = defineAgent({
+      name: 'shallow',
+      instructions: 'You may not nest.',
+      model: scriptFile({
+        steps: [
+          { tool_calls: [{ name: 'agent__leaf', arguments: { task: 'Say leaf.' } }] },
+          { expect: { last_message_contains: 'SUB_AGENT_LIMIT' }, content: 'Could not.' },
+        ],
+      }),
+      agents: [leaf],
+      limits: { maxAgentDepth: 0 },
+    });
+    h.declarations.add({ agents: [shallow.spec, leaf.spec] });
+    const out = await client.run('Go.', { agent: 'shallow' });
+    const r = await h.complete(out.result!);
+    expect(r.answer).toBe('Could not.');
+    const [called] = toolResults(r.messages ?? []);
+    expect(called).toMatchObject({ ok: false, error_type: 'SUB_AGENT_LIMIT', recoverable: false });
+    expect((called as { message: string }).message).toMatch(/^leaf was not started: sub-agents may nest 0 deep \(limits\.maxAgentDepth\)/);
+  }, 90_000);
+
+  it("can't be added by a forged turn input: the worker refuses a sub-agent the session's agent does not list", async () => {
+    runs.length = 0;
+    const loner = defineAgent({ name: 'loner', instructions: 'You work alone.', model: scriptFile({ steps: [{ content: 'x' }] }), policy: { mode: 'auto' } });
+    const helper = defineAgent({ name: 'helper', instructions: 'You help.', model: scriptFile({ steps: [{ tool_calls: [{ name: 'look_fact', arguments: { topic: 'forged' } }] }, { content: 'helped' }] }), tools: [lookup] });
+    h.declarations.add({ agents: [loner.spec, helper.spec] });
+    const sessionId = newSessionId('forged');
+    const config = {
+      ...scriptedConfig({ steps: [{ tool_calls: [{ name: 'agent__helper', arguments: { task: 'Help.' } }] }, { content: 'Done.' }] }, {}, ALLOW_ALL),
+      agent: 'loner',
+      agentResolved: true as const,
+      subAgents: [{ name: 'helper', description: 'Helps.' }],
+    };
+    const input: TurnInput = { sessionId, turn: 1, turnId: `${sessionId}/turn-1`, config, history: [], memory: {}, userMessage: 'help', modelCallBase: 0 };
+    const r = await h.complete((await h.client.workflow.execute('turnWorkflow', { workflowId: input.turnId, taskQueue: h.taskQueue, args: [input] })) as TurnResult);
+    const [called] = toolResults(r.messages ?? []);
+    expect(called).toMatchObject({ ok: false, error_type: 'SUB_AGENT_NOT_ALLOWED', recoverable: false });
+    expect((called as { message: string }).message).toBe(`helper was not started: "helper" is not one of agent "loner"'s sub-agents (it has none)`);
+    expect(runs).toEqual([]);
+    await expect(h.client.workflow.getHandle(`${input.turnId}/agent-${r.toolCalls[0]!.callId}`).describe()).rejects.toThrow(/not found/i);
+  }, 90_000);
+});
