@@ -17,6 +17,7 @@ export type { Budget, BudgetLimit } from './deterministic/budget';
 export type { WorkerTuning } from './workers/tuning';
 export { connectHarness, HarnessClient, type ConnectOptions, type Decided, type RunOutcome, type SentMessage, type TraceOptions, type TypedOutcome } from './api/client';
 export type { SendOptions } from './api/send-options';
+export type { HarnessSchedules, ScheduleInfo, ScheduleOptions, FiringTimes, OverlapName } from './api/schedules';
 export { UserError, UsageError } from './machine/errors';
 export { harnessHome } from './machine/paths';
 export type { DecisionRequest } from './client/session-client';

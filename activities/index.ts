@@ -38,6 +38,7 @@ import { Database } from './memory/database';
 import { createRetentionActivities } from './store/purge';
 import { McpPool } from './mcp/pool';
 import { awaitTurnRun } from './turn-runs';
+import { awaitScheduledTurn, deliverScheduledMessage } from './schedule';
 import { createPrepareFork } from './fork';
 import { createEvalActivities } from './eval';
 import { createCompareRerun, type CompareRerunInput } from './rerun-compare';
@@ -205,6 +206,10 @@ export function createActivities(deps: ActivityDeps) {
 
     /** What a turn that returned no result (failed, cancelled, terminated) spent, from its history. */
     failedTurnSpend,
+
+    /** A schedule's firing (workflows/schedule.ts): its message sent as `harness run` sends, and the wait for its turn. */
+    deliverScheduledMessage,
+    awaitScheduledTurn,
 
     // prepareEvalCase, planEvalFork, checkEvalTrial: an eval trial's workspace, fork and checks.
     ...createEvalActivities({ home: deps.home, conversations, workspaceMaxBytes: workspaceBudget(deps.env) }),

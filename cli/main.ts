@@ -29,6 +29,7 @@ import { registerCost } from './commands/cost';
 import { registerConsole } from './commands/console';
 import { registerHome } from './commands/home';
 import { registerPending } from './commands/pending';
+import { registerSchedule } from './commands/schedule';
 import { escapeForTerminal } from '../machine/terminal/escape';
 import { EXIT, say } from './output';
 
@@ -57,6 +58,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerEval(program, ctx);
   registerApprovals(program, ctx);
   registerPending(program, ctx);
+  registerSchedule(program, ctx);
   registerShow(program, ctx);
   registerServe(program, ctx);
   registerSandbox(program, ctx);

@@ -13,6 +13,7 @@ import type { Pending } from '../deterministic/session-state';
 import type { Usage } from '../deterministic/types';
 import { decodePayload, modelStepOf, type HistoryEvent } from '../history/trace/events';
 import { parseTurnId } from '../deterministic/turn-id';
+import { SCHEDULE_MEMO } from '../deterministic/schedule';
 
 /** A session's state as `harness sessions` shows it. */
 export type SessionRowState = 'idle' | 'running' | 'waiting_for_approval' | 'waiting_for_user' | 'waiting_for_budget' | 'ended' | 'failed' | 'terminated' | 'timed_out' | 'cancelled';
@@ -36,6 +37,8 @@ export interface SessionRow {
   started_at: string;
   /** The newest event of the session or its running turn (ISO 8601). */
   last_activity_at: string;
+  /** The schedule whose firing started the session (`harness schedule`). */
+  schedule?: string;
 }
 
 const CLOSED: Record<string, SessionRowState> = { COMPLETED: 'ended', FAILED: 'failed', TERMINATED: 'terminated', TIMED_OUT: 'timed_out', CANCELLED: 'cancelled', CANCELED: 'cancelled' };
@@ -59,7 +62,7 @@ export async function listSessions(client: Client, opts: { limit: number; taskQu
 }
 
 /** One session's row from its latest run (visibility) and history. */
-async function sessionRow(client: Client, wf: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'status' | 'startTime' | 'taskQueue'>): Promise<SessionRow> {
+async function sessionRow(client: Client, wf: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'status' | 'startTime' | 'taskQueue' | 'memo'>): Promise<SessionRow> {
   const events = await runEvents(client, wf.workflowId, wf.runId);
   const s = readSession(events);
   const row: SessionRow = {
@@ -72,6 +75,7 @@ async function sessionRow(client: Client, wf: Pick<WorkflowExecutionInfo, 'workf
     ...(s.lastOutcome ? { last_outcome: s.lastOutcome } : {}),
     started_at: wf.startTime.toISOString(),
     last_activity_at: new Date(s.lastAt || wf.startTime.getTime()).toISOString(),
+    ...(typeof wf.memo?.[SCHEDULE_MEMO] === 'string' ? { schedule: wf.memo[SCHEDULE_MEMO] } : {}),
   };
   if (s.latestTurn) {
     const task = await turnTask(client, s.latestTurn);

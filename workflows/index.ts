@@ -4,3 +4,4 @@ export { turnWorkflow } from './turn/turn';
 export { purgeWorkflow, storedSessionsWorkflow } from './session/purge';
 export { evalWorkflow } from './eval/eval';
 export { webhookWorkflow } from './webhook';
+export { scheduledMessageWorkflow } from './schedule';

@@ -95,7 +95,7 @@ export function rowLine(r: SessionRow, now = Date.now()): string {
   const outcome = r.state === 'idle' && r.last_outcome && r.last_outcome !== 'final_answer' && r.last_outcome !== 'finish' ? ` (last turn: ${r.last_outcome})` : '';
   // The task is a person's text, shown on its line (the writer escapes the rest; tabs stay columns).
   const task = r.last_task ? escapeForTerminal(oneLine(r.last_task, 60)) : '';
-  return `${r.session_id}\t${state}${outcome}\t${r.turns} turn(s)\t${r.usage.total_tokens} tokens\t${age(now - Date.parse(r.last_activity_at))}\t${task}`;
+  return `${r.session_id}\t${state}${outcome}\t${r.turns} turn(s)\t${r.usage.total_tokens} tokens\t${age(now - Date.parse(r.last_activity_at))}\t${task}${r.schedule ? `\t(schedule ${r.schedule})` : ''}`;
 }
 
 /** `3 s ago`, `5 min ago`, `2 h ago`, `4 d ago`. */

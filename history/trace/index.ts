@@ -11,6 +11,7 @@ import { addPayloads, addStoredRecords, SessionPayloads, type OpenedStore } from
 import { fetchRuns, type Run } from './runs';
 import { readTimeline } from './timeline';
 import { buildTurnSpans, type SentBy } from './turn-spans';
+import { scheduleOfUpdate } from '../../deterministic/schedule';
 import { traceId, type BuiltSpan } from './types';
 import { addCosts } from './cost-spans';
 import { turnLedger } from '../ledger/compute';
@@ -71,7 +72,11 @@ export async function loadTrace(client: Client, id: string, opts: TraceOptions =
   for (const run of runs) {
     for (const e of run.events) {
       if (e.kind === 'childStarted' && !turnIds.includes(e.workflowId)) turnIds.push(e.workflowId);
-      if (e.kind === 'updateAccepted' && e.name === 'sendMessage') accepted.set(e.updateId, { by: e.identity, at: e.at });
+      if (e.kind === 'updateAccepted' && e.name === 'sendMessage') {
+        // A schedule's firing sends through the worker's client: the schedule is who sent it.
+        const schedule = scheduleOfUpdate(e.updateId);
+        accepted.set(e.updateId, { by: schedule ? `schedule ${schedule} (${e.identity})` : e.identity, at: e.at });
+      }
       if (e.kind === 'updateCompleted' && accepted.has(e.updateId)) {
         const turnId = (e.result as { turnId?: string } | undefined)?.turnId;
         if (turnId) sent.set(turnId, accepted.get(e.updateId)!);
