@@ -226,13 +226,16 @@ export function checkSubAgents(agents: readonly AgentSpec[]): void {
   for (const a of agents) visit(a.name, []);
 }
 
-/** The agents given with the sub-agents they were given as agents (defineAgent's `agents`), each object once, in order. */
+/** The agents given, then the sub-agents given to them as agents (defineAgent's `agents`) that are not among them, each once. */
 export function withGivenSubAgents(agents: readonly HarnessAgent[]): HarnessAgent[] {
-  const out: HarnessAgent[] = [];
+  // The given list as it is (an agent given twice is the caller's mistake, said by checkAgents).
+  const out: HarnessAgent[] = [...agents];
   const add = (a: HarnessAgent) => {
-    if (out.includes(a)) return;
-    out.push(a);
-    for (const sub of a?.agents ?? []) add(sub);
+    for (const sub of a?.agents ?? []) {
+      if (out.includes(sub)) continue;
+      out.push(sub);
+      add(sub);
+    }
   };
   for (const a of agents) add(a);
   return out;

@@ -89,7 +89,7 @@ describe('defineAgent', () => {
     [{ budget: { turn: { usd: 1 } } }, /^agent "a": limits\.budget\.turn\.usd: the model no-such-model has no price/],
     [{ policy: { mode: 'yolo' } }, /^agent "a": policy\.mode: /],
     [{ model: 'scripted:missing.json' }, /^agent "a": .*missing\.json/],
-    [{ tool: [lookup] }, /^agent "a": unknown field "tool" \(an agent has name, instructions, model, tools, mcpServers, skills, policy, limits, budget, output, notify\)$/],
+    [{ tool: [lookup] }, /^agent "a": unknown field "tool" \(an agent has name, instructions, model, tools, mcpServers, skills, policy, limits, budget, output, notify, description, agents\)$/],
     [{ notify: { url: 'https://hooks.example.com/x', secret: 'hunter2' } }, /^agent "a": notify: secret must name an environment variable of the worker: env:NAME/],
     [{ notify: { url: 'file:///etc/passwd', secret: 'env:S' } }, /^agent "a": notify: url "file:\/\/\/etc\/passwd" is not http\(s\)$/],
     [{ output: { type: 'object' } }, /^agent "a": output must be a zod object schema \(z\.object\(\{ \.\.\. \}\)\)$/],
