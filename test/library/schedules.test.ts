@@ -8,6 +8,7 @@ import { HarnessClient } from '../../api/client';
 import { UsageError, UserError } from '../../machine/errors';
 import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { sessionState } from '../../client/session-client';
+import { listSessions } from '../../client/session-list';
 
 let h: TestHarness;
 let harness: HarnessClient;
@@ -55,6 +56,23 @@ describe('harness.schedules', () => {
     expect(listed.target).toEqual({ sessionId });
     await harness.schedules.delete(id);
     await expect(harness.schedules.describe(id)).rejects.toThrow(`no schedule named ${id}`);
+  });
+
+  it('a session a firing started keeps its schedule past continue-as-new', async () => {
+    const id = `renewed-${Date.now().toString(36)}`;
+    // Continued as new after its first turn: the listing reads the latest run, whose memo Temporal carries over.
+    await harness.schedules.create({ id, cron: '0 0 1 1 *', text: 'Report', config: scriptedConfig({ steps }, { continueAsNewAfterEvents: 5 }) });
+    await harness.schedules.trigger(id);
+    const firing = await until('the firing', async () => (await harness.schedules.describe(id)).recentFirings[0]);
+    const { sessionId } = (await h.client.workflow.getHandle(firing.workflowId).result()) as { sessionId: string };
+    await until('the continued run', async () => {
+      const statuses: string[] = [];
+      for await (const wf of h.client.workflow.list({ query: `WorkflowId = '${sessionId}'` })) statuses.push(wf.status.name);
+      return statuses.includes('CONTINUED_AS_NEW') && statuses.includes('RUNNING') ? true : undefined;
+    });
+    const row = (await listSessions(h.client, { limit: 50, taskQueue: h.taskQueue })).find((r) => r.session_id === sessionId);
+    expect(row).toMatchObject({ schedule: id, turns: 1 });
+    await harness.schedules.delete(id);
   });
 
   it('a firing for a session that has ended fails saying so', async () => {
