@@ -103,7 +103,13 @@ export function grantLine(grant: string): string {
 
 /** Lines describing what a turn waits for, each call's first line starting with `prefix`, its arguments indented below. */
 export function pendingLines(p: Pending, sessionId: string, prefix = ''): string[] {
-  if (p.kind === 'question') return [`${prefix}question (${p.callId}): ${escapeForTerminal(p.question)}`];
-  if (p.kind === 'budget') return [`${prefix}budget: ${budgetLine(p)}`];
-  return p.calls.flatMap((c) => approvalLines(c, sessionId).map((l, i) => (i === 0 ? `${prefix}approval ${l}` : l)));
+  const of = subAgentOf(p);
+  if (p.kind === 'question') return [`${prefix}question${of} (${p.callId}): ${escapeForTerminal(p.question)}`];
+  if (p.kind === 'budget') return [`${prefix}budget${of}: ${budgetLine(p)}`];
+  return p.calls.flatMap((c) => approvalLines(c, sessionId).map((l, i) => (i === 0 ? `${prefix}approval${of} ${l}` : l)));
+}
+
+/** ` of sub-agent lead › researcher` for a sub-agent's wait (agent names are the worker's: letters, digits, - and _), else nothing. */
+export function subAgentOf(p: Pick<Pending, 'agent'>): string {
+  return p.agent ? ` of sub-agent ${p.agent.path.join(' › ')}` : '';
 }

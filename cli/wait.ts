@@ -16,7 +16,7 @@ import { TEMPORAL_HINT } from '../client/session-client';
 import type { HarnessClient } from '../api/client';
 import { seconds, type Trouble } from '../client/wait-progress';
 import type { CliContext } from './context';
-import { approvalLines, EXIT, grantLine, print, printJson, printTurn, say, turnExitCode, turnJson, waitingJson } from './output';
+import { approvalLines, EXIT, grantLine, print, subAgentOf, printJson, printTurn, say, turnExitCode, turnJson, waitingJson } from './output';
 import { WaitNotes } from './wait-notes';
 import { decideBudgetInline, sayBudgetWait } from './wait-budget';
 import { InputEndedError, type Prompter } from './prompter';
@@ -133,12 +133,12 @@ async function driveLive(
       if (o.json) printJson(waitingJson(sessionId, out.state));
       if (pending.kind === 'question') {
         if (!o.json) print(pending.question);
-        say(`[${turnId}] waiting for an answer; the session keeps waiting.`);
+        say(`[${turnId}] waiting for an answer${subAgentOf(pending)}; the session keeps waiting.`);
         say(`answer with: harness answer ${sessionId} "<your answer>"`);
       } else if (pending.kind === 'budget') {
         sayBudgetWait(sessionId, turnId, pending);
       } else {
-        say(`[${turnId}] waiting for approval; the session keeps waiting.`);
+        say(`[${turnId}] waiting for approval${subAgentOf(pending)}; the session keeps waiting.`);
         for (const c of pending.calls) {
           for (const l of approvalLines(c, sessionId)) say(`  ${l}`);
           say(`    approve: harness approve ${sessionId} ${c.callId}    deny: harness deny ${sessionId} ${c.callId} --reason "<why>"`);
@@ -147,6 +147,8 @@ async function driveLive(
       return EXIT.waiting;
     }
     try {
+      // A sub-agent's wait is asked here too, saying whose it is.
+      if (pending.agent) say(`[${turnId}] sub-agent ${pending.agent.path.join(' › ')} (turn ${pending.agent.turnId}) asks:`);
       if (pending.kind === 'question') {
         const text = await promptOrElsewhere(live, pending.callId, 'the question', (signal) => o.prompter!.ask(pending.question, signal));
         if (text !== undefined) await decidedOrElsewhere(() => harness.answer(sessionId, text, { troubleWait: newTroubleWait() }), 'the question');

@@ -29,7 +29,8 @@ export function pendingLine(item: PendingItem, now = Date.now()): string {
       : item.kind === 'question'
         ? `question ${item.questionId}\t${oneLine(item.question, 80)}`
         : `budget ${item.scope}\t${item.summary}`;
-  return `${item.sessionId}\t${what}\ttask queue ${item.taskQueue}\tasked ${age(now - Date.parse(item.since))}`;
+  const of = item.agentPath ? `\tsub-agent ${item.agentPath.join(' › ')}` : '';
+  return `${item.sessionId}\t${what}${of}\ttask queue ${item.taskQueue}\tasked ${age(now - Date.parse(item.since))}`;
 }
 
 function oneLine(text: string, max: number): string {

@@ -30,7 +30,8 @@ import {
   SUB_AGENT_NOT_ALLOWED,
 } from '../../deterministic/sub-agents';
 import type { ToolDefinition } from '../../deterministic/tools';
-import type { Activities } from '../activity-options';
+import { discoverActivity, type Activities } from '../activity-options';
+import type { McpToolSet } from '../../deterministic/mcp';
 import type { TurnBudget } from './budget';
 import type { HostRoute } from './host-route';
 import type { ToolExecution } from './loop';
@@ -113,6 +114,7 @@ export class SubAgents {
     if (!carved.left) {
       return toolError('SUB_AGENT_LIMIT', `${name} was not started: this turn's budget is spent.`, { recoverable: false, suggestion: 'finish with what you have' });
     }
+    const mcpTools = await this.discover(config);
     const { budget: _own, ...limitsNoBudget } = config.limits;
     const turnId = subAgentTurnId(this.input.turnId, call.callId);
     const route = this.route();
@@ -130,6 +132,7 @@ export class SubAgents {
       memory: {},
       userMessage: String((call.args as { task?: unknown }).task ?? ''),
       modelCallBase: 0,
+      ...(mcpTools ? { mcpTools } : {}),
       ...(route?.current ? { host: route.current } : {}),
       ...(carved.sessionBudget ? { sessionBudget: carved.sessionBudget } : {}),
       ...(this.input.evalHumans ? { evalHumans: this.input.evalHumans } : {}),
@@ -150,6 +153,23 @@ export class SubAgents {
     }
     this.budget.addChild(result.ledger);
     return subAgentResult(name, result);
+  }
+
+  /**
+   * The sub-agent's MCP tools, listed as a session lists its own (a child turn is offered what its
+   * parent found, in its history); a listing that failed leaves its servers' tools unavailable.
+   */
+  private async discover(config: SessionConfig): Promise<McpToolSet | undefined> {
+    const servers = config.mcp?.servers ?? [];
+    if (!servers.length) return undefined;
+    try {
+      const { unchanged: _u, ...found } = await this.models.activity(() => discoverActivity(servers)({ sessionId: this.input.sessionId, servers }));
+      return found;
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      const error = `tool discovery failed: ${rootCauseMessage(err)}`;
+      return { servers: servers.map((s) => ({ server: s.name, status: 'failed', error, tools: 0 })), tools: [] };
+    }
   }
 
   /** A child's wait began or ended: this turn shows the first child still waiting, and tells its own parent. */
