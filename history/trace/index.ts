@@ -14,6 +14,7 @@ import { buildTurnSpans, type SentBy } from './turn-spans';
 import { scheduleOfUpdate } from '../../deterministic/schedule';
 import { traceId, type BuiltSpan } from './types';
 import { addCosts } from './cost-spans';
+import { addSubAgentSpans } from './sub-agent-spans';
 import { turnLedger } from '../ledger/compute';
 
 export type { Span } from './types';
@@ -60,7 +61,7 @@ export async function loadTrace(client: Client, id: string, opts: TraceOptions =
   if (type === 'turnWorkflow') {
     const sessionId = sessionOf(runs) ?? sessionOfTurnId(id);
     const p = payloads(sessionId);
-    const spans = await turnSpans(id, runs, sessionId, undefined, p, notes, opts.wholeInput);
+    const spans = await turnSpans(client, id, runs, sessionId, undefined, p, notes, opts.wholeInput);
     missing(p);
     return { kind: 'turn', id, sessionId, spans, notes };
   }
@@ -97,7 +98,7 @@ export async function loadTrace(client: Client, id: string, opts: TraceOptions =
       notes.push(`turn ${turnId}: its history is gone (past Temporal's retention)`);
       continue;
     }
-    spans.push(...(await turnSpans(turnId, turnRuns, id, sent.get(turnId), p, notes, opts.wholeInput)));
+    spans.push(...(await turnSpans(client, turnId, turnRuns, id, sent.get(turnId), p, notes, opts.wholeInput)));
   }
   missing(p);
   const last = [...runs[runs.length - 1]!.events].reverse().find((e) => e.kind === 'closed');
@@ -114,6 +115,7 @@ function sessionOf(runs: readonly Run[]): string | undefined {
 }
 
 async function turnSpans(
+  client: Client,
   turnId: string,
   runs: Run[],
   sessionId: string,
@@ -130,5 +132,7 @@ async function turnSpans(
   // What the turn and each call cost, by the ledger (history/ledger): the figures `harness cost` gives.
   addCosts(spans, turnLedger(turnId, timeline));
   if (payloads) await addPayloads(spans, payloads, { wholeInput }).catch((err: unknown) => notes.push(`turn ${turnId}: its payloads cannot be read (${first(err)}); showing what history holds`));
+  // Sub-agents' turns, under the calls that started them.
+  await addSubAgentSpans(spans, turnId, runs, (id) => fetchRuns(client, id), (id, childRuns) => turnSpans(client, id, childRuns, sessionId, undefined, payloads, notes, wholeInput), notes);
   return spans;
 }

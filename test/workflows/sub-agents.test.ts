@@ -17,6 +17,7 @@ import { HarnessClient } from '../../api/client';
 import type { TurnInput, TurnResult } from '../../deterministic/session';
 import type { Script } from '../../scripted-model/script';
 import { replayHistory } from '../../history/replay/replay';
+import { loadTrace } from '../../history/trace';
 import { ALLOW_ALL, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { taskFailures } from '../support/watched-turn';
 import { toolResults } from '../support/watched-turn';
@@ -110,6 +111,14 @@ describe('sub-agents', () => {
     // Its spend is the parent's too.
     expect(r.spend!.tokens).toBeGreaterThan(child.spend!.tokens);
     expect([...(await taskFailures(h.client, out.turnId)), ...(await taskFailures(h.client, childId))]).toEqual([]);
+    // The trace nests the child's turn under the call that started it.
+    const trace = await loadTrace(h.client, out.turnId);
+    const call = trace.spans.find((s) => s.span.type === 'tool_call' && s.span.name === 'agent__researcher')!.span;
+    const childTurn = trace.spans.find((s) => s.span.type === 'turn' && s.span.name === childId)!.span;
+    expect(childTurn.parent_id).toBe(call.span_id);
+    const childCall = trace.spans.find((s) => s.span.type === 'tool_call' && s.span.name === 'look_fact')!.span;
+    const childStep = trace.spans.find((s) => s.span.span_id === childCall.parent_id)!.span;
+    expect(childStep.parent_id).toBe(childTurn.span_id);
     await replays(out.turnId);
     await replays(childId);
   }, 90_000);
