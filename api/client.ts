@@ -27,6 +27,7 @@ import type { OpenedStore } from '../history/trace/payloads';
 import { openHome } from '../machine/home';
 import { harnessHome } from '../machine/paths';
 import { decideBudget, type BudgetDecided } from '../client/budget-client';
+import { wakeSession, type Woken } from '../client/wake-client';
 import type { EventOptions } from '../client/watch/follow-events';
 import type { HarnessEvent } from '../client/watch/event-types';
 import type { BudgetDecisionInput } from '../deterministic/messages';
@@ -185,6 +186,16 @@ export class HarnessClient {
    */
   decideBudget(sessionId: string, decision: BudgetDecisionInput, opts: DeliverOptions = {}): Promise<BudgetDecided> {
     return decideBudget(this.temporal, sessionId, decision, opts.troubleWait);
+  }
+
+  /**
+   * Wakes a session whose turn sleeps in a `wait` call: the call ends now and the model reads that
+   * it was woken, with `reason` and this client's identity. Refused with a one-line error when the
+   * session is not sleeping (or no such session).
+   */
+  wake(sessionId: string, reason?: string, opts: DeliverOptions = {}): Promise<Woken> {
+    const by = this.temporal.options.identity;
+    return wakeSession(this.temporal, sessionId, { ...(reason ? { reason } : {}), ...(by ? { by } : {}), ...(opts.troubleWait ? { troubleWait: opts.troubleWait } : {}) });
   }
 
   /** A session's state; a closed one (failed, terminated, ended) says why and when. */

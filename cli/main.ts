@@ -9,6 +9,7 @@ import { projectRoot } from '../machine/paths';
 import { UserError } from '../machine/errors';
 import { createContext } from './context';
 import { registerApprovals } from './commands/approvals';
+import { registerWake } from './commands/wake';
 import { registerShow } from './commands/show';
 import { registerChat } from './commands/chat';
 import { registerInspect } from './commands/inspect';
@@ -57,6 +58,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerRerun(program, ctx);
   registerEval(program, ctx);
   registerApprovals(program, ctx);
+  registerWake(program, ctx);
   registerPending(program, ctx);
   registerSchedule(program, ctx);
   registerShow(program, ctx);

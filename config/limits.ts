@@ -30,6 +30,8 @@ export const limitFields = {
   hostTimeoutSec: z.number().min(5).max(3600),
   /** With structured output: how many final answers that do not match it go back to the model before the turn fails (default 2). */
   outputRetries: z.number().int().min(0).max(10),
+  /** Longest a `wait` call may sleep, in seconds (default 86400, a day; at most 30 days). */
+  maxWaitSec: z.number().positive().max(30 * 24 * 3600),
   /** How deep sub-agents may nest below the session's agent (default 2). */
   maxAgentDepth: z.number().int().min(0).max(10),
   /** How many sub-agent calls one turn may make (default 8). */
@@ -62,6 +64,7 @@ export function limitsOf(l: LimitsConfig & { budget?: Budget }): Limits {
     ...(l.budget ? { budget: l.budget } : {}),
     ...(l.hostTimeoutSec !== undefined ? { hostTimeoutMs: sec(l.hostTimeoutSec, 0) } : {}),
     ...(l.outputRetries !== undefined ? { outputRetries: l.outputRetries } : {}),
+    ...(l.maxWaitSec !== undefined ? { maxWaitMs: sec(l.maxWaitSec, 0) } : {}),
     ...(l.maxAgentDepth !== undefined ? { maxAgentDepth: l.maxAgentDepth } : {}),
     ...(l.maxSubAgentCalls !== undefined ? { maxSubAgentCalls: l.maxSubAgentCalls } : {}),
   };

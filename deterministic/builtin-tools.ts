@@ -36,6 +36,24 @@ const rememberTool = defineLazyTool({
   runsIn: 'workflow',
 });
 
+/**
+ * Sleeps the turn on a durable timer (no model call while it waits); `harness wake` ends it early.
+ * read_only: it changes nothing outside, so the default policy allows it. Checked in deterministic/wait.ts.
+ */
+export const waitTool = defineLazyTool({
+  name: 'wait',
+  description:
+    'Pause this turn without using the model, then continue: give seconds (how long from now) or until (an ISO 8601 time with its zone), and a reason. ' +
+    'Use it to check back later on something that takes time. A person may wake you early. Returns how long you slept, the time now, and whether you were woken early (by whom, why).',
+  parameters: () => z.object({
+    seconds: z.number().optional().describe('How long to wait from now, in seconds.'),
+    until: z.string().optional().describe('Wait until this time (ISO 8601 with zone, e.g. 2026-01-31T09:00:00Z).'),
+    reason: z.string().describe('What you are waiting for (shown to people while you wait).'),
+  }),
+  risk: 'read_only',
+  runsIn: 'workflow',
+});
+
 export const getCurrentTimeTool = defineLazyTool({
   name: 'get_current_time',
   description: 'Return the current date and time (ISO 8601, UTC, plus the given IANA time zone when provided).',
@@ -178,6 +196,7 @@ export const BUILTIN_TOOLS = [
   useSkillTool,
   rememberLongtermTool,
   recallTool,
+  waitTool,
 ];
 
 /** The registry of built-ins; building it checks every definition. */

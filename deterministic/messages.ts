@@ -3,7 +3,7 @@
  * Kept free of workflow-runtime imports beyond the define* helpers so clients can import it.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { SessionState, TurnState, SessionStatus, Pending } from './session-state';
+import type { SessionState, TurnState, SessionStatus, Pending, Sleeping } from './session-state';
 import type { McpServerStatus } from './mcp';
 import type { EvalProgress } from './eval';
 import type { BudgetScope, BudgetUnit } from './budget';
@@ -34,6 +34,8 @@ export interface TurnStatusSignal {
   turnId: string;
   status: SessionStatus;
   pending?: Pending;
+  /** The turn sleeps in a `wait` call (its status stays `running`): until when, and why. */
+  sleeping?: Sleeping;
 }
 
 /**
@@ -184,3 +186,23 @@ export interface McpQuestion {
 export const mcpQuestionSignal = defineSignal<[McpQuestion]>('mcpQuestion');
 /** The answer given to a question, by key (undefined while none). */
 export const mcpAnswerQuery = defineQuery<string | undefined, [string]>('mcpAnswer');
+
+/** `harness wake`: ends the wait of a sleeping turn early. Who woke it is also the client identity in the update's history event. */
+export interface WakeInput {
+  /** Why, told to the model with the wait call's result. */
+  reason?: string;
+  /** Who woke it, as the client names itself (told to the model; history keeps the identity too). */
+  by?: string;
+  /** The wait call meant (from `status`): refused when another call sleeps now. */
+  callId?: string;
+}
+
+/** What a wake ended: the wait call and the time it would have slept until. */
+export interface WakeResult {
+  woken: true;
+  callId: string;
+  until: string;
+}
+
+/** Wakes a turn sleeping in a `wait` call; its validator refuses (nothing written) when the turn is not sleeping. */
+export const wakeUpdate = defineUpdate<WakeResult, [WakeInput]>('wake');

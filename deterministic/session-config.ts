@@ -67,6 +67,8 @@ export interface Limits {
   hostTimeoutMs?: number;
   /** With structured output: how many final answers that do not match it are sent back before the turn fails (absent: deterministic/output.ts's default). */
   outputRetries?: number;
+  /** Longest a `wait` call may sleep (absent: deterministic/wait.ts's default, a day). */
+  maxWaitMs?: number;
   /** How deep sub-agents may nest below the session's agent (absent: deterministic/sub-agents.ts's default, 2). */
   maxAgentDepth?: number;
   /** How many sub-agent calls one turn may make (absent: deterministic/sub-agents.ts's default, 8). */

@@ -37,6 +37,13 @@ export type Pending = (
   agent?: { turnId: string; path: string[] };
 };
 
+/** A turn sleeping in a `wait` call: the call, until when (ISO 8601) and why. `harness wake` ends it early. */
+export interface Sleeping {
+  callId: string;
+  until: string;
+  reason: string;
+}
+
 /** Answer of the `state` query. */
 export interface SessionState {
   sessionId: string;
@@ -44,6 +51,8 @@ export interface SessionState {
   turnCount: number;
   currentTurnId?: string;
   pending?: Pending;
+  /** The current turn sleeps (a `wait` call): the status stays `running`. */
+  sleeping?: Sleeping;
   usage: Usage;
   memory: Record<string, string>;
   messageCount: number;
@@ -69,4 +78,6 @@ export interface TurnState {
   status: 'running' | 'waiting_for_user' | 'waiting_for_approval' | 'waiting_for_budget' | 'done';
   step: number;
   pending?: Pending;
+  /** Sleeping in a `wait` call (the status stays `running`). */
+  sleeping?: Sleeping;
 }

@@ -187,6 +187,8 @@ function statusLines(s: SessionView): string[] {
   if (s.host) lines.push(`sandbox host: ${escapeForTerminal(s.host)}`);
   if (s.detailsMissing) lines.push(`(${escapeForTerminal(s.detailsMissing)})`);
   if (s.currentTurnId) lines.push(`current turn: ${s.currentTurnId}`);
+  // The reason is the model's text: it stays on its line.
+  if (s.sleeping) lines.push(`sleeping until ${s.sleeping.until} (${escapeForTerminal(s.sleeping.reason)}); wake it with \`harness wake ${s.sessionId}\``);
   if (s.pending) lines.push(...pendingLines(s.pending, s.sessionId, 'pending '));
   const mem = Object.keys(s.memory ?? {});
   // Keys the model chose and server names stay on their line (the writer escapes the rest).

@@ -164,6 +164,24 @@ export interface BudgetDecidedEvent extends EventBase {
   reason?: string;
 }
 
+/** The turn sleeps in a `wait` call (no model call meanwhile) until `until`, or until someone wakes it: `harness.wake(sessionId, reason)`. */
+export interface WaitStartedEvent extends EventBase {
+  type: 'wait_started';
+  callId: string;
+  /** ISO 8601. */
+  until: string;
+  reason: string;
+}
+
+/** A wait ended: its time came (`woken` false), or someone woke it (who, as history records the client, and why). */
+export interface WaitEndedEvent extends EventBase {
+  type: 'wait_ended';
+  callId: string;
+  woken: boolean;
+  by?: string;
+  reason?: string;
+}
+
 /** The turn ended; nothing comes after this. */
 export interface FinalEvent extends EventBase {
   type: 'final';
@@ -189,4 +207,6 @@ export type HarnessEvent =
   | QuestionAnsweredEvent
   | BudgetWaitEvent
   | BudgetDecidedEvent
+  | WaitStartedEvent
+  | WaitEndedEvent
   | FinalEvent;

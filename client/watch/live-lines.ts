@@ -74,6 +74,11 @@ export function liveLine(c: SpanChange, o: LiveLineOptions): Text | undefined {
       if (c.change !== 'closed' || o.prompting) return undefined;
       return out.answer === undefined ? [paint('red', `question: ${clip(s.error ?? 'no answer')}`)] : [`answered${out.by ? ` by ${o.escape(String(out.by))}` : ''}: ${clip(out.answer)}`];
     }
+    case 'wait': {
+      if (c.change === 'opened') return [paint('yellow', 'sleeping'), ` until ${o.escape(String(input.until ?? ''))}: ${clip(input.reason, 120)}`];
+      if (c.change !== 'closed') return undefined;
+      return out.woken ? [paint('cyan', 'woken'), out.by ? ` by ${o.escape(String(out.by))}` : '', out.reason ? `: ${clip(out.reason)}` : ''] : ['slept until ', o.escape(String(input.until ?? ''))];
+    }
     case 'budget': {
       if (c.change === 'opened') return o.prompting ? undefined : [paint('yellow', 'waiting for a budget decision'), ` (${o.escape(String(input.scope ?? ''))} budget reached)`];
       if (c.change !== 'closed' || o.prompting) return undefined;

@@ -77,6 +77,8 @@ function describe(s: Span): string {
       return 'waiting for an answer';
     case 'budget':
       return 'waiting for a budget decision';
+    case 'wait':
+      return `sleeping until ${String(input.until ?? '')}`;
     case 'compress':
       return 'compressing the context';
     default:

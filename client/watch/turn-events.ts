@@ -1,6 +1,7 @@
 /**
  * A turn's history as typed events (turn started, step, model text, tool call, approval needed and
- * decided, tool result, question asked and answered, budget wait and decision, final), read with
+ * decided, tool result, question asked and answered, budget wait and decision, wait started and
+ * ended, final), read with
  * the trace's own code: the decoded events (history/trace/events.ts) are read into the trace's
  * timeline and spans after each history event, and an event is given the first time its span (or
  * the wait behind it) shows it. So an event says no more and no less than `harness trace` would
@@ -108,7 +109,7 @@ export class TurnEventReader {
       out.push(d);
     };
     const children = new Map<string, Span[]>();
-    for (const s of spans) if (s.parent_id && (s.type === 'approval' || s.type === 'ask_user')) children.set(s.parent_id, [...(children.get(s.parent_id) ?? []), s]);
+    for (const s of spans) if (s.parent_id && (s.type === 'approval' || s.type === 'ask_user' || s.type === 'wait')) children.set(s.parent_id, [...(children.get(s.parent_id) ?? []), s]);
     let turn: Span | undefined;
     for (const s of spans) {
       const input = s.input as Record<string, unknown>;
@@ -152,6 +153,7 @@ export class TurnEventReader {
     give(`call ${callId}`, { type: 'tool_call', step, callId, tool: s.name, args: input.args, ...(s.source ? { source: s.source } : {}) });
     for (const c of under) {
       if (c.type === 'approval') this.approval(t, c, callId, give);
+      else if (c.type === 'wait') sleep(c, callId, give);
       else this.question(t, c, callId, give);
     }
     if (s.output === null) return;
@@ -247,6 +249,15 @@ export class TurnEventReader {
       ...(o.reason ? { reason: o.reason } : {}),
     });
   }
+}
+
+/** A `wait` call's sleep: started, then ended (its time came, or someone woke it). */
+function sleep(s: Span, callId: string, give: (key: string, d: Draft | undefined) => void): void {
+  const input = s.input as { until?: string; reason?: string };
+  give(`wait ${callId}`, { type: 'wait_started', callId, until: String(input.until ?? ''), reason: String(input.reason ?? '') });
+  const o = s.output as { woken?: boolean; by?: string; reason?: string } | null;
+  if (s.status !== 'ok' || !o) return;
+  give(`woke ${callId}`, { type: 'wait_ended', callId, woken: o.woken === true, ...(o.by ? { by: o.by } : {}), ...(o.reason ? { reason: o.reason } : {}) });
 }
 
 /** A turn read before was replaced by a reset (`harness retry`): its positions no longer hold. */

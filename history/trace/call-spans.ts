@@ -10,6 +10,7 @@ import type { PolicyRecord } from '../../deterministic/call-records';
 import type { ToolCall } from '../../deterministic/types';
 import { callId, localEnd, matchExecutions, nextStart, type CallView, type Outcome } from './call-matching';
 import { approvalSpan, approvalWait, mcpQuestionSpan, questionSpan } from './human-spans';
+import { sleepSpan } from './sleeps';
 import type { Execution } from './timeline';
 import { MAX_PAYLOAD_DEPTH, MAX_SHOWN_DEPTH, parseBounded } from './bounded';
 import { makeSpan, type BuiltSpan, type Span, type SpanStatus, type TurnContext } from './types';
@@ -118,6 +119,11 @@ function oneCall(
     const q = questionSpan(ctx, key, v, args, outcome, askedAt);
     children.push(q.span);
     if (q.end !== undefined) end = Math.max(end ?? q.end, q.end);
+  }
+  const sleep = v.call.name === 'wait' ? sleepSpan(ctx, key, v) : undefined;
+  if (sleep) {
+    children.push(sleep.span);
+    if (sleep.end !== undefined) end = Math.max(end ?? sleep.end, sleep.end);
   }
   for (const q of t.mcpQuestions.filter((m) => m.callId === v.id)) children.push(mcpQuestionSpan(ctx, key, q));
   if (end === undefined && outcome) end = start;

@@ -123,6 +123,7 @@ const KINDS: Record<Span['type'], Kind> = {
   approval: 'CHAIN',
   ask_user: 'CHAIN',
   budget: 'CHAIN',
+  wait: 'CHAIN',
 };
 
 type Attrs = Record<string, AttributeValue | undefined>;
@@ -140,6 +141,7 @@ const BY_TYPE: Record<Span['type'], (s: Span) => Attrs> = {
     'harness.approval.timed_out': bool(s.output?.timed_out),
   }),
   ask_user: (s) => ({ [GEN_AI.toolCallId]: str(s.input.call_id), 'harness.answer.by': str(s.output?.by) }),
+  wait: (s) => ({ [GEN_AI.toolCallId]: str(s.input.call_id), 'harness.wait.until': str(s.input.until), 'harness.wait.woken': bool(s.output?.woken), 'harness.wait.by': str(s.output?.by) }),
   budget: (s) => ({
     'harness.budget.scope': str(s.input.scope),
     'harness.budget.unit': str(s.input.unit),

@@ -156,6 +156,14 @@ function describe(s: Span, format: TerminalFormat): Text[] {
         out.decision === 'raised' ? paint('green', `raised by ${fmtBudget(input.unit, out.raised_by)}`) : out.decision === 'timed_out' ? paint('red', 'nobody decided in time') : paint('red', 'stopped');
       return [[what, ' → ', verdict, `${who}${out.reason ? `: ${clip(format, out.reason)}` : ''}  `, dur]];
     }
+    case 'wait': {
+      const w = `wait until ${esc(time(input.until))} (${clip(format, input.reason, 80)})`;
+      if (s.status === 'running') return [[w, ' → ', paint('yellow', 'sleeping')]];
+      if (s.status === 'error') return [[w, ' → ', paint('red', clip(format, s.error))]];
+      if (!out.woken) return [[`${w} → slept the whole time  `, dur]];
+      const who = out.by ? ` by ${esc(String(out.by))}` : '';
+      return [[w, ' → ', paint('cyan', 'woken'), `${who}${out.at ? ` at ${esc(time(out.at))}` : ''}${out.reason ? `: ${clip(format, out.reason)}` : ''}  `, dur]];
+    }
     case 'ask_user': {
       const q = `question${s.source ? ` from ${esc(s.source)}` : ''} ${clip(format, input.question, 80)}`;
       if (s.status === 'running') return [[q, ' → ', paint('yellow', 'waiting for an answer')]];

@@ -12,6 +12,7 @@ import type { ChatMessage } from '../../deterministic/types';
 import type { Run } from './runs';
 import { continueModelCall, reportedAttempt } from './model-calls';
 import { countedAttempt } from './events';
+import { readSleeps, type SleepItem } from './sleeps';
 
 /** An activity: scheduled, maybe started (its last attempt), maybe closed. */
 export interface ActivityItem {
@@ -101,6 +102,8 @@ export interface Timeline {
   waits: Wait[];
   updates: UpdateItem[];
   mcpQuestions: McpQuestionItem[];
+  /** The `wait` calls it slept in (sleeps.ts; absent: none read). */
+  sleeps?: SleepItem[];
   /** Call records from the turn result and from the state each run continued with. */
   records: Map<string, ToolCallRecord>;
   /** Hashes of call-record chunks kept in the message store (long turns). */
@@ -130,10 +133,7 @@ export function readTimeline(runs: readonly Run[]): Timeline {
     list.push(e);
     t.executions.set(s, list);
   };
-  const openWait = () => {
-    const w = t.waits[t.waits.length - 1];
-    return w && w.endedAt === undefined ? w : undefined;
-  };
+  const openWait = () => (t.waits.at(-1)?.endedAt === undefined ? t.waits.at(-1) : undefined);
 
   for (const [runIndex, run] of runs.entries()) {
     const scheduled = new Map<number, ActivityItem>();
@@ -277,6 +277,7 @@ export function readTimeline(runs: readonly Run[]): Timeline {
       }
     }
   }
+  t.sleeps = readSleeps(runs);
   return t;
 }
 

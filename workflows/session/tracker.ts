@@ -19,6 +19,8 @@ export class SessionTracker {
   private carryState: SessionCarry;
   private status: SessionState['status'] = 'idle';
   private pending: SessionState['pending'];
+  /** The current turn sleeps in a `wait` call (its turnStatus signal says so; status stays `running`). */
+  private sleeping: SessionState['sleeping'];
   private lastTurn: SessionState['lastTurn'];
   private forkView: SessionState['fork'];
   private rerunView: SessionState['rerun'];
@@ -125,6 +127,7 @@ export class SessionTracker {
     this.lastTurn = { turnId: r.turnId, terminated_by: r.terminated_by, answer: r.answer, steps: r.steps };
     this.currentTurnId = undefined;
     this.pending = undefined;
+    this.sleeping = undefined;
     this.status = 'idle';
   }
 
@@ -196,6 +199,7 @@ export class SessionTracker {
     if (this.lastTurn) this.lastTurn = { ...this.lastTurn, answer: `The retry failed: ${why}` };
     this.currentTurnId = undefined;
     this.pending = undefined;
+    this.sleeping = undefined;
     this.status = 'idle';
   }
 
@@ -213,6 +217,7 @@ export class SessionTracker {
     if (s.turnId !== this.currentTurnId) return; // a late signal from an earlier turn
     this.status = s.status;
     this.pending = s.pending;
+    this.sleeping = s.sleeping;
   }
 
   end(): void {
@@ -241,6 +246,7 @@ export class SessionTracker {
       turnCount: c.turnCount,
       ...(this.currentTurnId ? { currentTurnId: this.currentTurnId } : {}),
       ...(this.pending ? { pending: this.pending } : {}),
+      ...(this.sleeping ? { sleeping: this.sleeping } : {}),
       usage: c.usage,
       ...(c.spend ? { spend: c.spend } : {}),
       memory: c.memory,

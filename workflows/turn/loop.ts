@@ -69,6 +69,8 @@ export interface TurnOps {
   executeTool(call: ToolExecution): Promise<ToolOutcome>;
   /** Waits for a human answer; resolves `undefined` on timeout. */
   askUser(callId: string, question: string): Promise<string | undefined>;
+  /** The `wait` tool: sleeps the turn (absent: the tool has no implementation here). */
+  wait?(callId: string, args: Record<string, unknown>): Promise<ToolOutcome>;
   /** Waits for decisions on a step's asked calls; a missing entry counts as timed out. */
   awaitApprovals(calls: PendingApproval[]): Promise<Map<string, ApprovalRecord>>;
   /** Compresses the context (an activity); absent means never compress. */

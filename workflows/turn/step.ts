@@ -8,7 +8,7 @@
  *   list), the notes the model reads, when call records go to the store, and the results of calls
  *   a stop leaves unrun;
  * - how it runs an admitted call: the request ops.executeTool gets for a tool that runs outside
- *   the workflow, and the tools the workflow itself implements (finish, remember, ask_user).
+ *   the workflow, and the tools the workflow itself implements (finish, remember, ask_user, wait).
  *
  * Working memory (`remember`) is bounded: it is in every step's system message, the turn's
  * result and the session's state, and a model remembering 64 facts of 2,000 characters a step
@@ -212,9 +212,9 @@ export function toolExecution(j: JudgedCall, def: ToolDefinition, step: number):
 /**
  * Runs a tool the workflow implements; any other name has no implementation here and is a result
  * the model reads. Not async: finish and remember answer without the extra microtask turns an
- * async call adds, as when the loop ran them inline; only ask_user waits.
+ * async call adds, as when the loop ran them inline; only ask_user and wait (wait.ts) wait.
  */
-export function workflowTool(j: JudgedCall, def: ToolDefinition, memory: Record<string, string>, ops: Pick<TurnOps, 'askUser'>): ToolOutcome | Promise<ToolOutcome> {
+export function workflowTool(j: JudgedCall, def: ToolDefinition, memory: Record<string, string>, ops: Pick<TurnOps, 'askUser' | 'wait'>): ToolOutcome | Promise<ToolOutcome> {
   const args = j.args as Record<string, unknown>;
   switch (def.name) {
     case 'finish':
@@ -225,9 +225,11 @@ export function workflowTool(j: JudgedCall, def: ToolDefinition, memory: Record<
     }
     case 'ask_user':
       return askUser(j, (args as { question: string }).question, ops);
-    default:
-      return toolError('UNKNOWN_TOOL', `Tool "${def.name}" has no workflow implementation.`, { recoverable: false });
+    case 'wait':
+      if (ops.wait) return ops.wait(j.call.id, args);
+      break;
   }
+  return toolError('UNKNOWN_TOOL', `Tool "${def.name}" has no workflow implementation.`, { recoverable: false });
 }
 
 /** ask_user: the human's answer, or a timeout the model reads. */

@@ -37,6 +37,7 @@ import { withOutputFinish } from './output';
 import { OutputSchemaOffer } from '../../deterministic/finish-output';
 import { SubAgents, subAgentTools } from './sub-agent';
 import { endToldIfThrown, TurnNotifier, type ThrownEnd } from './notify';
+import { TurnSleeper } from './wait';
 
 const { storeValue } = proxyActivities<Activities>(STORE_ACTIVITY);
 
@@ -81,6 +82,8 @@ async function playTurn(input: TurnInput, end: ThrownEnd): Promise<TurnResult> {
   const notifier = input.config.notify ? new TurnNotifier(input, events) : undefined;
   const waits = registerTurnHandlers(input, events, policy, () => models.beforeWait(), notifier && ((pending) => notifier.waiting(pending)));
   const { state, waitForHuman } = waits;
+  // The `wait` tool sleeps the turn on a timer; `harness wake` ends it early (wait.ts).
+  const sleeper = new TurnSleeper(input, state, events, () => models.beforeWait());
   Object.assign(end, { notifier, step: () => state.step });
   // Calls of the sub-agents the session's agent has start child turns (sub-agent.ts); their waits show here.
   let hostRoute: HostRoute | undefined;
@@ -155,6 +158,7 @@ async function playTurn(input: TurnInput, end: ThrownEnd): Promise<TurnResult> {
       },
       askUser: waits.askUser,
       awaitApprovals: waits.awaitApprovals,
+      wait: (callId, args) => sleeper.wait(callId, args),
     },
     loopOptions(turnInput, prepared, patches),
   );
