@@ -18,6 +18,7 @@ import type { TurnInput, TurnResult } from '../../deterministic/session';
 import type { Script } from '../../scripted-model/script';
 import { replayHistory } from '../../history/replay/replay';
 import { loadTrace } from '../../history/trace';
+import { loadLedger } from '../../history/ledger/load';
 import { ALLOW_ALL, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { taskFailures } from '../support/watched-turn';
 import { toolResults } from '../support/watched-turn';
@@ -108,8 +109,11 @@ describe('sub-agents', () => {
     const childId = `${out.turnId}/agent-${r.toolCalls[0]!.callId}`;
     const child = (await h.client.workflow.getHandle(childId).result()) as TurnResult;
     expect([child.terminated_by, child.answer, child.toolCalls.map((c) => c.name)]).toEqual(['final_answer', 'The answer is 42.', ['look_fact']]);
-    // Its spend is the parent's too.
+    // Its spend is the parent's too, and so in `harness cost`.
     expect(r.spend!.tokens).toBeGreaterThan(child.spend!.tokens);
+    const [ledger, childLedger] = await Promise.all([loadLedger(h.client, out.turnId), loadLedger(h.client, childId)]);
+    expect(ledger.total.total_tokens).toBe(r.spend!.tokens);
+    expect(ledger.byKind.model.calls).toBe(childLedger.byKind.model.calls + 2);
     expect([...(await taskFailures(h.client, out.turnId)), ...(await taskFailures(h.client, childId))]).toEqual([]);
     // The trace nests the child's turn under the call that started it.
     const trace = await loadTrace(h.client, out.turnId);
@@ -177,6 +181,37 @@ describe('sub-agents', () => {
     const [called] = toolResults(r.messages ?? []);
     expect(called).toMatchObject({ ok: false, error_type: 'SUB_AGENT_LIMIT', recoverable: false });
     expect((called as { message: string }).message).toMatch(/^leaf was not started: sub-agents may nest 0 deep \(limits\.maxAgentDepth\)/);
+  }, 90_000);
+
+  it('run together when called in one step, up to limits.maxSubAgentCalls a turn', async () => {
+    const helper = defineAgent({ name: 'helper2', instructions: 'You help.', model: scriptFile({ steps: [{ content: 'helped' }] }) });
+    const fan = defineAgent({
+      name: 'fan',
+      instructions: 'You fan out.',
+      model: scriptFile({
+        steps: [
+          { tool_calls: [1, 2, 3].map((n) => ({ name: 'agent__helper2', arguments: { task: `Task ${n}.` } })) },
+          { expect: { messages_contain: 'SUB_AGENT_LIMIT' }, content: 'Two helped.' },
+        ],
+      }),
+      agents: [helper],
+      limits: { maxSubAgentCalls: 2 },
+    });
+    h.declarations.add({ agents: [fan.spec, helper.spec] });
+    const out = await client.run('Go.', { agent: 'fan' });
+    const r = await h.complete(out.result!);
+    expect(r.answer).toBe('Two helped.');
+    const results = toolResults(r.messages ?? []);
+    expect(results.slice(0, 2)).toEqual([
+      { ok: true, result: { answer: 'helped', agent: 'helper2' } },
+      { ok: true, result: { answer: 'helped', agent: 'helper2' } },
+    ]);
+    expect(results[2]).toMatchObject({ ok: false, error_type: 'SUB_AGENT_LIMIT' });
+    // The two children were started in one workflow task, before either ended.
+    const history = await h.client.workflow.getHandle(out.turnId).fetchHistory();
+    const kinds = (history.events ?? []).map((e) => (e.startChildWorkflowExecutionInitiatedEventAttributes ? 'start' : e.childWorkflowExecutionCompletedEventAttributes ? 'end' : undefined)).filter(Boolean);
+    expect(kinds).toEqual(['start', 'start', 'end', 'end']);
+    await replays(out.turnId);
   }, 90_000);
 
   it("can't be added by a forged turn input: the worker refuses a sub-agent the session's agent does not list", async () => {
