@@ -50,6 +50,8 @@ export interface ApiDeps {
 interface InboxItem {
   session_id: string;
   turn_id?: string;
+  /** A sub-agent's wait: the agents from the session's down to it (`lead › researcher`). */
+  agent_path?: string;
   kind: 'approval' | 'question' | 'budget';
   call?: PendingApproval & { always_grants: string; view: ConsoleCallView; show: string };
   question?: string;
@@ -173,7 +175,7 @@ export async function inbox(d: ApiDeps): Promise<InboxItem[]> {
   const items: InboxItem[] = [];
   for (const r of rows) {
     const p = r.pending!;
-    const base = { session_id: r.session_id, ...(r.current_turn ? { turn_id: r.current_turn } : {}), since: r.last_activity_at };
+    const base = { session_id: r.session_id, ...(r.current_turn ? { turn_id: r.current_turn } : {}), ...(p.agent ? { agent_path: p.agent.path.join(' › ') } : {}), since: r.last_activity_at };
     const ref = { session_id: r.session_id };
     if (p.kind === 'approvals') {
       for (const c of p.calls) {

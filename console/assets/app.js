@@ -205,7 +205,7 @@ function inboxView() {
   const card = (it) => {
     const ref = it.ref;
     const url = (a) => `/api/sessions/${encodeURIComponent(ref.session_id)}/${a}`;
-    const head = el('div', { class: 'meta' }, el('a', { href: `#/s/${encodeURIComponent(ref.session_id)}` }, it.session_id), ` · ${it.turn_id || ''} · ${ago(it.since)}`);
+    const head = el('div', { class: 'meta' }, el('a', { href: `#/s/${encodeURIComponent(ref.session_id)}` }, it.session_id), ` · ${it.turn_id || ''}${it.agent_path ? ` · sub-agent ${it.agent_path}` : ''} · ${ago(it.since)}`);
     if (it.kind === 'approval') {
       const c = it.call;
       // The decision names the call and the digest of exactly what this card shows.
