@@ -9,7 +9,7 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
 import type { SessionCarry, TerminatedBy, TurnResult } from '../deterministic/session';
-import type { Pending } from '../deterministic/session-state';
+import type { Pending, Sleeping } from '../deterministic/session-state';
 import type { Usage } from '../deterministic/types';
 import { decodePayload, modelStepOf, type HistoryEvent } from '../history/trace/events';
 import { parseTurnId } from '../deterministic/turn-id';
@@ -32,6 +32,8 @@ export interface SessionRow {
   /** How the last finished turn ended (`final_answer`, `failed` …). */
   last_outcome?: string;
   pending?: Pending;
+  /** The running turn sleeps in a `wait` call: until when, and why. */
+  sleeping?: Sleeping;
   usage: Usage;
   model?: string;
   started_at: string;
@@ -88,6 +90,7 @@ async function sessionRow(client: Client, wf: Pick<WorkflowExecutionInfo, 'workf
     row.state = s.waiting.status as SessionRowState;
     if (s.waiting.pending) row.pending = s.waiting.pending;
   }
+  if (s.sleeping) row.sleeping = s.sleeping;
   const progress = await turnProgress(client, s.openTurn);
   if (progress.step) row.step = progress.step;
   if (progress.lastAt > Date.parse(row.last_activity_at)) row.last_activity_at = new Date(progress.lastAt).toISOString();
@@ -100,6 +103,7 @@ interface SessionFacts {
   latestTurn?: string;
   openTurn?: string;
   waiting?: { status: string; pending?: Pending };
+  sleeping?: Sleeping;
   usage: Usage;
   model?: string;
   lastOutcome?: string;
@@ -131,6 +135,7 @@ export function readSession(events: readonly HistoryEvent[]): SessionFacts {
     if (turnId !== facts.openTurn) return;
     facts.openTurn = undefined;
     facts.waiting = undefined;
+    facts.sleeping = undefined;
   };
   const finished = (r: TurnResult) => {
     facts.usage = plus(facts.usage, r.usage);
@@ -208,8 +213,9 @@ export function readSession(events: readonly HistoryEvent[]): SessionFacts {
     }
     const signal = e.workflowExecutionSignaledEventAttributes;
     if (signal?.signalName === 'turnStatus') {
-      const s = decodePayload(signal.input?.payloads?.[0]) as { turnId?: string; status?: string; pending?: Pending } | undefined;
+      const s = decodePayload(signal.input?.payloads?.[0]) as { turnId?: string; status?: string; pending?: Pending; sleeping?: Sleeping } | undefined;
       if (s?.turnId === facts.openTurn) facts.waiting = s?.status && s.status !== 'running' && s.status !== 'idle' ? { status: s.status, ...(s.pending ? { pending: s.pending } : {}) } : undefined;
+      if (s?.turnId === facts.openTurn) facts.sleeping = s?.sleeping;
     }
   }
   return facts;

@@ -125,6 +125,7 @@ async function runningView(client: Client, d: WorkflowExecutionDescription, trou
     ...(s.model ? { model: s.model } : {}),
     ...(s.openTurn ? { currentTurnId: s.openTurn } : {}),
     ...(s.waiting?.pending ? { pending: s.waiting.pending } : {}),
+    ...(s.sleeping ? { sleeping: s.sleeping } : {}),
     ...(s.lastTurn ? { lastTurn: s.lastTurn } : {}),
     detailsMissing: `${trouble} — shown from history; working memory, MCP servers and the message count need a worker`,
   };

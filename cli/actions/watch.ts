@@ -91,7 +91,7 @@ export async function sessionsList(ctx: CliContext, o: { limit: number; json?: b
 
 /** One session for a person: id, state (with the step or what it waits for), turns, tokens, age, last task. */
 export function rowLine(r: SessionRow, now = Date.now()): string {
-  const state = r.state === 'running' && r.step ? `running step ${r.step}` : r.state.replace(/_/g, ' ');
+  const state = r.sleeping ? `sleeping until ${r.sleeping.until}` : r.state === 'running' && r.step ? `running step ${r.step}` : r.state.replace(/_/g, ' ');
   const outcome = r.state === 'idle' && r.last_outcome && r.last_outcome !== 'final_answer' && r.last_outcome !== 'finish' ? ` (last turn: ${r.last_outcome})` : '';
   // The task is a person's text, shown on its line (the writer escapes the rest; tabs stay columns).
   const task = r.last_task ? escapeForTerminal(oneLine(r.last_task, 60)) : '';

@@ -29,12 +29,14 @@ export function label(s) {
 }
 
 export function stateText(r) {
+  if (r.sleeping) return `sleeping until ${r.sleeping.until}`;
   if (r.state === 'running' && r.step) return `running step ${r.step}`;
   return r.state.replace(/_/g, ' ');
 }
 
 /** Who the session waits for, in words. */
 export function waitingFor(r) {
+  if (r.sleeping) return `its wait: ${r.sleeping.reason}`;
   if (!r.pending) return '';
   if (r.pending.kind === 'approvals') return `approval of ${r.pending.calls.map((c) => c.tool).join(', ')}`;
   if (r.pending.kind === 'question') return `an answer: ${r.pending.question}`;

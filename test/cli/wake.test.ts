@@ -52,6 +52,8 @@ describe('harness wake', () => {
     const r = await cli(['status', sessionId]);
     expect(r.code, describeResult(r)).toBe(0);
     expect(r.stdout).toContain(`sleeping until ${json.sleeping.until} (the nightly job); wake it with \`harness wake ${sessionId}\``);
+    const list = await cli(['sessions']);
+    expect(list.stdout.split('\n').find((l) => l.startsWith(sessionId))).toContain(`sleeping until ${json.sleeping.until}`);
     sleeping = true;
   });
 

@@ -1,10 +1,15 @@
 /**
  * A turn sleeping in a `wait` call outlives its worker: the worker stops while the turn sleeps
  * (the timer is the server's), a new worker on the queue takes the turn up again by replaying its
- * history (the `wait-tool` marker, the sleep, the wake), `status` still shows it sleeping, and a
- * wake ends the wait so the turn goes on to its answer.
+ * history (the `wait-tool` marker, the sleep, the wake), `status` shows it sleeping throughout
+ * (read from history while no worker answers), and a wake ends the wait so the turn goes on to
+ * its answer.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { connectHarness } from '../../index';
 import type { TurnResult } from '../../deterministic/session';
 import type { SessionState } from '../../deterministic/session-state';
 import { sendMessage, sessionState } from '../../client/session-client';
@@ -33,6 +38,17 @@ describe('wait across a worker restart', () => {
     const before = (await sessionState(first.client, sessionId)).sleeping!;
     await first.stop();
     harnesses.splice(harnesses.indexOf(first), 1);
+
+    // No worker: status reads the session's history, which names the sleep too.
+    const home = mkdtempSync(path.join(os.tmpdir(), 'harness-wait-restart-'));
+    const outside = await connectHarness({ env: { TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_HOME: home }, taskQueue: first.taskQueue, cwd: home });
+    try {
+      const view = await outside.status(sessionId);
+      expect(view.detailsMissing).toBeDefined();
+      expect(view).toMatchObject({ status: 'running', sleeping: before });
+    } finally {
+      await outside.close();
+    }
 
     const second = await startHarness({ taskQueue: first.taskQueue });
     harnesses.push(second);

@@ -98,6 +98,22 @@ describe('wait', () => {
     expect(events.find((e) => e.type === 'wait_ended')).toMatchObject({ woken: true, by: 'wait-test', reason: 'the deploy is out' });
   });
 
+  it('a turn cancelled while it sleeps ends cancelled at once, and its session forgets the sleep', async () => {
+    const sessionId = newSessionId('wait-cancel');
+    const config = scriptedConfig({ steps: [{ tool_calls: [waitCall({ seconds: 3600, reason: 'nothing in particular' })] }, { content: 'never reached' }] });
+    h.declareUsed(config);
+    const sent = await client.send('sleep for an hour', { sessionId, config });
+    await expect.poll(async () => (await client.status(sessionId)).sleeping, { timeout: 20_000, interval: 100 }).toBeDefined();
+    const out = await client.cancel(sent.turnId);
+    expect(out).toMatchObject({ kind: 'turn', terminatedBy: 'cancelled' });
+    await expect.poll(async () => (await client.status(sessionId)).status, { timeout: 10_000, interval: 100 }).toBe('idle');
+    expect((await client.status(sessionId)).sleeping).toBeUndefined();
+    const events = await collect(sent.events());
+    expect(events.map((e) => e.type)).toEqual(['turn_started', 'step', 'tool_call', 'wait_started', 'tool_result', 'final']);
+    const span = (await client.trace(sent.turnId)).spans.map((b) => b.span).find((x) => x.type === 'wait');
+    expect(span).toMatchObject({ status: 'error', error: 'the turn ended while it slept' });
+  });
+
   it('bad arguments are a structured error the model reads, naming the bound; nothing sleeps', async () => {
     const sessionId = newSessionId('wait-bad');
     const calls = [
