@@ -160,6 +160,44 @@ describe('sub-agents', () => {
     await replays(sent.turnId);
   }, 90_000);
 
+  it("surface a sub-agent's question, answered by session; cancelling the session's turn cancels the child", async () => {
+    const asker = defineAgent({
+      name: 'asker',
+      instructions: 'You ask.',
+      model: scriptFile({ steps: [{ tool_calls: [{ name: 'ask_user', arguments: { question: 'Which colour?' } }] }, { expect: { last_message_contains: 'blue' }, content: 'Blue it is.' }] }),
+    });
+    const host = defineAgent({
+      name: 'host',
+      instructions: 'You host.',
+      model: scriptFile({ steps: [{ tool_calls: [{ name: 'agent__asker', arguments: { task: 'Ask.' } }] }, { expect: { last_message_contains: 'Blue it is.' }, content: 'Blue.' }, { tool_calls: [{ name: 'agent__asker', arguments: { task: 'Ask again.' } }] }] }),
+      agents: [asker],
+    });
+    h.declarations.add({ agents: [host.spec, asker.spec] });
+    const sent = await client.send('Pick.', { agent: 'host' });
+    const asked = await client.wait(sent.turnId, { timeoutMs: 60_000 });
+    expect(asked.kind).toBe('waiting');
+    const pending = asked.kind === 'waiting' ? asked.state.pending : undefined;
+    expect(pending).toMatchObject({ kind: 'question', question: 'Which colour?', agent: { path: ['host', 'asker'], turnId: `${sent.turnId}/agent-t1-s1-c0` } });
+    // The parent turn refuses an answer sent to it, naming the child.
+    await expect(h.client.workflow.getHandle(sent.turnId).executeUpdate('answer', { args: [{ text: 'blue' }] })).rejects.toThrow();
+    await client.answer(sent.sessionId, 'blue');
+    const out = await client.wait(sent.turnId, { timeoutMs: 60_000 });
+    expect(out.kind === 'done' && out.result.answer).toBe('Blue.');
+
+    // Again, cancelled while the child waits: both turns end cancelled.
+    const again = await client.send('Pick again.', { sessionId: sent.sessionId });
+    const waiting = await client.wait(again.turnId, { timeoutMs: 60_000 });
+    expect(waiting.kind).toBe('waiting');
+    await client.cancel(again.turnId);
+    const cancelled = await client.wait(again.turnId, { timeoutMs: 60_000 });
+    expect(cancelled.kind === 'done' && cancelled.result.terminated_by).toBe('cancelled');
+    const child = (await h.client.workflow.getHandle(`${again.turnId}/agent-t2-s1-c0`).result()) as TurnResult;
+    expect(child.terminated_by).toBe('cancelled');
+    expect([...(await taskFailures(h.client, again.turnId)), ...(await taskFailures(h.client, sent.turnId))]).toEqual([]);
+    await replays(sent.turnId);
+    await replays(again.turnId);
+  }, 90_000);
+
   it('are bounded in depth: past limits.maxAgentDepth the call is a structured error the model reads', async () => {
     const leaf = defineAgent({ name: 'leaf', instructions: 'You are a leaf.', model: scriptFile({ steps: [{ content: 'leaf' }] }) });
     const shallow = defineAgent({

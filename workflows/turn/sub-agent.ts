@@ -12,7 +12,7 @@
  * Behind the `sub-agents` patch, taken directly at the first such call (never through `since`):
  * a run that makes none records no marker, and no recorded turn had sub-agents to offer.
  */
-import { ApplicationFailure, ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, patched, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, ChildWorkflowFailure, executeChild, isCancellation, ParentClosePolicy, patched, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { ToolOutcome } from '../../deterministic/activity-types';
 import { failureType, rootCauseMessage, toolError } from '../../deterministic/errors';
 import { turnStatusSignal, type TurnStatusSignal } from '../../deterministic/messages';
@@ -180,15 +180,21 @@ export class SubAgents {
     await this.show();
   }
 
+  /** A child ended: what it waited for is no longer waited for (a child cancelled while it waited said nothing). */
   private forget(turnId: string): void {
     if (this.waiting.delete(turnId)) void this.show();
   }
 
-  private async show(): Promise<void> {
+  /**
+   * Shows the first child still waiting and tells this turn's parent. Not cancellable, and never
+   * failing the turn: a turn being cancelled still tells its session it waits no more.
+   */
+  private show(): Promise<void> {
     const [first] = this.waiting.values();
     this.state.pending = first;
     this.state.status = !first ? 'running' : first.kind === 'question' ? 'waiting_for_user' : first.kind === 'budget' ? 'waiting_for_budget' : 'waiting_for_approval';
-    await notifyParent({ turnId: this.input.turnId, status: this.state.status, ...(first ? { pending: first } : {}) });
+    const status = { turnId: this.input.turnId, status: this.state.status, ...(first ? { pending: first } : {}) };
+    return CancellationScope.nonCancellable(() => notifyParent(status)).catch(() => undefined);
   }
 
   /** The path of a child of this turn: this turn's, and the sub-agent its call named. */
