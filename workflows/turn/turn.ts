@@ -86,8 +86,8 @@ async function playTurn(input: TurnInput, end: ThrownEnd): Promise<TurnResult> {
   const sleeper = new TurnSleeper(input, state, events, () => models.beforeWait());
   Object.assign(end, { notifier, step: () => state.step });
   // Calls of the sub-agents the session's agent has start child turns (sub-agent.ts); their waits show here.
-  let hostRoute: HostRoute | undefined;
-  const subAgents = new SubAgents(input, state, budget, () => hostRoute, models, events);
+  const hostRoute: { current?: HostRoute } = {};
+  const subAgents = new SubAgents(input, state, budget, () => hostRoute.current, models, events);
 
   // A run that continues a long turn keeps what the turn's first run prepared; a turn prepares
   // on its session's sandbox host (host-route.ts), which a session without one never has.
@@ -95,7 +95,7 @@ async function playTurn(input: TurnInput, end: ThrownEnd): Promise<TurnResult> {
     ? { route: HostRoute.resumed(input, events), prepared: input.resume.prepared, note: undefined }
     : await HostRoute.prepare({ ...input, ...(input.resume?.host ? { host: input.resume.host } : {}) }, prepareRequest(input), events, prepareTurnHere);
   const { route, prepared } = hosted;
-  hostRoute = route;
+  hostRoute.current = route;
   // A session moved off a lost host is told so with the message that starts the turn.
   const turnInput = hosted.note ? { ...input, userMessage: `${hosted.note}\n\n${input.userMessage}` } : input;
 
