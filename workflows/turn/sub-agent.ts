@@ -61,8 +61,11 @@ function pathOf(input: TurnInput): string[] {
  * is made (before the turn's first await), only in a turn that offers sub-agents.
  */
 export class SubAgents {
-  /** Sub-agent calls this run made (bounded by limits.maxSubAgentCalls). */
-  private calls = 0;
+  /**
+   * Sub-agent calls the turn made (bounded by limits.maxSubAgentCalls): a run that continues a long
+   * turn counts those its records carry (records stored in chunks by then are not counted).
+   */
+  private calls: number;
   /** What each child waits for now, by its turn id, in the order they began waiting. */
   private readonly waiting = new Map<string, Pending>();
   private readonly offered: ReadonlySet<string>;
@@ -79,6 +82,7 @@ export class SubAgents {
     private readonly events: RunEvents,
   ) {
     this.offered = new Set((input.config.subAgents ?? []).map((a) => a.name));
+    this.calls = (input.resume?.toolCalls ?? []).filter((c) => subAgentOf(c.name) !== undefined && c.error_type !== 'SUB_AGENT_LIMIT').length;
     if (this.offered.size) setHandler(turnStatusSignal, (s) => this.childStatus(s));
   }
 
