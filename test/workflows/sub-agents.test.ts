@@ -19,6 +19,7 @@ import type { Script } from '../../scripted-model/script';
 import { replayHistory } from '../../history/replay/replay';
 import { loadTrace } from '../../history/trace';
 import { loadLedger } from '../../history/ledger/load';
+import { decodePayload } from '../../history/trace/events';
 import { ALLOW_ALL, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { taskFailures } from '../support/watched-turn';
 import { toolResults } from '../support/watched-turn';
@@ -96,6 +97,7 @@ describe('sub-agents', () => {
         ],
       }),
       agents: [researcher],
+      budget: { turn: { tokens: 1_000_000 } },
     });
     h.declarations.add({ agents: [lead.spec, researcher.spec] });
     const out = await client.run('What is the answer?', { agent: 'lead' });
@@ -109,6 +111,13 @@ describe('sub-agents', () => {
     const childId = `${out.turnId}/agent-${r.toolCalls[0]!.callId}`;
     const child = (await h.client.workflow.getHandle(childId).result()) as TurnResult;
     expect([child.terminated_by, child.answer, child.toolCalls.map((c) => c.name)]).toEqual(['final_answer', 'The answer is 42.', ['look_fact']]);
+    // Its turn budget is what was left of the parent's when the call started it.
+    const childHistory = await h.client.workflow.getHandle(childId).fetchHistory();
+    const childInput = decodePayload(childHistory.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]) as TurnInput;
+    // (the parent had spent its first model call: something, and less than its whole spend).
+    expect(childInput.config.limits.budget?.turn?.tokens).toBeLessThan(1_000_000);
+    expect(childInput.config.limits.budget?.turn?.tokens).toBeGreaterThan(1_000_000 - (r.spend!.tokens - child.spend!.tokens));
+    expect(childInput.subAgent).toEqual({ depth: 1, path: ['lead', 'researcher'], parentTurnId: out.turnId });
     // Its spend is the parent's too, and so in `harness cost`.
     expect(r.spend!.tokens).toBeGreaterThan(child.spend!.tokens);
     const [ledger, childLedger] = await Promise.all([loadLedger(h.client, out.turnId), loadLedger(h.client, childId)]);
