@@ -34,7 +34,14 @@ export function webhookSignature(secret: string, rawBody: string): string {
 
 /** The JSON body of an event: the ids to decide with and what an approver must see. */
 export function webhookBody(event: WebhookEvent): Record<string, unknown> {
-  const base = { event_id: event.eventId, kind: event.kind, session_id: event.sessionId, turn_id: event.turnId, occurred_at: event.occurredAt };
+  const base = {
+    event_id: event.eventId,
+    kind: event.kind,
+    session_id: event.sessionId,
+    turn_id: event.turnId,
+    ...(event.agentPath ? { agent_path: event.agentPath } : {}),
+    occurred_at: event.occurredAt,
+  };
   if (event.kind === 'approval') {
     return {
       ...base,

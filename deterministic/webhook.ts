@@ -38,6 +38,8 @@ export interface WebhookEvent {
   kind: WebhookKind;
   sessionId: string;
   turnId: string;
+  /** A sub-agent's turn: the agents from the session's down to it (its waits are decided by session, as the parent's). */
+  agentPath?: string[];
   /** When it happened (ISO): the start of the delivery's workflow, which the turn starts as it happens. */
   occurredAt: string;
   calls?: PendingApproval[];

@@ -23,6 +23,7 @@ import { decodePayload } from '../../history/trace/events';
 import { ALLOW_ALL, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { taskFailures } from '../support/watched-turn';
 import { toolResults } from '../support/watched-turn';
+import { Receiver } from '../support/webhook-receiver';
 
 const runs: string[] = [];
 const lookup = defineTool({
@@ -49,6 +50,7 @@ const file = defineTool({
 const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-sub-agents-'));
 let h: TestHarness;
 let client: HarnessClient;
+let hook: Receiver | undefined;
 
 /** A script file in the test's folder, for `model: scripted:<file>`. */
 function scriptFile(script: Script): string {
@@ -58,11 +60,12 @@ function scriptFile(script: Script): string {
 }
 
 beforeAll(async () => {
-  h = await startHarness({ tools: [lookup, file] });
+  h = await startHarness({ tools: [lookup, file], env: { WEBHOOK_SECRET: 'sub-agent-hook-secret' } });
   client = new HarnessClient(h.client, { taskQueue: h.taskQueue, env: {}, cwd: dir });
 });
 afterAll(async () => {
   await h?.stop();
+  await hook?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -205,6 +208,33 @@ describe('sub-agents', () => {
     expect([...(await taskFailures(h.client, again.turnId)), ...(await taskFailures(h.client, sent.turnId))]).toEqual([]);
     await replays(sent.turnId);
     await replays(again.turnId);
+  }, 90_000);
+
+  it("post a sub-agent's approval to the session's webhook, with its path and the ids to decide by session", async () => {
+    hook = new Receiver();
+    await hook.start();
+    const clerk = defineAgent({
+      name: 'clerk3',
+      instructions: 'You file notes.',
+      model: scriptFile({ steps: [{ tool_calls: [{ name: 'file_note', arguments: { note: 'n-3' } }] }, { content: 'Filed n-3.' }] }),
+      tools: [file],
+    });
+    const boss = defineAgent({
+      name: 'boss3',
+      instructions: 'You delegate.',
+      model: scriptFile({ steps: [{ tool_calls: [{ name: 'agent__clerk3', arguments: { task: 'File n-3.' } }] }, { content: 'All filed.' }] }),
+      agents: [clerk],
+      notify: { url: hook.url, secret: 'env:WEBHOOK_SECRET' },
+    });
+    h.declarations.add({ agents: [boss.spec, clerk.spec] });
+    const sent = await client.send('File it.', { agent: 'boss3' });
+    await expect.poll(() => hook!.received.length, { timeout: 30_000, interval: 100 }).toBe(1);
+    const body = hook.received[0]!.body as { kind: string; session_id: string; turn_id: string; agent_path: string[]; calls: Array<{ call_id: string; digest: string; tool: string }> };
+    expect(body).toMatchObject({ kind: 'approval', session_id: sent.sessionId, turn_id: `${sent.turnId}/agent-t1-s1-c0`, agent_path: ['boss3', 'clerk3'] });
+    expect(body.calls.map((c) => c.tool)).toEqual(['file_note']);
+    await client.decide(sent.sessionId, { calls: [{ callId: body.calls[0]!.call_id, digest: body.calls[0]!.digest }], approve: true });
+    const out = await client.wait(sent.turnId, { timeoutMs: 60_000 });
+    expect(out.kind === 'done' && out.result.answer).toBe('All filed.');
   }, 90_000);
 
   it('are bounded in depth: past limits.maxAgentDepth the call is a structured error the model reads', async () => {

@@ -89,7 +89,8 @@ export class TurnNotifier {
   }
 
   private base(kind: WebhookEvent['kind'], id: string): WebhookEvent {
-    return { eventId: webhookEventId(this.input.turnId, kind, id), kind, sessionId: this.input.sessionId, turnId: this.input.turnId, occurredAt: '' };
+    const agentPath = this.input.subAgent ? { agentPath: this.input.subAgent.path } : {};
+    return { eventId: webhookEventId(this.input.turnId, kind, id), kind, sessionId: this.input.sessionId, turnId: this.input.turnId, ...agentPath, occurredAt: '' };
   }
 
   private start(event: WebhookEvent): void {
