@@ -53,6 +53,8 @@ export interface SentMessage {
   sessionId: string;
   turnId: string;
   turn: number;
+  /** Sent while a turn ran: the message went to that turn (`turnId`), for its next step or interrupting its current one. */
+  steered?: 'queue' | 'interrupt';
   /** The events of this turn as it runs, until its `final` (HarnessClient.events with this turn). */
   events(opts?: Omit<EventOptions, 'turnId'>): AsyncIterable<HarnessEvent>;
 }
@@ -124,6 +126,7 @@ export class HarnessClient {
       ...(config ? { config } : {}),
       text,
       ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}),
+      ...(opts.whileRunning ? { whileRunning: opts.whileRunning } : {}),
       ...(opts.troubleWait ? { troubleWait: opts.troubleWait } : {}),
     });
     return this.withEvents({ sessionId, ...sent });

@@ -12,6 +12,7 @@ import type { SessionMetadata } from '../deterministic/metadata';
 import type { TroubleWait } from '../client/trouble-wait';
 import { sessionExists } from '../client/session-client';
 import type { OutputSpec } from '../deterministic/output';
+import type { WhileRunning } from '../deterministic/messages';
 
 /** A message for a session: which session, and for a new one how to start it. `O`: the type of its turns' `output`. */
 export interface SendOptions<O = unknown> {
@@ -50,6 +51,11 @@ export interface SendOptions<O = unknown> {
   output?: z.ZodType<O>;
   /** Step limit of this turn. */
   maxSteps?: number;
+  /**
+   * A session whose turn is running: `queue` (the default) gives the message to that turn's model
+   * at its next step, `interrupt` also cancels the calls of its current step, `reject` refuses it.
+   */
+  whileRunning?: WhileRunning;
   /** @internal The configuration already resolved (the CLI resolves it before connecting); null: the session exists, send none. */
   config?: SessionConfig | null;
   /** @internal How the CLI rides out outages while sending. */

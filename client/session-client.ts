@@ -25,6 +25,8 @@ import {
   type ApprovalDecisionInput,
   type DecidedCall,
   type SendMessageResult,
+  type WhileRunning,
+  WHILE_RUNNING,
   MAX_MESSAGE_BYTES,
   utf8Length,
 } from '../deterministic/messages';
@@ -58,10 +60,13 @@ export function checkMessage(text: string, what = 'the message', emptyHint = 'sa
  */
 export async function sendMessage(
   client: Client,
-  opts: { taskQueue: string; sessionId: string; config?: SessionConfig; text: string; maxSteps?: number; troubleWait?: TroubleWait },
+  opts: { taskQueue: string; sessionId: string; config?: SessionConfig; text: string; maxSteps?: number; whileRunning?: WhileRunning; troubleWait?: TroubleWait },
 ): Promise<SendMessageResult> {
   checkMessage(opts.text);
-  const message = { text: opts.text, ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}) };
+  if (opts.whileRunning !== undefined && !WHILE_RUNNING.includes(opts.whileRunning)) {
+    throw new UserError(`whileRunning must be one of ${WHILE_RUNNING.join(', ')}`, 'leave it out to queue the message for a running turn');
+  }
+  const message = { text: opts.text, ...(opts.maxSteps ? { maxSteps: opts.maxSteps } : {}), ...(opts.whileRunning ? { whileRunning: opts.whileRunning } : {}) };
   if (!opts.config) {
     await sessionState(client, opts.sessionId, opts.troubleWait);
     try {

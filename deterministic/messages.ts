@@ -12,12 +12,31 @@ import type { BudgetScope, BudgetUnit } from './budget';
 export interface SendMessageInput {
   text: string;
   maxSteps?: number;
+  /**
+   * What a message sent while a turn runs does: `queue` (absent means queue) gives it to the
+   * running turn's model at its next step, `interrupt` also cancels the calls of its current
+   * step, `reject` refuses it. A message sent to an idle session starts a turn either way.
+   */
+  whileRunning?: WhileRunning;
 }
+
+/** What a message sent while a turn runs does (SendMessageInput.whileRunning). */
+export type WhileRunning = 'queue' | 'interrupt' | 'reject';
+export const WHILE_RUNNING: readonly WhileRunning[] = ['queue', 'interrupt', 'reject'];
 
 /** Where the turn started by a message can be found. */
 export interface SendMessageResult {
   turn: number;
   turnId: string;
+  /** The message went to the running turn `turnId` (queued for its next step, or interrupting it). */
+  steered?: 'queue' | 'interrupt';
+}
+
+/** Session → running turn: a user message for its next step (`interrupt`: cancel the current step's calls first). */
+export interface SteerInput {
+  id: string;
+  text: string;
+  mode: 'queue' | 'interrupt';
 }
 
 /** An answer to a pending ask_user question. Who answered is the identity of the client in the update's history event. */
@@ -40,8 +59,8 @@ export interface TurnStatusSignal {
 
 /**
  * Starting a turn is an Update, not a Signal: the caller gets the turn id back synchronously
- * and a validator rejects bad input (empty text, a turn already running, an ended session)
- * before anything is written to history.
+ * and a validator rejects bad input (empty text, an ended session, a turn already running
+ * when the message says `reject`) before anything is written to history.
  */
 export const sendMessageUpdate = defineUpdate<SendMessageResult, [SendMessageInput]>('sendMessage');
 /** Ending a session. */
@@ -183,6 +202,8 @@ export interface McpQuestion {
  * the same update), and the activity reads the answer back with the query below. The question and
  * the answer are events in the turn's history.
  */
+/** A message for the running turn (SteerInput); the signal in the turn's history is the record of it. */
+export const steerSignal = defineSignal<[SteerInput]>('steer');
 export const mcpQuestionSignal = defineSignal<[McpQuestion]>('mcpQuestion');
 /** The answer given to a question, by key (undefined while none). */
 export const mcpAnswerQuery = defineQuery<string | undefined, [string]>('mcpAnswer');

@@ -80,4 +80,6 @@ export interface TurnState {
   pending?: Pending;
   /** Sleeping in a `wait` call (the status stays `running`). */
   sleeping?: Sleeping;
+  /** Messages sent to the turn while it runs, not yet given to its model (they are at its next step). */
+  queued?: number;
 }

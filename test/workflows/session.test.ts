@@ -114,14 +114,14 @@ describe('sessionWorkflow', () => {
     expect(r3.conversation?.count).toBe(r3.messages!.length);
   });
 
-  it('rejects a message sent while a turn is running, with a clear error', async () => {
+  it('rejects a message sent with whileRunning reject while a turn is running, with a clear error', async () => {
     const sessionId = newSessionId();
     const config = scriptedConfig({
       steps: [{ tool_calls: [{ name: 'ask_user', arguments: { question: 'Which branch?' } }] }, { content: 'never' }],
     });
     const out = await h.turn(sessionId, config, 'deploy');
     expect(out.kind).toBe('waiting');
-    const err = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config, text: 'hurry up' }).catch((e: unknown) => e);
+    const err = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config, text: 'hurry up', whileRunning: 'reject' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UserError);
     expect((err as Error).message).toMatch(/a turn is already running \(.*\/turn-1\)/);
     expect((err as Error).message).not.toContain('\n');

@@ -29,6 +29,7 @@ import {
   type SendMessageInput,
 } from '../../deterministic/messages';
 import { SessionTracker } from './tracker';
+import { checkWhileRunning, steerRunningTurn } from './steer';
 import { settleConfig } from './settle';
 import { turnWorkflow } from '../turn/turn';
 import { discoverActivity, STORE_ACTIVITY } from '../activity-options';
@@ -67,6 +68,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   setHandler(
     sendMessageUpdate,
     async (msg) => {
+      // While a turn runs (or one is about to start) the message goes to it (steer.ts).
+      const steered = (tracker.busy || queue.length > 0) && (await steerRunningTurn(tracker, queue, msg));
+      if (steered) return steered;
       const turn = tracker.turnCount + queue.length + 1;
       queue.push(msg);
       // Reply once the child exists so the caller can wait on it by id right away.
@@ -86,7 +90,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
         if (msg.maxSteps !== undefined && !(Number.isInteger(msg.maxSteps) && msg.maxSteps > 0)) {
           throw new Error('maxSteps must be a positive integer');
         }
-        if (tracker.busy || queue.length > 0) throw new Error(`a turn is already running (${tracker.currentTurnId ?? 'queued'}); wait for it to finish`);
+        checkWhileRunning(msg, tracker.busy || queue.length > 0, tracker.currentTurnId);
       },
     },
   );

@@ -45,6 +45,7 @@ import {
 import { answerFromRecord } from './recorded-effects';
 import { runStepCalls } from './step-calls';
 import { outputEnd, promptOf, turnOutput } from './output';
+import type { Steering } from './steer';
 
 /** One admitted call the loop hands to ops.executeTool (every tool that does not run in the workflow). */
 export interface ToolExecution {
@@ -94,6 +95,8 @@ export interface TurnOps {
   admitModelCall?(step: number, contextTokens: number): Promise<string | undefined>;
   /** What the turn spent so far, for its result and the run it continues in. */
   spent?(): Spent;
+  /** Messages the user sent while the turn runs (steer.ts); absent: none arrive. */
+  steering?: Steering;
 }
 
 /** Options of a turn run. */
@@ -159,6 +162,8 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
 
   async function loop(): Promise<TurnResult | TurnContinuation> {
     for (step = first; step <= maxSteps; step++) {
+      // Messages sent while the turn ran join the conversation here, before the next model call.
+      for (const text of ops.steering?.take() ?? []) s.conversation.add({ role: 'user', content: text });
       const stopHere = continuationPoint(s.conversation, step, first);
       if (stopHere && ops.shouldContinueAsNew?.()) return { continueAsNew: resumeAt(s, opts, step, stopHere, ops.spent?.()) };
       ops.onStep?.(step);
@@ -190,7 +195,10 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
       countReply(s, reply);
       const calls = stepCalls(reply, input.turn, step);
       s.conversation.replied(reply, assistantMessage(reply, calls));
+      // A message the model has not read yet: the turn goes on instead of ending.
+      const unread = () => step < maxSteps && ops.steering?.unread() === true;
       if (calls.length === 0) {
+        if (unread()) continue;
         const end = answered('final_answer', reply.content ?? '', step);
         if (end) return end;
         continue;
@@ -211,12 +219,17 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
 
       // One at a time, or (ops.runTogether) the calls safe to run together at once; results in call order.
       const tally = new StepTally(opts.finishAnswer);
-      await runStepCalls(judged, (j) => run(j, step), ops.runTogether?.bind(ops), (j, result) => {
+      const take: Parameters<typeof runStepCalls>[3] = (j, result) => {
         tally.add(j, result);
         s.toolCalls.push(callRecord(j, step, result));
         addResult(j.call.id, result);
-      });
-      if (tally.finishAnswer !== undefined) {
+      };
+      const runCalls = () => runStepCalls(judged, (j) => run(j, step), ops.runTogether?.bind(ops), take);
+      // An interrupting message cancels the calls still running: they get the cancelled result.
+      if (ops.steering ? await ops.steering.interruptible(runCalls) : (await runCalls(), false)) {
+        for (const j of judged) if (s.open.some((c) => c.id === j.call.id)) take(j, cancelledCallError());
+      }
+      if (tally.finishAnswer !== undefined && !unread()) {
         const end = answered('finish', tally.finishAnswer, step);
         if (end) return end;
       }

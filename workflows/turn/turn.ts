@@ -38,6 +38,7 @@ import { OutputSchemaOffer } from '../../deterministic/finish-output';
 import { SubAgents, subAgentTools } from './sub-agent';
 import { endToldIfThrown, TurnNotifier, type ThrownEnd } from './notify';
 import { TurnSleeper } from './wait';
+import { registerSteering } from './steer';
 
 const { storeValue } = proxyActivities<Activities>(STORE_ACTIVITY);
 
@@ -84,6 +85,8 @@ async function playTurn(input: TurnInput, end: ThrownEnd): Promise<TurnResult> {
   const { state, waitForHuman } = waits;
   // The `wait` tool sleeps the turn on a timer; `harness wake` ends it early (wait.ts).
   const sleeper = new TurnSleeper(input, state, events, () => models.beforeWait());
+  // Messages the user sends while the turn runs reach its next step (steer.ts).
+  const steering = registerSteering(state, events);
   Object.assign(end, { notifier, step: () => state.step });
   // Calls of the sub-agents the session's agent has start child turns (sub-agent.ts); their waits show here.
   const hostRoute: { current?: HostRoute } = {};
@@ -159,6 +162,7 @@ async function playTurn(input: TurnInput, end: ThrownEnd): Promise<TurnResult> {
       askUser: waits.askUser,
       awaitApprovals: waits.awaitApprovals,
       wait: (callId, args) => sleeper.wait(callId, args),
+      steering,
     },
     loopOptions(turnInput, prepared, patches),
   );
