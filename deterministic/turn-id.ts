@@ -1,8 +1,11 @@
 /**
  * Turn ids: turn n of a session is the workflow `<sessionId>/turn-<n>` (the session names its
  * turns so; an eval's trial is the session `<trialId>` whose one turn is `<trialId>/turn-1`).
- * Every place that makes or reads one does it here. Pure: the workflow bundle may use it.
+ * A sub-agent's turn is `<turnId>/agent-<callId>` (deterministic/sub-agents.ts): it belongs to the
+ * session and turn number of the turn it hangs from. Every place that makes or reads one does it
+ * here. Pure: the workflow bundle may use it.
  */
+import { rootTurnId } from './sub-agents';
 
 /** What a turn id names: the session and the turn's number in it (from 1). */
 interface TurnIdParts {
@@ -38,12 +41,12 @@ export function isTurnId(id: string, reading: TurnIdReading = {}): boolean {
   return parseTurnId(id, reading) !== undefined;
 }
 
-/** The session a turn id belongs to; any other id is returned as it is (a session names itself). */
+/** The session a turn id (or a sub-agent's turn id) belongs to; any other id is returned as it is (a session names itself). */
 export function sessionOfTurnId(id: string): string {
-  return parseTurnId(id)?.sessionId ?? id;
+  return parseTurnId(rootTurnId(id))?.sessionId ?? id;
 }
 
-/** The number of a turn id; 0 for an id that names no turn. */
+/** The number of a turn id (a sub-agent's turn: the number of the turn it hangs from); 0 for an id that names no turn. */
 export function turnNumberOf(id: string): number {
-  return parseTurnId(id)?.turn ?? 0;
+  return parseTurnId(rootTurnId(id))?.turn ?? 0;
 }

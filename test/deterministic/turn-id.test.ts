@@ -32,6 +32,15 @@ describe('turn ids', () => {
     },
   );
 
+  it("reads a sub-agent's turn id as belonging to the session and turn it hangs from (though it is no turn id itself)", () => {
+    const child = 's-1/turn-3/agent-t3-s2-c0';
+    expect(parseTurnId(child)).toBeUndefined();
+    expect(sessionOfTurnId(child)).toBe('s-1');
+    expect(turnNumberOf(child)).toBe(3);
+    expect(sessionOfTurnId(`${child}/agent-t1-s1-c1`)).toBe('s-1');
+    expect(sessionOfTurnId('s-1/agent-x')).toBe('s-1/agent-x');
+  });
+
   it('reads any digits from history, but a person must name a turn from 1 without leading zeros', () => {
     expect(parseTurnId('s/turn-0')).toEqual({ sessionId: 's', turn: 0 });
     expect(parseTurnId('s/turn-007')).toEqual({ sessionId: 's', turn: 7 });
