@@ -10,6 +10,7 @@ import { UserError } from '../machine/errors';
 import { createContext } from './context';
 import { registerApprovals } from './commands/approvals';
 import { registerWake } from './commands/wake';
+import { registerSend } from './commands/send';
 import { registerShow } from './commands/show';
 import { registerChat } from './commands/chat';
 import { registerInspect } from './commands/inspect';
@@ -59,6 +60,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerEval(program, ctx);
   registerApprovals(program, ctx);
   registerWake(program, ctx);
+  registerSend(program, ctx);
   registerPending(program, ctx);
   registerSchedule(program, ctx);
   registerShow(program, ctx);

@@ -7,6 +7,7 @@ import type { SessionView } from '../../client/session-status';
 import { endAndPurge, findPrunable, parseAge, purgeSessions, type Prunable } from '../../client/retention';
 import { type PurgeReport } from '../../workflows/session/purge';
 import { UserError } from '../../machine/errors';
+import { queuedMessages } from '../../client/queued-messages';
 import type { CliContext } from '../context';
 import { pendingLines, print, printJson, printJsonLines, say, usageLine } from '../output';
 import { followTurn, commandTroubleWait } from '../wait';
@@ -59,13 +60,15 @@ export async function status(ctx: CliContext, sessionId: string, o: StatusFlags)
   const cost = await sessionCost(harness.temporal, sessionId);
   // A running turn: its step, current call and tokens so far, from its history.
   const progress = s.currentTurnId ? await turnProgress(harness.temporal, s.currentTurnId).catch(() => undefined) : undefined;
+  // Messages sent while the turn runs (`harness send`) that its model has not read yet.
+  const queued = s.currentTurnId && s.status !== 'idle' ? await queuedMessages(harness.temporal, s.currentTurnId) : undefined;
   // The pending calls it shows (in lines or JSON) are what `approve <session>` may later decide without ids.
   if (s.pending?.kind === 'approvals') recordShown(ctx.home, sessionId, s.pending.calls);
-  const json = snakeKeys({ ...s, ...(cost.ledger ? { cost: ledgerSummaryJson(cost.ledger) } : {}), ...(progress ? { progress } : {}) });
+  const json = snakeKeys({ ...s, ...(cost.ledger ? { cost: ledgerSummaryJson(cost.ledger) } : {}), ...(progress ? { progress } : {}), ...(queued !== undefined ? { queued } : {}) });
   // Following: the state is the first JSON line, each event one more.
   if (o.json && o.follow) printJsonLines([json]);
   else if (o.json) printJson(json);
-  if (!o.json) print([...statusLines(s), ...(progress ? [progressLine(progress)] : []), ...(cost.ledger ? [costLine(cost.ledger, sessionId)] : cost.problem ? [`(cost: ${escapeForTerminal(cost.problem)})`] : [])].join('\n'));
+  if (!o.json) print([...statusLines(s), ...(progress ? [progressLine(progress)] : []), ...(queued ? [`${queued} message(s) queued for the running turn: its model reads them at its next step`] : []), ...(cost.ledger ? [costLine(cost.ledger, sessionId)] : cost.problem ? [`(cost: ${escapeForTerminal(cost.problem)})`] : [])].join('\n'));
   if (o.follow) await follow(harness.temporal, sessionId, { json: Boolean(o.json), fromNow: true, home: ctx.home });
 }
 
