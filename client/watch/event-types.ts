@@ -182,6 +182,13 @@ export interface WaitEndedEvent extends EventBase {
   reason?: string;
 }
 
+/** A message sent while the turn ran (`harness send`): its model reads it at the next step; `interrupt` also cancelled the calls of the step running then. */
+export interface SteeredEvent extends EventBase {
+  type: 'steered';
+  text: string;
+  mode: 'queue' | 'interrupt';
+}
+
 /** The turn ended; nothing comes after this. */
 export interface FinalEvent extends EventBase {
   type: 'final';
@@ -209,4 +216,5 @@ export type HarnessEvent =
   | BudgetDecidedEvent
   | WaitStartedEvent
   | WaitEndedEvent
+  | SteeredEvent
   | FinalEvent;

@@ -96,6 +96,8 @@ export class TurnEventReader {
     const t = readTimeline(upTo);
     const spans = buildTurnSpans(this.turnId, t, { traceId: this.traceId, sessionId: this.sessionId }).map((b) => b.span);
     const drafts = this.drafts(t, spans);
+    // A message sent while the turn ran is its own history event (the session's steer signal).
+    drafts.push(...steered(last, offset, this.given));
     const at = new Date(last.at).toISOString();
     return withCallMarks(this.calls, spans, drafts.map((d, seq) => ({ ...d, turnId: this.turnId, offset, seq, at }) as HarnessEvent), offset);
   }
@@ -285,4 +287,12 @@ function final(t: Timeline): Draft {
 /** How many events a run holds: a run before the last has closed, its close its last event. */
 function runLength(run: Run): number {
   return run.events[run.events.length - 1]?.id ?? 0;
+}
+
+/** The event of a steer signal (a message sent while the turn ran), once per history event. */
+function steered(last: TraceEvent, offset: number, given: Set<string>): Draft[] {
+  const m = (last.kind === 'signaled' && last.name === 'steer' ? last.input : undefined) as { text?: unknown; mode?: unknown } | undefined;
+  if (typeof m?.text !== 'string' || given.has(`steer ${offset}`)) return [];
+  given.add(`steer ${offset}`);
+  return [{ type: 'steered', text: m.text, mode: m.mode === 'interrupt' ? 'interrupt' : 'queue' }];
 }

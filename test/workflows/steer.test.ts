@@ -4,8 +4,12 @@
  * model gives its final answer makes the turn go on. Real Temporal; the model is scripted, or an
  * endpoint of the test's own that holds a reply until the test lets it go.
  */
+import { mkdtempSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { connectHarness, type HarnessClient, type HarnessEvent } from '../../index';
 import { UserError } from '../../machine/errors';
 import { answerQuestion, sendMessage, sessionState } from '../../client/session-client';
 import { waitForTurn } from '../../client/turn-wait';
@@ -13,10 +17,22 @@ import { turnStateQuery } from '../../deterministic/messages';
 import { ALLOW_ALL, endpointConfig, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 let h: TestHarness;
+let client: HarnessClient;
 beforeAll(async () => {
   h = await startHarness();
+  const home = mkdtempSync(path.join(os.tmpdir(), 'harness-steer-client-'));
+  client = await connectHarness({ env: { TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_HOME: home }, taskQueue: h.taskQueue, cwd: home, identity: 'steer-test' });
 });
-afterAll(async () => h?.stop());
+afterAll(async () => {
+  await client?.close();
+  await h?.stop();
+});
+
+async function collect(events: AsyncIterable<HarnessEvent>): Promise<HarnessEvent[]> {
+  const out: HarnessEvent[] = [];
+  for await (const e of events) out.push(e);
+  return out;
+}
 
 async function waiting(sessionId: string): Promise<void> {
   await expect.poll(async () => (await sessionState(h.client, sessionId)).status, { timeout: 20_000, interval: 50 }).toBe('waiting_for_user');
@@ -29,7 +45,7 @@ async function finished(turnId: string) {
 }
 
 describe('steering a running turn', () => {
-  it('queues a message for the next step: the next model request has it, after the step that ran', async () => {
+  it('queues a message for the next step (HarnessClient.send): the next model request has it, after the step that ran; events tell it', async () => {
     const sessionId = newSessionId('steer');
     const config = scriptedConfig({
       steps: [
@@ -39,8 +55,8 @@ describe('steering a running turn', () => {
     });
     const out = await h.turn(sessionId, config, 'deploy');
     expect(out.kind).toBe('waiting');
-    const sent = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, text: 'also run the linter' });
-    expect(sent).toEqual({ turn: 1, turnId: `${sessionId}/turn-1`, steered: 'queue' });
+    const sent = await client.send('also run the linter', { sessionId, whileRunning: 'queue' });
+    expect(sent).toMatchObject({ sessionId, turn: 1, turnId: `${sessionId}/turn-1`, steered: 'queue' });
     const turnState = await h.client.workflow.getHandle(sent.turnId).query(turnStateQuery);
     expect(turnState.queued).toBe(1);
     await answerQuestion(h.client, sessionId, 'main');
@@ -52,6 +68,12 @@ describe('steering a running turn', () => {
     const all = await h.messages(r);
     const at = all.findIndex((m) => m.role === 'user' && m.content === 'also run the linter');
     expect(all.slice(0, at).some((m) => m.role === 'tool')).toBe(true);
+    const events = await collect(client.events(sessionId, { turnId: sent.turnId }));
+    expect(events.filter((e) => e.type === 'steered')).toEqual([expect.objectContaining({ type: 'steered', text: 'also run the linter', mode: 'queue' })]);
+    // Told where the signal is in history: after the question, before the step that reads it.
+    const types = events.map((e) => e.type);
+    expect(types.indexOf('steered')).toBeGreaterThan(types.indexOf('question_asked'));
+    expect(types.indexOf('steered')).toBeLessThan(types.lastIndexOf('step'));
   });
 
   it('interrupts a long tool call: the call is cancelled and the turn goes on with the message', async () => {
