@@ -52,9 +52,9 @@ export function waitPlan(args: Record<string, unknown>, nowMs: number, maxMs: nu
     const text = typeof until === 'string' ? until.trim() : '';
     const parsed = ISO_WITH_ZONE.test(text) ? Date.parse(text) : NaN;
     if (!Number.isFinite(parsed)) {
-      return invalid(`until must be an ISO 8601 time with its zone, such as 2026-01-31T09:00:00Z; ${JSON.stringify(until)} is not one.`, `or give seconds; it is now ${new Date(nowMs).toISOString()}`);
+      return invalid(`until must be an ISO 8601 time with its zone, such as 2026-01-31T09:00:00Z; ${JSON.stringify(until)} is not one.`, `or give seconds; it is now ${isoOf(nowMs)}`);
     }
-    if (parsed <= nowMs) return invalid(`until (${new Date(parsed).toISOString()}) is not in the future: it is now ${new Date(nowMs).toISOString()}.`, 'give a later time, or do not wait');
+    if (parsed <= nowMs) return invalid(`until (${isoOf(parsed)}) is not in the future: it is now ${isoOf(nowMs)}.`, 'give a later time, or do not wait');
     untilMs = parsed;
   }
   const ms = untilMs - nowMs;
@@ -70,14 +70,20 @@ export function waitPlan(args: Record<string, unknown>, nowMs: number, maxMs: nu
 /** The wait call's result: it slept the whole time, or was woken early (by whom and why, when given). */
 export function waitResult(plan: WaitPlan, startMs: number, end: WaitEnd): ToolResult {
   const slept = Math.max(0, Math.round((end.nowMs - startMs) / 1000));
-  const now = new Date(end.nowMs).toISOString();
+  const now = isoOf(end.nowMs);
   if (!end.woken) return toolOk({ woke: 'on_time', slept_seconds: slept, now });
   return toolOk({
     woke: 'early',
     slept_seconds: slept,
     now,
-    planned_until: new Date(plan.untilMs).toISOString(),
+    planned_until: isoOf(plan.untilMs),
     ...(end.woken.by ? { woken_by: end.woken.by } : {}),
     ...(end.woken.reason ? { wake_reason: end.woken.reason } : {}),
   });
+}
+
+/** An instant given in milliseconds as ISO 8601 text: formats the time it is given, reads no clock. */
+export function isoOf(ms: number): string {
+  // eslint-disable-next-line no-restricted-syntax -- a Date made from a given instant, not the clock
+  return new Date(ms).toISOString();
 }

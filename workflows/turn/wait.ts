@@ -16,7 +16,7 @@ import { toolError } from '../../deterministic/errors';
 import { MAX_MESSAGE_BYTES, turnStatusSignal, utf8Length, wakeUpdate, type TurnStatusSignal, type WakeInput } from '../../deterministic/messages';
 import type { TurnInput } from '../../deterministic/session';
 import type { TurnState } from '../../deterministic/session-state';
-import { DEFAULT_MAX_WAIT_MS, waitPlan, waitResult } from '../../deterministic/wait';
+import { DEFAULT_MAX_WAIT_MS, isoOf, waitPlan, waitResult } from '../../deterministic/wait';
 import type { RunEvents } from './run-events';
 
 /** Since this patch a `wait` call sleeps the turn; before, there was no such tool. */
@@ -50,12 +50,12 @@ export class TurnSleeper {
   /** The wait call's result: how long the turn slept and whether it was woken; bad arguments are a result the model reads. */
   async wait(callId: string, args: Record<string, unknown>): Promise<ToolOutcome> {
     if (!patched(WAIT_TOOL_PATCH)) return toolError('UNKNOWN_TOOL', 'There is no tool named "wait".', { recoverable: false });
-    const startMs = Date.now();
+    const startMs = workflowNow();
     const plan = waitPlan(args, startMs, this.input.config.limits.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
     if ('error' in plan) return plan.error;
     await this.beforeWait();
     this.events.add('wait');
-    const sleeping = { callId, until: new Date(plan.untilMs).toISOString(), reason: plan.reason };
+    const sleeping = { callId, until: isoOf(plan.untilMs), reason: plan.reason };
     this.woken = undefined;
     this.state.sleeping = sleeping;
     try {
@@ -69,7 +69,7 @@ export class TurnSleeper {
     const woken = this.woken;
     this.woken = undefined;
     await notifyParent({ turnId: this.input.turnId, status: 'running' });
-    return waitResult(plan, startMs, { nowMs: Date.now(), ...(woken ? { woken } : {}) });
+    return waitResult(plan, startMs, { nowMs: workflowNow(), ...(woken ? { woken } : {}) });
   }
 
   /** Refuses a wake that has nothing to end, before anything is written to history. */
@@ -88,4 +88,14 @@ export class TurnSleeper {
 async function notifyParent(status: TurnStatusSignal): Promise<void> {
   const parent = workflowInfo().parent;
   if (parent) await getExternalWorkflowHandle(parent.workflowId).signal(turnStatusSignal, status);
+}
+
+/**
+ * The workflow's time: in the workflow sandbox Date.now() is the time of the workflow task being
+ * run, which history records, so a replay reads the same instant (a wait needs "now" to turn
+ * `until` into a timer and to say how long it slept).
+ */
+function workflowNow(): number {
+  // eslint-disable-next-line no-restricted-properties -- workflow time, deterministic on replay (above)
+  return Date.now();
 }
