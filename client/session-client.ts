@@ -4,14 +4,7 @@
  * waiting for a turn is in turn-wait.ts (re-exported here).
  */
 import { randomUUID } from 'node:crypto';
-import {
-  Client,
-  WithStartWorkflowOperation,
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowFailedError,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-} from '@temporalio/client';
+import { Client, WithStartWorkflowOperation, WorkflowExecutionAlreadyStartedError, WorkflowFailedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { QueryDefinition } from '@temporalio/common';
 import type { PendingApproval, SessionState, TurnState } from '../deterministic/session-state';
 import type { SessionConfig } from '../deterministic/session-config';
@@ -36,7 +29,6 @@ import { describeTrialTurn, notASession } from './trial-ids';
 import { NO_WORKER_HINT } from './require-worker';
 import { deliverUpdate, lookUntil, type TroubleWait } from './trouble-wait';
 import { callTrouble, look } from './wait-progress';
-
 
 /**
  * Refuses text the session would refuse — empty, or over MAX_MESSAGE_BYTES of UTF-8 — as a
