@@ -79,6 +79,8 @@ describe('turn budgets', () => {
     const cfg = config({ turn: { tokens: 1000 } });
     const out = await h.turn(sessionId, cfg, 'What time is it?');
     if (out.kind !== 'waiting') throw new Error('expected a budget wait');
+    // The turn tells its session it waits by a signal: decide once the session shows it, as a person would.
+    await waitingForBudget(sessionId);
     await decideBudget(h.client, sessionId, { stop: true, reason: 'too dear' });
     const r = await h.complete(await result(out.state.turnId));
     expect(r.terminated_by).toBe('budget_exceeded');
