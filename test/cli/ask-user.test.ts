@@ -2,11 +2,11 @@
  * A question from the agent outlives the CLI process that started the turn: `run` exits 3 and
  * says how to answer, `status` shows the question, and another process answers it.
  */
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitForTurn } from '../../client/turn-wait';
-import { newSessionId, startHarness, type TestHarness } from '../support/harness';
-import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir, writeScript } from '../support/cli';
+import { newSessionId } from '../support/harness';
+import { describeResult, parseJson, stackLines, writeScript } from '../support/cli';
+import { useCliHarness } from '../support/cli-harness';
 
 /** Asks for a colour, then expects the answer in the tool result. */
 function colourScript(colour: string) {
@@ -18,28 +18,15 @@ function colourScript(colour: string) {
   };
 }
 
-let h: TestHarness;
-let dir: string;
-let env: NodeJS.ProcessEnv;
-const cli = (args: string[]) => runCli(args, { env, cwd: dir, timeoutMs: 60_000 });
-
-beforeAll(async () => {
-  h = await startHarness();
-  dir = tempDir('harness-cli-ask-');
-  env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: path.join(dir, 'home') });
-});
-afterAll(async () => {
-  await h?.stop();
-  removeTempDirs();
-});
+const s = useCliHarness('harness-cli-ask-');
 
 describe('a turn waiting for the user, driven from separate CLI processes', () => {
   const sessionId = newSessionId('cli-ask');
   let started = false;
 
   it('`run --json` exits 3 with the pending question and says how to answer', async () => {
-    const script = writeScript(dir, colourScript('blue'));
-    const r = await cli(['run', '--model', `scripted:${script}`, 'pick a colour', '--json', '--session', sessionId]);
+    const script = writeScript(s.dir, colourScript('blue'));
+    const r = await s.cli(['run', '--model', `scripted:${script}`, 'pick a colour', '--json', '--session', sessionId]);
     expect(r.code, describeResult(r)).toBe(3);
     const out = parseJson<Record<string, unknown>>(r);
     expect(Object.keys(out).sort()).toEqual(['pending', 'session_id', 'status', 'workflow_id']);
@@ -60,19 +47,19 @@ describe('a turn waiting for the user, driven from separate CLI processes', () =
     await expect
       .poll(
         async () => {
-          const r = await cli(['status', sessionId, '--json']);
+          const r = await s.cli(['status', sessionId, '--json']);
           return r.code === 0 ? parseJson<{ status: string }>(r).status : describeResult(r);
         },
         { timeout: 20_000, interval: 250 },
       )
       .toBe('waiting_for_user');
-    const r = await cli(['status', sessionId, '--json']);
+    const r = await s.cli(['status', sessionId, '--json']);
     expect(parseJson(r)).toMatchObject({ session_id: sessionId, status: 'waiting_for_user', pending: { question: 'Which colour?' } });
   });
 
   it('`answer --json` from another process finishes the turn and prints the run result', async () => {
     expect(started, 'the run must have left the question pending').toBe(true);
-    const r = await cli(['answer', sessionId, 'blue', '--json']);
+    const r = await s.cli(['answer', sessionId, 'blue', '--json']);
     expect(r.code, describeResult(r)).toBe(0);
     const out = parseJson<Record<string, unknown>>(r);
     expect(out).toMatchObject({ session_id: sessionId, workflow_id: `${sessionId}/turn-1`, terminated_by: 'final_answer', steps: 2 });
@@ -82,7 +69,7 @@ describe('a turn waiting for the user, driven from separate CLI processes', () =
 
   it('answering again is a one-line error with a hint and exit 1', async () => {
     expect(started, 'the run must have left the question pending').toBe(true);
-    const r = await cli(['answer', sessionId, 'red']);
+    const r = await s.cli(['answer', sessionId, 'red']);
     expect(r.code, describeResult(r)).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.errLines, describeResult(r)).toHaveLength(2);
@@ -95,16 +82,16 @@ describe('a turn waiting for the user, driven from separate CLI processes', () =
 describe('`harness answer --no-wait`', () => {
   it('returns as soon as the answer is delivered and the turn then completes', async () => {
     const sessionId = newSessionId('cli-nowait');
-    const script = writeScript(dir, colourScript('teal'));
-    const run = await cli(['run', '--model', `scripted:${script}`, 'pick a colour', '--json', '--session', sessionId]);
+    const script = writeScript(s.dir, colourScript('teal'));
+    const run = await s.cli(['run', '--model', `scripted:${script}`, 'pick a colour', '--json', '--session', sessionId]);
     expect(run.code, describeResult(run)).toBe(3);
 
-    const r = await cli(['answer', sessionId, 'teal', '--no-wait', '--json']);
+    const r = await s.cli(['answer', sessionId, 'teal', '--no-wait', '--json']);
     expect(r.code, describeResult(r)).toBe(0);
     expect(parseJson(r)).toMatchObject({ session_id: sessionId, workflow_id: `${sessionId}/turn-1` });
     expect(stackLines(r.stderr)).toEqual([]);
 
-    const outcome = await waitForTurn(h.client, `${sessionId}/turn-1`, { pollMs: 100 });
+    const outcome = await waitForTurn(s.h.client, `${sessionId}/turn-1`, { pollMs: 100 });
     expect(outcome.kind).toBe('done');
     if (outcome.kind !== 'done') return;
     expect(outcome.result.terminated_by).toBe('final_answer');

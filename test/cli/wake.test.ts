@@ -4,26 +4,13 @@
  * answer, `trace` shows the wait; a session that is not sleeping, an unknown one and an empty
  * reason are one-line errors with a hint.
  */
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { sendMessage } from '../../client/session-client';
-import { newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
-import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir } from '../support/cli';
+import { newSessionId, scriptedConfig } from '../support/harness';
+import { describeResult, parseJson, stackLines } from '../support/cli';
+import { useCliHarness } from '../support/cli-harness';
 
-let h: TestHarness;
-let dir: string;
-let env: NodeJS.ProcessEnv;
-const cli = (args: string[]) => runCli(args, { env, cwd: dir, timeoutMs: 60_000 });
-
-beforeAll(async () => {
-  h = await startHarness();
-  dir = tempDir('harness-cli-wake-');
-  env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: path.join(dir, 'home') });
-});
-afterAll(async () => {
-  await h?.stop();
-  removeTempDirs();
-});
+const s = useCliHarness('harness-cli-wake-');
 
 describe('harness wake', () => {
   const sessionId = newSessionId('cli-wake');
@@ -36,56 +23,56 @@ describe('harness wake', () => {
         { expect: { last_message_contains: 'job finished early' }, content: 'The nightly job is done. DONE' },
       ],
     });
-    h.declareUsed(config);
-    await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config, text: 'check on the nightly job in an hour' });
+    s.h.declareUsed(config);
+    await sendMessage(s.h.client, { taskQueue: s.h.taskQueue, sessionId, config, text: 'check on the nightly job in an hour' });
     await expect
       .poll(
         async () => {
-          const r = await cli(['status', sessionId, '--json']);
+          const r = await s.cli(['status', sessionId, '--json']);
           return r.code === 0 ? Boolean(parseJson<{ sleeping?: unknown }>(r).sleeping) : describeResult(r);
         },
         { timeout: 30_000, interval: 250 },
       )
       .toBe(true);
-    const json = parseJson<{ status: string; sleeping: { until: string; reason: string; call_id: string } }>(await cli(['status', sessionId, '--json']));
+    const json = parseJson<{ status: string; sleeping: { until: string; reason: string; call_id: string } }>(await s.cli(['status', sessionId, '--json']));
     expect(json).toMatchObject({ status: 'running', sleeping: { reason: 'the nightly job', call_id: 't1-s1-c0' } });
-    const r = await cli(['status', sessionId]);
+    const r = await s.cli(['status', sessionId]);
     expect(r.code, describeResult(r)).toBe(0);
     expect(r.stdout).toContain(`sleeping until ${json.sleeping.until} (the nightly job); wake it with \`harness wake ${sessionId}\``);
-    const list = await cli(['sessions']);
+    const list = await s.cli(['sessions']);
     expect(list.stdout.split('\n').find((l) => l.startsWith(sessionId))).toContain(`sleeping until ${json.sleeping.until}`);
     sleeping = true;
   });
 
   it('`wake --reason` ends the wait and follows the turn to its answer', async () => {
     expect(sleeping, 'the session must be sleeping').toBe(true);
-    const r = await cli(['wake', sessionId, '--reason', 'the job finished early']);
+    const r = await s.cli(['wake', sessionId, '--reason', 'the job finished early']);
     expect(r.code, describeResult(r)).toBe(0);
     expect(r.stdout + r.stderr).toContain(`woke ${sessionId}/turn-1: its wait t1-s1-c0 would have slept until`);
     expect(r.stdout).toContain('The nightly job is done. DONE');
     expect(stackLines(r.stderr)).toEqual([]);
 
-    const trace = await cli(['trace', `${sessionId}/turn-1`]);
+    const trace = await s.cli(['trace', `${sessionId}/turn-1`]);
     expect(trace.code, describeResult(trace)).toBe(0);
     expect(trace.stdout).toMatch(/wait until .*\(the nightly job\) → woken by .*: the job finished early/);
   });
 
   it('waking it again, or an unknown session, is a one-line error with a hint (exit 1)', async () => {
     expect(sleeping, 'the session must have slept').toBe(true);
-    const again = await cli(['wake', sessionId]);
+    const again = await s.cli(['wake', sessionId]);
     expect(again.code, describeResult(again)).toBe(1);
     expect(again.errLines, describeResult(again)).toHaveLength(2);
     expect(again.errLines[0]).toBe(`error: session ${sessionId} is not sleeping (status: idle)`);
     expect(again.errLines[1]).toMatch(/^hint: only a turn waiting in a `wait` call can be woken/);
 
-    const unknown = await cli(['wake', 'no-such-session-cli-wake']);
+    const unknown = await s.cli(['wake', 'no-such-session-cli-wake']);
     expect(unknown.code, describeResult(unknown)).toBe(1);
     expect(unknown.errLines[0]).toBe('error: no session named no-such-session-cli-wake');
     expect(stackLines(unknown.stderr)).toEqual([]);
   });
 
   it('an empty --reason is a usage error (exit 2)', async () => {
-    const r = await cli(['wake', sessionId, '--reason', '  ']);
+    const r = await s.cli(['wake', sessionId, '--reason', '  ']);
     expect(r.code, describeResult(r)).toBe(2);
     expect(r.errLines[0]).toBe('error: --reason must not be empty');
   });
