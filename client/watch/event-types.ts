@@ -198,6 +198,8 @@ export interface FinalEvent extends EventBase {
   error?: string;
   steps?: number;
   usage?: Usage;
+  /** The validated answer object of an agent with structured output (`output`), as result() gives it. */
+  output?: unknown;
 }
 
 /** Everything a turn tells as it runs, in order; `type` says which. */

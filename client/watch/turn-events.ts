@@ -280,6 +280,7 @@ function final(t: Timeline): Draft {
     type: 'final',
     status,
     ...(r ? { terminatedBy: r.terminated_by, answer: r.answer, steps: r.steps, usage: r.usage } : {}),
+    ...(r?.output !== undefined ? { output: r.output } : {}),
     ...(error ? { error } : {}),
   };
 }

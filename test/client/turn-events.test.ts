@@ -141,4 +141,17 @@ describe('turn events from history', () => {
       if (result >= 0) expect(result).toBe(about.length - 1);
     }
   });
+
+  it("gives a structured output's object in the final event, as the turn's result holds it", () => {
+    const done = newest.find((t) => t.runs[t.runs.length - 1]!.events.some((e) => e.kind === 'closed' && e.status === 'completed'))!;
+    const output = { id: 'A-1', total: 3 };
+    // The same history, its result as a turn of an agent with `output` closes with it.
+    const runs = done.runs.map((r, i) =>
+      i < done.runs.length - 1 ? r : { ...r, events: r.events.map((e) => (e.kind === 'closed' ? ({ ...e, result: { ...(e.result as object), output } } as typeof e) : e)) },
+    );
+    const final = new TurnEventReader(done.turnId).read(runs).find((e) => e.type === 'final');
+    expect(final).toMatchObject({ type: 'final', status: 'completed', output });
+    // Without one, the event has no output field.
+    expect(eventsOf(done.turnId, done.runs).find((e) => e.type === 'final')).not.toHaveProperty('output');
+  });
 });
