@@ -48,8 +48,8 @@ export interface ConnectOptions {
 }
 
 
-/** Where a message went. */
-export interface SentMessage {
+/** Where a message went; `O` types the output its turn's `wait()` gives. */
+export interface SentMessage<O = unknown> {
   sessionId: string;
   turnId: string;
   turn: number;
@@ -57,13 +57,15 @@ export interface SentMessage {
   steered?: 'queue' | 'interrupt';
   /** The events of this turn as it runs, until its `final` (HarnessClient.events with this turn). */
   events(opts?: Omit<EventOptions, 'turnId'>): AsyncIterable<HarnessEvent>;
+  /** Waits for this turn (HarnessClient.wait), its `result.output` typed as send's `output` or agent. */
+  wait(opts?: WaitOptions): Promise<TypedOutcome<O>>;
 }
 
 /** A turn's outcome (done, or waiting on a human) with `result.output` of type `O` (the session's structured output). */
 export type TypedOutcome<O = unknown> = { kind: 'done'; result: TurnResult<O> } | Extract<TurnOutcome, { kind: 'waiting' }>;
 
 /** A turn's outcome (done, or waiting on a human) with where it is. */
-export type RunOutcome<O = unknown> = TypedOutcome<O> & SentMessage;
+export type RunOutcome<O = unknown> = TypedOutcome<O> & SentMessage<O>;
 
 /** What a decision applied to: the turn to wait on, the calls decided, what an `always` granted. */
 export interface Decided {
@@ -110,7 +112,7 @@ export class HarnessClient {
   }
 
   /** Sends a message (starting the session when it is new) and returns the turn it started, without waiting. */
-  send<O = unknown>(text: string, opts?: SendOptions<O>): Promise<SentMessage>;
+  send<O = unknown>(text: string, opts?: SendOptions<O>): Promise<SentMessage<O>>;
   async send(text: string, opts: SendOptions = {}): Promise<SentMessage> {
     const sessionId = opts.sessionId ?? newSessionId();
     // Refused before anything is read or started.
@@ -266,10 +268,11 @@ export class HarnessClient {
     if (this.opts.owned) await this.temporal.connection.close();
   }
 
-  /** Gives a sent message its `events()` (not enumerable: the object stays plain data to print or compare). */
-  private withEvents<T extends Omit<SentMessage, 'events'>>(sent: T): T & SentMessage {
+  /** Gives a sent message its `events()` and `wait()` (not enumerable: the object stays plain data to print or compare). */
+  private withEvents<T extends Omit<SentMessage, 'events' | 'wait'>>(sent: T): T & SentMessage {
     const events = (opts: Omit<EventOptions, 'turnId'> = {}) => this.events(sent.sessionId, { ...opts, turnId: sent.turnId });
-    return Object.defineProperty(sent, 'events', { value: events, enumerable: false }) as T & SentMessage;
+    const wait = (opts?: WaitOptions) => this.wait(sent.turnId, opts);
+    return Object.defineProperties(sent, { events: { value: events, enumerable: false }, wait: { value: wait, enumerable: false } }) as T & SentMessage;
   }
 }
 

@@ -89,6 +89,9 @@ describe('events()', () => {
     const config = scriptedConfig({ steps: [{ content: 'Hello. DONE' }] });
     const sent = await client.send('hello', { sessionId, config });
     expect((await collect(sent.events())).at(-1)).toMatchObject({ type: 'final', status: 'completed' });
+    // The sent message waits for its own turn too (not enumerable, like events: the object stays plain data).
+    expect(await sent.wait()).toMatchObject({ kind: 'done', result: { terminated_by: 'final_answer' } });
+    expect(Object.keys(sent).sort()).toEqual(['sessionId', 'turn', 'turnId']);
 
     const refusal = async (events: AsyncIterable<HarnessEvent>) => {
       const err = await collect(events).then(
