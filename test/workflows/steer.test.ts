@@ -104,6 +104,28 @@ describe('steering a running turn', () => {
     expect(String(tool?.content)).toMatch(/cancel/i);
   });
 
+  it('interrupts under the default policy: a long wait is cancelled and the turn goes on with the message', async () => {
+    const sessionId = newSessionId('steer');
+    // wait is read-only, so the default policy lets it run unasked: nothing here switches the policy.
+    const config = scriptedConfig({
+      steps: [
+        { tool_calls: [{ name: 'wait', arguments: { seconds: 3600, reason: 'let the build finish' } }] },
+        { expect: { messages_contain: 'no need to wait' }, content: 'hi. HARNESS_OK' },
+      ],
+    });
+    const first = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config, text: 'wait for the build' });
+    const turn = h.client.workflow.getHandle(first.turnId);
+    await expect.poll(async () => (await turn.query(turnStateQuery)).sleeping?.reason, { timeout: 30_000, interval: 100 }).toBe('let the build finish');
+    const sent = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, text: 'no need to wait', whileRunning: 'interrupt' });
+    expect(sent.steered).toBe('interrupt');
+    const r = await finished(first.turnId);
+    expect(r.terminated_by).toBe('final_answer');
+    expect(r.answer).toBe('hi. HARNESS_OK');
+    expect(r.toolCalls.map((c) => c.name)).toEqual(['wait']);
+    const tool = (await h.messages(r)).find((m) => m.role === 'tool');
+    expect(String(tool?.content)).toMatch(/cancel/i);
+  });
+
   it('refuses a message sent with reject while a turn runs, with the one-line error of before', async () => {
     const sessionId = newSessionId('steer');
     const config = scriptedConfig({ steps: [{ tool_calls: [{ name: 'ask_user', arguments: { question: 'Which branch?' } }] }, { content: 'never' }] });
