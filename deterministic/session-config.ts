@@ -81,7 +81,8 @@ export const DEFAULT_LIMITS: Limits = {
   errorLimit: 3,
   repeatLimit: 3,
   askUserTimeoutMs: 24 * 60 * 60 * 1000,
-  approvalTimeoutMs: 60 * 60 * 1000,
+  // As long as a question: a person asked to approve may answer as late as one asked to reply.
+  approvalTimeoutMs: 24 * 60 * 60 * 1000,
   continueAsNewAfterEvents: 2000,
   turnEventBudget: 4000,
   modelTimeoutMs: 120_000,
