@@ -15,7 +15,7 @@ const seconds = z.number().positive().max(24 * 60 * 60);
 const values = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*$/, 'names are letters, digits, - and _'), z.string());
 
 const common = {
-  /** Connecting and listing tools: after this long the server counts as unavailable (default 10 s). */
+  /** Connecting and listing tools: after this long the server counts as unavailable (default 10 s; 120 s for a package runner such as npx). */
   startupTimeoutSec: seconds.optional(),
   /** One tool call (default 60 s; time waiting for a human answer not counted). */
   callTimeoutSec: seconds.optional(),
@@ -24,6 +24,8 @@ const common = {
   tools: z.record(z.string().min(1), z.strictObject({ risk: risk.optional(), decision: decision.optional(), timeoutSec: seconds.optional() })).optional(),
   /** `false` keeps the entry but does not start it. */
   enabled: z.boolean().optional(),
+  /** The server holds no per-user state: one process serves an agent's sessions (per tenant), not one per session. */
+  shareable: z.boolean().optional(),
 };
 
 const stdioServer = z.strictObject({
@@ -77,6 +79,18 @@ function entryKind(entry: unknown): typeof stdioServer | typeof httpServer | und
 }
 
 const DEFAULT_STARTUP_MS = 10_000;
+// A package runner may download and install the server before it starts: on a cold cache or a
+// busy machine `npx` alone takes longer than a started program needs to answer.
+const RUNNER_STARTUP_MS = 120_000;
+const RUNNERS = new Set(['npx', 'pnpx', 'bunx', 'uvx', 'pipx']);
+const RUNNER_VERBS: Record<string, string[]> = { npm: ['exec', 'x'], pnpm: ['dlx', 'exec'], yarn: ['dlx'], uv: ['run', 'tool'], docker: ['run'], podman: ['run'] };
+
+/** The startup timeout a stdio server gets unless it sets its own: longer when a package runner launches it. */
+export function defaultStartupMs(command: string | undefined, args: readonly string[] = []): number {
+  if (!command) return DEFAULT_STARTUP_MS;
+  const bin = path.basename(command).replace(/\.(cmd|exe)$/i, '');
+  return RUNNERS.has(bin) || RUNNER_VERBS[bin]?.includes(args[0] ?? '') ? RUNNER_STARTUP_MS : DEFAULT_STARTUP_MS;
+}
 const DEFAULT_CALL_MS = 60_000;
 
 /** The enabled servers as specs; relative `cwd` (and a `./` command) resolve against the config file's folder. */
@@ -96,11 +110,12 @@ export function resolveMcpServers(section: Record<string, unknown> | undefined, 
       : undefined;
     const shared = {
       name,
-      startupTimeoutMs: (e.startupTimeoutSec ?? DEFAULT_STARTUP_MS / 1000) * 1000,
+      startupTimeoutMs: e.startupTimeoutSec !== undefined ? e.startupTimeoutSec * 1000 : defaultStartupMs(e.command, e.args),
       callTimeoutMs: (e.callTimeoutSec ?? DEFAULT_CALL_MS / 1000) * 1000,
       ...(e.risk ? { risk: e.risk } : {}),
       ...(e.decision ? { decision: e.decision } : {}),
       ...(tools ? { tools } : {}),
+      ...(e.shareable ? { shareable: true } : {}),
     };
     if (schema === stdioServer) {
       const command = e.command.startsWith('./') || e.command.startsWith('../') ? path.resolve(baseDir, e.command) : e.command;

@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ElicitRequestSchema, ErrorCode, McpError, ToolListChangedNotificationSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerSpec } from '../../deterministic/mcp';
-import { McpUnavailableError, oneLine } from './errors';
+import { McpUnavailableError, oneLine, startupTimedOut } from './errors';
 import { resolveTemplates } from './templates';
 
 /** A form the server wants a human to fill in, and the human's answer. */
@@ -88,7 +88,7 @@ export class McpConnection {
     const timer = setTimeout(() => {
       // The SDK forgets the child as soon as connect fails; remember it so close(true) can signal it.
       conn.startedPid = conn.pid;
-      ac.abort(conn.unavailable(`did not start within ${seconds(timeoutMs)}`));
+      ac.abort(conn.unavailable(startupTimedOut(spec.name, `did not start within ${seconds(timeoutMs)}`)));
     }, timeoutMs);
     try {
       await conn.client.connect(conn.transport, { signal: ac.signal, timeout: NO_SDK_TIMEOUT });

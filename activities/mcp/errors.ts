@@ -26,6 +26,11 @@ export class McpConfigError extends McpUnavailableError {
   override readonly name: string = 'McpConfigError';
 }
 
+/** Why a server did not start in time, and how to give it longer (one line, as every reason). */
+export function startupTimedOut(server: string, what: string): string {
+  return `${what} (give it longer: mcpServers.${server}.startupTimeoutSec, in seconds)`;
+}
+
 /** Collapses whitespace so a multi-line reason (a stack, stderr) stays one line. */
 export function oneLine(text: string, max = 500): string {
   const flat = text.replace(/\s+/g, ' ').trim();

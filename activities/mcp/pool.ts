@@ -11,7 +11,7 @@ import type { McpServerSpec, McpToolInfo } from '../../deterministic/mcp';
 import { canonicalJson } from '../../deterministic/digest';
 import { McpConnection, NO_SDK_TIMEOUT, seconds, type ElicitHook, type OpenCall } from './connection';
 import { forgetServer, noteServer } from './orphans';
-import { McpTimeoutError, McpUnavailableError, oneLine } from './errors';
+import { McpTimeoutError, McpUnavailableError, oneLine, startupTimedOut } from './errors';
 import { abortable, linked, pausableTimer } from './timers';
 import { ToolPageSchema, mapTools } from './tool-list';
 
@@ -89,7 +89,7 @@ export class McpPool {
         if (opts.signal?.aborted) throw opts.signal.reason;
         if (ac.signal.reason !== TIMEOUT) throw this.failure(entry, conn, err);
         if (conn) this.drop(entry, conn, true);
-        throw new McpUnavailableError(spec.name, `did not list its tools within ${seconds(opts.timeoutMs)}`);
+        throw new McpUnavailableError(spec.name, startupTimedOut(spec.name, `did not list its tools within ${seconds(opts.timeoutMs)}`));
       } finally {
         clearTimeout(timer);
       }

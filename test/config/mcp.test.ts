@@ -64,6 +64,19 @@ describe('mcpServers validation', () => {
     ]);
   });
 
+  it('gives a server launched by a package runner (npx, npm exec, docker run …) a longer startup, unless it sets its own', () => {
+    const startup = (entry: Record<string, unknown>) => resolve({ s: entry }).mcp?.servers[0]?.startupTimeoutMs;
+    expect(startup({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/srv'] })).toBe(120_000);
+    expect(startup({ command: '/usr/local/bin/npx', args: ['pkg'] })).toBe(120_000);
+    expect(startup({ command: 'npm', args: ['exec', 'pkg'] })).toBe(120_000);
+    expect(startup({ command: 'uvx', args: ['mcp-server-git'] })).toBe(120_000);
+    expect(startup({ command: 'docker', args: ['run', '-i', 'img'] })).toBe(120_000);
+    expect(startup({ command: 'npm', args: ['start'] })).toBe(10_000);
+    expect(startup({ command: 'node', args: ['server.js'] })).toBe(10_000);
+    expect(startup({ command: 'npx', args: ['pkg'], startupTimeoutSec: 5 })).toBe(5_000);
+    expect(startup({ url: 'https://mcp.example.org/mcp' })).toBe(10_000);
+  });
+
   it('gives a session only the names of the servers and how their tools are judged, never what runs', () => {
     const c = resolve(servers);
     expect(c.mcp?.servers).toEqual([

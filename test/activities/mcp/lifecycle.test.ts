@@ -100,6 +100,7 @@ describe('McpPool connections', () => {
     const err = await pool.listTools(spec, { timeoutMs: 1500 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(McpUnavailableError);
     expect((err as Error).message).toMatch(/^mcp server hung: did not (start|list its tools) within 1.5s/);
+    expect((err as Error).message).toContain('(give it longer: mcpServers.hung.startupTimeoutSec, in seconds)');
     const pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
     await until(() => !alive(pid));
     expect(pool.stats()[0]).toMatchObject({ connected: false });
