@@ -35,15 +35,36 @@ export interface MemoryTimeouts {
 const DEFAULT_MEMORY_TIMEOUTS: MemoryTimeouts = { connectMs: 5_000, queryMs: 10_000, statementMs: 8_000, idleMs: 30_000 };
 
 /**
+ * Connections a worker's pool opens at most (HARNESS_DB_POOL_MAX). A store call holds one for a
+ * statement of a millisecond or so, and a call that finds them all busy waits in the pool's queue
+ * within connectMs: with 4, a hundred activities writing at once queued past it and failed as
+ * STORE_UNAVAILABLE. 20 keeps a hundred concurrent calls well inside it, and Postgres' default
+ * of 100 connections still serves four workers; raise it with the worker's activity slots.
+ */
+export const DEFAULT_POOL_MAX = 20;
+const MAX_POOL_MAX = 1_000;
+
+/** The pool size the environment sets (HARNESS_DB_POOL_MAX), or the default; a bad value is refused in one line. */
+export function poolMaxFromEnv(env: NodeJS.ProcessEnv): number {
+  const raw = env.HARNESS_DB_POOL_MAX?.trim();
+  if (!raw) return DEFAULT_POOL_MAX;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_POOL_MAX) {
+    throw new Error(`HARNESS_DB_POOL_MAX is ${JSON.stringify(raw)}: give a whole number from 1 to ${MAX_POOL_MAX} (default ${DEFAULT_POOL_MAX})`);
+  }
+  return n;
+}
+
+/**
  * A pool whose every connection and query is bounded in time. `stream` opens a connection
  * without TCP (the embedded database's own process: EmbeddedPostgres.connect).
  */
-export function memoryPool(url: string, timeouts: Partial<MemoryTimeouts> = {}, stream?: () => Duplex): pg.Pool {
+export function memoryPool(url: string, timeouts: Partial<MemoryTimeouts> = {}, stream?: () => Duplex, max: number = DEFAULT_POOL_MAX): pg.Pool {
   const t = { ...DEFAULT_MEMORY_TIMEOUTS, ...timeouts };
   return new pg.Pool({
     connectionString: url,
     ...(stream ? { stream } : {}),
-    max: 4,
+    max,
     connectionTimeoutMillis: t.connectMs,
     // Without it a frozen server hangs a query for as long as TCP keeps the connection (minutes).
     // pg fails the query and pool.query then discards the connection; transactions do the same.
@@ -66,11 +87,17 @@ export class Database {
   private embedded?: EmbeddedPostgres;
   private pool?: pg.Pool;
 
-  constructor(private readonly opts: { home: string; databaseUrl?: string; timeouts?: Partial<MemoryTimeouts>; lockMethod?: LockMethod }) {}
+  /** `poolMax`: connections at most (default DEFAULT_POOL_MAX). */
+  constructor(private readonly opts: { home: string; databaseUrl?: string; timeouts?: Partial<MemoryTimeouts>; lockMethod?: LockMethod; poolMax?: number }) {}
 
-  /** The memory of a process with this home and environment: DATABASE_URL when set, else the embedded database under `home`. */
+  /** The memory of a process with this home and environment: DATABASE_URL when set, else the embedded database under `home`; HARNESS_DB_POOL_MAX sizes its pool. */
   static fromEnv(home: string, env: NodeJS.ProcessEnv): Database {
-    return new Database({ home, ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}) });
+    return new Database({ home, poolMax: poolMaxFromEnv(env), ...(env.DATABASE_URL ? { databaseUrl: env.DATABASE_URL } : {}) });
+  }
+
+  /** Connections the pool opens at most. */
+  get poolMax(): number {
+    return this.opts.poolMax ?? DEFAULT_POOL_MAX;
   }
 
   /** The store, connected and migrated; rejects with MemoryUnavailableError when the database is down or in use. */
@@ -114,7 +141,7 @@ export class Database {
       url = this.embedded.url;
       stream = this.embedded.connect; // this process runs it: no TCP
     }
-    const pool = memoryPool(url, this.opts.timeouts, stream);
+    const pool = memoryPool(url, this.opts.timeouts, stream, this.poolMax);
     const store = new MemoryStore(pool);
     try {
       await store.migrate();
