@@ -4,8 +4,8 @@
  */
 import type { Client } from '@temporalio/client';
 import type { SessionConfig } from '../deterministic/session-config';
-import { resolveSessionConfig } from '../config/resolve';
-import { UsageError } from '../machine/errors';
+import { NO_MODEL, resolveSessionConfig } from '../config/resolve';
+import { UsageError, UserError } from '../machine/errors';
 import { sessionExists } from '../client/session-client';
 import type { CliContext } from './context';
 import { say } from './output';
@@ -52,5 +52,13 @@ export async function configFor(ctx: CliContext, client: Client, sessionId: stri
     }
     return undefined;
   }
-  return resolve(ctx, o);
+  try {
+    return resolve(ctx, o);
+  } catch (err) {
+    // Nothing says which model a new session would run: the session was meant to exist.
+    if (err instanceof UserError && err.message === NO_MODEL) {
+      throw new UserError(`no session named ${sessionId}`, '`harness sessions` lists them; to start a new session with this name, give it a model with --model');
+    }
+    throw err;
+  }
 }

@@ -21,6 +21,7 @@ import { workerHoldsDatabase } from './database-holder';
 import { exited, probeServer, spawnDevServer, waitForServer } from './dev-server';
 import { acquireStartLock, WAITING_FOR_START_LOCK } from './start-lock';
 import type { TemporalSettings } from './temporal-settings';
+import { recordWorkerKeys } from './worker-keys';
 
 export { embeddedFiles };
 
@@ -38,6 +39,7 @@ async function spawnBackgroundWorker(home: string, env: NodeJS.ProcessEnv, timeo
   closeSync(out);
   // Recorded at once, so that a process arriving while it starts does not start another.
   writePidFile(files.workerPid, child.pid!);
+  recordWorkerKeys(home, child.pid!, env);
   child.unref();
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -138,6 +140,7 @@ export async function startForegroundDev(s: TemporalSettings, home: string, say:
     } else {
       // Recorded before the worker is ready: a `harness run` meanwhile must not start another.
       writePidFile(files.workerPid, process.pid);
+      recordWorkerKeys(home, process.pid, process.env);
       recordedWorker = true;
     }
   } catch (err) {

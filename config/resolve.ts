@@ -157,6 +157,9 @@ interface ConfigFlags {
  * Resolves the session configuration; a missing model is a one-line error with the fix. `note`
  * hears what an untrusted config file was not allowed to set.
  */
+/** The error of a session config that names no model (a caller may know better what was meant). */
+export const NO_MODEL = 'no model configured';
+
 export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(), note?: (line: string) => void): SessionConfig {
   const loaded = loadFileConfig(flags.config, env, cwd);
   const { config, file } = loaded;
@@ -168,7 +171,7 @@ export function resolveSessionConfig(flags: ConfigFlags, env: NodeJS.ProcessEnv 
   const modelText = fromFlagOrEnv ?? config.model;
   if (!modelText) {
     throw new UserError(
-      'no model configured',
+      NO_MODEL,
       'pass --model scripted:examples/demo.json for an offline demo, or set HARNESS_MODEL (e.g. gpt-4o-mini) and OPENAI_API_KEY',
     );
   }

@@ -55,6 +55,11 @@ export function keyBoundHosts(env: Record<string, string | undefined>): string[]
   return bindings(env).map((b) => b.host);
 }
 
+/** The variables keys are read from on a worker with this environment (names only). */
+export function keyVariables(env: Record<string, string | undefined>): string[] {
+  return [...new Set(bindings(env).map((b) => b.variable))];
+}
+
 function bindings(env: Record<string, string | undefined>): Binding[] {
   const out: Binding[] = [];
   for (const entry of (env.HARNESS_MODEL_KEYS ?? '').split(',')) {

@@ -8,6 +8,7 @@ import { terminalPrompter } from '../prompter';
 import { WaitNotes } from '../wait-notes';
 import { readTask } from '../task-input';
 import { say } from '../output';
+import { checkWorkerModelKey } from '../model-key-check';
 
 export interface RunFlags {
   session?: string;
@@ -27,12 +28,14 @@ export async function run(ctx: CliContext, taskArg: string | undefined, o: RunFl
   const early = configForNew(ctx, o);
   const harness = await ctx.harness({ autostart: true });
   const client = harness.temporal;
+  const sessionId = o.session ?? newSessionId();
+  // Before the worker check: a mistyped --session is the mistake to name, whatever else is wrong.
+  const config = await configFor(ctx, client, sessionId, o, early);
   // Fail rather than wait when no worker polls: the usual causes (a wrong TEMPORAL_ADDRESS
   // or HARNESS_TASK_QUEUE, no worker deployed) are not cured by waiting, and checking
   // before sending leaves no session behind that nobody would run.
   await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
-  const sessionId = o.session ?? newSessionId();
-  const config = await configFor(ctx, client, sessionId, o, early);
+  if (config) checkWorkerModelKey(config.model, { embedded: ctx.settings.embedded, home: ctx.home, env: ctx.env });
   // Sending rides out trouble like the wait, each bounded by --wait-timeout: a worker that
   // stopped after the check above holds the message up, and the wait says so instead of hanging.
   const notes = new WaitNotes();

@@ -131,6 +131,13 @@ describe('user errors', () => {
     expect(r.errLines[0]).toContain('bad id!');
   });
 
+  it('`run --session` naming a session that does not exist, with no model for a new one, says so (not "no model configured")', async () => {
+    const r = await cli(['run', '--session', 's-typo', 'hi']);
+    expectUserError(r, 1);
+    expect(r.errLines[0]).toBe('error: no session named s-typo');
+    expect(r.stderr).toContain('`harness sessions` lists them');
+  });
+
   it('a TEMPORAL_TLS_CERT file that does not exist exits 2 naming the variable and the file', async () => {
     const missing = path.join(tempDir('harness-cli-tls-'), 'missing-cert.pem');
     const r = await cli(['status', 'x'], { env: { ...env, TEMPORAL_TLS_CERT: missing, TEMPORAL_TLS_KEY: missing } });
