@@ -2,8 +2,7 @@
 # Arize Phoenix (PyPI arize-phoenix) in the project venv, idempotently: an OpenTelemetry
 # receiver and trace viewer that `harness trace --otlp` and `harness dev` export to, and that
 # test/cli/trace-otlp.test.ts reads spans back from. Installs nothing when the pinned version
-# is already there. Start it offline with:
-#   PHOENIX_TELEMETRY_ENABLED=false PHOENIX_ALLOW_EXTERNAL_RESOURCES=false .venv/bin/phoenix serve
+# is already there. Start it offline, bound to 127.0.0.1, with `npm run phoenix` (scripts/phoenix.sh).
 #   PHOENIX_VERSION   the version to install (default below)
 set -euo pipefail
 cd "$(dirname "$0")/.."

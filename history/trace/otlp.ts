@@ -91,6 +91,6 @@ function exportError(url: URL, error: Error | undefined): UserError {
   const why = typeof e.code === 'string' ? e.code : (e.message || 'no answer').split('\n')[0];
   return new UserError(
     `cannot send the trace to ${shown}: ${why}`,
-    'is the receiver running and the URL right? e.g. Phoenix: `.venv/bin/phoenix serve` listens on http://127.0.0.1:6006 (scripts/setup-phoenix.sh installs it)',
+    'is the receiver running and the URL right? e.g. Phoenix: `npm run phoenix` listens on http://127.0.0.1:6006 (scripts/setup-phoenix.sh installs it)',
   );
 }
