@@ -116,7 +116,7 @@ async function durableTurn(client: Client, taskQueue: string, config: SessionCon
   return { gaps: starts.slice(1).map((t, i) => t - starts[i]!), trip };
 }
 
-const echo = (pool: McpPool, spec: McpServerSpec, i: number) => pool.callTool(spec, 'echo', { message: `direct ${i}` }, { timeoutMs: 30_000 });
+const echo = (pool: McpPool, spec: McpServerSpec, i: number) => pool.callTool(spec, 'echo', { message: `direct ${i}` }, { scope: { sessionId: 'bench' }, timeoutMs: 30_000 });
 
 /** A pool with nothing open: spawn (or connect) + initialize + one call. */
 async function coldCall(spec: McpServerSpec): Promise<number> {

@@ -191,7 +191,7 @@ export interface ExecuteToolInput {
   /** Hosts whose private or loopback addresses http_request may reach (session config). */
   allowPrivateHosts?: string[];
   /** An MCP tool: the server to call, the tool's name there (`name` is the qualified one), how long a server question waits. */
-  mcp?: { server: McpServerRef; tool: string; askUserTimeoutMs?: number };
+  mcp?: { server: McpServerRef; tool: string; askUserTimeoutMs?: number; agent?: string; tenant?: string };
   /** A custom tool (defineTool): whether the session recorded it idempotent (otherwise a claim makes it run once). */
   custom?: { idempotent: boolean };
   /** A custom tool's call: the session's metadata, which the tool reads as ctx.metadata (absent: none was set). */
@@ -203,6 +203,9 @@ export interface ExecuteToolInput {
 /** Input of discoverMcpTools: the session's servers (or only some of them, keeping the others' tools). */
 export interface DiscoverMcpInput {
   sessionId: string;
+  /** The session's agent and tenant: a shareable server's process is theirs (deterministic/mcp-scope.ts). */
+  agent?: string;
+  tenant?: string;
   servers: McpServerRef[];
   /** Re-discover only these servers; the rest are taken from `previous` or `previousRef`. */
   only?: string[];

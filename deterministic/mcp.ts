@@ -29,6 +29,12 @@ interface McpServerCommon {
   /** Decision for the server's tools (a policy rule); without it the policy mode decides (`ask` by default). */
   decision?: 'allow' | 'ask' | 'deny';
   tools?: Record<string, McpToolSettings>;
+  /**
+   * The owner's word that the server keeps no state of one session another could see: one process
+   * (or HTTP connection) then serves every session of an agent within a tenant. Absent: one per
+   * session. The worker's declaration decides; a session cannot ask for it.
+   */
+  shareable?: boolean;
 }
 
 /** A server the worker starts as a child process and talks to over stdin/stdout. */
@@ -61,7 +67,7 @@ export type McpServerRef = McpServerCommon & Partial<Pick<McpStdioSpec, 'command
 
 /** A session's reference to a server: its name and settings, without what runs. */
 export function mcpServerRef(spec: McpServerRef): McpServerRef {
-  const { transport: _t, command: _c, args: _a, env: _e, cwd: _w, url: _u, headers: _h, ...ref } = spec;
+  const { transport: _t, command: _c, args: _a, env: _e, cwd: _w, url: _u, headers: _h, shareable: _s, ...ref } = spec;
   return ref;
 }
 

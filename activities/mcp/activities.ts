@@ -1,11 +1,13 @@
 /**
  * The MCP activities: discovering a session's tools (once per session, and again when a server
  * says its list changed) and calling one tool. Both go through the worker's pool of clients, so
- * a server process serves every session and call of the worker that uses it.
+ * a server process serves every call of the session that uses it (of its agent and tenant, when
+ * the server is declared shareable), never another session's.
  */
 import { Context } from '@temporalio/activity';
 import type { DiscoveredMcpTools, DiscoverMcpInput, ExecuteToolInput, ToolOutcome } from '../../deterministic/activity-types';
 import { LOCAL_CALL_BUDGET_MS, MCP_NEEDS_ACTIVITY, type McpServerSpec, type McpServerStatus, type McpToolInfo, type McpToolSet } from '../../deterministic/mcp';
+import type { McpScope } from '../../deterministic/mcp-scope';
 import type { WorkerDeclarations } from '../declarations';
 import { toolError } from '../../deterministic/errors';
 import type { Conversations } from '../store/conversations';
@@ -32,9 +34,9 @@ export interface McpActivityDeps {
 /** Builds discoverMcpTools and the MCP branch of executeTool. */
 export function createMcpActivities(deps: McpActivityDeps) {
   /** Lists one server's tools; a server that fails is a status with why, never an activity failure. */
-  const discoverOne = async (spec: McpServerSpec, signal: AbortSignal): Promise<{ status: McpServerStatus; tools: McpToolInfo[] }> => {
+  const discoverOne = async (spec: McpServerSpec, scope: McpScope, signal: AbortSignal): Promise<{ status: McpServerStatus; tools: McpToolInfo[] }> => {
     try {
-      const { tools, skipped } = await deps.pool.listTools(spec, { timeoutMs: spec.startupTimeoutMs, signal });
+      const { tools, skipped } = await deps.pool.listTools(spec, { scope, timeoutMs: spec.startupTimeoutMs, signal });
       return { status: { server: spec.name, status: 'connected', tools: tools.length, ...(skipped.length ? { skipped } : {}) }, tools };
     } catch (err) {
       if (!(err instanceof McpUnavailableError)) throw err;
@@ -52,6 +54,7 @@ export function createMcpActivities(deps: McpActivityDeps) {
       const ctx = Context.current();
       return withHeartbeat(async () => {
         const only = input.only ? new Set(input.only) : undefined;
+        const scope = scopeOf(input.sessionId, input);
         // Every server resolved before any starts: a session naming one the worker did not declare
         // starts none of them (NOT_DECLARED fails the session).
         const specs = input.servers.map((ref) => deps.declarations.mcpServer(ref));
@@ -61,7 +64,7 @@ export function createMcpActivities(deps: McpActivityDeps) {
           await Promise.all(
             specs.map(async (spec) => {
               if (only && !only.has(spec.name)) return kept(previous.set, spec.name);
-              return discoverOne(spec, ctx.cancellationSignal);
+              return discoverOne(spec, scope, ctx.cancellationSignal);
             }),
           ),
         );
@@ -80,6 +83,7 @@ export function createMcpActivities(deps: McpActivityDeps) {
     async callMcpTool(input: ExecuteToolInput & { mcp: NonNullable<ExecuteToolInput['mcp']> }, args: unknown): Promise<ToolOutcome> {
       const ctx = Context.current();
       const { tool } = input.mcp;
+      const scope = scopeOf(input.sessionId, input.mcp);
       let server: McpServerSpec;
       try {
         server = deps.declarations.mcpServer(input.mcp.server);
@@ -95,6 +99,7 @@ export function createMcpActivities(deps: McpActivityDeps) {
       let back: string | undefined;
       try {
         const r = await deps.pool.callTool(server, tool, (args ?? {}) as Record<string, unknown>, {
+          scope,
           timeoutMs: local ? Math.min(timeoutMs, LOCAL_CALL_BUDGET_MS) : timeoutMs,
           signal: ctx.cancellationSignal,
           onElicit: local
@@ -107,7 +112,7 @@ export function createMcpActivities(deps: McpActivityDeps) {
         });
         if (back) throw needsActivity(back);
         const result = mcpResultToToolResult(server.name, tool, r);
-        return deps.pool.takeListChanged(server) ? { ...result, mcpListChanged: true } : result;
+        return deps.pool.takeListChanged(server, scope) ? { ...result, mcpListChanged: true } : result;
       } catch (err) {
         if (local && err instanceof McpTimeoutError && timeoutMs > LOCAL_CALL_BUDGET_MS) throw needsActivity(`slower than ${LOCAL_CALL_BUDGET_MS} ms`);
         if (!(err instanceof McpUnavailableError)) throw err;
@@ -117,6 +122,11 @@ export function createMcpActivities(deps: McpActivityDeps) {
       }
     },
   };
+}
+
+/** Whom a connection serves: the session, with the agent and tenant its workflow names. */
+function scopeOf(sessionId: string, from: { agent?: string; tenant?: string }): McpScope {
+  return { sessionId, ...(from.agent !== undefined ? { agent: from.agent } : {}), ...(from.tenant !== undefined ? { tenant: from.tenant } : {}) };
 }
 
 function needsActivity(why: string): ApplicationFailure {

@@ -1,16 +1,18 @@
 /**
- * The MCP servers this worker talks to: one connection per server spec, shared by every
- * session that names the same server (one child process, not one per session or per call),
- * opened on first use, reopened after the server dies, and closed when idle or at shutdown.
+ * The MCP servers this worker talks to: one connection per server spec and session (a server
+ * declared `shareable`: per agent and tenant, pool-key.ts), shared by that session's calls (one
+ * child process, not one per call), opened on first use, reopened after the server dies, and
+ * closed when idle (then forgotten, so sessions that ended leave nothing behind) or at shutdown.
  * Timeouts are the pool's own: a call's clock stops while a human answers the server's
  * question (elicitation), which the SDK's request timeout cannot do.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerSpec, McpToolInfo } from '../../deterministic/mcp';
-import { canonicalJson } from '../../deterministic/digest';
+import type { McpScope } from '../../deterministic/mcp-scope';
 import { McpConnection, NO_SDK_TIMEOUT, seconds, type ElicitHook, type OpenCall } from './connection';
 import { forgetServer, noteServer } from './orphans';
+import { poolKey } from './pool-key';
 import { McpTimeoutError, McpUnavailableError, oneLine, startupTimedOut } from './errors';
 import { abortable, linked, pausableTimer } from './timers';
 import { ToolPageSchema, mapTools } from './tool-list';
@@ -27,6 +29,8 @@ interface McpPoolOptions {
 }
 
 interface CallOptions {
+  /** Who the call is for: its session's connection, or the agent's of a shareable server. */
+  scope: McpScope;
   timeoutMs: number;
   signal?: AbortSignal;
   onElicit?: ElicitHook;
@@ -37,6 +41,7 @@ interface CallOptions {
 interface Entry {
   key: string;
   spec: McpServerSpec;
+  scope: McpScope;
   conn?: McpConnection;
   connecting?: Promise<McpConnection>;
   spawns: number;
@@ -64,8 +69,8 @@ export class McpPool {
   }
 
   /** The server's tools (every page), mapped to qualified names; tools that cannot be offered are in `skipped`. */
-  async listTools(spec: McpServerSpec, opts: { timeoutMs: number; signal?: AbortSignal }): Promise<{ tools: McpToolInfo[]; skipped: string[] }> {
-    const entry = this.entry(spec);
+  async listTools(spec: McpServerSpec, opts: { scope: McpScope; timeoutMs: number; signal?: AbortSignal }): Promise<{ tools: McpToolInfo[]; skipped: string[] }> {
+    const entry = this.entry(spec, opts.scope);
     return this.use(entry, async () => {
       const ac = linked(opts.signal);
       const timer = setTimeout(() => ac.abort(TIMEOUT), opts.timeoutMs);
@@ -98,7 +103,7 @@ export class McpPool {
 
   /** Calls a tool; a JSON-RPC error from the server comes back as an `isError` result. */
   async callTool(spec: McpServerSpec, tool: string, args: Record<string, unknown>, opts: CallOptions): Promise<CallToolResult> {
-    const entry = this.entry(spec);
+    const entry = this.entry(spec, opts.scope);
     entry.calls++;
     return this.use(entry, async () => {
       const conn = await abortable(this.connect(entry, spec.startupTimeoutMs), opts.signal);
@@ -136,8 +141,8 @@ export class McpPool {
   }
 
   /** True once after the server said its tool list changed (since the last listTools). */
-  takeListChanged(spec: McpServerSpec): boolean {
-    const entry = this.entries.get(specKey(spec));
+  takeListChanged(spec: McpServerSpec, scope: McpScope): boolean {
+    const entry = this.entries.get(poolKey(spec, scope));
     const changed = entry?.listChanged ?? false;
     if (entry) entry.listChanged = false;
     return changed;
@@ -152,18 +157,18 @@ export class McpPool {
     await Promise.all([...this.closing]);
   }
 
-  stats(): Array<{ server: string; key: string; connected: boolean; spawns: number; calls: number; pid?: number }> {
+  stats(): Array<{ server: string; key: string; scope: McpScope; connected: boolean; spawns: number; calls: number; pid?: number }> {
     return [...this.entries.values()].map((e) => {
       const pid = e.conn?.pid;
-      return { server: e.spec.name, key: e.key, connected: !!e.conn && !e.conn.closed, spawns: e.spawns, calls: e.calls, ...(pid ? { pid } : {}) };
+      return { server: e.spec.name, key: e.key, scope: e.scope, connected: !!e.conn && !e.conn.closed, spawns: e.spawns, calls: e.calls, ...(pid ? { pid } : {}) };
     });
   }
 
-  private entry(spec: McpServerSpec): Entry {
-    const key = specKey(spec);
+  private entry(spec: McpServerSpec, scope: McpScope): Entry {
+    const key = poolKey(spec, scope);
     let entry = this.entries.get(key);
     if (!entry) {
-      entry = { key, spec, spawns: 0, calls: 0, busy: 0, listChanged: false };
+      entry = { key, spec, scope, spawns: 0, calls: 0, busy: 0, listChanged: false };
       this.entries.set(key, entry);
     }
     return entry;
@@ -213,10 +218,13 @@ export class McpPool {
     } finally {
       if (--entry.busy === 0) {
         entry.idle = setTimeout(() => {
-          if (entry.busy === 0 && entry.conn) {
+          if (entry.busy !== 0 || entry.connecting) return;
+          if (entry.conn) {
             this.log(`mcp ${entry.spec.name}: closing after ${seconds(this.idleMs)} idle`);
             this.drop(entry, entry.conn, false);
           }
+          // Forgotten too: a key per session would otherwise pile up for every session ever served.
+          if (this.entries.get(entry.key) === entry) this.entries.delete(entry.key);
         }, this.idleMs).unref();
       }
     }
@@ -241,14 +249,3 @@ export class McpPool {
     return conn.unavailable(closed ? 'connection closed during the request' : `request failed: ${oneLine(String((err as Error)?.message ?? err), 300)}`, err);
   }
 }
-
-/**
- * Connections are shared by specs that start the same server the same way; policy settings
- * (risk, decisions, timeouts) do not change the process, so they are not part of the key.
- */
-export function specKey(spec: McpServerSpec): string {
-  const { name, transport } = spec;
-  const fields = spec.transport === 'stdio' ? { name, transport, command: spec.command, args: spec.args, env: spec.env, cwd: spec.cwd ?? null } : { name, transport, url: spec.url, headers: spec.headers };
-  return canonicalJson(fields);
-}
-

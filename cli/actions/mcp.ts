@@ -75,7 +75,7 @@ async function configServers(ctx: CliContext, o: { config?: string; policy?: str
 async function report(pool: McpPool, spec: McpServerSpec, policy: Policy): Promise<ServerReport> {
   const base = { server: spec.name, transport: spec.transport, target: spec.transport === 'stdio' ? [spec.command, ...spec.args].join(' ') : spec.url };
   try {
-    const { tools, skipped } = await pool.listTools(spec, { timeoutMs: spec.startupTimeoutMs });
+    const { tools, skipped } = await pool.listTools(spec, { scope: { sessionId: 'harness-mcp' }, timeoutMs: spec.startupTimeoutMs });
     return { ...base, status: 'connected', tools: tools.length, ...(skipped.length ? { skipped } : {}), toolList: tools.map((t) => toolRow(t, spec, policy)) };
   } catch (err) {
     if (!(err instanceof McpUnavailableError)) throw err;

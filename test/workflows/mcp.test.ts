@@ -169,13 +169,13 @@ describe('server lifecycle', () => {
   const countedIn = () => ({ ...counted, args: ['-c', counted.args[1]!.replace('SPAWNS', spawns)] });
   const spawnCount = () => readFileSync(spawns, 'utf8').trim().split('\n').length;
 
-  it('one server process serves many calls of many sessions', async () => {
+  it('one server process serves the many calls of a session; another session has its own', async () => {
     const steps = [...Array.from({ length: 6 }, (_, i) => call('mcp__counted__echo', { message: `m${i}` })), { content: 'done' }];
     for (const s of ['a', 'b']) {
       const r = await h.finish(newSessionId(`mcp-many-${s}`), config({ counted: countedIn() }, steps), 'echo a lot');
       expect(r.toolCalls.filter((t) => t.ok)).toHaveLength(6);
     }
-    expect(spawnCount()).toBe(1);
+    expect(spawnCount()).toBe(2);
   });
 
   it('idempotent tools run as local activities; one slower than that may be runs again as an activity', async () => {
@@ -198,9 +198,9 @@ describe('server lifecycle', () => {
   it('a server killed between two calls is restarted by the next call', async () => {
     const sessionId = newSessionId('mcp-kill');
     const c = config({ counted: countedIn() }, [call('mcp__counted__echo', { message: 'before' }), { content: 'one' }, call('mcp__counted__echo', { message: 'after' }), { content: 'two' }]);
-    const before = spawnCount();
     await h.finish(sessionId, c, 'first');
-    const pid = h.mcp.stats().find((s) => s.server === 'counted')?.pid;
+    const before = spawnCount();
+    const pid = h.mcp.stats().find((s) => s.server === 'counted' && s.scope.sessionId === sessionId)?.pid;
     expect(pid).toBeGreaterThan(0);
     process.kill(pid!, 'SIGKILL');
     await until(() => !alive(pid!));

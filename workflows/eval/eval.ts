@@ -21,6 +21,7 @@ import { evalProgressQuery, turnStatusSignal } from '../../deterministic/message
 import { forkResume } from '../session/fork';
 import { discoverActivity, type Activities } from '../activity-options';
 import type { BudgetLimit } from '../../deterministic/budget';
+import { mcpScopeOf } from '../../deterministic/mcp-scope';
 import { EvalSpend } from './budget';
 import { closeSandbox } from '../sandbox-host';
 
@@ -152,7 +153,7 @@ async function runTrial(input: EvalCaseInput): Promise<TrialReport> {
   const c = input.case;
   const { startedAtMs } = await prepareEvalCase({ sessionId, fixtures: c.fixtures });
   const servers = config.mcp?.servers ?? [];
-  const mcpTools = servers.length ? await discoverActivity(servers)({ sessionId, servers }) : undefined;
+  const mcpTools = servers.length ? await discoverActivity(servers)({ sessionId, ...mcpScopeOf(config), servers }) : undefined;
   const turnId = `${sessionId}/turn-1`;
   let turn: TurnInput = {
     sessionId,

@@ -16,6 +16,7 @@ import {
 import type { SessionInput, TurnResult } from '../../deterministic/session';
 import { forkResume, type ForkStart } from './fork';
 import { failureType, NOT_DECLARED, rootCauseMessage } from '../../deterministic/errors';
+import { mcpScopeOf } from '../../deterministic/mcp-scope';
 import {
   endSessionUpdate,
   refreshMcpToolsUpdate,
@@ -141,7 +142,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
       // `unchanged`, not again in full (activities/mcp/tool-set.ts).
       const had = tracker.mcpTools;
       const previousRef = had ? { previousRef: { servers: had.servers, ...(had.ref ? { ref: had.ref } : {}) } } : {};
-      const { unchanged, ...found } = await discoverActivity(servers)({ sessionId: input.sessionId, servers, ...previousRef });
+      const { unchanged, ...found } = await discoverActivity(servers)({ sessionId: input.sessionId, ...mcpScopeOf(tracker.config), servers, ...previousRef });
       tracker.useMcpTools(unchanged && had ? { ...had, servers: found.servers } : found);
     } catch (err) {
       // A server the worker did not declare: the session is refused before any server starts.

@@ -20,6 +20,7 @@ import type { McpServerRef, McpToolSet } from '../../deterministic/mcp';
 import { mcpToolDefinitions, unavailableServers } from '../../deterministic/mcp-tools';
 import { ToolRegistry, type ToolDefinition } from '../../deterministic/tools';
 import { customToolDefinitions, type CustomToolSet } from '../../deterministic/custom-tools';
+import type { McpScope } from '../../deterministic/mcp-scope';
 
 /** The registry of a turn: the built-in tools, the session's custom tools and its MCP tools (bounded: see deterministic/mcp-schema.ts). */
 export function turnRegistry(tools: McpToolSet | undefined, servers: readonly McpServerRef[], custom?: CustomToolSet, agents: readonly ToolDefinition[] = []): ToolRegistry {
@@ -36,17 +37,17 @@ export const MAX_MCP_RELISTS_PER_RUN = 4;
 /** The turn's re-listing: (the set it has, the servers to list again) → the set to offer from the next step. */
 export function mcpRelister(
   discover: (input: DiscoverMcpInput) => Promise<DiscoveredMcpTools>,
-  sessionId: string,
+  at: McpScope,
   servers: McpServerRef[],
 ): (previous: McpToolSet, only: string[]) => Promise<McpToolSet> {
   let byRef: boolean | undefined;
   let changed = 0;
   return async (previous, only) => {
     byRef ??= patched('mcp-relist-by-ref');
-    if (!byRef) return discover({ sessionId, servers, only, previous });
+    if (!byRef) return discover({ ...at, servers, only, previous });
     if (changed >= MAX_MCP_RELISTS_PER_RUN) return previous;
     const named = { servers: previous.servers, ...(previous.ref ? { ref: previous.ref } : {}) };
-    const { unchanged, ...set } = await discover({ sessionId, servers, only, previousRef: named });
+    const { unchanged, ...set } = await discover({ ...at, servers, only, previousRef: named });
     if (unchanged) return previous;
     changed++;
     return set;

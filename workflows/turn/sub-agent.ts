@@ -32,6 +32,7 @@ import {
 import type { ToolDefinition } from '../../deterministic/tools';
 import { discoverActivity, type Activities } from '../activity-options';
 import type { McpToolSet } from '../../deterministic/mcp';
+import { mcpScopeOf } from '../../deterministic/mcp-scope';
 import type { TurnBudget } from './budget';
 import type { HostRoute } from './host-route';
 import type { ToolExecution } from './loop';
@@ -167,7 +168,7 @@ export class SubAgents {
     const servers = config.mcp?.servers ?? [];
     if (!servers.length) return undefined;
     try {
-      const { unchanged: _u, ...found } = await this.models.activity(() => discoverActivity(servers)({ sessionId: this.input.sessionId, servers }));
+      const { unchanged: _u, ...found } = await this.models.activity(() => discoverActivity(servers)({ sessionId: this.input.sessionId, ...mcpScopeOf(config), servers }));
       return found;
     } catch (err) {
       if (isCancellation(err)) throw err;

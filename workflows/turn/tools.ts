@@ -9,6 +9,7 @@ import { ActivityCancellationType, isCancellation, proxyActivities, proxyLocalAc
 import type { ExecuteToolInput, ToolOutcome } from '../../deterministic/activity-types';
 import { rootCauseMessage, toolError } from '../../deterministic/errors';
 import { LOCAL_CALL_BUDGET_MS, MCP_NEEDS_ACTIVITY } from '../../deterministic/mcp';
+import { mcpScopeOf } from '../../deterministic/mcp-scope';
 import type { TurnInput } from '../../deterministic/session';
 import { TOOL_HEARTBEAT, TOOL_RETRY, TOOL_TIMEOUT_MARGIN_MS, type Activities } from '../activity-options';
 import type { RunEvents } from './run-events';
@@ -114,7 +115,8 @@ export function toolRunner(
       sessionId: input.sessionId,
       turnId: input.turnId,
       ...call,
-      ...(server ? { mcp: { server, tool: mcp!.tool, askUserTimeoutMs: limits.askUserTimeoutMs } } : {}),
+      // An MCP call names its session's agent and tenant (a shareable server's process is theirs): no command changes, so no patch.
+      ...(server ? { mcp: { server, tool: mcp!.tool, askUserTimeoutMs: limits.askUserTimeoutMs, ...mcpScopeOf(input.config) } } : {}),
       ...(messageStore ? { store: true } : {}),
       ...(input.config.memory ? { namespace: input.config.memory.namespace } : {}),
       ...(input.config.network?.allowPrivateHosts.length ? { allowPrivateHosts: input.config.network.allowPrivateHosts } : {}),

@@ -35,6 +35,7 @@ import { mcpRelister, turnRegistry } from './mcp';
 import { recordedEffectsOf } from './recorded-effects';
 import { withOutputFinish } from './output';
 import { OutputSchemaOffer } from '../../deterministic/finish-output';
+import { mcpScopeOf } from '../../deterministic/mcp-scope';
 import { SubAgents, subAgentTools } from './sub-agent';
 import { endToldIfThrown, TurnNotifier, type ThrownEnd } from './notify';
 import { TurnSleeper } from './wait';
@@ -103,7 +104,7 @@ async function playTurn(input: TurnInput, end: ThrownEnd): Promise<TurnResult> {
   const turnInput = hosted.note ? { ...input, userMessage: `${hosted.note}\n\n${input.userMessage}` } : input;
 
   const mcpServers = input.config.mcp?.servers ?? [];
-  const relist = mcpRelister((req) => activity(() => discoverActivity(mcpServers)(req)), input.sessionId, mcpServers);
+  const relist = mcpRelister((req) => activity(() => discoverActivity(mcpServers)(req)), { sessionId: input.sessionId, ...mcpScopeOf(input.config) }, mcpServers);
   // How the model is offered the tools: as the config says, as the session's earlier turns (or
   // this turn's earlier run) decided, or, on auto, as the first model call decides — its reply is
   // in history, so replay reads the same decision. Only activity inputs and results change: no patch.

@@ -6,6 +6,9 @@ import { McpPool } from '../../../activities/mcp/pool';
 import { mcpResultToToolResult } from '../../../activities/mcp/results';
 import { everythingStdio, textOf } from '../../support/mcp-servers';
 
+/** The session the pool's connections serve here. */
+const S = { sessionId: 's-pool-test' };
+
 describe('elicitation', () => {
   const logs: string[] = [];
   const pool = new McpPool({ env: {}, log: (line) => logs.push(line) });
@@ -15,7 +18,7 @@ describe('elicitation', () => {
   it('asks the open call\'s hook, and the clock stops while a human answers', async () => {
     const asked: ElicitationRequest[] = [];
     const r = await pool.callTool(spec, 'trigger-elicitation-request', {}, {
-      timeoutMs: 1000,
+      scope: S, timeoutMs: 1000,
       onElicit: async (req) => {
         asked.push(req);
         await sleep(2000); // longer than the call's timeout: a human takes their time
@@ -31,12 +34,12 @@ describe('elicitation', () => {
   });
 
   it('a decline reaches the server', async () => {
-    const r = await pool.callTool(spec, 'trigger-elicitation-request', {}, { timeoutMs: 30_000, onElicit: () => Promise.resolve({ action: 'decline' }) });
+    const r = await pool.callTool(spec, 'trigger-elicitation-request', {}, { scope: S, timeoutMs: 30_000, onElicit: () => Promise.resolve({ action: 'decline' }) });
     expect(textOf(r)).toMatch(/declined/);
   });
 
   it('a call without a hook answers decline, and says why in the log', async () => {
-    const r = await pool.callTool(spec, 'trigger-elicitation-request', {}, { timeoutMs: 30_000 });
+    const r = await pool.callTool(spec, 'trigger-elicitation-request', {}, { scope: S, timeoutMs: 30_000 });
     expect(textOf(r)).toMatch(/declined/);
     expect(logs.some((l) => /declined an elicitation request/.test(l))).toBe(true);
   });
@@ -47,9 +50,9 @@ describe('elicitation', () => {
       hooked++;
       return Promise.resolve({ action: 'accept' as const, content: { name: 'x' } });
     };
-    const slow = pool.callTool(spec, 'trigger-long-running-operation', { duration: 4, steps: 1 }, { timeoutMs: 30_000, onElicit: hook });
+    const slow = pool.callTool(spec, 'trigger-long-running-operation', { duration: 4, steps: 1 }, { scope: S, timeoutMs: 30_000, onElicit: hook });
     await sleep(200);
-    const r = await pool.callTool(spec, 'trigger-elicitation-request', {}, { timeoutMs: 30_000, onElicit: hook });
+    const r = await pool.callTool(spec, 'trigger-elicitation-request', {}, { scope: S, timeoutMs: 30_000, onElicit: hook });
     await slow;
     expect(textOf(r)).toMatch(/declined/);
     expect(hooked).toBe(0);
@@ -62,7 +65,7 @@ describe('environment of stdio servers', () => {
 
   it('passes a minimal environment plus the spec\'s, with ${VAR} resolved; never the worker\'s secrets', async () => {
     const spec = everythingStdio({ env: { GREETING: '${HELLO}', LITERAL: '$HELLO and ${HELLO}!' } });
-    const r = await pool.callTool(spec, 'get-env', {}, { timeoutMs: 30_000 });
+    const r = await pool.callTool(spec, 'get-env', {}, { scope: S, timeoutMs: 30_000 });
     const env = JSON.parse(textOf(r)) as Record<string, string>;
     expect(env.GREETING).toBe('hello from the worker');
     expect(env.LITERAL).toBe('$HELLO and hello from the worker!');
@@ -72,7 +75,7 @@ describe('environment of stdio servers', () => {
 
   it('a variable the worker does not set is a config error naming server, field and variable', async () => {
     const spec = everythingStdio({ name: 'needs-key', env: { API_KEY: '${MISSING_KEY}' } });
-    const err = await pool.listTools(spec, { timeoutMs: 30_000 }).catch((e: unknown) => e);
+    const err = await pool.listTools(spec, { scope: S, timeoutMs: 30_000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(McpConfigError);
     expect(err).toBeInstanceOf(McpUnavailableError);
     expect((err as Error).message).toBe("mcp server needs-key: env API_KEY uses ${MISSING_KEY}, which is not set in the worker's environment");

@@ -7,6 +7,9 @@ import { McpUnavailableError } from '../../../activities/mcp/errors';
 import { McpPool } from '../../../activities/mcp/pool';
 import { alive, countedEverything, everythingStdio, stdioSpec, textOf, until } from '../../support/mcp-servers';
 
+/** The session the pool's connections serve here. */
+const S = { sessionId: 's-pool-test' };
+
 let tmp: string;
 const pools: McpPool[] = [];
 function newPool(opts: Partial<ConstructorParameters<typeof McpPool>[0]> = {}): McpPool {
@@ -29,15 +32,15 @@ afterAll(async () => {
 const lines = (file: string) => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).length : 0);
 
 describe('McpPool connections', () => {
-  it('serves many calls, from several sessions, with one process', async () => {
+  it('serves many calls of one session with one process', async () => {
     const spawns = path.join(tmp, 'spawns');
     const pool = newPool();
     const spec = countedEverything(spawns);
-    // The same server named by another session: policy settings do not make a second process.
+    // The same server with other settings for its tools: policy settings do not make a second process.
     const sameServer = { ...spec, risk: 'read_only' as const, callTimeoutMs: 5000 };
-    await pool.listTools(spec, { timeoutMs: 30_000 });
+    await pool.listTools(spec, { scope: S, timeoutMs: 30_000 });
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => pool.callTool(i % 2 ? spec : sameServer, 'echo', { message: `m${i}` }, { timeoutMs: 30_000 })),
+      Array.from({ length: 20 }, (_, i) => pool.callTool(i % 2 ? spec : sameServer, 'echo', { message: `m${i}` }, { scope: S, timeoutMs: 30_000 })),
     );
     expect(results.map(textOf)).toEqual(Array.from({ length: 20 }, (_, i) => `Echo: m${i}`));
     expect(pool.stats()).toEqual([expect.objectContaining({ server: 'counted', connected: true, spawns: 1, calls: 20 })]);
@@ -48,12 +51,12 @@ describe('McpPool connections', () => {
     const spawns = path.join(tmp, 'spawns');
     const pool = newPool();
     const spec = countedEverything(spawns);
-    expect(textOf(await pool.callTool(spec, 'echo', { message: 'one' }, { timeoutMs: 30_000 }))).toBe('Echo: one');
+    expect(textOf(await pool.callTool(spec, 'echo', { message: 'one' }, { scope: S, timeoutMs: 30_000 }))).toBe('Echo: one');
     const pid = pool.stats()[0]!.pid!;
     expect(pid).toBeGreaterThan(0);
     process.kill(pid, 'SIGKILL');
     await until(() => !pool.stats()[0]!.connected);
-    expect(textOf(await pool.callTool(spec, 'echo', { message: 'two' }, { timeoutMs: 30_000 }))).toBe('Echo: two');
+    expect(textOf(await pool.callTool(spec, 'echo', { message: 'two' }, { scope: S, timeoutMs: 30_000 }))).toBe('Echo: two');
     expect(pool.stats()[0]).toMatchObject({ connected: true, spawns: 2 });
     expect(pool.stats()[0]!.pid).not.toBe(pid);
     expect(lines(spawns)).toBe(2);
@@ -62,33 +65,33 @@ describe('McpPool connections', () => {
   it('a server killed during a call fails that call as unavailable, and the next call restarts it', async () => {
     const pool = newPool();
     const spec = everythingStdio();
-    await pool.listTools(spec, { timeoutMs: 30_000 });
+    await pool.listTools(spec, { scope: S, timeoutMs: 30_000 });
     const pid = pool.stats()[0]!.pid!;
-    const call = pool.callTool(spec, 'trigger-long-running-operation', { duration: 30, steps: 3 }, { timeoutMs: 60_000 }).catch((e: unknown) => e);
+    const call = pool.callTool(spec, 'trigger-long-running-operation', { duration: 30, steps: 3 }, { scope: S, timeoutMs: 60_000 }).catch((e: unknown) => e);
     await sleep(300);
     process.kill(pid, 'SIGKILL');
     const err = await call;
     expect(err).toBeInstanceOf(McpUnavailableError);
     expect((err as Error).message).toMatch(/^mcp server everything: connection closed/);
-    expect(textOf(await pool.callTool(spec, 'echo', { message: 'back' }, { timeoutMs: 30_000 }))).toBe('Echo: back');
+    expect(textOf(await pool.callTool(spec, 'echo', { message: 'back' }, { scope: S, timeoutMs: 30_000 }))).toBe('Echo: back');
     expect(pool.stats()[0]!.spawns).toBe(2);
   });
 
   it('a command that does not exist is unavailable, named in the message', async () => {
     const pool = newPool();
     const spec = stdioSpec('missing', '/nonexistent/mcp-server', []);
-    const err = await pool.listTools(spec, { timeoutMs: 30_000 }).catch((e: unknown) => e);
+    const err = await pool.listTools(spec, { scope: S, timeoutMs: 30_000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(McpUnavailableError);
     expect((err as Error).message).toMatch(/^mcp server missing: cannot start \/nonexistent\/mcp-server: .*ENOENT/);
     expect((err as Error).message).not.toContain('\n');
-    const again = await pool.callTool(spec, 'x', {}, { timeoutMs: 30_000 }).catch((e: unknown) => e);
+    const again = await pool.callTool(spec, 'x', {}, { scope: S, timeoutMs: 30_000 }).catch((e: unknown) => e);
     expect(again).toBeInstanceOf(McpUnavailableError);
   }, 10_000);
 
   it('a server that exits at once is unavailable, with the end of its stderr', async () => {
     const pool = newPool();
     const spec = stdioSpec('crashy', process.execPath, ['-e', 'console.error("boom: missing API key"); process.exit(3)']);
-    const err = await pool.listTools(spec, { timeoutMs: 30_000 }).catch((e: unknown) => e);
+    const err = await pool.listTools(spec, { scope: S, timeoutMs: 30_000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(McpUnavailableError);
     expect((err as Error).message).toMatch(/^mcp server crashy: .*boom: missing API key/);
   });
@@ -97,7 +100,7 @@ describe('McpPool connections', () => {
     const pool = newPool();
     const pidFile = path.join(tmp, 'pid');
     const spec = stdioSpec('hung', '/bin/sh', ['-c', `echo $$ > '${pidFile}'; exec '${process.execPath}' -e 'setInterval(() => {}, 1e9)'`]);
-    const err = await pool.listTools(spec, { timeoutMs: 1500 }).catch((e: unknown) => e);
+    const err = await pool.listTools(spec, { scope: S, timeoutMs: 1500 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(McpUnavailableError);
     expect((err as Error).message).toMatch(/^mcp server hung: did not (start|list its tools) within 1.5s/);
     expect((err as Error).message).toContain('(give it longer: mcpServers.hung.startupTimeoutSec, in seconds)');
@@ -111,12 +114,12 @@ describe('McpPool connections', () => {
     const spec = everythingStdio();
     const progress: number[] = [];
     const err = await pool
-      .callTool(spec, 'trigger-long-running-operation', { duration: 8, steps: 8 }, { timeoutMs: 2500, onActivity: () => progress.push(1) })
+      .callTool(spec, 'trigger-long-running-operation', { duration: 8, steps: 8 }, { scope: S, timeoutMs: 2500, onActivity: () => progress.push(1) })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(McpUnavailableError);
     expect((err as Error).message).toBe('mcp server everything: trigger-long-running-operation did not answer within 2.5s');
     expect(progress.length).toBeGreaterThan(0);
-    expect(textOf(await pool.callTool(spec, 'echo', { message: 'next' }, { timeoutMs: 30_000 }))).toBe('Echo: next');
+    expect(textOf(await pool.callTool(spec, 'echo', { message: 'next' }, { scope: S, timeoutMs: 30_000 }))).toBe('Echo: next');
     expect(pool.stats()[0]).toMatchObject({ connected: true, spawns: 1 });
   });
 
@@ -124,29 +127,31 @@ describe('McpPool connections', () => {
     const pool = newPool();
     const spec = everythingStdio();
     const ac = new AbortController();
-    const call = pool.callTool(spec, 'trigger-long-running-operation', { duration: 20, steps: 2 }, { timeoutMs: 60_000, signal: ac.signal }).catch((e: unknown) => e);
+    const call = pool.callTool(spec, 'trigger-long-running-operation', { duration: 20, steps: 2 }, { scope: S, timeoutMs: 60_000, signal: ac.signal }).catch((e: unknown) => e);
     await sleep(500);
     ac.abort(new Error('activity cancelled'));
     expect(await call).toMatchObject({ message: 'activity cancelled' });
-    expect(textOf(await pool.callTool(spec, 'echo', { message: 'after' }, { timeoutMs: 30_000 }))).toBe('Echo: after');
+    expect(textOf(await pool.callTool(spec, 'echo', { message: 'after' }, { scope: S, timeoutMs: 30_000 }))).toBe('Echo: after');
   });
 
   it('closes idle connections and reconnects on the next call', async () => {
     const pool = newPool({ idleMs: 300 });
     const spec = everythingStdio();
-    await pool.callTool(spec, 'echo', { message: 'a' }, { timeoutMs: 30_000 });
+    await pool.callTool(spec, 'echo', { message: 'a' }, { scope: S, timeoutMs: 30_000 });
     const pid = pool.stats()[0]!.pid!;
-    await until(() => !pool.stats()[0]!.connected);
+    // Closed and forgotten: a session that ended leaves neither a process nor an entry.
+    await until(() => pool.stats().length === 0);
     await until(() => !alive(pid));
-    expect(textOf(await pool.callTool(spec, 'echo', { message: 'b' }, { timeoutMs: 30_000 }))).toBe('Echo: b');
-    expect(pool.stats()[0]).toMatchObject({ spawns: 2 });
+    expect(textOf(await pool.callTool(spec, 'echo', { message: 'b' }, { scope: S, timeoutMs: 30_000 }))).toBe('Echo: b');
+    expect(pool.stats()).toEqual([expect.objectContaining({ connected: true, spawns: 1 })]);
+    expect(pool.stats()[0]!.pid).not.toBe(pid);
   });
 
   it('closeAll leaves no server process behind', async () => {
     const pool = newPool();
     const a = everythingStdio();
     const b = countedEverything(path.join(tmp, 'spawns'));
-    await Promise.all([pool.callTool(a, 'echo', { message: 'a' }, { timeoutMs: 30_000 }), pool.callTool(b, 'echo', { message: 'b' }, { timeoutMs: 30_000 })]);
+    await Promise.all([pool.callTool(a, 'echo', { message: 'a' }, { scope: S, timeoutMs: 30_000 }), pool.callTool(b, 'echo', { message: 'b' }, { scope: S, timeoutMs: 30_000 })]);
     const pids = pool.stats().map((s) => s.pid!);
     expect(pids).toHaveLength(2);
     expect(pids.every(alive)).toBe(true);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { McpConfigError } from '../../../activities/mcp/errors';
-import { specKey } from '../../../activities/mcp/pool';
+import { specKey } from '../../../activities/mcp/pool-key';
 import { mapTools, MAX_DESCRIPTION_CHARS, MAX_TOOL_SET_CHARS, MAX_TOOLS_PER_SERVER, withinToolSet } from '../../../activities/mcp/tool-list';
 import { base64Bytes, MAX_STRUCTURED_CHARS, MAX_TEXT_CHARS, mcpResultToToolResult } from '../../../activities/mcp/results';
 import { resolveTemplates } from '../../../activities/mcp/templates';
