@@ -13,7 +13,8 @@ import type { SessionConfig } from '../../deterministic/session-config';
 import { compareReports, comparisonLines, loadReport } from '../../evals/runner/compare';
 import { reportHtml } from '../../evals/runner/report-html';
 import { budgetStopLine, reasonText, reportMarkdown } from '../../evals/runner/report-text';
-import { followEval, newEvalId, progressLine, startEval, type EvalOptions } from '../../evals/runner/run';
+import { followEval, newEvalId, startEval, type EvalOptions } from '../../evals/runner/run';
+import { evalProgressPrinter } from '../eval-progress';
 import { loadSuite, type Suite } from '../../evals/runner/suite';
 import { UsageError } from '../../machine/errors';
 import { requireWorker } from '../../client/require-worker';
@@ -83,23 +84,11 @@ export async function runEval(ctx: CliContext, suiteArg: string, evalIdArg: stri
 
 async function follow(client: Awaited<ReturnType<CliContext['client']>>, evalId: string, o: EvalFlags): Promise<EvalReport> {
   const tty = Boolean(process.stderr.isTTY) && !o.json;
-  const t0 = Date.now();
-  let said = '';
-  let saidAt = 0;
   const notes = new WaitNotes();
   const report = await followEval(
     client,
     evalId,
-    (p) => {
-      const line = progressLine(p, Date.now() - t0);
-      if (tty) sayInPlace(line);
-      // Elsewhere (CI logs): a line when the count changes, at most every 5 seconds.
-      else if (`${p.done}` !== said && Date.now() - saidAt > 5_000) {
-        say(line);
-        said = `${p.done}`;
-        saidAt = Date.now();
-      }
-    },
+    evalProgressPrinter({ tty, say, sayInPlace }),
     500,
     // Temporal or the worker not answering: one line, and the follow goes on (the eval does too).
     (t) => notes.trouble(t),
