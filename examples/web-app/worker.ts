@@ -46,8 +46,9 @@ export function startWorker(): Promise<HarnessWorker> {
   return createHarnessWorker({
     agents: [notesAgent],
     taskQueue: TASK_QUEUE,
-    // Its own home beside the default one, whose embedded database belongs to `harness dev`'s worker.
-    home: process.env.HARNESS_HOME || `${harnessHome()}-web-app-example`,
+    // Its own home beside the harness home in effect (HARNESS_HOME's or the project's), never
+    // that home itself: its embedded database belongs to `harness dev`'s worker.
+    home: process.env.EXAMPLE_HOME || `${harnessHome()}-web-app-example`,
   });
 }
 

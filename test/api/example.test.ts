@@ -4,7 +4,7 @@
  * refund asked about and approved, its result in the span.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, expect, inject, it } from 'vitest';
@@ -13,10 +13,12 @@ import { TEST_DATABASE_URL } from '../support/harness';
 
 const EXAMPLE = path.join(ROOT, 'dist', 'examples', 'custom-tool');
 let worker: ChildProcess | undefined;
+let exampleHome: string | undefined;
 
 afterAll(async () => {
   await stopChild(worker);
   removeTempDirs();
+  if (exampleHome) rmSync(exampleHome, { recursive: true, force: true });
 });
 
 /** Starts a built example script; resolves once `ready` shows in its output (undefined: it exits). */
@@ -43,6 +45,9 @@ function node(script: string, args: string[], env: NodeJS.ProcessEnv, ready?: st
 
 it('the custom-tool example: a worker with two TypeScript tools and a client that approves the refund', async () => {
   const home = tempDir('harness-example-');
+  // HARNESS_HOME exported (the home whose embedded database `harness dev`'s worker holds): the
+  // example keeps to a home of its own beside it rather than wait for that database.
+  exampleHome = `${home}-custom-tool-example`;
   const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: `example-${randomUUID()}`, HARNESS_HOME: home, DATABASE_URL: TEST_DATABASE_URL });
   const w = node('worker.js', [], env, 'worker ready');
   worker = w.child;
@@ -56,7 +61,7 @@ it('the custom-tool example: a worker with two TypeScript tools and a client tha
   expect(client.stdout).toMatch(/the agent wants to run refund_order \{"order_id":"A-1001","reason":"arrived broken"\}/);
   expect(client.stdout).toContain('Order A-1001 (a teapot) is refunded: 39 EUR, refund R-A-1001.');
   const sessionId = /^session (\S+)$/m.exec(client.stdout)![1]!;
-  expect(readFileSync(path.join(home, 'workspaces', sessionId, 'refunds.log'), 'utf8')).toBe('A-1001\t39 EUR\tarrived broken\n');
+  expect(readFileSync(path.join(exampleHome, 'workspaces', sessionId, 'refunds.log'), 'utf8')).toBe('A-1001\t39 EUR\tarrived broken\n');
 
   const trace = await runCli(['trace', sessionId, '--json'], { env });
   expect(trace.code, describeResult(trace)).toBe(0);

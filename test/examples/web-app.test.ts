@@ -24,7 +24,7 @@ beforeAll(async () => {
   const env = cliEnv({
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     HARNESS_TASK_QUEUE: `web-app-${randomUUID()}`,
-    HARNESS_HOME: tempDir('harness-web-app-'),
+    EXAMPLE_HOME: tempDir('harness-web-app-'),
     DATABASE_URL: TEST_DATABASE_URL,
     PORT: '0',
     WEBHOOK_SECRET: SECRET,
