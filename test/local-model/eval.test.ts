@@ -61,10 +61,14 @@ describe('evals/local-model.jsonl against SmolLM2', () => {
 
     const seconds = trials.map((t) => t.elapsed_ms / 1000).sort((a, b) => a - b);
     const median = seconds[Math.floor(seconds.length / 2)]!;
+    // A pass is the case's checks holding, which for some cases needs no answer: say how trials ended.
+    const answered = trials.filter((t) => t.terminated_by === 'final_answer' || t.terminated_by === 'finish').length;
+    const ends = [...new Set(trials.map((t) => t.terminated_by))].map((e) => `${e} ${trials.filter((t) => t.terminated_by === e).length}`).join(', ');
     figure('local-model-eval', 
       [
         `local-model eval: ${report.totals.passed_trials}/${report.totals.trials} trials passed (pass rate ${report.totals.pass_rate.toFixed(2)}), pass@${TRIALS} ${report.totals.pass_at_k.toFixed(2)}`,
         `per case: ${report.cases.map((c) => `${c.id} ${c.passes}/${c.trials} (pass@${TRIALS} ${c.pass_at_k.toFixed(2)})`).join(', ')}`,
+        `answered: ${answered} of ${trials.length} trials (${ends}); passed and answered: ${trials.filter((t) => t.passed && (t.terminated_by === 'final_answer' || t.terminated_by === 'finish')).length}`,
         `median ${median.toFixed(1)} s per trial (slowest ${seconds.at(-1)!.toFixed(1)} s), wall ${(wallMs / 1000).toFixed(0)} s, ${report.totals.usage.total_tokens} tokens (${Math.round(report.totals.usage.total_tokens / trials.length)} per trial), ${textCalls} calls through the text protocol`,
         `auto chose: ${modes[0]}`,
       ].join('\n'),
