@@ -25,6 +25,8 @@ export interface ModelCallInput {
   conversation?: Pick<ConversationRef, 'head' | 'pending'>;
   /** The system message by reference (its text only when it changed). */
   system?: SystemRef;
+  /** The step's memory by reference (its text only when it changed): a system message after the conversation, never stored in it. */
+  notes?: SystemRef;
   /** With a conversation: the prefix of the harness's call ids for this step (`t<turn>-s<step>`). */
   callIdPrefix?: string;
   /** Names of the tools offered; their schemas are in the turn's prepareTurn result. */

@@ -27,7 +27,7 @@ const askUserTool = defineLazyTool({
 const rememberTool = defineLazyTool({
   name: 'remember',
   description:
-    'Store a fact in working memory (key/value) for the rest of this session; it is shown in the system message of later steps and turns.',
+    'Store a fact in working memory (key/value) for the rest of this session; it is shown to you at later steps and turns.',
   parameters: () => z.object({
     key: z.string().min(1).max(100).describe('Short name of the fact.'),
     value: z.string().max(2000).describe('The fact to remember; empty string forgets the key.'),

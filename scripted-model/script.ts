@@ -156,7 +156,7 @@ export function unmetExpectations(expect: ScriptExpect, body: Record<string, unk
   const q = (s: string) => JSON.stringify(s);
   const clip = (s: string) => q(s.length > 200 ? `${s.slice(0, 200)}...` : s);
   if (expect.last_message_contains !== undefined) {
-    const last = contentText(messages.at(-1));
+    const last = contentText(lastOfConversation(messages));
     if (!last.includes(expect.last_message_contains)) {
       unmet.push(`last message does not contain ${q(expect.last_message_contains)} (last message: ${clip(last)})`);
     }
@@ -180,6 +180,16 @@ export function unmetExpectations(expect: ScriptExpect, body: Record<string, unk
     }
   }
   return unmet;
+}
+
+/**
+ * The conversation's last message: system messages after it are the harness's notes (memory, sent
+ * after the conversation so the prefix stays cached), not a message of the conversation.
+ */
+function lastOfConversation(messages: unknown[]): unknown {
+  let i = messages.length - 1;
+  while (i > 0 && ['system', 'developer'].includes(role(messages[i]))) i--;
+  return messages[i];
 }
 
 function obj(v: unknown): Record<string, unknown> {

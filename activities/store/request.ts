@@ -1,6 +1,7 @@
 /**
  * The messages a model call or a compression sends: given inline (turns recorded before the
- * message store), or rebuilt from a conversation reference with the system message first.
+ * message store), or rebuilt from a conversation reference with the system message first and the
+ * step's notes (memory) last.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { ConversationRef, SystemRef } from '../../deterministic/conversation';
@@ -13,6 +14,7 @@ interface ContextRequest {
   messages?: ChatMessage[];
   conversation?: Pick<ConversationRef, 'head' | 'pending'>;
   system?: SystemRef;
+  notes?: SystemRef;
 }
 
 /**
@@ -24,7 +26,10 @@ export async function requestContext(input: ContextRequest, conversations: Conve
   if (!conversations) throw ApplicationFailure.nonRetryable('this worker has no message store', 'STORE_UNAVAILABLE');
   const system = await systemText(input.sessionId, input.system, conversations);
   const draft = await conversations.draft(input.sessionId, input.conversation.head, input.conversation.pending);
-  return { messages: [{ role: 'system', content: system }, ...draft.messages], draft };
+  // The notes come last and stay out of the draft: the next step sends them again, after its own conversation.
+  const notes = input.notes ? await systemText(input.sessionId, input.notes, conversations) : '';
+  const after: ChatMessage[] = notes ? [{ role: 'system', content: notes }] : [];
+  return { messages: [{ role: 'system', content: system }, ...draft.messages, ...after], draft };
 }
 
 /** The system text: given (and stored for later calls of the run) or read back by its hash. */

@@ -88,7 +88,9 @@ export function textModeMessages(messages: readonly ChatMessage[], tools: readon
   let system = false;
   for (const m of messages) {
     if (m.role === 'system') {
-      push({ role: 'system', content: system ? m.content : `${m.content}\n\n${protocol}` });
+      // A later system message (the step's memory, after the conversation) is read as the user's:
+      // templates of text-mode models often refuse a system message anywhere but first.
+      push(system ? { role: 'user', content: m.content } : { role: 'system', content: `${m.content}\n\n${protocol}` });
       system = true;
     } else if (m.role === 'assistant') {
       const calls = m.tool_calls ?? [];

@@ -68,9 +68,11 @@ describe('harness fork', () => {
     expect(indexesOf(fork)).toEqual([3, 4]);
     // The source was asked once per step, before the fork and never again.
     expect(indexesOf(source)).toEqual([0, 1, 2, 3, 4]);
-    // The recorded working memory of step 3 is the fork's.
-    const system = (server.requests.find((q) => q.session === fork)!.body as { messages: { role: string; content: string }[] }).messages[0]!.content;
-    expect(system).toContain('blue');
+    // The recorded working memory of step 3 is the fork's, sent after the conversation (the system message is the prefix).
+    const messages = (server.requests.find((q) => q.session === fork)!.body as { messages: { role: string; content: string }[] }).messages;
+    expect(messages.at(-1)!.role).toBe('system');
+    expect(messages.at(-1)!.content).toContain('blue');
+    expect(messages[0]!.content).not.toContain('blue');
   }, 120_000);
 
   it('--edit-message at step 1 asks the whole turn again with the new text', async () => {

@@ -16,7 +16,7 @@ import type { TurnResult } from '../../deterministic/session';
 import type { ChatMessage, ToolResult } from '../../deterministic/types';
 
 /** What a model or compression call carries of the context. */
-export type ContextParts = { messages: ChatMessage[] } | { conversation: Pick<ConversationRef, 'head' | 'pending'>; system: SystemRef };
+export type ContextParts = { messages: ChatMessage[] } | { conversation: Pick<ConversationRef, 'head' | 'pending'>; system: SystemRef; notes?: SystemRef };
 
 /** The conversation of a turn. */
 export interface TurnConversation {
@@ -26,8 +26,11 @@ export interface TurnConversation {
   addResult(callId: string, outcome: ToolOutcome): void;
   /** Estimated tokens of the context with this system text. */
   estimate(system: string): number;
-  /** The context parts of the next call. */
-  context(system: string): ContextParts;
+  /**
+   * The context parts of the next call; `notes` (a model call's memory) go after the conversation,
+   * as a system message that is never part of it (a compression is given none).
+   */
+  context(system: string, notes?: string): ContextParts;
   /** After a model call succeeded: its reply (and the assistant message it makes). */
   replied(reply: ModelReply, assistant: ChatMessage): void;
   /** After a compression: takes its result; true when the conversation changed. */
@@ -48,6 +51,9 @@ export class StoredConversation implements TurnConversation {
   // otherwise its hash does (the store has it from that call).
   private sentSystem: string | undefined;
   private offeredSystem: string | undefined;
+  // The notes likewise, by their own hash (they change when memory does, the system text does not).
+  private sentNotes: string | undefined;
+  private offeredNotes: string | undefined;
 
   constructor(start: ConversationRef) {
     this.ref = { ...start, pending: [...start.pending] };
@@ -66,16 +72,20 @@ export class StoredConversation implements TurnConversation {
     return this.ref.tokens + estimateTextTokens(system) + 3;
   }
 
-  context(system: string): ContextParts {
+  context(system: string, notes?: string): ContextParts {
     const hash = sha256Hex(system);
     this.offeredSystem = hash;
-    return { conversation: { head: this.ref.head, pending: this.ref.pending }, system: hash === this.sentSystem ? { hash } : { hash, text: system } };
+    const parts = { conversation: { head: this.ref.head, pending: this.ref.pending }, system: hash === this.sentSystem ? { hash } : { hash, text: system } };
+    this.offeredNotes = notes ? sha256Hex(notes) : undefined;
+    if (!notes || !this.offeredNotes) return parts;
+    return { ...parts, notes: this.offeredNotes === this.sentNotes ? { hash: this.offeredNotes } : { hash: this.offeredNotes, text: notes } };
   }
 
   replied(reply: ModelReply, _assistant: ChatMessage): void {
     if (!reply.conversation) throw new Error('the model reply carries no conversation reference');
     this.ref = reply.conversation;
     this.sentSystem = this.offeredSystem;
+    if (this.offeredNotes) this.sentNotes = this.offeredNotes;
   }
 
   compressed(c: CompressContextResult): boolean {
@@ -123,8 +133,9 @@ export class InlineConversation implements TurnConversation {
     return tokens;
   }
 
-  context(system: string): ContextParts {
-    return { messages: [{ role: 'system', content: system }, ...this.history, ...this.added] };
+  context(system: string, notes?: string): ContextParts {
+    const after: ChatMessage[] = notes ? [{ role: 'system', content: notes }] : [];
+    return { messages: [{ role: 'system', content: system }, ...this.history, ...this.added, ...after] };
   }
 
   replied(_reply: ModelReply, assistant: ChatMessage): void {

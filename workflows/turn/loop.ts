@@ -17,7 +17,7 @@ import type { PendingApproval } from '../../deterministic/session-state';
 import type { RecordedEffects } from '../../deterministic/fork';
 import type { ToolRegistry } from '../../deterministic/tools';
 import type { Spent } from './budget';
-import { buildSystemMessage, type TurnContext } from './system-message';
+import { systemLayout, type TurnContext } from './system-message';
 import { approvalRequest, judgeStep, type JudgedCall } from './judge';
 import { countReply, resumeAt, startLoop, turnResult } from './state';
 import {
@@ -95,6 +95,11 @@ export interface TurnOps {
   admitModelCall?(step: number, contextTokens: number): Promise<string | undefined>;
   /** What the turn spent so far, for its result and the run it continues in. */
   spent?(): Spent;
+  /**
+   * Whether memory goes after the conversation, keeping the system message a stable prefix
+   * (system-message.ts); asked only when there is memory. Absent: it does.
+   */
+  cachePrefix?(): boolean;
   /** Messages the user sent while the turn runs (steer.ts); absent: none arrive. */
   steering?: Steering;
 }
@@ -167,9 +172,9 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
       const stopHere = continuationPoint(s.conversation, step, first);
       if (stopHere && ops.shouldContinueAsNew?.()) return { continueAsNew: resumeAt(s, opts, step, stopHere, ops.spent?.()) };
       ops.onStep?.(step);
-      const system = buildSystemMessage(promptOf(input, output.check), s.memory, opts.context);
+      const { system, notes, sized } = systemLayout(promptOf(input, output.check), s.memory, opts.context, ops.cachePrefix);
       const compression = input.config.compression;
-      if (compression && ops.compressContext && overThreshold(s.conversation, system, compression)) {
+      if (compression && ops.compressContext && overThreshold(s.conversation, sized, compression)) {
         try {
           // Once over the threshold, compress fully (compact every big result, summarise the
           // middle): stopping just under the threshold would trigger again a step later.
@@ -181,11 +186,11 @@ export async function runTurn(input: TurnInput, ops: TurnOps, opts: TurnOptions 
           if (ops.isCancellation?.(err)) throw err;
         }
       }
-      const refused = ops.admitModelCall && (await ops.admitModelCall(step, s.conversation.estimate(system)));
+      const refused = ops.admitModelCall && (await ops.admitModelCall(step, s.conversation.estimate(sized)));
       if (refused) return done('budget_exceeded', refused, step - 1);
       let reply: ModelReply;
       try {
-        reply = await ops.callModel(modelCallInput(stepTraffic(input, s, step, system), input, opts, s, step));
+        reply = await ops.callModel(modelCallInput(stepTraffic(input, s, step, system, notes), input, opts, s, step));
       } catch (err) {
         if (ops.isCancellation?.(err)) throw err;
         // ops.callModel throws only once retries are spent or the error is permanent.

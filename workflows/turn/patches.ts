@@ -66,6 +66,19 @@ export function parallelToolCalls(): boolean {
   return patched(PARALLEL_CALLS_PATCH);
 }
 
+/**
+ * Since this patch memory (long-term and working) goes after the conversation and the system
+ * message holds only what the agent's definition sets, so a provider's prompt cache serves it
+ * from step to step (system-message.ts). Taken directly, at a run's first step that has memory
+ * to send: without memory both layouts are the same, so such a run records no marker.
+ */
+export const CACHE_PREFIX_PATCH = 'cache-prefix';
+
+/** Whether this run sends memory after the conversation (the `cache-prefix` patch). */
+export function cachePrefix(): boolean {
+  return patched(CACHE_PREFIX_PATCH);
+}
+
 /** Takes the turn's patches: the set's marker first, as every run in the window recorded it. */
 export function turnPatches(input: TurnInput): TurnPatches {
   // Taken once, first: a run that has it skips every patched() call of `since` (no marker of theirs).

@@ -40,14 +40,14 @@ export type StepTraffic = Pick<ModelCallInput, 'sessionId' | 'turnId' | 'step' |
  * The step's traffic as it stands: read again for each call, since a compression changes the
  * context and the stored conversation notes which system text it offered.
  */
-export function stepTraffic(input: TurnInput, s: LoopState, step: number, system: string): StepTraffic {
+export function stepTraffic(input: TurnInput, s: LoopState, step: number, system: string, notes?: string): StepTraffic {
   return {
     sessionId: input.sessionId,
     turnId: input.turnId,
     step,
     callIndex: input.modelCallBase + s.modelCalls,
     model: modelRef(input),
-    ...s.conversation.context(system),
+    ...s.conversation.context(system, notes),
   };
 }
 

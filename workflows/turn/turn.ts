@@ -26,7 +26,7 @@ import { runTurn, type TurnOptions } from './loop';
 import { TurnBudget } from './budget';
 import { RunEvents } from './run-events';
 import { TURN_EVENT_BUDGET_WHEN_UNSET } from './replay-constants';
-import { parallelToolCalls, turnPatches, type TurnPatches } from './patches';
+import { cachePrefix, parallelToolCalls, turnPatches, type TurnPatches } from './patches';
 import { registerTurnHandlers } from './handlers';
 import { toolRunner } from './tools';
 import { HostRoute } from './host-route';
@@ -149,6 +149,7 @@ async function playTurn(input: TurnInput, end: ThrownEnd): Promise<TurnResult> {
         : {}),
       isCancellation,
       runTogether: parallelToolCalls,
+      cachePrefix,
       admitModelCall: (step, tokens) =>
         budget.admit(step, tokens, (pending, done, timeoutMs) => {
           events.add('wait');
