@@ -5,6 +5,10 @@
  * worker's own definitions say. In a session with structured output, finish is offered with the
  * output's JSON schema as its parameters (deterministic/finish-output.ts): given with the call
  * (stored for the run's later calls, which name it by hash) or read back by its hash.
+ *
+ * The order is pinned, since the tools are part of the prompt's cached prefix: built-ins in the
+ * worker's declaration order, then sub-agents and custom tools, then MCP tools; sub-agents and
+ * MCP tools by name, custom tools as declared.
  */
 import type { ModelCallInput } from '../deterministic/activity-types';
 import { outputFinishSpec } from '../deterministic/finish-output';
@@ -55,17 +59,25 @@ export function createToolSpecs(
     const schema = await outputSchema(input);
     const builtins = builtin.filter((s) => input.tools.includes(s.name)).map((s) => (schema && s.name === 'finish' ? outputFinishSpec(s, schema) : s));
     // Sub-agents (agent__<name>), described as this worker declares them (a name it lacks is not offered).
-    const agents = input.tools.flatMap((n) => {
-      const name = subAgentOf(n);
-      const spec = name === undefined ? undefined : subAgent(name);
-      return spec ? [spec] : [];
-    });
+    const agents = input.tools
+      .flatMap((n) => {
+        const name = subAgentOf(n);
+        const spec = name === undefined ? undefined : subAgent(name);
+        return spec ? [spec] : [];
+      })
+      .sort(byName);
     const local = agents.length ? [...builtins, ...agents] : builtins;
     if (!input.mcpTools && !input.customTools) return local;
     const added = await Promise.all([
       input.customTools ? storedList(input.sessionId, input.customTools, (text) => (JSON.parse(text) as CustomToolSpec[]).map(customToolView)) : [],
-      input.mcpTools ? storedList(input.sessionId, input.mcpTools, (text) => (JSON.parse(text) as McpToolInfo[]).map(mcpToolSpec)) : [],
+      // By name: a server may list its tools in another order each time, which would move the prefix.
+      input.mcpTools ? storedList(input.sessionId, input.mcpTools, (text) => (JSON.parse(text) as McpToolInfo[]).map(mcpToolSpec).sort(byName)) : [],
     ]);
     return [...local, ...added.flat().filter((s) => input.tools.includes(s.name))];
   };
+}
+
+/** Plain code-unit order (no locale): the same on every worker. */
+function byName(a: ToolSpec, b: ToolSpec): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }

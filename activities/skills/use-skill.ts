@@ -33,7 +33,9 @@ export function skillMounts(skills: readonly Skill[]): { host: string; container
 /** The "Skills" section of the system message; empty when there are no skills. */
 export function skillsIndex(skills: readonly Skill[]): string {
   if (skills.length === 0) return '';
-  const lines = skills.map((s) => `- ${s.name}: ${clip(s.description, INDEX_DESCRIPTION_CHARS)}`);
+  // By name, whatever order the folders were read in: the index is part of the prompt's cached prefix.
+  const sorted = [...skills].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const lines = sorted.map((s) => `- ${s.name}: ${clip(s.description, INDEX_DESCRIPTION_CHARS)}`);
   return [
     '## Skills',
     'Skills are ready-made instructions and scripts for specific tasks. When a task matches one, first call use_skill with its name ' +
