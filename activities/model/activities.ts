@@ -112,6 +112,7 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
         'x-harness-call-index': String(input.callIndex),
         'x-harness-purpose': input.purpose ?? 'turn',
       },
+      cacheKey: input.sessionId,
       signal: AbortSignal.any([cancel.signal, deadline.signal]),
       ...(input.maxOutputTokens ? { maxOutputTokens: input.maxOutputTokens } : {}),
       ...(stream

@@ -20,6 +20,8 @@ export interface ModelRequest {
   maxOutputTokens?: number;
   /** A JSON-schema constraint on the reply (text mode, where the endpoint takes one). */
   responseFormat?: Record<string, unknown>;
+  /** Groups the requests that share a prefix (the session): sent as `prompt_cache_key` where the provider reads it. */
+  cacheKey?: string;
   /** Stream the reply, giving each piece of its text here as it arrives (stream-writer.ts stores it for readers). */
   onText?: (chunk: string) => void;
 }
@@ -47,12 +49,14 @@ export interface ModelClient {
 export class OpenAIModelClient implements ModelClient {
   private readonly client: OpenAI;
   private readonly capParam: 'max_tokens' | 'max_completion_tokens';
+  private readonly sendsCacheKey: boolean;
   private readonly endpoint: string;
   private readonly maxReplyBytes: number;
 
   /** `maxReplyBytes`: a larger reply fails its attempt as MODEL_REPLY_TOO_LARGE (model-body.ts). */
   constructor(opts: { apiKey: string; baseURL?: string; timeoutMs: number; maxReplyBytes?: number }) {
     this.capParam = capParameter(opts.baseURL);
+    this.sendsCacheKey = readsCacheKey(opts.baseURL);
     this.endpoint = opts.baseURL ?? DEFAULT_MODEL_ENDPOINT;
     this.maxReplyBytes = opts.maxReplyBytes ?? DEFAULT_MODEL_REPLY_MAX_BYTES;
     this.client = new OpenAI({
@@ -78,6 +82,7 @@ export class OpenAIModelClient implements ModelClient {
         : {}),
       ...(req.maxOutputTokens ? { [this.capParam]: req.maxOutputTokens } : {}),
       ...(req.responseFormat ? { response_format: req.responseFormat as never } : {}),
+      ...(req.cacheKey && this.sendsCacheKey ? { prompt_cache_key: req.cacheKey } : {}),
     };
     return streamOrPlain(this.client, this.endpoint, body, req, () => this.plain(body, req), (res) => this.answer(res, req), this.maxReplyBytes);
   }
@@ -104,7 +109,7 @@ export class OpenAIModelClient implements ModelClient {
     const content = msg.content ?? null;
     const reasoning = reasoningOf(msg);
     // Some servers (older llama.cpp, proxies) send no usage: estimated, and marked so.
-    const usage = res.usage ? providerUsage(res.usage) : undefined;
+    const usage = res.usage ? providerUsage(res.usage, res) : undefined;
     return {
       content,
       toolCalls,
@@ -140,6 +145,15 @@ export function capParameter(baseURL: string | undefined): 'max_tokens' | 'max_c
   } catch {
     return 'max_tokens';
   }
+}
+
+/**
+ * Whether the endpoint reads `prompt_cache_key` (requests with the same key go to the same cache):
+ * OpenAI's own API. Other compatible servers may refuse a field they do not know; DeepSeek and
+ * llama-server cache a repeated prefix without one.
+ */
+export function readsCacheKey(baseURL: string | undefined): boolean {
+  return capParameter(baseURL) === 'max_completion_tokens';
 }
 
 /** A reasoning model's thinking, under either name providers use. */

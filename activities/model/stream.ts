@@ -86,12 +86,15 @@ async function streamed(res: Response, req: ModelRequest, limit: number): Promis
   let model = req.model;
   let finishReason: string | undefined;
   let usage: ModelAnswer['usage'] | undefined;
+  let timed: object | undefined;
   const calls: { id: string; name: string; arguments: string }[] = [];
   for await (const data of sseData(res.body, limit)) {
     if (data === '[DONE]') break;
     const chunk = parseChunk(data, res.headers);
     if (chunk.model) model = chunk.model;
-    if (chunk.usage) usage = providerUsage(chunk.usage);
+    // llama-server's timings (what its KV cache served) may come in the usage chunk or the one before it.
+    if ('timings' in chunk) timed = chunk;
+    if (chunk.usage) usage = providerUsage(chunk.usage, timed ?? chunk);
     const choice = chunk.choices?.[0];
     if (!choice) continue;
     if (choice.finish_reason) finishReason = choice.finish_reason;

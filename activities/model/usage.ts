@@ -46,17 +46,22 @@ function boundedCounter(kind: TokenizerKind): (text: string) => number {
   };
 }
 
-/** The usage a provider reported (plain or in a stream's last chunk), cached prompt tokens included. */
-export function providerUsage(u: { prompt_tokens?: number | null; completion_tokens?: number | null; total_tokens?: number | null }): Usage {
-  return { prompt_tokens: u.prompt_tokens ?? 0, completion_tokens: u.completion_tokens ?? 0, total_tokens: u.total_tokens ?? 0, ...cachedOf(u) };
+/** The usage a provider reported (plain or in a stream's last chunk) and, from the reply around it, the prompt tokens its cache served. */
+export function providerUsage(u: { prompt_tokens?: number | null; completion_tokens?: number | null; total_tokens?: number | null }, reply: object = {}): Usage {
+  return { prompt_tokens: u.prompt_tokens ?? 0, completion_tokens: u.completion_tokens ?? 0, total_tokens: u.total_tokens ?? 0, ...cachedOf(u, reply) };
 }
 
 /**
  * Prompt tokens the provider served from its cache (priced lower: `cachedInput`), under the name
- * each reports them: OpenAI's prompt_tokens_details.cached_tokens, DeepSeek's prompt_cache_hit_tokens.
+ * each reports them: OpenAI's (and newer llama-server's) prompt_tokens_details.cached_tokens,
+ * DeepSeek's prompt_cache_hit_tokens (beside its miss count), and llama-server's own fields on the
+ * reply: timings.cache_n (prompt tokens its KV cache held) or tokens_cached.
  */
-function cachedOf(u: object): { cached_tokens?: number } {
+export function cachedOf(u: object, reply: object = {}): { cached_tokens?: number } {
   const x = u as { prompt_tokens_details?: { cached_tokens?: unknown } | null; prompt_cache_hit_tokens?: unknown };
-  const n = x.prompt_tokens_details?.cached_tokens ?? x.prompt_cache_hit_tokens;
-  return typeof n === 'number' && Number.isFinite(n) && n > 0 ? { cached_tokens: n } : {};
+  const r = reply as { timings?: { cache_n?: unknown } | null; tokens_cached?: unknown };
+  for (const n of [x.prompt_tokens_details?.cached_tokens, x.prompt_cache_hit_tokens, r.timings?.cache_n, r.tokens_cached]) {
+    if (typeof n === 'number' && Number.isFinite(n) && n > 0) return { cached_tokens: Math.floor(n) };
+  }
+  return {};
 }

@@ -31,6 +31,8 @@ const GEN_AI = {
   requestModel: 'gen_ai.request.model',
   responseModel: 'gen_ai.response.model',
   inputTokens: 'gen_ai.usage.input_tokens',
+  /** Of the input tokens, those the provider's prompt cache served. */
+  cacheReadTokens: 'gen_ai.usage.cache_read.input_tokens',
   outputTokens: 'gen_ai.usage.output_tokens',
   toolName: 'gen_ai.tool.name',
   toolCallId: 'gen_ai.tool.call.id',
@@ -189,6 +191,7 @@ function llmAttributes(s: Span): Attrs {
     [GEN_AI.responseModel]: responseModel,
     [GEN_AI.inputTokens]: usage?.prompt,
     [GEN_AI.outputTokens]: usage?.completion,
+    [GEN_AI.cacheReadTokens]: usage?.cached || undefined,
     'llm.model_name': responseModel ?? model,
     'llm.provider': provider,
     'llm.system': provider,
