@@ -13,7 +13,7 @@ import type { AgentSpec } from '../config/agents';
 import type { AgentField, Limits, ModelSpec, SessionConfig } from '../deterministic/session-config';
 import type { Budget, BudgetLimit } from '../deterministic/budget';
 import { canonicalJson } from '../deterministic/digest';
-import { AGENT_MISMATCH, AGENT_UNKNOWN, toolError } from '../deterministic/errors';
+import { AGENT_MISMATCH, AGENT_REQUIRED, AGENT_UNKNOWN, toolError } from '../deterministic/errors';
 import { subAgentDescription, SUB_AGENT_NOT_ALLOWED, type SubAgentOffer } from '../deterministic/sub-agents';
 import type { ToolResult } from '../deterministic/types';
 import { mcpServerRef } from '../deterministic/mcp';
@@ -147,25 +147,45 @@ export function agentTools(name: string, declarations: WorkerDeclarations): read
 }
 
 /**
- * Why a custom tool's call of an agent's session may not run: the agent does not have the tool,
- * or the worker does not have the agent (TOOL_NOT_ALLOWED); undefined when it may, or when the
- * session has no agent (offered every tool of the worker). A session is offered only its agent's
+ * Why a custom tool's call of a session may not run: the session's agent does not have the tool,
+ * the worker does not have the agent, or (a session naming no agent) the tool is an agent's and not
+ * the worker's own (TOOL_NOT_ALLOWED); undefined when it may. A session is offered only its agent's
  * tools; this holds it to them at execution, whatever the turn's input listed.
  */
 export function agentToolRefusal(input: { name: string; agent?: string }, declarations: WorkerDeclarations): ToolResult | undefined {
-  if (input.agent === undefined) return undefined;
-  const agent = declarations.agent(input.agent);
   const has = (names: readonly string[]) => (names.length ? `it has ${names.join(', ')}` : 'it has none');
-  const why = !agent
-    ? `the session's agent ${JSON.stringify(input.agent)} is not one of this worker's agents (${has(declarations.agentNames())})`
-    : agent.tools.includes(input.name)
-      ? undefined
-      : `${input.name} is not one of agent "${agent.name}"'s tools (${has(agent.tools)})`;
+  let why: string | undefined;
+  if (input.agent === undefined) {
+    const own = declarations.defaultAgentTools();
+    // A tool the worker lacks altogether is the executor's to answer (TOOL_UNAVAILABLE).
+    const agentsOnly = own !== undefined && !own.includes(input.name) && declarations.agentSpecs().some((a) => a.tools.includes(input.name));
+    if (agentsOnly) why = `${input.name} is an agent's tool, and this session names no agent (the worker's own tools: ${own.length ? own.join(', ') : 'none'})`;
+  } else {
+    const agent = declarations.agent(input.agent);
+    why = !agent
+      ? `the session's agent ${JSON.stringify(input.agent)} is not one of this worker's agents (${has(declarations.agentNames())})`
+      : agent.tools.includes(input.name)
+        ? undefined
+        : `${input.name} is not one of agent "${agent.name}"'s tools (${has(agent.tools)})`;
+  }
   if (!why) return undefined;
   return toolError('TOOL_NOT_ALLOWED', `${why}: the call was not run. A session runs only its agent's tools.`, {
     recoverable: false,
     suggestion: `continue with the tools you were offered, or tell the user that ${input.name} needs another agent`,
   });
+}
+
+/**
+ * The AGENT_REQUIRED refusal of a session naming no agent, on a worker that runs only its agents'
+ * sessions; nothing when the session names one or the worker runs agentless sessions too.
+ */
+export function checkAgentNamed(agent: string | undefined, declarations: WorkerDeclarations): void {
+  if (agent !== undefined || !declarations.agentRequired()) return;
+  const names = declarations.agentNames();
+  throw ApplicationFailure.nonRetryable(
+    `this worker runs only sessions that name one of its agents (${names.length ? names.join(', ') : 'it has none'}); start the session with \`--agent NAME\` or \`agent:\``,
+    AGENT_REQUIRED,
+  );
 }
 
 /** The same model at the same endpoint (a session that names no endpoint takes the agent's). */

@@ -35,6 +35,11 @@ export class WorkerDeclarations {
   private readonly agents: Map<string, AgentSpec>;
   /** Webhooks by their exact URL. */
   private readonly webhooks: Map<string, WebhookDeclaration>;
+  /**
+   * What a session naming no agent gets: the worker's own custom tools (undefined: every one, for
+   * declarations built without a worker), or nothing when the worker runs only its agents' sessions.
+   */
+  private agentless: { tools?: readonly string[]; required: boolean } = { required: false };
 
   constructor(declared: Declared = {}) {
     this.webhooks = new Map();
@@ -85,6 +90,21 @@ export class WorkerDeclarations {
       for (const s of a.mcpServers) this.servers.set(s.name, s);
       for (const f of a.skills) this.folders.add(path.resolve(f));
     }
+  }
+
+  /** Sessions naming no agent run as the default agent, with these tools; or, `required`, not at all. */
+  setDefaultAgent(tools: readonly string[], required: boolean): void {
+    this.agentless = { tools: [...tools], required };
+  }
+
+  /** The custom tools of a session naming no agent (undefined: every tool of the worker). */
+  defaultAgentTools(): readonly string[] | undefined {
+    return this.agentless.tools;
+  }
+
+  /** Whether the worker runs only sessions that name one of its agents. */
+  agentRequired(): boolean {
+    return this.agentless.required;
   }
 
   /** The names of the agents sessions may run as. */

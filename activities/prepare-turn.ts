@@ -20,7 +20,7 @@ import { MemoryUnavailableError } from './memory/errors';
 import { skillsIndex } from './skills/use-skill';
 import { skillRules } from './skills/rules';
 import type { WorkerDeclarations } from './declarations';
-import { agentTools } from './agents';
+import { agentTools, checkAgentNamed } from './agents';
 import type { createCustomTools } from './custom-tools/executor';
 
 interface PrepareTurnDeps {
@@ -38,6 +38,8 @@ interface PrepareTurnDeps {
 
 export function createPrepareTurn(deps: PrepareTurnDeps) {
   return async function prepareTurn(input: PrepareTurnInput): Promise<PrepareTurnResult> {
+    // At a session's first turn (the one that lists its tools), before anything runs or is offered.
+    if (input.listCustomTools) checkAgentNamed(input.agent, deps.declarations);
     if (input.model.provider === 'scripted') {
       // Sessions keep a long script in the message store and carry its reference.
       const ref = input.model.script;
@@ -70,7 +72,7 @@ export function createPrepareTurn(deps: PrepareTurnDeps) {
     // The workspace as the turn finds it, for `harness rerun` and `fork` to start from.
     const workspace = await snapshotTurnStart(deps.home, input.sessionId, deps.messageStore);
     // A session's first turn: the deps.custom tools it will offer for good (of an agent's session, the agent's).
-    const only = input.listCustomTools && input.agent !== undefined ? agentTools(input.agent, deps.declarations) : undefined;
+    const only = !input.listCustomTools ? undefined : input.agent !== undefined ? agentTools(input.agent, deps.declarations) : deps.declarations.defaultAgentTools();
     const customTools = input.listCustomTools ? await deps.custom.list((text) => withStore(() => deps.conversations.putText(input.sessionId, text)), only) : undefined;
     return {
       tools: deps.specs,

@@ -136,7 +136,7 @@ export interface PrepareTurnInput {
   skillFolders?: string[];
   /** The turn has no recorded custom tools (its session's first): list the worker's. */
   listCustomTools?: boolean;
-  /** With listCustomTools: the session's agent, whose tools are the only ones listed (absent: every tool of the worker). */
+  /** With listCustomTools: the session's agent, whose tools are the only ones listed (absent: the worker's own tools, not its agents'). */
   agent?: string;
 }
 

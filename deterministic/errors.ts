@@ -111,6 +111,8 @@ export const NOT_DECLARED = 'NOT_DECLARED';
  * message names the agents the worker has.
  */
 export const AGENT_UNKNOWN = 'AGENT_UNKNOWN';
+/** A session that names no agent, on a worker that runs only sessions of its agents. */
+export const AGENT_REQUIRED = 'AGENT_REQUIRED';
 
 /**
  * The failure of a session whose input asks for more than its agent allows (another model, an MCP

@@ -87,6 +87,8 @@ export async function assembleWorker(o: AssembleOptions): Promise<AssembledWorke
   // What sessions may name (MCP servers, endpoints, skills folders, agents): from this worker's own config.
   const declarations = workerDeclarations(env, process.cwd(), o.declared ?? {}, log);
   checkAgentTools(declarations.agentSpecs(), tools);
+  // A session naming no agent gets the worker's own tools only: an agent's tools are its sessions' alone.
+  declarations.setDefaultAgent((o.tools ?? []).map((t) => t.name), o.declared?.requireAgent ?? env.HARNESS_REQUIRE_AGENT === '1');
   log(`declared: ${declarations.describe()}`);
   const connection = await o.connect(s);
   const closers: (() => Promise<void>)[] = [() => connection.close().catch(() => undefined)];

@@ -34,6 +34,12 @@ export interface DeclarationOptions {
    * its posts, `env:NAME` (read from the worker's environment; never in history).
    */
   webhooks?: readonly WebhookDeclaration[];
+  /**
+   * Run only sessions that name one of `agents` (default HARNESS_REQUIRE_AGENT=1, else false): a
+   * session input naming none is refused at its first step (AGENT_REQUIRED). Without it, such a
+   * session runs as the default agent, offered only the worker's own `tools`, never an agent's.
+   */
+  requireAgent?: boolean;
 }
 
 /** The worker's declarations; a bad entry in code is a UsageError naming the field, before anything connects. */

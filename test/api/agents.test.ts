@@ -2,8 +2,9 @@
  * Agents end to end, in process: two agents with different tools on ONE worker and task queue
  * (createHarnessWorker({ agents })), their model an OpenAI-compatible scripted server the test
  * reads the requests of. A session of each agent is offered only that agent's tools, under its
- * instructions, and keeps its agent across continue-as-new; a session without an agent is offered
- * every tool, as before agents. A session naming an agent the worker lacks, or asking for more
+ * instructions, and keeps its agent across continue-as-new; a session without an agent runs as the
+ * default agent, offered only the worker's own tools (a forged call of an agent's tool is not run),
+ * and on a worker that requires agents it is refused (AGENT_REQUIRED). A session naming an agent the worker lacks, or asking for more
  * than its agent allows (another model, a tool or an MCP server the agent does not list), is
  * refused in one line before any model call or server start.
  */
@@ -37,6 +38,7 @@ const lookup = (name: string) =>
   });
 const alphaTool = lookup('alpha_lookup');
 const betaTool = lookup('beta_lookup');
+const ownTool = lookup('own_lookup');
 // An agent's instructions are the whole system prompt of its sessions; the limit makes a session continue as new after each turn.
 const alpha = defineAgent({ name: 'alpha', instructions: 'You are Alpha, who looks orders up.', model: 'test-model', tools: [alphaTool], policy: { mode: 'auto' }, limits: { continueAsNewAfterEvents: 10 } });
 const beta = defineAgent({ name: 'beta', instructions: 'You are Beta, who looks orders up.', model: 'test-model', tools: [betaTool], policy: { mode: 'auto' } });
@@ -54,6 +56,7 @@ beforeAll(async () => {
   quietRuntime();
   server = await startScriptedModel();
   worker = await createHarnessWorker({
+    tools: [ownTool],
     agents: [alpha, beta],
     // The worker declares a server neither agent lists: a session may not add it. Started, it leaves a marker.
     mcpServers: { files: { command: '/bin/sh', args: ['-c', `touch '${marker}'; exec '${process.execPath}' '${EVERYTHING}' stdio`] } },
@@ -129,12 +132,56 @@ describe('two agents on one worker', () => {
     expect(input.config.agentSet).toBeUndefined();
   }, 90_000);
 
-  it('offers a session without an agent every tool of the worker, as before agents', async () => {
-    const sessionId = scripted({ steps: [{ expect: { tools_include: ['alpha_lookup', 'beta_lookup'] }, content: 'Both. DONE' }] });
+  it("offers a session without an agent only the worker's own tools, and does not run a forged call of an agent's tool", async () => {
+    const sessionId = scripted({
+      steps: [
+        { expect: { tools_include: 'own_lookup' }, tool_calls: [{ name: 'alpha_lookup', arguments: { id: '7' } }] },
+        { content: 'Refused. DONE' },
+      ],
+    });
     const out = await client.run('hello', { sessionId, model: 'test-model' });
     expect(out.kind).toBe('done');
-    expect(custom(offered(sessionId)[0]!).sort()).toEqual(['alpha_lookup', 'beta_lookup']);
+    if (out.kind !== 'done') return;
+    for (const names of offered(sessionId)) expect(custom(names)).toEqual(['own_lookup']);
+    expect(out.result.toolCalls.map((c) => [c.name, c.ok])).toEqual([['alpha_lookup', false]]);
+    // The model was told, and nothing ran: no "found" result anywhere in what it was sent.
+    const last = JSON.stringify(server.requests.filter((r) => r.session === sessionId).at(-1)!.body);
+    expect(last).not.toContain('alpha_lookup-7');
   }, 60_000);
+});
+
+describe('a worker that requires agents', () => {
+  const strictQueue = `agents-strict-${randomUUID()}`;
+  let strict: HarnessWorker;
+  let strictRunning: Promise<void>;
+  let strictClient: HarnessClient;
+  beforeAll(async () => {
+    strict = await createHarnessWorker({ agents: [alpha], requireAgent: true, env: env(), taskQueue: strictQueue, home: path.join(dir, 'strict-home'), log: () => undefined, bundlePath: inject('workflowBundle') });
+    strictRunning = strict.run();
+    strictClient = await connectHarness({ env: env(), taskQueue: strictQueue, cwd: dir });
+  });
+  afterAll(async () => {
+    strict?.shutdown();
+    await strictRunning?.catch(() => undefined);
+    await strictClient?.close();
+  });
+
+  it('refuses a session naming no agent before any model call (AGENT_REQUIRED), and runs one that names its agent', async () => {
+    const agentless = scripted({ steps: [{ content: 'never' }] });
+    const out = await strictClient.run('hello', { sessionId: agentless, model: 'test-model' }).then(
+      (o) => o,
+      (e: unknown) => e,
+    );
+    expect(out).toBeInstanceOf(UserError);
+    const text = (out as UserError).message;
+    expect(text).not.toContain('\n');
+    expect(text).toContain('this worker runs only sessions that name one of its agents (alpha)');
+    expect(offered(agentless)).toEqual([]);
+
+    const named = scripted(looksUp('alpha_lookup', 'You are Alpha'));
+    const ok = await strictClient.run('find order 7', { sessionId: named, agent: 'alpha' });
+    expect(ok.kind).toBe('done');
+  }, 90_000);
 });
 
 describe('a session refused by its agent', () => {
