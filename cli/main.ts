@@ -42,7 +42,7 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
     .description('A durable agent harness: every session is a Temporal workflow, every turn a child workflow.')
     .version(packageVersion(), '-V, --version', 'print the harness version and exit')
     .showSuggestionAfterError(true)
-    .exitOverride()
+    .exitOverride(usageExit('harness'))
     .configureOutput({ outputError: () => {} })
     .addHelpText(
       'after',
@@ -73,9 +73,30 @@ export function buildProgram(env: NodeJS.ProcessEnv = process.env): Command {
   registerCost(program, ctx);
   registerConsole(program, ctx);
   registerHome(program, ctx);
-  for (const cmd of program.commands) cmd.exitOverride().configureOutput({ outputError: () => {} });
-  for (const cmd of program.commands.flatMap((c) => c.commands)) cmd.exitOverride().configureOutput({ outputError: () => {} });
+  for (const cmd of program.commands) cmd.exitOverride(usageExit(`harness ${cmd.name()}`)).configureOutput({ outputError: () => {} });
+  for (const cmd of program.commands) {
+    for (const sub of cmd.commands) sub.exitOverride(usageExit(`harness ${cmd.name()} ${sub.name()}`)).configureOutput({ outputError: () => {} });
+  }
   return program;
+}
+
+/** A commander error that knows which command it is about (for the hint), thrown as commander expects. */
+type UsageErrorOf = CommanderError & { commandPath?: string };
+
+function usageExit(commandPath: string): (err: CommanderError) => never {
+  return (err) => {
+    (err as UsageErrorOf).commandPath ??= commandPath;
+    throw err;
+  };
+}
+
+/** Commander's message as one line: its suggestion ("(Did you mean --policy?)") joins the line. */
+export function usageLine(message: string): string {
+  return message
+    .replace(/^error: /i, '')
+    .replace(/\s*\n\s*\(Did you mean (.+?)\)\s*$/s, ' (did you mean $1)')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /** The version in the package's own package.json (read, not copied, so it cannot drift from a release). */
@@ -102,8 +123,9 @@ function report(err: unknown): number {
   if (err instanceof CommanderError) {
     // --help and --version end with a "clean" CommanderError.
     if (err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.help') return EXIT.ok;
-    say(`error: ${err.message.replace(/^error: /, '')}`);
-    say('hint: see `harness --help` or `harness <command> --help`');
+    const where = (err as UsageErrorOf).commandPath ?? 'harness';
+    say(`error: ${escapeForTerminal(usageLine(err.message))}`);
+    say(`hint: see \`${where} --help\``);
     return EXIT.usage;
   }
   if (err instanceof UserError) {

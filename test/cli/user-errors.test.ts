@@ -77,6 +77,18 @@ describe('user errors', () => {
     expect(r.errLines[0]).toMatch(/--frobnicate/);
   });
 
+  it.each([
+    [['fork', 's/turn-1', '--at-step', '2', '--policy', 'auto'], "error: unknown option '--policy'", 'harness fork'],
+    [['run', '--polcy', 'auto', 'hi'], "error: unknown option '--polcy' (did you mean --policy?)", 'harness run'],
+    [['schedule', 'create', '--bogus'], "error: unknown option '--bogus'", 'harness schedule create'],
+    [['fork', 's/turn-1'], "error: required option '--at-step <n>' not specified", 'harness fork'],
+    [['frobnicate'], "error: unknown command 'frobnicate'", 'harness'],
+  ])('a command-line mistake (%j) is one `error:` line and a hint to that command\'s --help', async (args, line, command) => {
+    const r = await cli(args);
+    expectUserError(r, 2);
+    expect(r.errLines).toEqual([line, `hint: see \`${command} --help\``]);
+  });
+
   it('no model configured exits 1 and mentions --model', async () => {
     const r = await cli(['run', 'do it']);
     expectUserError(r, 1);
