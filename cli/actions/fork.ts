@@ -43,7 +43,7 @@ export async function fork(ctx: CliContext, turnId: string, o: ForkFlags): Promi
   say(
     escapeForTerminal(
       `forked ${turnId} at step ${o.atStep} into session ${sessionId}` +
-        (k.steps ? `: steps 1–${k.steps} taken from the record (${k.modelCalls} model call${k.modelCalls === 1 ? '' : 's'} not made)` : ''),
+        (k.steps ? `: ${k.steps === 1 ? 'step 1' : `steps 1–${k.steps}`} taken from the record (${k.modelCalls} model call${k.modelCalls === 1 ? '' : 's'} not made)` : ''),
     ),
   );
   if (state?.fork?.seeded) say(`seeded with ${state.fork.seeded} file${state.fork.seeded === 1 ? '' : 's'} of the workspace as the turn began`);

@@ -75,6 +75,14 @@ describe('harness fork', () => {
     expect(messages[0]!.content).not.toContain('blue');
   }, 120_000);
 
+  it('at step 2 says the one step taken from the record as "step 1"', async () => {
+    const fork = newSessionId('fork-two');
+    server.registerScript(fork, { steps: [{ content: 'never asked' }, { content: 'Went on from step 2. HARNESS_OK' }] });
+    const r = await cli([turnId, '--at-step', '2', '--session', fork]);
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(r.errLines[0]).toBe(`forked ${turnId} at step 2 into session ${fork}: step 1 taken from the record (1 model call not made)`);
+  }, 120_000);
+
   it('--edit-message at step 1 asks the whole turn again with the new text', async () => {
     const fork = newSessionId('fork-msg');
     server.registerScript(fork, { steps: [{ expect: { last_message_contains: 'only say hello' }, content: 'Hello. HARNESS_OK' }] });
