@@ -18,6 +18,7 @@ import { costLine, ledgerSummaryJson, sessionCost } from './cost';
 import { follow, sessionsList } from './watch';
 import { turnProgress, type TurnProgress } from '../../client/watch/progress';
 import { snakeKeys } from '../json-casing';
+import type { Usage } from '../../deterministic/types';
 import { recordShown } from '../shown-calls';
 
 export interface StatusFlags {
@@ -68,7 +69,7 @@ export async function status(ctx: CliContext, sessionId: string, o: StatusFlags)
   // Following: the state is the first JSON line, each event one more.
   if (o.json && o.follow) printJsonLines([json]);
   else if (o.json) printJson(json);
-  if (!o.json) print([...statusLines(s), ...(progress ? [progressLine(progress)] : []), ...(queued ? [`${queued} message(s) queued for the running turn: its model reads them at its next step`] : []), ...(cost.ledger ? [costLine(cost.ledger, sessionId)] : cost.problem ? [`(cost: ${escapeForTerminal(cost.problem)})`] : [])].join('\n'));
+  if (!o.json) print([...statusLines(s, progress), ...(progress ? [progressLine(progress)] : []), ...(queued ? [`${queued} message(s) queued for the running turn: its model reads them at its next step`] : []), ...(cost.ledger ? [costLine(cost.ledger, sessionId)] : cost.problem ? [`(cost: ${escapeForTerminal(cost.problem)})`] : [])].join('\n'));
   if (o.follow) await follow(harness.temporal, sessionId, { json: Boolean(o.json), fromNow: true, home: ctx.home });
 }
 
@@ -173,15 +174,17 @@ function endedLine(p: Prunable): string {
 }
 
 /** A session's view for a person: status (and why it closed), then what is known of its turns. */
-function statusLines(s: SessionView): string[] {
+/** The lines of `harness status`; a running turn's steps and tokens count with the session's. */
+export function statusLines(s: SessionView, running?: TurnProgress): string[] {
   // The reason may quote a model endpoint or a tool; it stays on its line.
   const lines = [`session ${s.sessionId}: ${s.status}${s.reason ? ` — ${escapeForTerminal(s.reason)}` : ''}`];
   if (s.closedAt) lines.push(`closed ${s.closedAt}`);
   const facts = [
     ...(s.model !== undefined ? [`model ${s.model}`] : []),
-    ...(s.turnCount !== undefined ? [`${s.turnCount} turn(s)`] : []),
+    ...(s.turnCount !== undefined ? [`${s.turnCount} turn(s)${running ? ' done, 1 running' : ''}`] : []),
     ...(s.messageCount !== undefined ? [`${s.messageCount} message(s)`] : []),
-    ...(s.usage ? [usageLine(s.usage)] : []),
+    // The session adds a turn's tokens when it ends: until then they are the running turn's.
+    ...(s.usage || running ? [`${usageLine(addUsage(s.usage, running?.usage))}${running ? ', the running turn\'s included' : ''}`] : []),
   ];
   if (facts.length) lines.push(facts.join(' · '));
   // Native tool calls or the text protocol, and why (auto's probe or the config).
@@ -199,6 +202,13 @@ function statusLines(s: SessionView): string[] {
   for (const m of s.mcp ?? []) lines.push(`mcp ${escapeForTerminal(m.server)}: ${m.status === 'connected' ? `connected, ${m.tools} tool(s)` : `failed: ${escapeForTerminal(m.error ?? '')}`}`);
   if (s.lastTurn) lines.push(`last turn ${s.lastTurn.turnId}: ${s.lastTurn.terminated_by} in ${s.lastTurn.steps} step(s) — ${oneLine(s.lastTurn.answer)}`);
   return lines;
+}
+
+function addUsage(a: Usage | undefined, b: Usage | undefined): Usage {
+  const zero: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  const x = a ?? zero;
+  const y = b ?? zero;
+  return { prompt_tokens: x.prompt_tokens + y.prompt_tokens, completion_tokens: x.completion_tokens + y.completion_tokens, total_tokens: x.total_tokens + y.total_tokens };
 }
 
 function oneLine(text: string, max = 120): string {
