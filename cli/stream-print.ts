@@ -95,7 +95,9 @@ export class StreamPrinter {
 
   private print(t: Tail, text: string): void {
     if (!text) return;
-    if (!t.text) this.write('  … ');
+    // Indented like its own later lines, with no marker: a glyph saying "arriving" would stay on
+    // the line once the reply is whole (the call's line that follows says it ended).
+    if (!t.text) this.write('    ');
     t.text += text;
     // The model's text, escaped like everything else; its own line breaks kept, indented.
     this.write(escapeForTerminal(text, { keepNewlines: true }).replace(/\n/g, '\n    '));

@@ -42,7 +42,9 @@ describe('streamed model text', () => {
     // eslint-disable-next-line no-control-regex
     const text = r.text.replace(/\u001b\[[0-9;]*m/g, '').replace(/\r/g, '');
     expect(r.code, text).toBe(0);
-    const streamed = text.indexOf('  … Streamed: w0 w1');
+    const streamed = text.indexOf('\n    Streamed: w0 w1');
+    // Nothing marks the streamed text as arriving: no such glyph is left once it has arrived.
+    expect(text).not.toContain('… Streamed');
     const line = text.indexOf('step 1 · model scripted');
     expect(streamed, text).toBeGreaterThanOrEqual(0);
     expect(line).toBeGreaterThan(streamed);
