@@ -207,6 +207,12 @@ export const steerSignal = defineSignal<[SteerInput]>('steer');
 export const mcpQuestionSignal = defineSignal<[McpQuestion]>('mcpQuestion');
 /** The answer given to a question, by key (undefined while none). */
 export const mcpAnswerQuery = defineQuery<string | undefined, [string]>('mcpAnswer');
+/**
+ * What the activity holding the call waits on instead of asking the query again and again: the
+ * update completes when the question (by key) is answered, or dropped (its call ended).
+ */
+export const mcpAnswerWaitUpdate = defineUpdate<McpAnswerWait, [string]>('mcpAnswerWait');
+export type McpAnswerWait = { answer: string } | { dropped: true };
 
 /** `harness wake`: ends the wait of a sleeping turn early. Who woke it is also the client identity in the update's history event. */
 export interface WakeInput {

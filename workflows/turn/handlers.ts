@@ -30,6 +30,7 @@ import type { ApprovalRecord } from '../../deterministic/call-records';
 import type { PendingApproval, TurnState } from '../../deterministic/session-state';
 import type { TurnOps } from './loop';
 import type { RunEvents } from './run-events';
+import { registerMcpAnswerWait } from './mcp-answer-wait';
 
 /** The turn's state and its waits on people, as the turn workflow and its loop use them. */
 export interface TurnWaits {
@@ -61,9 +62,12 @@ export function registerTurnHandlers(
   const decisions = new Map<string, ApprovalRecord>();
   // Questions MCP servers asked during calls, by key; their answers go to `answers` under the key.
   const mcpQuestions = new Map<string, McpQuestion>();
+  // Questions whose call ended before an answer: their activity's wait ends too.
+  const droppedQuestions = new Set<string>();
   let askedInEval = 0;
   setHandler(turnStateQuery, () => state);
   setHandler(mcpAnswerQuery, (key) => answers.get(key));
+  registerMcpAnswerWait({ known: (key) => mcpQuestions.has(key) || answers.has(key), answer: (key) => answers.get(key), dropped: (key) => droppedQuestions.has(key) });
   // One question is shown at a time: those of other calls running at the same time wait their turn here.
   const queued: McpQuestion[] = [];
   const showQuestion = async (q: McpQuestion) => {
@@ -165,6 +169,7 @@ export function registerTurnHandlers(
   };
 
   const dropMcpQuestions = async (callId: string) => {
+    for (const key of mcpQuestions.keys()) if (callOf(key) === callId && !answers.has(key)) droppedQuestions.add(key);
     for (let i = queued.length - 1; i >= 0; i--) if (callOf(queued[i]!.key) === callId) queued.splice(i, 1);
     const p = state.pending;
     if (p?.kind !== 'question' || !p.callId.startsWith(`${callId}#e`)) return;
