@@ -89,10 +89,15 @@ export async function addPayloads(spans: readonly BuiltSpan[], p: SessionPayload
   for (const s of [...llms].reverse()) await replyPayload(p, s);
   let system: string | undefined;
   let systemText: string | undefined;
+  let notes: string | undefined;
+  let notesText: string | undefined;
   for (const s of llms) {
     system = await requestPayload(p, s, system);
     if (typeof s.span.input.system === 'string') systemText = s.span.input.system;
-    if (opts.wholeInput) await wholeInput(p, s, systemText);
+    notes = await notesPayload(p, s, notes);
+    if (typeof s.span.input.notes === 'string') notesText = s.span.input.notes;
+    const refs = s.refs as Extract<BuiltSpan['refs'], { kind: 'llm_call' }>;
+    if (opts.wholeInput) await wholeInput(p, s, systemText, refs.notes ? notesText : undefined);
   }
   for (const s of spans) if (s.refs?.kind === 'tool_call') await toolPayload(p, s);
 }
@@ -112,13 +117,25 @@ async function requestPayload(p: SessionPayloads, s: BuiltSpan, previousSystem: 
   return hash ?? previousSystem;
 }
 
-/** The request as the model got it: the system message, the conversation so far, the new messages. */
-async function wholeInput(p: SessionPayloads, s: BuiltSpan, system: string | undefined): Promise<void> {
+/** The memory a request sent after its conversation, when it differs from the request's before (as the system message). */
+async function notesPayload(p: SessionPayloads, s: BuiltSpan, previous: string | undefined): Promise<string | undefined> {
+  const refs = s.refs as Extract<BuiltSpan['refs'], { kind: 'llm_call' }>;
+  const hash = refs.notes?.hash;
+  if (hash && hash !== previous) {
+    const text = refs.notes?.text ?? (await p.texts([hash])).get(hash);
+    if (text !== undefined) s.span.input.notes = text;
+  }
+  return hash ?? previous;
+}
+
+/** The request as the model got it: the system message, the conversation so far, the new messages, the memory after them. */
+async function wholeInput(p: SessionPayloads, s: BuiltSpan, system: string | undefined, notes?: string): Promise<void> {
   const head = s.span.input.conversation_head;
   const before = typeof head === 'string' ? await p.conversation(head).catch(() => undefined) : [];
   if (!before) return;
   const added = (s.span.input.messages as ChatMessage[] | undefined) ?? [];
-  s.span.input.context = [...(system !== undefined ? [{ role: 'system', content: system }] : []), ...before.filter((m) => m.role !== 'system'), ...added];
+  const after = notes !== undefined ? [{ role: 'system', content: notes }] : [];
+  s.span.input.context = [...(system !== undefined ? [{ role: 'system', content: system }] : []), ...before.filter((m) => m.role !== 'system'), ...added, ...after];
 }
 
 /** The reply whole: its text (history keeps a preview beside tool calls) and the calls' arguments as the model wrote them. */

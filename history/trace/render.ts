@@ -230,6 +230,8 @@ function details(s: Span, full: boolean, format: TerminalFormat): string[] {
         else lines.push(...block(`[${m.role}${m.tool_call_id ? ` ${m.tool_call_id}` : ''}]`, m.content));
       }
       if (!messages) lines.push(`(${input.new_messages} new message(s): their text is in the message store)`);
+      // The memory sent after the conversation, when it changed since the request before.
+      lines.push(...block('memory (after the conversation)', input.notes));
       if (out.tool_mode_decided) lines.push(...block('tool mode', out.tool_mode_decided));
       for (const c of (out.corrections as { problem: string; reply: string }[] | undefined) ?? []) lines.push(...block(`corrected (${c.problem})`, c.reply));
       if (out.reasoning) lines.push(...block('reasoning', out.reasoning));

@@ -131,6 +131,7 @@ function llmSpan(ctx: TurnContext, stepKey: string, a: ActivityItem, index: numb
     conversation?: { head?: string | null; pending?: PendingMessage[] };
     messages?: ChatMessage[];
     system?: { hash: string; text?: string };
+    notes?: { hash: string; text?: string };
   };
   const reply = a.result as ModelReply | undefined;
   const attempts = a.attempt ?? reply?.attempt;
@@ -180,6 +181,7 @@ function llmSpan(ctx: TurnContext, stepKey: string, a: ActivityItem, index: numb
       ...(input.conversation ? { pending: input.conversation.pending ?? [] } : {}),
       ...(input.messages ? { inline: input.messages } : {}),
       ...(input.system ? { system: input.system } : {}),
+      ...(input.notes ? { notes: input.notes } : {}),
       ...(reply?.conversation?.head ? { replyHead: reply.conversation.head } : {}),
     },
   };

@@ -41,6 +41,8 @@ export type PayloadRefs =
       pending?: PendingMessage[];
       inline?: ChatMessage[];
       system?: { hash: string; text?: string };
+      /** The step's memory, sent after the conversation (by reference, its text when it changed). */
+      notes?: { hash: string; text?: string };
       /** The conversation head after the reply: its last message is the reply, whole. */
       replyHead?: string;
     }
