@@ -79,6 +79,9 @@ export function liveLine(c: SpanChange, o: LiveLineOptions): Text | undefined {
       if (c.change !== 'closed') return undefined;
       return out.woken ? [paint('cyan', 'woken'), out.by ? ` by ${o.escape(String(out.by))}` : '', out.reason ? `: ${clip(out.reason)}` : ''] : ['slept until ', o.escape(String(input.until ?? ''))];
     }
+    case 'message':
+      if (c.change !== 'closed') return undefined;
+      return [paint('cyan', 'message sent while it ran'), ` ${clip(input.text, 120)} · `, input.mode === 'interrupt' ? paint('yellow', 'interrupted the step') : 'queued for the next step'];
     case 'budget': {
       if (c.change === 'opened') return o.prompting ? undefined : [paint('yellow', 'waiting for a budget decision'), ` (${o.escape(String(input.scope ?? ''))} budget reached)`];
       if (c.change !== 'closed' || o.prompting) return undefined;

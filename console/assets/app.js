@@ -94,6 +94,7 @@ function spanLine(s) {
   if (s.type === 'approval' && s.status !== 'running') bits.push(out.cancelled ? 'cancelled with its turn' : `${out.approved ? 'approved' : 'denied'}${out.by ? ` by ${out.by}` : ''}`);
   if (s.type === 'ask_user') bits.push(input.question || '', out.answer !== undefined ? `→ ${out.answer}` : '');
   if (s.type === 'wait') bits.push(s.status === 'running' ? `sleeping until ${input.until} (${input.reason})` : out.woken ? `woken${out.by ? ` by ${out.by}` : ''}${out.reason ? `: ${out.reason}` : ''}` : `slept until ${input.until} (${input.reason})`);
+  if (s.type === 'message') bits.push(input.text || '', input.mode === 'interrupt' ? 'interrupted the step' : 'queued for the next step');
   if (s.type === 'turn') bits.push(input.user_message || '', out.terminated_by ? `→ ${out.terminated_by}` : out.status || '', out.answer !== undefined ? `: ${out.answer}` : '');
   if (s.error) bits.push(s.error);
   const dur = s.duration_ms === null ? '' : ` ${s.duration_ms} ms`;

@@ -126,6 +126,7 @@ const KINDS: Record<Span['type'], Kind> = {
   ask_user: 'CHAIN',
   budget: 'CHAIN',
   wait: 'CHAIN',
+  message: 'CHAIN',
 };
 
 type Attrs = Record<string, AttributeValue | undefined>;
@@ -143,6 +144,7 @@ const BY_TYPE: Record<Span['type'], (s: Span) => Attrs> = {
     'harness.approval.timed_out': bool(s.output?.timed_out),
   }),
   ask_user: (s) => ({ [GEN_AI.toolCallId]: str(s.input.call_id), 'harness.answer.by': str(s.output?.by) }),
+  message: (s) => ({ 'harness.message.mode': str(s.input.mode) }),
   wait: (s) => ({ [GEN_AI.toolCallId]: str(s.input.call_id), 'harness.wait.until': str(s.input.until), 'harness.wait.woken': bool(s.output?.woken), 'harness.wait.by': str(s.output?.by) }),
   budget: (s) => ({
     'harness.budget.scope': str(s.input.scope),

@@ -164,6 +164,10 @@ function describe(s: Span, format: TerminalFormat): Text[] {
       const who = out.by ? ` by ${esc(String(out.by))}` : '';
       return [[w, ' → ', paint('cyan', 'woken'), `${who}${out.at ? ` at ${esc(time(out.at))}` : ''}${out.reason ? `: ${clip(format, out.reason)}` : ''}  `, dur]];
     }
+    case 'message': {
+      const how = input.mode === 'interrupt' ? paint('yellow', 'interrupted the step') : 'queued for the next step';
+      return [['message sent while it ran ', `"${clip(format, input.text, 100)}" → `, how]];
+    }
     case 'ask_user': {
       const q = `question${s.source ? ` from ${esc(s.source)}` : ''} ${clip(format, input.question, 80)}`;
       if (s.status === 'running') return [[q, ' → ', paint('yellow', 'waiting for an answer')]];

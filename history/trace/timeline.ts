@@ -13,6 +13,7 @@ import type { Run } from './runs';
 import { continueModelCall, reportedAttempt } from './model-calls';
 import { countedAttempt } from './events';
 import { readSleeps, type SleepItem } from './sleeps';
+import { readSteers, type SteerItem } from './steers';
 
 /** An activity: scheduled, maybe started (its last attempt), maybe closed. */
 export interface ActivityItem {
@@ -41,11 +42,7 @@ export interface LocalItem {
   at: number;
   scheduledAt?: number;
   completedAt?: number;
-  /**
-   * When the workflow began what it did next in the run (a model call, another tool): this one
-   * had ended by then. The marker's own time is the end of its workflow task, which may hold a
-   * model call of seconds after it (one handed on when it outlived the local window).
-   */
+  /** When the workflow began what it did next (it had ended by then; its marker's time may be seconds later). */
   nextAt?: number;
   attempt: number;
   /** The order the workflow scheduled it in (calls that ran together end in any order). */
@@ -59,8 +56,7 @@ export interface Wait {
   step: number;
   at: number;
   pending: Pending;
-  /** When the turn ran again (or asked again, for the calls a partial decision left). */
-  endedAt?: number;
+  endedAt?: number; // when the turn ran again (or asked again, for the calls a partial decision left)
   /** When the wait's timer fired (nobody decided or answered in time). */
   timedOutAt?: number;
 }
@@ -104,6 +100,8 @@ export interface Timeline {
   mcpQuestions: McpQuestionItem[];
   /** The `wait` calls it slept in (sleeps.ts; absent: none read). */
   sleeps?: SleepItem[];
+  /** Messages sent to it while it ran (steers.ts; absent: none read). */
+  steers?: SteerItem[];
   /** Call records from the turn result and from the state each run continued with. */
   records: Map<string, ToolCallRecord>;
   /** Hashes of call-record chunks kept in the message store (long turns). */
@@ -278,6 +276,7 @@ export function readTimeline(runs: readonly Run[]): Timeline {
     }
   }
   t.sleeps = readSleeps(runs);
+  t.steers = readSteers(runs);
   return t;
 }
 

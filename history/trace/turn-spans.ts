@@ -10,6 +10,7 @@ import type { PendingMessage } from '../../deterministic/conversation';
 import type { ChatMessage, ToolCall } from '../../deterministic/types';
 import { callSpans, parseArgs } from './call-spans';
 import { budgetSpans } from './budget-spans';
+import { withSteerSpans } from './steers';
 import type { ActivityItem, Timeline } from './timeline';
 import { makeSpan, type BuiltSpan, type SpanStatus, type TurnContext } from './types';
 import { describeToolMode } from '../../deterministic/tool-mode';
@@ -30,7 +31,7 @@ export function buildTurnSpans(turnId: string, t: Timeline, opts: { traceId: str
   const steps = [...new Set([...t.activities.filter(isStepActivity).map((a) => a.step), ...budgetSteps])].sort((a, b) => a - b);
   const body: BuiltSpan[] = [];
   for (const step of steps) body.push(...stepSpans(ctx, step));
-  return [{ span: turnSpan(ctx, t, body, opts.sent) }, ...body];
+  return [{ span: turnSpan(ctx, t, body, opts.sent) }, ...withSteerSpans(ctx, body)];
 }
 
 /** The turn's status while it waits on a person for this kind of item. */

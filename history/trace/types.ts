@@ -9,7 +9,7 @@ import type { PendingMessage } from '../../deterministic/conversation';
 import type { ChatMessage } from '../../deterministic/types';
 import type { Timeline } from './timeline';
 
-export type SpanType = 'turn' | 'step' | 'llm_call' | 'tool_call' | 'compress' | 'approval' | 'ask_user' | 'budget' | 'wait';
+export type SpanType = 'turn' | 'step' | 'llm_call' | 'tool_call' | 'compress' | 'approval' | 'ask_user' | 'budget' | 'wait' | 'message';
 
 /** `running`: not finished yet (or its worker died and none has picked it up again). */
 export type SpanStatus = 'ok' | 'error' | 'running';

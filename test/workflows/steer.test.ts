@@ -14,6 +14,8 @@ import { UserError } from '../../machine/errors';
 import { answerQuestion, sendMessage, sessionState } from '../../client/session-client';
 import { waitForTurn } from '../../client/turn-wait';
 import { turnStateQuery } from '../../deterministic/messages';
+import { renderTrace } from '../../history/trace/render';
+import { escapeForTerminal } from '../../machine/terminal/escape';
 import { ALLOW_ALL, endpointConfig, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 
 let h: TestHarness;
@@ -74,6 +76,13 @@ describe('steering a running turn', () => {
     const types = events.map((e) => e.type);
     expect(types.indexOf('steered')).toBeGreaterThan(types.indexOf('question_asked'));
     expect(types.indexOf('steered')).toBeLessThan(types.lastIndexOf('step'));
+    // The trace says it too, as a line of its own before the step that read it.
+    const trace = await client.trace(sent.turnId);
+    const spans = trace.spans.map((b) => b.span);
+    const order = spans.filter((x) => x.parent_id === spans[0]!.span_id).map((x) => x.name);
+    expect(order).toEqual(['step 1', 'message', 'step 2']);
+    expect(spans.find((x) => x.type === 'message')).toMatchObject({ status: 'ok', input: { text: 'also run the linter', mode: 'queue' } });
+    expect(renderTrace(trace, { full: false, color: false, escape: escapeForTerminal })).toContain('message sent while it ran "also run the linter" → queued for the next step');
   });
 
   it('interrupts a long tool call: the call is cancelled and the turn goes on with the message', async () => {
@@ -102,6 +111,8 @@ describe('steering a running turn', () => {
     expect(r.toolCalls[0]!.error_type).toBe('EXECUTION_ERROR');
     const tool = (await h.messages(r)).find((m) => m.role === 'tool');
     expect(String(tool?.content)).toMatch(/cancel/i);
+    const trace = await client.trace(first.turnId);
+    expect(trace.spans.filter((b) => b.span.type === 'message').map((b) => b.span.input)).toEqual([{ text: 'stop, just say hi', mode: 'interrupt' }]);
   });
 
   it('interrupts under the default policy: a long wait is cancelled and the turn goes on with the message', async () => {
