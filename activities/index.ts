@@ -46,6 +46,7 @@ import { failedTurnSpend } from './turn-spend';
 import { createMcpActivities } from './mcp/activities';
 import type { HarnessTool } from '../deterministic/custom-tools';
 import { createCustomTools } from './custom-tools/executor';
+import { FileCallClaims } from './custom-tools/claims';
 import { createToolSpecs } from './tool-specs';
 import { createHostActivities } from './sandbox-host';
 import type { HostRef } from '../deterministic/host';
@@ -97,7 +98,11 @@ export function createActivities(deps: ActivityDeps) {
   const skills = deps.skills ?? defaultSkills(deps.env);
   const sandboxes = deps.sandboxes ?? defaultSandboxes(deps.home, deps.env, skills);
   const memory = deps.memory ?? Database.fromEnv(deps.home, deps.env);
+  const messageStore = deps.messageStore ?? (() => memory.messages());
+  // Claims of calls that must not run twice: in the store's database, seen by every worker on any host.
+  const claims = async () => (await messageStore()).callClaims?.() ?? new FileCallClaims(deps.home);
   const tools = createToolExecutor({
+    claims,
     home: deps.home,
     workspaceMaxBytes: workspaceBudget(deps.env),
     memory: () => memory.store(),
@@ -108,12 +113,11 @@ export function createActivities(deps: ActivityDeps) {
   });
   const clients = new Map<string, ModelClient>();
   const failpoint = failpoints(deps.env, deps.home);
-  const messageStore = deps.messageStore ?? (() => memory.messages());
   scripted.useStore(messageStore);
   const conversations = new Conversations(messageStore);
   const declarations = deps.declarations ?? WorkerDeclarations.fromEnv(deps.env);
   const mcp = createMcpActivities({ pool: deps.mcp ?? new McpPool({ env: deps.env }), conversations, declarations });
-  const custom = createCustomTools({ home: deps.home, tools: deps.tools ?? [], ...(deps.toolSecrets ? { secrets: deps.toolSecrets } : {}) });
+  const custom = createCustomTools({ home: deps.home, claims, tools: deps.tools ?? [], ...(deps.toolSecrets ? { secrets: deps.toolSecrets } : {}) });
 
   const clientFor = (baseURL: string | undefined, apiKey: string): ModelClient => {
     const key = `${baseURL ?? ''}|${apiKey}`;
@@ -233,6 +237,8 @@ export function createActivities(deps: ActivityDeps) {
         if (SESSION_ID.test(input.sessionId)) {
           await rm(appliedWritesDir(deps.home, input.sessionId), { recursive: true, force: true }).catch(() => undefined);
         }
+        // Its calls' claims too (a store out of reach keeps them until the session is purged).
+        await claims().then((c) => c.purge(input.sessionId)).catch(() => undefined);
         try {
           await sandboxes.remove(input.sessionId);
           return { removed: true };

@@ -1,10 +1,8 @@
 /**
- * At most once for calls that are not idempotent: custom tools, http_request's POST, PUT, PATCH
- * and DELETE (tools/at-most-once.ts runs them). Temporal runs an activity again when its worker
- * is lost, and the harness cannot know how far the lost attempt got. So a call claims its key
- * (`<turnId>/<callId>`) before it runs, and writes its result beside the claim once it has one:
- * a later attempt that finds the result returns it; one that finds only the claim does not run
- * the call again and says it may or may not have taken effect.
+ * Claims on one worker's disk, for a store that keeps none (store/call-claims.ts keeps them in
+ * the database, where every worker of a queue sees them: the workers' default), and for the tool
+ * executors built without a store (tests, benchmarks). They hold only while every worker of a
+ * queue shares this disk.
  *
  * Claims are files under `<home>/applied/<sessionId>/claims/` (on the host, outside the
  * workspace, next to write_file's append records: removed with them when the session ends or is
@@ -13,13 +11,10 @@
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import type { ToolResult } from '../../deterministic/types';
+import type { CallClaims, Claim } from '../store/call-claims';
 import { appliedWritesDir } from '../tools/applied-writes';
-
-/** What a claim found: this attempt may run the code, or an earlier one finished, or started and never finished. */
-type Claim = { kind: 'run' } | { kind: 'done'; result: ToolResult } | { kind: 'unfinished'; by: string };
 
 /** The files of one call's claim. */
 function files(home: string, sessionId: string, key: string): { dir: string; claim: string; result: string } {
@@ -28,36 +23,43 @@ function files(home: string, sessionId: string, key: string): { dir: string; cla
   return { dir, claim: path.join(dir, `${name}.claim`), result: path.join(dir, `${name}.result`) };
 }
 
-/** Claims call `key` of the session before its code runs (see the module comment). */
-export async function claimCall(home: string, sessionId: string, key: string): Promise<Claim> {
-  const f = files(home, sessionId, key);
-  await fs.mkdir(f.dir, { recursive: true, mode: 0o700 });
-  const by = `${os.hostname()} pid ${process.pid}`;
-  try {
-    await fs.writeFile(f.claim, JSON.stringify({ key, by, at: new Date().toISOString() }), { flag: 'wx', mode: 0o600 });
-    return { kind: 'run' };
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-  }
-  const done = await readResult(f.result);
-  if (done) return { kind: 'done', result: done };
-  const claim = await fs.readFile(f.claim, 'utf8').then((t) => JSON.parse(t) as { by?: string }, () => ({ by: undefined }));
-  return { kind: 'unfinished', by: claim.by ?? 'an earlier attempt' };
-}
+/** The claims of the sessions of the worker whose HARNESS_HOME is `home`. */
+export class FileCallClaims implements CallClaims {
+  constructor(private readonly home: string) {}
 
-/** Publishes the call's result once; the first result published wins, and is returned. */
-export async function settleCall(home: string, sessionId: string, key: string, result: ToolResult): Promise<ToolResult> {
-  const f = files(home, sessionId, key);
-  const tmp = `${f.result}.${process.pid}.${Date.now()}.tmp`;
-  await fs.writeFile(tmp, JSON.stringify({ key, result }), { mode: 0o600 });
-  try {
-    await fs.link(tmp, f.result);
-    return result;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    return (await readResult(f.result)) ?? result;
-  } finally {
-    await fs.rm(tmp, { force: true });
+  async claim(sessionId: string, key: string, by: string): Promise<Claim> {
+    const f = files(this.home, sessionId, key);
+    await fs.mkdir(f.dir, { recursive: true, mode: 0o700 });
+    try {
+      await fs.writeFile(f.claim, JSON.stringify({ key, by, at: new Date().toISOString() }), { flag: 'wx', mode: 0o600 });
+      return { kind: 'run' };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const done = await readResult(f.result);
+    if (done) return { kind: 'done', result: done };
+    const claim = await fs.readFile(f.claim, 'utf8').then((t) => JSON.parse(t) as { by?: string }, () => ({ by: undefined }));
+    return { kind: 'unfinished', by: claim.by ?? 'an earlier attempt' };
+  }
+
+  async settle(sessionId: string, key: string, result: ToolResult): Promise<ToolResult> {
+    const f = files(this.home, sessionId, key);
+    const tmp = `${f.result}.${process.pid}.${Date.now()}.tmp`;
+    await fs.writeFile(tmp, JSON.stringify({ key, result }), { mode: 0o600 });
+    try {
+      await fs.link(tmp, f.result);
+      return result;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      return (await readResult(f.result)) ?? result;
+    } finally {
+      await fs.rm(tmp, { force: true });
+    }
+  }
+
+  /** The folder goes with the session's append records (closeSession, purge). */
+  async purge(): Promise<number> {
+    return 0;
   }
 }
 

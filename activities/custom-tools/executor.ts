@@ -16,12 +16,16 @@ import type { ToolResult } from '../../deterministic/types';
 import type { SessionMetadata } from '../../deterministic/metadata';
 import { ensureWorkspace } from '../tools/workspace';
 import { atMostOnce } from '../tools/at-most-once';
+import type { CallClaims } from '../store/call-claims';
+import { FileCallClaims } from './claims';
 
 /** What the worker was given: its tools and, per tool name, the only secrets that tool sees. */
 interface CustomToolDeps {
   home: string;
   tools: readonly HarnessTool[];
   secrets?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** Where calls of tools that are not idempotent are claimed (default: files under `home`, which hold for one host only). */
+  claims?: () => Promise<CallClaims>;
 }
 
 /** The worker's custom tools; building it checks the list (names unique, none a built-in's). */
@@ -30,6 +34,7 @@ export function createCustomTools(deps: CustomToolDeps) {
   for (const name of Object.keys(deps.secrets ?? {})) {
     if (!byName.has(name)) throw new ToolDefinitionError(`secrets are given for "${name}", which is not one of the worker's tools (${[...byName.keys()].join(', ') || 'none'})`);
   }
+  const claims = deps.claims ?? (async () => new FileCallClaims(deps.home));
   const where = () => `${os.hostname()} pid ${process.pid}, task queue ${Context.current().info.taskQueue}`;
 
   return {
@@ -56,7 +61,7 @@ export function createCustomTools(deps: CustomToolDeps) {
       }
       const once = !(input.custom?.idempotent ?? tool.idempotent);
       const run = async () => invoke(tool, parsed.data, await toolContext(tool, input, deps), once, input.timeoutMs ?? tool.spec.timeoutMs);
-      return once ? atMostOnce({ home: deps.home, sessionId: input.sessionId, key: `${input.turnId}/${input.callId}` }, tool.name, run) : run();
+      return once ? atMostOnce({ claims, sessionId: input.sessionId, key: `${input.turnId}/${input.callId}` }, tool.name, run) : run();
     },
   };
 }

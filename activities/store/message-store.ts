@@ -6,6 +6,7 @@
  * activities touch it. Two implementations: Postgres (pg-message-store.ts) and in memory (tests).
  */
 import { InMemoryModelStreams, type ModelStreams } from './model-streams';
+import { InMemoryCallClaims, type CallClaims } from './call-claims';
 
 /** One link of a conversation: the message body `blob` follows the node `parent`. */
 export interface StoredNode {
@@ -38,6 +39,8 @@ export interface MessageStore {
   sessionsIdleSince(before: Date): Promise<string[]>;
   /** Where model replies' text goes as it streams, in the same database (model-streams.ts); a store without it: no streaming. */
   modelStreams?(): ModelStreams;
+  /** Claims of calls that must not run twice, in the same database (call-claims.ts); a store without them: claims on the worker's disk. */
+  callClaims?(): CallClaims;
 }
 
 /** The store cannot be reached (or lost data it should hold): retry later; never a silent fallback. */
@@ -52,6 +55,7 @@ export class InMemoryMessageStore implements MessageStore {
   private readonly touched = new Map<string, number>();
   // In memory too: readers in this process (tests) see the text as it streams.
   private readonly streams = new InMemoryModelStreams();
+  private readonly claims = new InMemoryCallClaims();
 
   async putBlobs(sessionId: string, blobs: readonly StoredBlob[]): Promise<void> {
     const m = this.of(this.blobs, sessionId);
@@ -92,11 +96,15 @@ export class InMemoryMessageStore implements MessageStore {
     this.blobs.delete(sessionId);
     this.nodes.delete(sessionId);
     this.touched.delete(sessionId);
-    return n + (await this.streams.purge(sessionId));
+    return n + (await this.streams.purge(sessionId)) + (await this.claims.purge(sessionId));
   }
 
   modelStreams(): InMemoryModelStreams {
     return this.streams;
+  }
+
+  callClaims(): InMemoryCallClaims {
+    return this.claims;
   }
 
   async sessionsIdleSince(before: Date): Promise<string[]> {

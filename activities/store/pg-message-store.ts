@@ -12,6 +12,7 @@ import type pg from 'pg';
 import { asStoreError } from './errors';
 import { StoreUnavailableError, type MessageStore, type StoredBlob, type StoredNode } from './message-store';
 import { PgModelStreams } from './model-streams';
+import { PgCallClaims } from './call-claims';
 
 // Rows one purge statement deletes: a session of many megabytes is deleted in several short
 // statements, each well inside the pool's statement timeout, instead of one that may not be.
@@ -141,6 +142,8 @@ export class PgMessageStore implements MessageStore {
     removed += await this.modelStreams().purge(sessionId).catch((err: unknown) => {
       throw asStoreError(err);
     });
+    // Its calls' claims: no attempt of them can come any more.
+    removed += await this.callClaims().purge(sessionId);
     // Last: until the rows are gone, retention keeps finding the session.
     await this.query('purge-session', 'DELETE FROM message_sessions WHERE session_id = $1', [sessionId]);
     return removed;
@@ -152,6 +155,13 @@ export class PgMessageStore implements MessageStore {
   }
 
   private streams?: PgModelStreams;
+
+  /** Claims of calls that must not run twice, in the same database and over the same pool. */
+  callClaims(): PgCallClaims {
+    return (this.claims ??= new PgCallClaims(this.pool));
+  }
+
+  private claims?: PgCallClaims;
 
   async sessionsIdleSince(before: Date): Promise<string[]> {
     const r = await this.query<{ session_id: string }>('idle-sessions', 'SELECT session_id FROM message_sessions WHERE last_write < $1 ORDER BY last_write, session_id', [before]);

@@ -26,6 +26,8 @@ import type { Sandbox } from '../sandbox/sandbox';
 import { appliedRef } from './applied-writes';
 import { listFiles, readFile, writeFile } from './files';
 import { httpCall } from './http-call';
+import type { CallClaims } from '../store/call-claims';
+import { FileCallClaims } from '../custom-tools/claims';
 import type { ServiceAddress } from './net-services';
 import type { OwnPortLookup } from './own-ports';
 import { runShell } from './shell';
@@ -49,6 +51,8 @@ interface ToolExecutorDeps {
   skills?: (sessionId: string) => SkillCatalog;
   /** Long-term memory (remember_longterm, recall); absent means MEMORY_UNAVAILABLE. */
   memory?: () => Promise<MemoryStore>;
+  /** Where http_request's claims are kept (at-most-once.ts; default: files under `home`, which hold for one host only). */
+  claims?: () => Promise<CallClaims>;
 }
 
 /** One tool invocation as the activity receives it. */
@@ -103,6 +107,7 @@ function handler<P extends z.ZodObject>(def: ToolDefinition<P>, run: (args: z.in
 /** Builds the executor for the built-in tools that run outside the workflow. */
 export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
   const now = deps.now ?? (() => new Date());
+  const claims = deps.claims ?? (async () => new FileCallClaims(deps.home));
   const handlers = new Map(
     [
       handler(getCurrentTimeTool, (args) => getCurrentTime(args, now)),
@@ -129,7 +134,7 @@ export function createToolExecutor(deps: ToolExecutorDeps): ToolExecutor {
             workerServices: deps.workerServices ?? [],
             ...(deps.ownPorts ? { ownPorts: deps.ownPorts } : {}),
           },
-          ctx.callKey ? { home: deps.home, sessionId: ctx.sessionId, key: ctx.callKey } : undefined,
+          ctx.callKey ? { claims, sessionId: ctx.sessionId, key: ctx.callKey } : undefined,
         ),
       ),
       handler(useSkillTool, (args, ctx) => useSkill(ctx.skills(), args)),
