@@ -41,6 +41,7 @@ import { awaitTurnRun } from './turn-runs';
 import { awaitScheduledTurn, deliverScheduledMessage } from './schedule';
 import { createPrepareFork } from './fork';
 import { createEvalActivities } from './eval';
+import { createEvalKeepActivities } from './eval-keep';
 import { createCompareRerun, type CompareRerunInput } from './rerun-compare';
 import { failedTurnSpend } from './turn-spend';
 import { createMcpActivities } from './mcp/activities';
@@ -152,6 +153,7 @@ export function createActivities(deps: ActivityDeps) {
   // Streamed text goes where the messages go: readers of the message store's database see it.
   const streams = deps.streamText ? new ModelStreamSink(async () => (await messageStore()).modelStreams?.()) : undefined;
   const callModel = createCallModel(resolveModel, toolSpecs, { conversations, registry, ...(streams ? { streams } : {}), ...(deps.handoffQueue ? { handoffQueue: deps.handoffQueue } : {}) });
+  const evalActivities = createEvalActivities({ home: deps.home, conversations, workspaceMaxBytes: workspaceBudget(deps.env) });
   const compressContext = createCompressContextActivity(resolveModel, { signal: () => Context.current().cancellationSignal, attempt: () => Context.current().info.attempt, conversations });
 
   return {
@@ -216,7 +218,9 @@ export function createActivities(deps: ActivityDeps) {
     awaitScheduledTurn,
 
     // prepareEvalCase, planEvalFork, checkEvalTrial: an eval trial's workspace, fork and checks.
-    ...createEvalActivities({ home: deps.home, conversations, workspaceMaxBytes: workspaceBudget(deps.env) }),
+    ...evalActivities,
+    // checkAndKeepEvalTrial, keepEvalTrial, finishEvalReport: an eval's trial reports kept in the store.
+    ...createEvalKeepActivities({ messages: messageStore, check: evalActivities.checkEvalTrial }),
 
     /** Stores a value of the session once (a scripted model's script) and returns its reference. */
     async storeValue(input: { sessionId: string; value: unknown }): Promise<BlobArg> {

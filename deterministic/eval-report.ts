@@ -1,5 +1,5 @@
 /** The totals of an eval report, from its cases (pure: the eval workflow computes them). */
-import { passAtK, type CaseReport, type EvalCase, type EvalTotals, type TrialReport } from './eval';
+import { passAtK, type CaseHead, type CaseReport, type EvalTotals, type TrialReport } from './eval';
 import { addUsage, NO_USAGE } from './usage';
 import { NANO } from './pricing';
 
@@ -57,7 +57,7 @@ function costTotals(runs: readonly TrialReport[]): Pick<EvalTotals, 'cost'> {
 }
 
 /** A case over its trials: passed when every trial passed; pass@k and pass^k with k = the trials run. */
-export function caseReport(c: EvalCase, runs: TrialReport[]): CaseReport {
+export function caseReport(c: CaseHead, runs: TrialReport[]): CaseReport {
   const sorted = [...runs].sort((a, b) => a.trial - b.trial);
   const passes = sorted.filter((r) => r.passed).length;
   const n = sorted.length;

@@ -167,7 +167,18 @@ export interface EvalReport {
   totals: EvalTotals;
   cases: CaseReport[];
   budget?: EvalBudgetReport;
+  /**
+   * The trial reports are in the message store (this many), not in `cases[].runs`: an eval that
+   * keeps them there returns its totals and cases only, and `harness eval` reads the runs back.
+   */
+  stored_runs?: number;
 }
+
+/** What the eval workflow keeps of a trial whose report is in the store: what it counts and adapts by. */
+export type TrialTally = Pick<TrialReport, 'case_id' | 'trial' | 'passed' | 'rate_limited' | 'cost'>;
+
+/** The part of a case its report names (the rest of the case stays with the eval's input). */
+export type CaseHead = Pick<EvalCase, 'id' | 'line' | 'expect' | 'expect_reason'>;
 
 /** What the eval workflow's progress query answers. */
 export interface EvalProgress {

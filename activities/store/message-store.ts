@@ -7,6 +7,7 @@
  */
 import { InMemoryModelStreams, type ModelStreams } from './model-streams';
 import { InMemoryCallClaims, type CallClaims } from './call-claims';
+import { InMemoryEvalTrials, type EvalTrials } from './eval-trials';
 
 /** One link of a conversation: the message body `blob` follows the node `parent`. */
 export interface StoredNode {
@@ -41,6 +42,8 @@ export interface MessageStore {
   modelStreams?(): ModelStreams;
   /** Claims of calls that must not run twice, in the same database (call-claims.ts); a store without them: claims on the worker's disk. */
   callClaims?(): CallClaims;
+  /** Eval trial reports, in the same database (eval-trials.ts); a store without them cannot run an eval that keeps its reports there. */
+  evalTrials?(): EvalTrials;
 }
 
 /** The store cannot be reached (or lost data it should hold): retry later; never a silent fallback. */
@@ -56,6 +59,7 @@ export class InMemoryMessageStore implements MessageStore {
   // In memory too: readers in this process (tests) see the text as it streams.
   private readonly streams = new InMemoryModelStreams();
   private readonly claims = new InMemoryCallClaims();
+  private readonly trials = new InMemoryEvalTrials();
 
   async putBlobs(sessionId: string, blobs: readonly StoredBlob[]): Promise<void> {
     const m = this.of(this.blobs, sessionId);
@@ -96,7 +100,7 @@ export class InMemoryMessageStore implements MessageStore {
     this.blobs.delete(sessionId);
     this.nodes.delete(sessionId);
     this.touched.delete(sessionId);
-    return n + (await this.streams.purge(sessionId)) + (await this.claims.purge(sessionId));
+    return n + (await this.streams.purge(sessionId)) + (await this.claims.purge(sessionId)) + (await this.trials.purge(sessionId));
   }
 
   modelStreams(): InMemoryModelStreams {
@@ -105,6 +109,10 @@ export class InMemoryMessageStore implements MessageStore {
 
   callClaims(): InMemoryCallClaims {
     return this.claims;
+  }
+
+  evalTrials(): InMemoryEvalTrials {
+    return this.trials;
   }
 
   async sessionsIdleSince(before: Date): Promise<string[]> {

@@ -13,6 +13,7 @@ import { asStoreError } from './errors';
 import { StoreUnavailableError, type MessageStore, type StoredBlob, type StoredNode } from './message-store';
 import { PgModelStreams } from './model-streams';
 import { PgCallClaims } from './call-claims';
+import { PgEvalTrials } from './eval-trials';
 
 // Rows one purge statement deletes: a session of many megabytes is deleted in several short
 // statements, each well inside the pool's statement timeout, instead of one that may not be.
@@ -144,6 +145,8 @@ export class PgMessageStore implements MessageStore {
     });
     // Its calls' claims: no attempt of them can come any more.
     removed += await this.callClaims().purge(sessionId);
+    // An eval trial's report.
+    removed += await this.evalTrials().purge(sessionId);
     // Last: until the rows are gone, retention keeps finding the session.
     await this.query('purge-session', 'DELETE FROM message_sessions WHERE session_id = $1', [sessionId]);
     return removed;
@@ -162,6 +165,13 @@ export class PgMessageStore implements MessageStore {
   }
 
   private claims?: PgCallClaims;
+
+  /** Eval trial reports, in the same database and over the same pool. */
+  evalTrials(): PgEvalTrials {
+    return (this.trials ??= new PgEvalTrials(this.pool));
+  }
+
+  private trials?: PgEvalTrials;
 
   async sessionsIdleSince(before: Date): Promise<string[]> {
     const r = await this.query<{ session_id: string }>('idle-sessions', 'SELECT session_id FROM message_sessions WHERE last_write < $1 ORDER BY last_write, session_id', [before]);

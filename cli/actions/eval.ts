@@ -14,6 +14,7 @@ import { compareReports, comparisonLines, loadReport } from '../../evals/runner/
 import { reportHtml } from '../../evals/runner/report-html';
 import { budgetStopLine, reasonText, reportMarkdown } from '../../evals/runner/report-text';
 import { followEval, newEvalId, startEval, type EvalOptions } from '../../evals/runner/run';
+import { readStoredRuns } from '../../evals/runner/stored-runs';
 import { evalProgressPrinter } from '../eval-progress';
 import { loadSuite, type Suite } from '../../evals/runner/suite';
 import { UsageError } from '../../machine/errors';
@@ -45,7 +46,7 @@ export async function runEval(ctx: CliContext, suiteArg: string, evalIdArg: stri
     if (!evalIdArg) throw new UsageError('`harness eval status` needs the eval id', 'harness eval status eval-YYYYMMDD-HHMMSS-xxxxxx');
     const base = o.compare ? loadReport(o.compare) : undefined;
     const client = await ctx.client();
-    return finish(ctx, await follow(client, evalIdArg, o), o, base);
+    return finish(ctx, await follow(ctx, client, evalIdArg, o), o, base);
   }
   if (evalIdArg) throw new UsageError(`unexpected argument ${evalIdArg}`, 'harness eval <suite.jsonl> [options], or harness eval status <eval-id>');
   const suite = loadSuite(suiteArg);
@@ -77,12 +78,12 @@ export async function runEval(ctx: CliContext, suiteArg: string, evalIdArg: stri
     if (o.json) printJson({ eval_id: evalId });
     return;
   }
-  const report = mergeCached(await follow(client, evalId, o), cached, suite);
+  const report = mergeCached(await follow(ctx, client, evalId, o), cached, suite);
   if (use) storeTrials(report, suite, opts, use);
   finish(ctx, report, o, base);
 }
 
-async function follow(client: Awaited<ReturnType<CliContext['client']>>, evalId: string, o: EvalFlags): Promise<EvalReport> {
+async function follow(ctx: CliContext, client: Awaited<ReturnType<CliContext['client']>>, evalId: string, o: EvalFlags): Promise<EvalReport> {
   const tty = Boolean(process.stderr.isTTY) && !o.json;
   const notes = new WaitNotes();
   const report = await followEval(
@@ -92,6 +93,8 @@ async function follow(client: Awaited<ReturnType<CliContext['client']>>, evalId:
     500,
     // Temporal or the worker not answering: one line, and the follow goes on (the eval does too).
     (t) => notes.trouble(t),
+    // The trial reports of an eval that kept them in the store.
+    (r) => readStoredRuns(r, ctx.home, ctx.env),
   );
   if (tty) say('');
   return report;

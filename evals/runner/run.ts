@@ -30,6 +30,8 @@ export interface EvalOptions {
   scriptedPerCase: boolean;
   /** `--budget`: no trial starts once those run have spent it. */
   budget?: BudgetLimit;
+  /** Trials one run of the eval workflow starts before it continues as new (default: the workflow's). */
+  trialsPerRun?: number;
 }
 
 /** A new eval id: sortable by time. */
@@ -60,6 +62,7 @@ export async function startEval(client: Client, taskQueue: string, suite: Suite,
     config: o.config,
     scriptedPerCase: o.scriptedPerCase,
     ...(o.budget ? { budget: o.budget } : {}),
+    ...(o.trialsPerRun ? { trialsPerRun: o.trialsPerRun } : {}),
   };
   const bytes = Buffer.byteLength(JSON.stringify(input));
   if (bytes > MAX_INPUT_BYTES) throw new UsageError(`the suite is ${Math.round(bytes / 1024)} KiB with its scripts; an eval takes at most ${MAX_INPUT_BYTES / 1024} KiB`, 'split the suite');
@@ -71,6 +74,8 @@ export async function startEval(client: Client, taskQueue: string, suite: Suite,
  * Follows an eval until it closes, calling `onProgress` as it goes; returns the report. Trouble
  * on the way (Temporal down or overloaded, no worker answering the progress query) is reported
  * through `onTrouble` and waited out: the eval goes on without us, so only a closed eval ends this.
+ * An eval that kept its trial reports in the store returns them through `storedRuns`
+ * (stored-runs.ts); without it the report has its totals and cases, and no runs.
  */
 export async function followEval(
   client: Client,
@@ -78,6 +83,7 @@ export async function followEval(
   onProgress: (p: EvalProgress) => void,
   pollMs = 500,
   onTrouble?: (trouble: Trouble | undefined) => void,
+  storedRuns?: (report: EvalReport) => Promise<EvalReport>,
 ): Promise<EvalReport> {
   const handle = client.workflow.getHandle(evalId);
   const troubleWait = new TroubleWait({ deadline: Infinity, ...(onTrouble ? { onTrouble } : {}) });
@@ -104,7 +110,7 @@ export async function followEval(
     const got: { report: EvalReport } | { error: unknown } = outcome;
     if ('report' in got) {
       troubleWait.clear();
-      const report = got.report;
+      const report = storedRuns ? await storedRuns(got.report) : got.report;
       const closed = (await lookUntil(client, evalId, 'server', () => handle.describe(), 10_000, troubleWait)).closeTime;
       if (closed) {
         report.finished_at = closed.toISOString();

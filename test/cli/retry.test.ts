@@ -13,6 +13,7 @@ import type { Script } from '../../scripted-model/script';
 import { sessionState } from '../../client/session-client';
 import { waitForTurn } from '../../client/turn-wait';
 import { followEval, startEval } from '../../evals/runner/run';
+import { withStoredRuns } from '../../activities/eval-keep';
 import { parseSuite } from '../../evals/runner/suite';
 import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir } from '../support/cli';
@@ -130,7 +131,8 @@ describe('harness retry', () => {
     server.registerScript(trial, { steps: [{ fault: { status: 503, times: 2 }, content: 'Answered after the outage. HARNESS_OK' }] });
     const config = endpointConfig(server.url, { modelMaxAttempts: 2, modelRetryWindowMs: 0 }, DEFAULT_POLICY);
     await startEval(h.client, h.taskQueue, suite, { concurrency: 1, trials: 1, config, model: 'scripted-endpoint', scriptedPerCase: false }, evalId);
-    const report = await followEval(h.client, evalId, () => undefined);
+    // The trial reports are in the store: read back as `harness eval` reads them.
+    const report = await followEval(h.client, evalId, () => undefined, 500, undefined, (r) => withStoredRuns(r, h.store.evalTrials!()));
     expect(report.cases[0]!.runs[0]).toMatchObject({ passed: false, terminated_by: 'failed', workflow_id: `${trial}/turn-1` });
 
     const r = await cli([`${trial}/turn-1`, '--json']);

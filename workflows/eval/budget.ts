@@ -9,16 +9,34 @@ import type { BudgetLimit } from '../../deterministic/budget';
 import type { EvalBudgetReport, TrialReport } from '../../deterministic/eval';
 import { NANO } from '../../deterministic/pricing';
 
+/** What an eval spent so far, as a run that continues as new hands it on. */
+export interface SpendState {
+  tokens: number;
+  nanoUsd: number;
+  unpriced: boolean;
+  stopped: boolean;
+}
+
 export class EvalSpend {
   private tokens = 0;
   private nanoUsd = 0;
   private unpriced = false;
   stopped = false;
 
-  constructor(private readonly budget: BudgetLimit | undefined) {}
+  constructor(
+    private readonly budget: BudgetLimit | undefined,
+    from?: SpendState,
+  ) {
+    if (from) ({ tokens: this.tokens, nanoUsd: this.nanoUsd, unpriced: this.unpriced, stopped: this.stopped } = from);
+  }
+
+  /** The spend so far, for the next run. */
+  state(): SpendState {
+    return { tokens: this.tokens, nanoUsd: this.nanoUsd, unpriced: this.unpriced, stopped: this.stopped };
+  }
 
   /** Counts a finished trial's cost. */
-  add(r: TrialReport): void {
+  add(r: Pick<TrialReport, 'cost'>): void {
     if (!r.cost) return;
     this.tokens += r.cost.total_tokens;
     if (r.cost.usd === null) this.unpriced = true;

@@ -8,9 +8,13 @@
  * turn). Durable: a killed CLI or worker loses nothing, and every trial is counted once. (Evals
  * from before `eval-trials-inline` ran each trial as an evalCaseWorkflow of its own, the turn's
  * parent; they are outside the support window, docs/durability.md, and that workflow is gone.)
+ * From `eval-continue-as-new` each trial's report goes to the store as its checks end, a run
+ * continues as new after a few hundred trials (carry.ts), and the result is the totals and cases
+ * with a count of the stored runs, which `harness eval` reads back: a suite of any size has a
+ * bounded history and result. Its trials' sandboxes are closed on their sandbox host.
  */
-import { condition, deprecatePatch, executeChild, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
-import type { CaseReport, EvalCase, EvalReport, TrialReport } from '../../deterministic/eval';
+import { condition, continueAsNew, deprecatePatch, executeChild, patched, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { CaseReport, EvalCase, EvalReport, TrialReport, TrialTally } from '../../deterministic/eval';
 import { rootCauseMessage } from '../../deterministic/errors';
 import type { TurnInput } from '../../deterministic/session';
 import type { SessionConfig } from '../../deterministic/session-config';
@@ -24,6 +28,7 @@ import type { BudgetLimit } from '../../deterministic/budget';
 import { mcpScopeOf } from '../../deterministic/mcp-scope';
 import { EvalSpend } from './budget';
 import { closeSandbox } from '../sandbox-host';
+import { DEFAULT_TRIALS_PER_RUN, type EvalCarry } from './carry';
 
 
 export interface EvalInput {
@@ -41,47 +46,59 @@ export interface EvalInput {
   scriptedPerCase: boolean;
   /** `eval --budget`: once the trials run have spent this, no more start. */
   budget?: BudgetLimit;
+  /** Trials a run starts before it continues as new (default DEFAULT_TRIALS_PER_RUN; tests set a few). */
+  trialsPerRun?: number;
+  /** What the runs before this one left (carry.ts); absent in the first. */
+  carry?: EvalCarry;
 }
 
-const { planEvalFork, prepareFork } = proxyActivities<Activities>({
+const { planEvalFork, prepareFork, finishEvalReport } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   retry: { initialInterval: '1s', maximumAttempts: 5 },
 });
 // Short work on the worker's own disk and store: local activities (no server round trip), as
 // each trial's overhead is what bounds a suite's speed.
-const { prepareEvalCase, checkEvalTrial } = proxyLocalActivities<Activities>({
+const { prepareEvalCase, checkEvalTrial, checkAndKeepEvalTrial, keepEvalTrial } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '500ms', maximumAttempts: 5 },
 });
 
 /** Runs every trial of the suite and returns the report. */
 export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
-  const startedAt = workflowInfo().startTime.toISOString();
+  const carry = input.carry;
+  const startedAt = carry?.startedAt ?? workflowInfo().startTime.toISOString();
   const jobs = input.cases.flatMap((c) => Array.from({ length: c.trials ?? input.trials }, (_, i) => ({ c, trial: i + 1 })));
   const trials: TrialReport[] = [];
-  let limit = Math.max(1, input.concurrency);
-  let lowered = 0;
-  let calm = 0;
+  let limit = carry?.limit ?? Math.max(1, input.concurrency);
+  let lowered = carry?.lowered ?? 0;
+  let calm = carry?.calm ?? 0;
   let running = 0;
-  let passed = 0;
-  let next = 0;
+  let passed = carry?.passed ?? 0;
+  let done = carry?.done ?? 0;
+  const first = carry?.next ?? 0;
+  let next = first;
   // `--budget`: what the trials spent, and whether the eval stopped starting them.
-  const spent = new EvalSpend(input.budget);
-  const more = () => next < jobs.length && !spent.stopped;
+  const spent = new EvalSpend(input.budget, carry?.spent);
   // Every eval of the support window runs its trials itself (and has this marker).
   deprecatePatch('eval-trials-inline');
+  // Reports in the store, and a new run every few hundred trials (carry.ts); evals from before keep theirs in memory.
+  const keep = patched('eval-continue-as-new');
+  const perRun = Math.max(1, input.trialsPerRun ?? DEFAULT_TRIALS_PER_RUN);
+  // This run has started its share: it starts no more, and continues as new once they are in.
+  const full = () => keep && (next - first >= perRun || workflowInfo().continueAsNewSuggested);
+  const more = () => next < jobs.length && !spent.stopped && !full();
   // The trials' turns report their waits to their parent; with scripted people there are none to act on.
   setHandler(turnStatusSignal, () => undefined);
   setHandler(evalProgressQuery, () => ({
     eval_id: input.evalId,
     total: jobs.length,
-    done: trials.length,
+    done,
     passed,
-    failed: trials.length - passed,
+    failed: done - passed,
     running,
     concurrency: limit,
     started_at: startedAt,
-    ...(!more() && trials.length === next ? { finished: true } : {}),
+    ...(!more() && !full() && done === next ? { finished: true } : {}),
     ...(spent.stopped ? { stopped: true } : {}),
   }));
 
@@ -89,15 +106,18 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
     running++;
     const sessionId = trialSessionId(input.evalId, job.c.id, job.trial);
     const trial: EvalCaseInput = { evalId: input.evalId, sessionId, case: job.c, trial: job.trial, config: caseConfig(input, job.c, sessionId) };
-    let r: TrialReport;
+    let r: TrialReport | TrialTally;
     try {
-      r = await runTrial(trial);
+      r = await runTrial(trial, keep);
     } catch (err) {
-      r = harnessFailure(job.c, job.trial, sessionId, rootCauseMessage(err));
+      const failed = harnessFailure(job.c, job.trial, sessionId, rootCauseMessage(err));
+      if (keep) await keepEvalTrial({ evalId: input.evalId, report: failed });
+      r = failed;
     }
     running--;
     spent.add(r);
-    trials.push(r);
+    if (!keep) trials.push(r as TrialReport);
+    done++;
     if (r.passed) passed++;
     // Rate limited: halve at once. Calm: one more after twice the limit's worth of trials.
     if (r.rate_limited > 0) {
@@ -113,21 +133,29 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
   for (;;) {
     // A trial starts only while the budget holds (checked again each time one ends).
     while (more() && running < limit && spent.allows()) void run(jobs[next++]!);
-    if (!more() && trials.length === next) break;
-    // Until a slot frees for the next job, or (all started, or the budget spent) the last trial is in.
-    await condition(() => (more() && running < limit) || (!more() && trials.length === next));
+    if (!more() && done === next) break;
+    // Until a slot frees for the next job, or (all started, or the budget spent, or this run's share started) the last trial is in.
+    await condition(() => (more() && running < limit) || (!more() && done === next));
+  }
+  // This run's share is done and trials are left: the next run starts them (the children are all closed).
+  if (keep && next < jobs.length && !spent.stopped) {
+    const handOn: EvalCarry = { startedAt, next, done, passed, limit, lowered, calm, spent: spent.state() };
+    return continueAsNew<typeof evalWorkflow>({ ...input, carry: handOn });
   }
   const notRun = jobs.slice(next).map((j) => ({ case_id: j.c.id, trial: j.trial }));
+  const head = { eval_id: input.evalId, suite: input.suite, model: input.model, started_at: startedAt, concurrency: { max: input.concurrency, final: limit, lowered } };
+  if (keep) {
+    // Built from the stored runs, returned without them (eval-keep.ts).
+    const heads = input.cases.map((c) => ({ id: c.id, line: c.line, ...(c.expect ? { expect: c.expect } : {}), ...(c.expect_reason ? { expect_reason: c.expect_reason } : {}) }));
+    const built = await finishEvalReport({ evalId: input.evalId, cases: heads, notRun });
+    return { ...head, totals: built.totals, cases: built.cases, ...(input.budget ? { budget: spent.report(notRun) } : {}), stored_runs: built.stored_runs };
+  }
   const cases: CaseReport[] = input.cases.map((c) => {
     const left = notRun.filter((j) => j.case_id === c.id).length;
     return { ...caseReport(c, trials.filter((t) => t.case_id === c.id)), ...(left ? { not_run: left } : {}) };
   });
   return {
-    eval_id: input.evalId,
-    suite: input.suite,
-    model: input.model,
-    started_at: startedAt,
-    concurrency: { max: input.concurrency, final: limit, lowered },
+    ...head,
     totals: summarize(cases),
     cases,
     ...(input.budget ? { budget: spent.report(notRun) } : {}),
@@ -148,7 +176,7 @@ interface EvalCaseInput {
  * trial is timed from the local activity that prepares it (workflow code reads no clock), which
  * runs even without fixtures.
  */
-async function runTrial(input: EvalCaseInput): Promise<TrialReport> {
+async function runTrial(input: EvalCaseInput, keep: boolean): Promise<TrialReport | TrialTally> {
   const { sessionId, config } = input;
   const c = input.case;
   const { startedAtMs } = await prepareEvalCase({ sessionId, fixtures: c.fixtures });
@@ -177,11 +205,15 @@ async function runTrial(input: EvalCaseInput): Promise<TrialReport> {
     turn = { ...turn, ...start.turn, ...(c.max_steps ? { maxSteps: c.max_steps } : {}), userMessage: c.input || start.userMessage };
   }
   const result = await executeChild(turnWorkflow, { workflowId: turnId, args: [turn] });
-  const report = await checkEvalTrial({ sessionId, turnId, case: c, trial: input.trial, result, startedAtMs });
+  const checked = { sessionId, turnId, case: c, trial: input.trial, result, startedAtMs };
+  const report = keep ? await checkAndKeepEvalTrial({ ...checked, evalId: input.evalId }) : await checkEvalTrial(checked);
   // A trial that ran commands has a sandbox it no longer needs (its workspace and store stay
   // for `harness trace`); one that never ran a command has none.
   // Removed by an activity that heartbeats: a worker lost meanwhile holds the eval up seconds, not minutes.
-  if (result.storedToolCalls?.length || result.toolCalls.some((t) => t.name === 'run_shell')) await closeSandbox(sessionId);
+  if (result.storedToolCalls?.length || result.toolCalls.some((t) => t.name === 'run_shell')) {
+    // On the trial's sandbox host, where its container is (evals from before closed it on the shared queue).
+    await (keep ? closeSandbox(sessionId, result.host, config.limits.hostTimeoutMs) : closeSandbox(sessionId));
+  }
   return report;
 }
 
