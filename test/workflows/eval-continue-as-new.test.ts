@@ -5,13 +5,13 @@
  * report read back from the store is complete: every trial once, with its checks.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { withStoredRuns } from '../../activities/eval-keep';
 import type { EvalReport } from '../../deterministic/eval';
 import { DEFAULT_LIMITS, type SessionConfig } from '../../deterministic/session-config';
 import { followEval, startEval } from '../../evals/runner/run';
+import { readStoredRuns } from '../../evals/runner/stored-runs';
 import { parseSuite } from '../../evals/runner/suite';
 import { workflowRuns } from '../../history/workflow-runs';
-import { DEFAULT_POLICY, newSessionId, startHarness, type TestHarness } from '../support/harness';
+import { DEFAULT_POLICY, newSessionId, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
 
 const CASES = 12;
 const TRIALS = 3; // 36 trials
@@ -49,8 +49,9 @@ it('continues as new with a bounded history, returns totals and a reference, and
   // Progress counted on across the runs.
   expect(Math.max(...seen)).toBeLessThanOrEqual(CASES * TRIALS);
 
-  // Read back: every trial once, with its checks, as an eval that kept its runs reported them.
-  const full: EvalReport = await withStoredRuns(summary, h.store.evalTrials!());
+  // Read back as `harness eval` reads them (the workers' store: here their DATABASE_URL): every
+  // trial once, with its checks, as an eval that kept its runs reported them.
+  const full: EvalReport = await readStoredRuns(summary, h.home, { DATABASE_URL: TEST_DATABASE_URL });
   const runs = full.cases.flatMap((c) => c.runs);
   expect(runs).toHaveLength(CASES * TRIALS);
   expect(new Set(runs.map((r) => `${r.case_id}/${r.trial}`)).size).toBe(CASES * TRIALS);
