@@ -14,7 +14,7 @@ import type { AgentField, Limits, ModelSpec, SessionConfig } from '../determinis
 import type { Budget, BudgetLimit } from '../deterministic/budget';
 import { canonicalJson } from '../deterministic/digest';
 import { AGENT_MISMATCH, AGENT_REQUIRED, AGENT_UNKNOWN, toolError } from '../deterministic/errors';
-import { subAgentDescription, SUB_AGENT_NOT_ALLOWED, type SubAgentOffer } from '../deterministic/sub-agents';
+import { BACKGROUND_NOTE, subAgentDescription, SUB_AGENT_NOT_ALLOWED, type SubAgentOffer } from '../deterministic/sub-agents';
 import type { ToolResult } from '../deterministic/types';
 import { mcpServerRef } from '../deterministic/mcp';
 import { POLICY_MODES, type Policy } from '../deterministic/policy/schema';
@@ -113,7 +113,10 @@ export function resolveAgent(config: SessionConfig, declarations: WorkerDeclarat
 function subAgentOffers(agent: AgentSpec, declarations: WorkerDeclarations): SubAgentOffer[] {
   return (agent.agents ?? []).flatMap((name) => {
     const sub = declarations.agent(name);
-    return sub ? [{ name, description: subAgentDescription(name, sub.description, sub.systemPrompt) }] : [];
+    if (!sub) return [];
+    const description = subAgentDescription(name, sub.description, sub.systemPrompt);
+    // A background sub-agent's call returns at once; the model is told its result comes later.
+    return agent.backgroundAgents?.includes(name) ? [{ name, description: `${description} ${BACKGROUND_NOTE}`, background: true as const }] : [{ name, description }];
   });
 }
 

@@ -59,9 +59,14 @@ export interface AgentDefinitionInput<S extends z.ZodObject | undefined = undefi
    * Sub-agents: other agents its sessions may hand a task to, each offered to the model as the tool
    * `agent__<name>` taking `{ task }` (docs/library.md, "Sub-agents"). Agents from defineAgent
    * (they join the worker's agents) or names of the worker's agents; checked when the worker starts.
+   * `{ agent, background: true }` runs one in the background: the call starts it and the parent
+   * goes on; its result comes to the session as a message when it ends.
    */
-  agents?: ReadonlyArray<HarnessAgent<unknown> | string>;
+  agents?: ReadonlyArray<SubAgentEntry>;
 }
+
+/** A sub-agent in defineAgent's `agents`: an agent, an agent's name, or either with `background: true`. */
+export type SubAgentEntry = HarnessAgent<unknown> | string | { agent: HarnessAgent<unknown> | string; background?: boolean };
 
 /** Raised for a malformed agent definition, before anything runs; the message is one line naming the agent and the field. */
 export class AgentDefinitionError extends Error {
@@ -118,9 +123,10 @@ export function defineAgent<S extends z.ZodObject | undefined = undefined>(def: 
       ...(output && !('problem' in output) ? { output } : {}),
       ...(def.notify ? { notify: def.notify } : {}),
       ...(def.description ? { description: def.description.trim() } : {}),
-      ...(subAgents.length ? { agents: subAgents.map((a) => (typeof a === 'string' ? a : a.name)) } : {}),
+      ...(subAgents.length ? { agents: subAgents.map((a) => nameOf(a.agent)) } : {}),
+      ...(subAgents.some((a) => a.background) ? { backgroundAgents: subAgents.filter((a) => a.background).map((a) => nameOf(a.agent)) } : {}),
     });
-    const given = subAgents.filter((a): a is HarnessAgent => typeof a !== 'string');
+    const given = subAgents.map((a) => a.agent).filter((a): a is HarnessAgent => typeof a !== 'string');
     return Object.freeze({
       name: def.name,
       tools: Object.freeze([...tools]),
@@ -134,18 +140,27 @@ export function defineAgent<S extends z.ZodObject | undefined = undefined>(def: 
   }
 }
 
-/** The sub-agents: each an agent from defineAgent or an agent's name, each once. */
-function checkSubAgentList(agents: AgentDefinitionInput['agents'], fail: (what: string) => never): Array<HarnessAgent | string> {
+const nameOf = (a: HarnessAgent | string): string => (typeof a === 'string' ? a : a.name);
+
+/** The sub-agents: each an agent from defineAgent or an agent's name (or `{ agent, background }`), each once. */
+function checkSubAgentList(agents: AgentDefinitionInput['agents'], fail: (what: string) => never): Array<{ agent: HarnessAgent | string; background: boolean }> {
   if (agents === undefined) return [];
-  if (!Array.isArray(agents)) return fail('agents must be a list of agents (from defineAgent) or agent names');
+  const shape = 'agents must be a list of agents (from defineAgent) or agent names';
+  if (!Array.isArray(agents)) return fail(shape);
   const names = new Set<string>();
-  for (const a of agents) {
-    const name = typeof a === 'string' ? a : (a as HarnessAgent | undefined)?.spec ? a.name : undefined;
-    if (name === undefined || !AGENT_NAME.test(name)) fail('agents must be a list of agents (from defineAgent) or agent names');
+  const out: Array<{ agent: HarnessAgent | string; background: boolean }> = [];
+  for (const entry of agents as unknown[]) {
+    const wrapped = typeof entry === 'object' && entry !== null && 'agent' in entry && !('spec' in entry);
+    const a = (wrapped ? (entry as { agent: unknown }).agent : entry) as HarnessAgent | string | undefined;
+    const background = wrapped ? (entry as { background?: unknown }).background : false;
+    if (background !== undefined && typeof background !== 'boolean') fail('agents: background must be true or false');
+    const name = typeof a === 'string' ? a : a?.spec ? a.name : undefined;
+    if (name === undefined || !AGENT_NAME.test(name)) fail(shape);
     if (names.has(name!)) fail(`agents: "${name}" is given twice`);
     names.add(name!);
+    out.push({ agent: a!, background: background === true });
   }
-  return [...agents] as Array<HarnessAgent | string>;
+  return out;
 }
 
 /** The tools, each from defineTool, each name once. */

@@ -31,9 +31,14 @@ export const agentEntrySchema = z.strictObject({
   budget: budgetSchema.optional(),
   /** What a parent agent's model reads of it as a sub-agent (default: the start of its instructions). */
   description: z.string().trim().min(1).max(2000).optional(),
-  /** Other agents of the worker it may hand tasks to (sub-agents, each offered as the tool `agent__<name>`). */
-  agents: z.array(z.string().regex(AGENT_NAME, 'agent names are letters, digits, - and _, a letter first (at most 64)')).optional(),
+  /** Other agents of the worker it may hand tasks to (sub-agents, each offered as the tool `agent__<name>`); `{ "agent": name, "background": true }` runs one in the background. */
+  agents: z.array(z.union([subAgentName(), z.strictObject({ agent: subAgentName(), background: z.boolean().optional() })])).optional(),
 });
+
+/** A sub-agent's name in an agent's `agents` (a name, or `{ "agent": name, "background": true }`). */
+function subAgentName() {
+  return z.string().regex(AGENT_NAME, 'agent names are letters, digits, - and _, a letter first (at most 64)');
+}
 
 /** The `agents` section: name → agent. */
 export const agentsSchema = z.record(z.string().regex(AGENT_NAME, 'agent names are letters, digits, - and _, a letter first (at most 64)'), agentEntrySchema);

@@ -48,6 +48,8 @@ export interface AgentSpec {
   description?: string;
   /** Other agents of the worker its sessions may hand tasks to, each offered as the tool `agent__<name>` (deterministic/sub-agents.ts). */
   agents?: string[];
+  /** Those of its sub-agents that run in the background (deterministic/background.ts): the call starts them and the parent goes on. */
+  backgroundAgents?: string[];
 }
 
 /** What an agent is made of, checked field by field by its caller (the file's schema, defineAgent). */
@@ -74,6 +76,8 @@ export interface AgentParts {
   description?: string;
   /** Its sub-agents, by name (checked against the worker's agents when the worker starts: checkSubAgents). */
   agents?: readonly string[];
+  /** Those of `agents` that run in the background. */
+  backgroundAgents?: readonly string[];
 }
 
 /**
@@ -99,6 +103,7 @@ export function agentSpec(p: AgentParts): AgentSpec {
     ...(p.notify ? { notify: { url: p.notify.url, secret: p.notify.secret } } : {}),
     ...(p.description ? { description: p.description } : {}),
     ...(p.agents?.length ? { agents: [...p.agents] } : {}),
+    ...(p.backgroundAgents?.length ? { backgroundAgents: [...p.backgroundAgents] } : {}),
   };
 }
 
@@ -133,7 +138,9 @@ export function agentsOfFile(
         ...(o.baseUrl ? { baseUrl: o.baseUrl } : {}),
         ...(o.prices ? { prices: o.prices } : {}),
         ...(entry.description ? { description: entry.description } : {}),
-        ...(entry.agents ? { agents: entry.agents } : {}),
+        // A sub-agent written `{ "agent": name, "background": true }` runs in the background.
+        ...(entry.agents ? { agents: entry.agents.map((a) => (typeof a === 'string' ? a : a.agent)) } : {}),
+        ...(entry.agents?.some((a) => typeof a !== 'string' && a.background) ? { backgroundAgents: entry.agents.flatMap((a) => (typeof a !== 'string' && a.background ? [a.agent] : [])) } : {}),
       });
     } catch (err) {
       if (err instanceof UsageError) throw new UsageError(`${where}: ${err.message}`, err.hint ?? 'see docs/configuration.md, "Agents"');

@@ -36,6 +36,8 @@ export const limitFields = {
   maxAgentDepth: z.number().int().min(0).max(10),
   /** How many sub-agent calls one turn may make (default 8). */
   maxSubAgentCalls: z.number().int().min(0).max(1000),
+  /** How many background sub-agents a session may have running at once (default 4). */
+  maxBackgroundAgents: z.number().int().min(0).max(100),
 };
 
 /** An agent's `limits`: every limit but the budget (an agent gives that as `budget`). */
@@ -67,5 +69,6 @@ export function limitsOf(l: LimitsConfig & { budget?: Budget }): Limits {
     ...(l.maxWaitSec !== undefined ? { maxWaitMs: sec(l.maxWaitSec, 0) } : {}),
     ...(l.maxAgentDepth !== undefined ? { maxAgentDepth: l.maxAgentDepth } : {}),
     ...(l.maxSubAgentCalls !== undefined ? { maxSubAgentCalls: l.maxSubAgentCalls } : {}),
+    ...(l.maxBackgroundAgents !== undefined ? { maxBackgroundAgents: l.maxBackgroundAgents } : {}),
   };
 }

@@ -73,6 +73,8 @@ export interface Limits {
   maxAgentDepth?: number;
   /** How many sub-agent calls one turn may make (absent: deterministic/sub-agents.ts's default, 8). */
   maxSubAgentCalls?: number;
+  /** How many background sub-agents a session may have running at once (absent: deterministic/background.ts's default, 4). */
+  maxBackgroundAgents?: number;
 }
 
 /** Defaults used when neither flag, environment nor config file says otherwise. */

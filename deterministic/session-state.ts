@@ -32,9 +32,10 @@ export type Pending = (
 ) & {
   /**
    * A sub-agent's wait, shown where its session's are: the child turn that waits (decisions and
-   * answers go to it) and the agents from the session's down to it (`lead › researcher`).
+   * answers go to it) and the agents from the session's down to it (`lead › researcher`);
+   * `background` when it is a background sub-agent's, whose turn may have ended meanwhile.
    */
-  agent?: { turnId: string; path: string[] };
+  agent?: { turnId: string; path: string[]; background?: true };
 };
 
 /** A turn sleeping in a `wait` call: the call, until when (ISO 8601) and why. `harness wake` ends it early. */

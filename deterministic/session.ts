@@ -17,12 +17,13 @@ import type { ToolModeDecision } from './tool-mode';
 import type { BudgetRaises, Spend } from './budget';
 import type { Pricing } from './pricing';
 import type { LedgerTally } from './ledger';
+import type { BackgroundFrom } from './background';
 import type { SessionConfig } from './session-config';
 import type { ToolCallRecord } from './call-records';
 import type { ForkSpec, RecordedDecision, RecordedEffects } from './fork';
 import type { HostMove, HostRef } from './host';
 import type { WorkspaceSnapshot } from './snapshot';
-import type { SessionState } from './session-state';
+import type { Pending, SessionState } from './session-state';
 import type { SubAgentPlace } from './sub-agents';
 
 
@@ -54,6 +55,8 @@ export interface SessionCarry {
   host?: HostRef;
   /** What `status` shows that the run before continue-as-new knew: the last answer (clipped), a fork's origin, a rerun's comparison. */
   view?: Pick<SessionState, 'lastTurn' | 'fork' | 'rerun'>;
+  /** Background sub-agents (deterministic/background.ts): those running, with what each waits for, and the last ends taken (so none is taken twice). */
+  background?: { running: Array<{ turnId: string; path: string[]; pending?: Pending }>; taken: string[] };
 }
 
 /** What the session remembers of its last turn (carried across continue-as-new for `harness retry`). */
@@ -122,6 +125,10 @@ export interface TurnInput {
   host?: HostRef;
   /** A sub-agent's turn, started by a call of another turn (deterministic/sub-agents.ts): where it stands. */
   subAgent?: SubAgentPlace;
+  /** Background sub-agents of the session running when the turn began, by turn id (deterministic/background.ts): they count toward its limit. */
+  backgroundRunning?: string[];
+  /** The turn's message is a background sub-agent's end: who sent it (the trace's sent_by). */
+  from?: BackgroundFrom;
 }
 
 /**

@@ -30,7 +30,12 @@ const DESCRIPTION_CHARS = 400;
 export interface SubAgentOffer {
   name: string;
   description: string;
+  /** It runs in the background (deterministic/background.ts): its call starts it and returns at once. */
+  background?: true;
 }
+
+/** What the model reads of a background sub-agent, after its description. */
+export const BACKGROUND_NOTE = 'It runs in the background: the call returns at once with its turn id, and its result comes to you later as a message.';
 
 /** Where a child turn stands among sub-agents: its depth (1 for a sub-agent of the session's agent) and the agents from the session's down to it. */
 export interface SubAgentPlace {
@@ -39,6 +44,8 @@ export interface SubAgentPlace {
   path: string[];
   /** The turn whose call started it. */
   parentTurnId: string;
+  /** It runs in the background: it outlives that turn, reports to the session, and its end is a message to it. */
+  background?: true;
 }
 
 /** The tool name of a sub-agent. */
