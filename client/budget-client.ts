@@ -27,7 +27,8 @@ export interface BudgetDecided {
 /** The budget wait of the session's current turn, or undefined when it waits for nothing of the kind. */
 export async function pendingBudget(client: Client, sessionId: string, troubleWait?: TroubleWait): Promise<{ turnId: string; pending: BudgetPending } | undefined> {
   const state = await sessionState(client, sessionId, troubleWait);
-  const turnId = state.currentTurnId;
+  // A background sub-agent's wait is decided at its own turn (the turn that started it may be gone).
+  const turnId = state.pending?.agent?.background ? state.pending.agent.turnId : state.currentTurnId;
   if (!turnId || state.status !== 'waiting_for_budget') return undefined;
   const handle = client.workflow.getHandle(turnId);
   const ts = (troubleWait ? await lookUntil(client, turnId, 'query', () => handle.query(turnStateQuery), 20_000, troubleWait) : await handle.query(turnStateQuery)) as TurnState;

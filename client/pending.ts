@@ -13,6 +13,7 @@ import type { Pending } from '../deterministic/session-state';
 import type { Risk } from '../deterministic/types';
 import { decodePayload, type HistoryEvent } from '../history/trace/events';
 import { readSession, runEvents } from './session-list';
+import { backgroundWaits } from './background-waits';
 
 /** Where a wait is: the session, its turn, the task queue its worker polls, and since when it waits. */
 interface PendingWhere {
@@ -116,9 +117,16 @@ async function sessionPending(client: Client, wf: Pick<WorkflowExecutionInfo, 'w
   const facts = readSession(events);
   const turnId = facts.openTurn;
   const pending = facts.waiting?.pending;
-  if (!turnId || !pending) return [];
+  // Background sub-agents' waits: their own turns wait, whatever turn of the session runs.
+  const background = backgroundWaits(events).flatMap((w) => itemsOf(wf, w.turnId, w.pending, w.since));
+  if (!turnId || !pending) return background;
+  return [...itemsOf(wf, turnId, pending, waitingSince(events, turnId, pending)), ...background];
+}
+
+/** The items of one wait of a turn. */
+function itemsOf(wf: Pick<WorkflowExecutionInfo, 'workflowId' | 'taskQueue'>, turnId: string, pending: Pending, since: string): PendingItem[] {
   const agent = pending.agent ? { agentPath: pending.agent.path, agentTurnId: pending.agent.turnId } : {};
-  const where = { sessionId: wf.workflowId, turnId, taskQueue: wf.taskQueue, since: waitingSince(events, turnId, pending), ...agent };
+  const where = { sessionId: wf.workflowId, turnId, taskQueue: wf.taskQueue, since, ...agent };
   if (pending.kind === 'question') return [{ ...where, kind: 'question', questionId: pending.callId, question: pending.question }];
   if (pending.kind === 'budget') {
     const { scope, unit, limit, spent, estimate, step } = pending;

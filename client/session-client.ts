@@ -162,6 +162,11 @@ export async function sessionState(client: Client, sessionId: string, troubleWai
   }
 }
 
+/** The turn a session's wait is decided at: a background sub-agent's own turn (its parent turn may be gone), else the current turn. */
+function waitingTurnOf(state: SessionState): string | undefined {
+  return state.pending?.agent?.background ? state.pending.agent.turnId : state.currentTurnId;
+}
+
 /** The turn's own state (what it waits for), waiting out trouble with `troubleWait`. */
 async function turnState(client: Client, turnId: string, troubleWait?: TroubleWait): Promise<TurnState> {
   return (await queryOrExplain(client, turnId, turnStateQuery, `turn ${turnId}`, troubleWait)) as TurnState;
@@ -173,7 +178,7 @@ async function turnState(client: Client, turnId: string, troubleWait?: TroubleWa
  */
 export async function answerQuestion(client: Client, sessionId: string, text: string, troubleWait?: TroubleWait, callId?: string): Promise<string> {
   const state = await sessionState(client, sessionId, troubleWait);
-  const turnId = state.currentTurnId;
+  const turnId = waitingTurnOf(state);
   if (!turnId) throw new UserError(`session ${sessionId} is not waiting for an answer (status: ${state.status})`, `see \`harness status ${sessionId}\``);
   const ts = await turnState(client, turnId, troubleWait);
   if (ts.status !== 'waiting_for_user') {
@@ -215,7 +220,7 @@ export async function decideApprovals(
   troubleWait?: TroubleWait,
 ): Promise<{ turnId: string; calls: PendingApproval[]; granted: string[] }> {
   const state = await sessionState(client, sessionId, troubleWait);
-  const turnId = state.currentTurnId;
+  const turnId = waitingTurnOf(state);
   const notWaiting = (status: string) =>
     new UserError(`session ${sessionId} has no pending approval (status: ${status})`, `see \`harness status ${sessionId}\``);
   if (!turnId) throw notWaiting(state.status);

@@ -40,10 +40,24 @@ export async function loadLedger(client: Client, id: string, opts: LedgerOptions
   const type = workflowTypeOf(runs[0]!);
   if (type === 'turnWorkflow') return combine('turn', id, [(!opts.calls && recordedOf(id, runs)) || turnLedger(id, scanTurn(runs), opts.fallback)]);
   const children = childrenOf(runs);
-  if (type === 'sessionWorkflow') return combine('session', id, ...(await turnsOf(client, children, opts)));
+  // A session's background sub-agents are counted beside its turns (their parent turns' results do not hold them).
+  if (type === 'sessionWorkflow') return combine('session', id, ...(await turnsOf(client, [...children, ...backgroundChildrenOf(runs)], opts)));
   if (type === 'evalWorkflow') return combine('eval', id, ...(await turnsOf(client, trialTurns(runs), opts)));
   if (type === 'evalCaseWorkflow') return combine('turn', id, ...(await turnsOf(client, children, opts)));
   throw new UserError(`${id} is a ${type || 'unknown'} workflow, not a session, a turn or an eval`, 'give a session id, a turn id (<session>/turn-N) or an eval id');
+}
+
+/** The background sub-agents that reported to a session (deterministic/background.ts), from its runs' signals. */
+function backgroundChildrenOf(runs: RawRun[]): string[] {
+  const ids = runs.flatMap((r) =>
+    (r.history.events ?? []).flatMap((e) => {
+      const signal = e.workflowExecutionSignaledEventAttributes;
+      if (signal?.signalName !== 'backgroundStatus' && signal?.signalName !== 'backgroundResult') return [];
+      const turnId = (decodePayload(signal.input?.payloads?.[0]) as { turnId?: unknown } | undefined)?.turnId;
+      return typeof turnId === 'string' ? [turnId] : [];
+    }),
+  );
+  return [...new Set(ids)];
 }
 
 /** The ledgers of these turns (fetched a few at once), with a note for each history gone. */

@@ -12,6 +12,7 @@ import { fetchRuns, type Run } from './runs';
 import { readTimeline } from './timeline';
 import { buildTurnSpans, type SentBy } from './turn-spans';
 import { scheduleOfUpdate } from '../../deterministic/schedule';
+import { backgroundSender, type BackgroundFrom } from '../../deterministic/background';
 import { traceId, type BuiltSpan } from './types';
 import { addCosts } from './cost-spans';
 import { addSubAgentSpans } from './sub-agent-spans';
@@ -98,7 +99,7 @@ export async function loadTrace(client: Client, id: string, opts: TraceOptions =
       notes.push(`turn ${turnId}: its history is gone (past Temporal's retention)`);
       continue;
     }
-    spans.push(...(await turnSpans(client, turnId, turnRuns, id, sent.get(turnId), p, notes, opts.wholeInput)));
+    spans.push(...(await turnSpans(client, turnId, turnRuns, id, sent.get(turnId) ?? sentByBackground(turnRuns), p, notes, opts.wholeInput)));
   }
   missing(p);
   const last = [...runs[runs.length - 1]!.events].reverse().find((e) => e.kind === 'closed');
@@ -106,6 +107,13 @@ export async function loadTrace(client: Client, id: string, opts: TraceOptions =
   const closed = last?.kind === 'closed' && last.status !== 'continued_as_new' ? last.status : undefined;
   const status = closed === undefined ? 'open' : closed === 'completed' ? 'ended' : closed;
   return { kind: 'session', id, sessionId: id, session: { status, turns: turnIds.length, runs: runs.length }, spans, notes };
+}
+
+/** A turn started by a background sub-agent's end (its input's `from`): that sub-agent sent its message, as the child ended. */
+function sentByBackground(runs: readonly Run[]): SentBy | undefined {
+  const started = runs[0]?.events.find((e) => e.kind === 'started');
+  const from = started?.kind === 'started' ? (started.input as { from?: BackgroundFrom } | undefined)?.from : undefined;
+  return from?.turnId && Array.isArray(from.path) ? { by: backgroundSender(from), at: started!.at } : undefined;
 }
 
 function sessionOf(runs: readonly Run[]): string | undefined {
