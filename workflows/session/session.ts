@@ -27,9 +27,9 @@ import {
   MAX_MESSAGE_BYTES,
   utf8Length,
   type RetryTurnInput,
-  type SendMessageInput,
 } from '../../deterministic/messages';
 import { SessionTracker } from './tracker';
+import { SessionBackground, type QueuedMessage } from './background';
 import { checkWhileRunning, steerRunningTurn } from './steer';
 import { settleConfig } from './settle';
 import { turnWorkflow } from '../turn/turn';
@@ -54,8 +54,10 @@ const { awaitTurnRun } = proxyActivities<ReturnType<typeof createActivities>>({
 /** Runs a session until it is ended; continues as new between turns when history grows. */
 export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId: string; turns: number } & PurgeAtEnd> {
   const tracker = new SessionTracker(input);
-  const queue: SendMessageInput[] = [];
+  const queue: QueuedMessage[] = [];
   let ended = false;
+  // Background sub-agents report here; their ends are messages (background.ts).
+  const background = new SessionBackground(input.carry?.background, tracker, queue, () => ended);
   // `end --purge`: delete what the session stored once it has ended; `closing` is the point
   // after which a late request to purge is refused rather than silently dropped.
   let purgeOnEnd = false;
@@ -64,7 +66,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   // update delivered with the session's first task is validated as its handler is set).
   let refreshing = false;
 
-  setHandler(stateQuery, () => tracker.view());
+  setHandler(stateQuery, () => background.view(tracker.view()));
   setHandler(turnStatusSignal, (s) => tracker.onTurnStatus(s));
   setHandler(
     sendMessageUpdate,
@@ -214,7 +216,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
       const msg = queue.shift();
       if (!msg) break;
       const turn = tracker.turnCount + 1;
-      const turnInput = tracker.turnInput(turn, msg);
+      const turnInput = background.turnInput(tracker.turnInput(turn, msg), msg);
       const child = await startChild(turnWorkflow, {
         workflowId: tracker.turnId(turn),
         args: [fork ? { ...turnInput, ...fork.turn } : turnInput],
@@ -254,11 +256,14 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
         const stay = () => heed && (ended || retry !== undefined);
         await condition(() => allHandlersFinished() || queue.length > 0 || stay());
         if (queue.length === 0 && !stay()) {
-          await continueAsNew<typeof sessionWorkflow>({ ...input, config: tracker.config, carry: tracker.carry() });
+          const { background: _b, ...carry } = tracker.carry();
+          const children = background.carry();
+          await continueAsNew<typeof sessionWorkflow>({ ...input, config: tracker.config, carry: { ...carry, ...(children ? { background: children } : {}) } });
         }
       }
     }
     tracker.end();
+    await background.cancelAll();
     deprecatePatch('close-sandbox-on-end');
     await closeSandbox(input.sessionId, tracker.carry().host, tracker.config.limits.hostTimeoutMs);
     closing = true;
@@ -272,6 +277,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
   } catch (err) {
     // A cancelled session frees its sandbox too, in a scope the cancellation cannot stop
     // (continue-as-new is not a cancellation: the next run keeps the sandbox).
+    if (isCancellation(err)) await background.cancelAll();
     if (isCancellation(err) && patched('close-sandbox-on-cancel')) {
       await CancellationScope.nonCancellable(() => closeSandbox(input.sessionId, tracker.carry().host, tracker.config.limits.hostTimeoutMs));
     }

@@ -131,6 +131,12 @@ export class SessionTracker {
     this.status = 'idle';
   }
 
+  /** What a background sub-agent spent, added when its end reaches the session (its parent turn's result did not hold it). */
+  addSpent(usage: Usage | undefined, spend: Spend | undefined): void {
+    const c = this.carryState;
+    this.carryState = { ...c, usage: addUsage(c.usage, usage ?? NO_USAGE), ...(c.spend || spend ? { spend: addSpend(c.spend ?? NO_SPEND, spend ?? NO_SPEND) } : {}) };
+  }
+
   /**
    * A result standing in for a turn whose workflow failed or was cancelled, with what it spent
    * (read from its history) when that could be read.

@@ -31,6 +31,7 @@ import type { PendingApproval, TurnState } from '../../deterministic/session-sta
 import type { TurnOps } from './loop';
 import type { RunEvents } from './run-events';
 import { registerMcpAnswerWait } from './mcp-answer-wait';
+import { toSession } from './background';
 
 /** The turn's state and its waits on people, as the turn workflow and its loop use them. */
 export interface TurnWaits {
@@ -213,6 +214,8 @@ function callOf(key: string): string {
 
 /** Tells the parent session about a wait; a turn started on its own has no parent to tell. */
 export async function notifyParent(status: TurnStatusSignal): Promise<void> {
+  // A background sub-agent tells its session: the turn that started it may be gone.
+  if (await toSession(status)) return;
   const parent = workflowInfo().parent;
   if (!parent) return;
   await getExternalWorkflowHandle(parent.workflowId).signal(turnStatusSignal, status);

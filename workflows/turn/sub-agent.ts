@@ -9,6 +9,8 @@
  * the turnStatus signal a turn sends its parent, and go on up to the session with the path of
  * agents (`lead › researcher`) and the child turn that waits, where decisions and answers go.
  *
+ * A sub-agent listed `background: true` is started and left running (background.ts).
+ *
  * Behind the `sub-agents` patch, taken directly at the first such call (never through `since`):
  * a run that makes none records no marker, and no recorded turn had sub-agents to offer.
  */
@@ -39,6 +41,7 @@ import type { ToolExecution } from './loop';
 import type { ModelCaller } from './model-call';
 import { notifyParent } from './handlers';
 import type { RunEvents } from './run-events';
+import { BACKGROUND_PATCH, BackgroundStarts } from './background';
 
 /** Since this patch a call of `agent__<name>` starts the sub-agent's child turn. */
 export const SUB_AGENTS_PATCH = 'sub-agents';
@@ -72,6 +75,7 @@ export class SubAgents {
   private readonly offered: ReadonlySet<string>;
   /** The sub-agent each child turn runs, by its turn id. */
   private readonly children = new Map<string, string>();
+  private readonly background: BackgroundStarts;
 
   constructor(
     private readonly input: TurnInput,
@@ -83,6 +87,7 @@ export class SubAgents {
     private readonly events: RunEvents,
   ) {
     this.offered = new Set((input.config.subAgents ?? []).map((a) => a.name));
+    this.background = new BackgroundStarts(input);
     this.calls = (input.resume?.toolCalls ?? []).filter((c) => subAgentOf(c.name) !== undefined && c.error_type !== 'SUB_AGENT_LIMIT').length;
     if (this.offered.size) setHandler(turnStatusSignal, (s) => this.childStatus(s));
   }
@@ -92,11 +97,17 @@ export class SubAgents {
     return (call) => {
       const name = subAgentOf(call.name);
       if (name === undefined || !this.offered.has(name) || call.custom || call.mcp) return execute(call);
-      return this.call(name, call);
+      // A background sub-agent (background.ts) holds a place among the session's running ones from its call on.
+      if (this.isBackground(name)) return this.background.holding(name, subAgentTurnId(this.input.turnId, call.callId), () => this.call(name, call, true));
+      return this.call(name, call, false);
     };
   }
 
-  private async call(name: string, call: ToolExecution): Promise<ToolOutcome> {
+  private isBackground(name: string): boolean {
+    return (this.input.config.subAgents ?? []).some((a) => a.name === name && a.background) && patched(BACKGROUND_PATCH);
+  }
+
+  private async call(name: string, call: ToolExecution, background: boolean): Promise<ToolOutcome> {
     patched(SUB_AGENTS_PATCH);
     const { limits } = this.input.config;
     const depth = (this.input.subAgent?.depth ?? 0) + 1;
@@ -141,8 +152,9 @@ export class SubAgents {
       ...(route?.current ? { host: route.current } : {}),
       ...(carved.sessionBudget ? { sessionBudget: carved.sessionBudget } : {}),
       ...(this.input.evalHumans ? { evalHumans: this.input.evalHumans } : {}),
-      subAgent: { depth, path: [...pathOf(this.input), name], parentTurnId: this.input.turnId },
+      subAgent: { depth, path: [...pathOf(this.input), name], parentTurnId: this.input.turnId, ...(background ? { background: true as const } : {}) },
     };
+    if (background) return this.background.start(name, child);
     this.children.set(turnId, name);
     let result: TurnResult;
     try {

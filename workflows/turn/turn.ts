@@ -11,6 +11,7 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  makeContinueAsNewFunc,
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
@@ -40,6 +41,7 @@ import { SubAgents, subAgentTools } from './sub-agent';
 import { endToldIfThrown, TurnNotifier, type ThrownEnd } from './notify';
 import { TurnSleeper } from './wait';
 import { registerSteering } from './steer';
+import { backgroundMemo, runAsBackgroundChild } from './background';
 
 const { storeValue } = proxyActivities<Activities>(STORE_ACTIVITY);
 
@@ -57,7 +59,9 @@ const { prepareTurn: prepareTurnHere } = proxyLocalActivities<Activities>(STORE_
 export async function turnWorkflow(input: TurnInput): Promise<TurnResult> {
   // A turn that throws still tells the session's webhook it ended (notify.ts).
   const end: ThrownEnd = {};
-  return endToldIfThrown(end, () => playTurn(input, end));
+  const play = () => endToldIfThrown(end, () => playTurn(input, end));
+  // A background sub-agent tells its session it runs, and how it ended (background.ts).
+  return input.subAgent?.background ? runAsBackgroundChild(input, play) : play();
 }
 
 /** The turn: its activities, handlers and loop; `end` learns its webhook and step as it starts. */
@@ -179,7 +183,10 @@ async function playTurn(input: TurnInput, end: ThrownEnd): Promise<TurnResult> {
     // The same turn goes on in a new run: its id, queries, updates and the session's wait on it
     // all follow the chain of runs (with the tool mode this run used).
     const resume = { ...result.continueAsNew, ...route.resume() };
-    return continueAsNew<typeof turnWorkflow>({ ...input, resume: toolMode ? { ...resume, prepared: { ...resume.prepared, toolMode } } : resume });
+    const next = { ...input, resume: toolMode ? { ...resume, prepared: { ...resume.prepared, toolMode } } : resume };
+    // A background child's next run keeps saying whose it is (its memo).
+    const memo = input.subAgent?.background ? backgroundMemo() : undefined;
+    return memo ? makeContinueAsNewFunc<typeof turnWorkflow>({ memo: { ...memo } })(next) : continueAsNew<typeof turnWorkflow>(next);
   }
   state.status = 'done';
   const hostFields = { ...(route.current ? { host: route.current } : {}), ...(route.moves.length ? { hostMoves: route.moves } : {}) };
