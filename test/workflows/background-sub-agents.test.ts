@@ -4,7 +4,7 @@
  * the child's turn id); the parent turn ends before the child; the child's waits surface at the
  * session with its path and are decided there; its end reaches the session as a message (a new
  * turn when idle, the next step of a running turn), sent by the child as the trace shows; its
- * spend is in the session's cost. Bounded: a session's running ones by limits.maxBackgroundAgents;
+ * spend is in the session's cost; its end signalled again is not taken again. Bounded: a session's running ones by limits.maxBackgroundAgents;
  * a forged one starts nothing; the session's end cancels those still running. Each history replays.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -80,6 +80,7 @@ describe('background sub-agents', () => {
           { expect: { tools_include: 'agent__bg-clerk' }, tool_calls: [{ name: 'agent__bg-clerk', arguments: { task: 'File b-1.' } }] },
           { expect: { last_message_contains: 'started in the background' }, content: 'Started it.' },
           { expect: { last_message_contains: 'Filed b-1.' }, content: 'The clerk filed b-1.' },
+          { expect: { last_message_contains: 'Anything else?' }, content: 'No.' },
         ],
       }),
       agents: [{ agent: clerk, background: true }],
@@ -123,6 +124,13 @@ describe('background sub-agents', () => {
     expect(ledger.byKind.model.calls).toBe(2 + 1 + 2);
     expect(ledger.total.total_tokens).toBe(after.usage.total_tokens);
     expect([...(await taskFailures(h.client, out.turnId)), ...(await taskFailures(h.client, childId)), ...(await taskFailures(h.client, turn2))]).toEqual([]);
+    // The same end signalled again is not taken again: the next message is turn 3.
+    const sessionHistory = await h.client.workflow.getHandle(out.sessionId).fetchHistory();
+    const end = sessionHistory.events!.find((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'backgroundResult')!;
+    await h.client.workflow.getHandle(out.sessionId).signal('backgroundResult', decodePayload(end.workflowExecutionSignaledEventAttributes!.input!.payloads![0]));
+    const third = await client.run('Anything else?', { sessionId: out.sessionId });
+    expect([third.turnId, third.kind === 'done' && third.result.answer]).toEqual([`${out.sessionId}/turn-3`, 'No.']);
+    expect((await state(out.sessionId)).turnCount).toBe(3);
     await client.end(out.sessionId);
     for (const id of [out.turnId, childId, turn2, out.sessionId]) await replays(id);
   }, 120_000);
