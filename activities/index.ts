@@ -200,6 +200,7 @@ export function createActivities(deps: ActivityDeps) {
 
     /** Lists the tools of the session's MCP servers (at session start, and when a server's list changed). */
     discoverMcpTools: mcp.discoverMcpTools,
+    loadMcpTools: mcp.loadMcpTools,
 
     /** The session's wait for a turn `harness retry` reset: the reset run's result. */
     awaitTurnRun,

@@ -215,6 +215,14 @@ export interface DiscoverMcpInput {
   previous?: McpToolSet;
   /** The set so far by reference: its servers' statuses and its stored list (none: no tools). */
   previousRef?: { servers: McpServerStatus[]; ref?: string };
+  /** Return the set by reference (its list stored, not inline): the session carries it so. */
+  byRef?: true;
+}
+
+/** Input of loadMcpTools: the stored list of a session's MCP tool set. */
+export interface LoadMcpToolsInput {
+  sessionId: string;
+  ref: string;
 }
 
 /**

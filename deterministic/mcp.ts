@@ -109,6 +109,8 @@ export interface McpToolSet {
   tools: McpToolInfo[];
   /** The same list in the message store: model calls name it instead of carrying the schemas. */
   ref?: string;
+  /** `tools` is left out (empty): the list is the one stored as `ref` (deterministic/mcp-tool-ref.ts). */
+  stored?: true;
 }
 
 /**

@@ -30,6 +30,11 @@ export const TOOL_TIMEOUT_MARGIN_MS = 30_000;
 /** Tool activities heartbeat every few seconds: a worker killed mid-call is noticed this fast. */
 export const TOOL_HEARTBEAT = '10 seconds';
 
+/** Reading a session's MCP tool list back from the store (a set carried by reference). */
+export function loadMcpToolsActivity(): Activities['loadMcpTools'] {
+  return proxyActivities<Activities>(STORE_ACTIVITY).loadMcpTools;
+}
+
 /** Listing a server's tools again is bounded by its own startup timeout; this covers the slowest. */
 export function discoverActivity(servers: readonly { startupTimeoutMs: number }[]): Activities['discoverMcpTools'] {
   const slowest = Math.max(1_000, ...servers.map((s) => s.startupTimeoutMs));

@@ -5,13 +5,15 @@
  * the server is declared shareable), never another session's.
  */
 import { Context } from '@temporalio/activity';
-import type { DiscoveredMcpTools, DiscoverMcpInput, ExecuteToolInput, ToolOutcome } from '../../deterministic/activity-types';
+import type { DiscoveredMcpTools, DiscoverMcpInput, ExecuteToolInput, LoadMcpToolsInput, ToolOutcome } from '../../deterministic/activity-types';
+import { toolSetByRef } from '../../deterministic/mcp-tool-ref';
 import { LOCAL_CALL_BUDGET_MS, MCP_NEEDS_ACTIVITY, type McpServerSpec, type McpServerStatus, type McpToolInfo, type McpToolSet } from '../../deterministic/mcp';
 import type { McpScope } from '../../deterministic/mcp-scope';
 import type { WorkerDeclarations } from '../declarations';
 import { toolError } from '../../deterministic/errors';
 import type { Conversations } from '../store/conversations';
 import { withStore } from '../store/errors';
+import { StoreUnavailableError } from '../store/message-store';
 import { withHeartbeat } from '../heartbeat';
 import { durableElicitation } from './elicit';
 import { McpTimeoutError, McpUnavailableError } from './errors';
@@ -75,7 +77,21 @@ export function createMcpActivities(deps: McpActivityDeps) {
         if (previous.text === text) return { servers, tools: [], ...(input.previousRef?.ref ? { ref: input.previousRef.ref } : {}), unchanged: true };
         // The schemas travel to model calls by reference: stored once, read by the model activity.
         const ref = tools.length ? await withStore(() => deps.conversations.putText(input.sessionId, text)) : undefined;
-        return { servers, tools, ...(ref ? { ref } : {}) };
+        const set = { servers, tools, ...(ref ? { ref } : {}) };
+        return input.byRef ? toolSetByRef(set) : set;
+      });
+    },
+
+    /** The stored list of a tool set the session carries by reference (the turn validates calls against its schemas). */
+    async loadMcpTools(input: LoadMcpToolsInput): Promise<McpToolInfo[]> {
+      return withStore(async () => {
+        try {
+          return JSON.parse(await deps.conversations.getText(input.sessionId, input.ref)) as McpToolInfo[];
+        } catch (err) {
+          // A list that is not there (the session's store was cleared) will not come by retrying.
+          if (err instanceof StoreUnavailableError && /missing from the store/.test(err.message)) throw ApplicationFailure.nonRetryable(err.message, 'MCP_TOOLS_MISSING');
+          throw err;
+        }
       });
     },
 

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TurnResult } from '../../deterministic/session';
 import type { SessionConfig } from '../../deterministic/session-config';
+import type { McpToolSet } from '../../deterministic/mcp';
 import { MAX_TOOL_SET_CHARS } from '../../activities/mcp/tool-list';
 import { MAX_MCP_RELISTS_PER_RUN } from '../../workflows/turn/mcp';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
@@ -28,10 +29,10 @@ const KiB = 1024;
 const MB = 1024 * 1024;
 
 /** A turn making `calls` calls of one tool of the server (each approved), then answering; with its history's size. */
-async function turn(calls: number, env: Record<string, string> = {}): Promise<{ r: TurnResult; bytes: number; relistings: number }> {
+async function turn(calls: number, env: Record<string, string> = {}): Promise<{ r: TurnResult; bytes: number; relistings: number; lastListed?: McpToolSet }> {
   const steps = [...Array.from({ length: calls }, (_, i) => ({ tool_calls: [{ name: 'mcp__relist__t0', arguments: { i } }] })), { content: DONE }];
   const sessionId = newSessionId('relist');
-  // A server process of its own (the worker shares one between sessions naming the same server).
+  // RELIST_FOR keeps the server's own state apart per session (each session has its process anyway).
   const server = stdioSpec('relist', process.execPath, [SERVER], { env: { ...env, RELIST_FOR: sessionId } });
   const config: SessionConfig = { ...scriptedConfig({ steps }, {}, DEFAULT_POLICY), mcp: { servers: [server] } };
   const r = await watchedTurn(h, sessionId, config, 'go', { approve: true });
@@ -40,8 +41,13 @@ async function turn(calls: number, env: Record<string, string> = {}): Promise<{ 
   const handle = h.client.workflow.getHandle(r.turnId);
   const bytes = Number((await handle.describe()).historySize);
   const events = (await handle.fetchHistory()).events ?? [];
-  const relistings = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'discoverMcpTools').length;
-  return { r, bytes, relistings };
+  const listings = events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'discoverMcpTools');
+  // The turn hands its set on by reference: the last list it took in is that listing's result.
+  const last = listings.at(-1);
+  const done = last && events.find((e) => e.activityTaskCompletedEventAttributes?.scheduledEventId?.toString() === last.eventId?.toString());
+  const payload = done?.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data;
+  const lastListed = payload ? (JSON.parse(Buffer.from(payload).toString('utf8')) as McpToolSet) : undefined;
+  return { r, bytes, relistings: listings.length, ...(lastListed ? { lastListed } : {}) };
 }
 
 describe('a server that re-lists a large tool list after every call', () => {
@@ -49,10 +55,11 @@ describe('a server that re-lists a large tool list after every call', () => {
     const few = await turn(6);
     const many = await turn(16);
     // The last list taken in is the one after the bounded number of changes (version 1 at session start).
-    expect(many.r.mcpTools?.tools[0]?.description).toBe(`Tool t0, list version ${1 + MAX_MCP_RELISTS_PER_RUN}.`);
+    expect(many.r.mcpTools).toMatchObject({ tools: [], stored: true, ref: many.lastListed?.ref });
+    expect(many.lastListed?.tools[0]?.description).toBe(`Tool t0, list version ${1 + MAX_MCP_RELISTS_PER_RUN}.`);
     expect(many.relistings).toBe(MAX_MCP_RELISTS_PER_RUN);
     // The session's set is bounded as a whole: 1.5 MB of tools are not all offered.
-    expect(JSON.stringify(many.r.mcpTools?.tools).length).toBeLessThanOrEqual(MAX_TOOL_SET_CHARS);
+    expect(JSON.stringify(many.lastListed?.tools).length).toBeLessThanOrEqual(MAX_TOOL_SET_CHARS);
     // Ten more calls (each asked, approved, run and re-listed): a few KiB each, not the list again.
     expect((many.bytes - few.bytes) / 10).toBeLessThan(64 * KiB);
     expect(many.bytes).toBeLessThan(4 * MB);

@@ -265,7 +265,7 @@ describe('history and elicitation', () => {
     expect((await sessionState(h.client, sessionId)).mcp).toEqual([expect.objectContaining({ server: 'growing', tools: 2 })]);
   });
 
-  it('the tool list is read back from the session history (discovery once, at start)', async () => {
+  it('the tool set is in the session history by reference (discovery once, at start); each turn reads its list back', async () => {
     const sessionId = newSessionId('mcp-history');
     const c = config({ everything: { ...everything, decision: 'allow' } }, [call('mcp__everything__echo', { message: 'x' }), { content: 'one' }, { content: 'two' }]);
     await h.finish(sessionId, c, 'first');
@@ -276,6 +276,12 @@ describe('history and elicitation', () => {
     const completed = history.events!.find((e) => e.activityTaskCompletedEventAttributes && e.activityTaskCompletedEventAttributes.scheduledEventId?.toString() === scheduled[0]!.eventId?.toString());
     const payload = completed!.activityTaskCompletedEventAttributes!.result!.payloads![0]!;
     const set = JSON.parse(Buffer.from(payload.data!).toString('utf8')) as McpToolSet;
+    // The session's history names the list; the schemas are in the store, read by each turn.
+    expect(set).toMatchObject({ tools: [], stored: true, ref: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    const turn = (await h.client.workflow.getHandle(`${sessionId}/turn-2`).fetchHistory()).events!;
+    const load = turn.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'loadMcpTools')!;
+    const loaded = turn.find((e) => e.activityTaskCompletedEventAttributes?.scheduledEventId?.toString() === load.eventId?.toString())!;
+    set.tools = JSON.parse(Buffer.from(loaded.activityTaskCompletedEventAttributes!.result!.payloads![0]!.data!).toString('utf8')) as McpToolSet['tools'];
     const names = set.tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(['mcp__everything__echo', 'mcp__everything__get-sum']));
     expect(set.tools.find((t) => t.name === 'mcp__everything__get-sum')!.inputSchema).toMatchObject({ type: 'object', properties: { a: expect.any(Object), b: expect.any(Object) } });

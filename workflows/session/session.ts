@@ -33,6 +33,7 @@ import { SessionBackground, type QueuedMessage } from './background';
 import { checkWhileRunning, steerRunningTurn } from './steer';
 import { settleConfig } from './settle';
 import { turnWorkflow } from '../turn/turn';
+import { TOOLS_BY_REF } from '../turn/mcp';
 import { discoverActivity, STORE_ACTIVITY } from '../activity-options';
 import { purgeAtEnd, type PurgeAtEnd } from './purge';
 import type { createActivities } from '../../activities';
@@ -144,7 +145,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ sessionId:
       // `unchanged`, not again in full (activities/mcp/tool-set.ts).
       const had = tracker.mcpTools;
       const previousRef = had ? { previousRef: { servers: had.servers, ...(had.ref ? { ref: had.ref } : {}) } } : {};
-      const { unchanged, ...found } = await discoverActivity(servers)({ sessionId: input.sessionId, ...mcpScopeOf(tracker.config), servers, ...previousRef });
+      // The set comes back by reference (its list in the store): the carry, each turn's input and
+      // each continue-as-new name it instead of holding every schema (deterministic/mcp-tool-ref.ts).
+      const byRef = patched(TOOLS_BY_REF) ? { byRef: true as const } : {};
+      const { unchanged, ...found } = await discoverActivity(servers)({ sessionId: input.sessionId, ...mcpScopeOf(tracker.config), servers, ...previousRef, ...byRef });
       tracker.useMcpTools(unchanged && had ? { ...had, servers: found.servers } : found);
     } catch (err) {
       // A server the worker did not declare: the session is refused before any server starts.

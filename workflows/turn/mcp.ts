@@ -13,10 +13,12 @@
  * after every such call: they replay as they ran (the `mcp-relist-by-ref` patch, taken at a run's
  * first re-listing).
  */
-import { patched } from '@temporalio/workflow';
-import type { DiscoveredMcpTools, DiscoverMcpInput } from '../../deterministic/activity-types';
+import { isCancellation, patched } from '@temporalio/workflow';
+import { rootCauseMessage } from '../../deterministic/errors';
+import type { DiscoveredMcpTools, DiscoverMcpInput, LoadMcpToolsInput } from '../../deterministic/activity-types';
+import { storedListRef, toolSetByRef } from '../../deterministic/mcp-tool-ref';
 import { BUILTIN_TOOLS } from '../../deterministic/builtin-tools';
-import type { McpServerRef, McpToolSet } from '../../deterministic/mcp';
+import type { McpServerRef, McpToolInfo, McpToolSet } from '../../deterministic/mcp';
 import { mcpToolDefinitions, unavailableServers } from '../../deterministic/mcp-tools';
 import { ToolRegistry, type ToolDefinition } from '../../deterministic/tools';
 import { customToolDefinitions, type CustomToolSet } from '../../deterministic/custom-tools';
@@ -30,6 +32,40 @@ export function turnRegistry(tools: McpToolSet | undefined, servers: readonly Mc
   const taken = new Set(defs.map((d) => d.name));
   return new ToolRegistry([...defs, ...agents.filter((a) => !taken.has(a.name))], unavailableServers(tools));
 }
+
+/**
+ * The turn's MCP tool set with its list: a set its session carries by reference (the session's
+ * `mcp-tools-by-ref` patch) is read back from the store once, by an activity, since the turn
+ * validates calls against the schemas and builds policy rules from them. A set with its list
+ * inline (sessions from before) is the turn's as it is.
+ */
+export async function withToolList(
+  set: McpToolSet | undefined,
+  sessionId: string,
+  load: (input: LoadMcpToolsInput) => Promise<McpToolInfo[]>,
+): Promise<McpToolSet | undefined> {
+  const ref = storedListRef(set);
+  if (!ref) return set;
+  patched(TOOLS_BY_REF);
+  const { stored: _s, ...named } = set!;
+  try {
+    return { ...named, tools: await load({ sessionId, ref }) };
+  } catch (err) {
+    // The list could not be read (after the store activity's retries): the turn goes on without
+    // these servers' tools, whose calls then answer MCP_SERVER_UNAVAILABLE with why.
+    if (isCancellation(err)) throw err;
+    const error = `the tool list could not be read from the store: ${rootCauseMessage(err)}`;
+    return { tools: [], servers: named.servers.map((s) => ({ ...s, status: 'failed' as const, error, tools: 0 })) };
+  }
+}
+
+/** The set a turn hands on (its result, its next run): by reference, in turns recorded since the patch. */
+export function handedOn(set: McpToolSet): McpToolSet {
+  return patched(TOOLS_BY_REF) ? toolSetByRef(set) : set;
+}
+
+/** Tool sets travel by store reference in sessions and turns recorded since this patch. */
+export const TOOLS_BY_REF = 'mcp-tools-by-ref';
 
 /** Lists that changed which one run of a turn takes in (each is in its history once, at most 512 KiB). */
 export const MAX_MCP_RELISTS_PER_RUN = 4;

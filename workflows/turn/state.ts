@@ -17,6 +17,7 @@ import { InlineConversation, StoredConversation, type TurnConversation } from '.
 import { RepeatGuard } from './repeat-guard';
 import { resultSpend, resumeSpend, type Spent } from './budget';
 import type { TurnOptions } from './loop';
+import { handedOn } from './mcp';
 
 /** Everything the loop holds between steps (what a continue-as-new carries, plus the run's registry and open calls). */
 export interface LoopState {
@@ -105,7 +106,7 @@ export function turnResult(input: TurnInput, opts: TurnOptions, s: LoopState, en
     toolCalls: s.toolCalls,
     ...(s.storedToolCalls.length ? { storedToolCalls: s.storedToolCalls } : {}),
     sessionRules: s.sessionRules,
-    ...(s.mcpChanged && s.mcpTools ? { mcpTools: s.mcpTools } : {}),
+    ...(s.mcpChanged && s.mcpTools ? { mcpTools: handedOn(s.mcpTools) } : {}),
     ...(opts.custom?.listed ? { customTools: opts.custom.tools } : {}),
     ...(s.retriedAttempts ? { retriedAttempts: s.retriedAttempts } : {}),
     ...(output !== undefined ? { output } : {}),
@@ -131,7 +132,7 @@ export function resumeAt(s: LoopState, opts: TurnOptions, next: number, c: Store
     toolCalls: s.toolCalls,
     storedToolCalls: s.storedToolCalls,
     conversation: c.snapshot(),
-    ...(s.mcpChanged && s.mcpTools ? { mcpTools: s.mcpTools } : {}),
+    ...(s.mcpChanged && s.mcpTools ? { mcpTools: handedOn(s.mcpTools) } : {}),
     ...(s.invalidOutputs ? { invalidOutputs: s.invalidOutputs } : {}),
     ...resumeSpend(spent),
     prepared: {

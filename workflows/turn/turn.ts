@@ -22,7 +22,7 @@ import { mcpRules } from '../../deterministic/mcp-tools';
 import { type TurnInput, type TurnResult } from '../../deterministic/session';
 import { DEFAULT_LIMITS } from '../../deterministic/session-config';
 import { decidedToolMode } from '../../deterministic/tool-mode';
-import { discoverActivity, STORE_ACTIVITY, type Activities } from '../activity-options';
+import { discoverActivity, loadMcpToolsActivity, STORE_ACTIVITY, type Activities } from '../activity-options';
 import { runTurn, type TurnOptions } from './loop';
 import { TurnBudget } from './budget';
 import { RunEvents } from './run-events';
@@ -32,7 +32,7 @@ import { registerTurnHandlers } from './handlers';
 import { toolRunner } from './tools';
 import { HostRoute } from './host-route';
 import { ModelCaller } from './model-call';
-import { mcpRelister, turnRegistry } from './mcp';
+import { mcpRelister, turnRegistry, withToolList } from './mcp';
 import { recordedEffectsOf } from './recorded-effects';
 import { withOutputFinish } from './output';
 import { OutputSchemaOffer } from '../../deterministic/finish-output';
@@ -105,7 +105,9 @@ async function playTurn(input: TurnInput, end: ThrownEnd): Promise<TurnResult> {
   const { route, prepared } = hosted;
   hostRoute.current = route;
   // A session moved off a lost host is told so with the message that starts the turn.
-  const turnInput = hosted.note ? { ...input, userMessage: `${hosted.note}\n\n${input.userMessage}` } : input;
+  const noted = hosted.note ? { ...input, userMessage: `${hosted.note}\n\n${input.userMessage}` } : input;
+  // A session carrying its MCP tools by reference: their list is read back once (mcp.ts).
+  const turnInput = await withMcpToolList(noted, (req) => activity(() => loadMcpToolsActivity()(req)));
 
   const mcpServers = input.config.mcp?.servers ?? [];
   const relist = mcpRelister((req) => activity(() => discoverActivity(mcpServers)(req)), { sessionId: input.sessionId, ...mcpScopeOf(input.config) }, mcpServers);
@@ -204,6 +206,14 @@ function prepareRequest(input: TurnInput): PrepareTurnInput {
     // The session's first turn lists the worker's custom tools (its agent's); later turns have them recorded.
     ...(input.customTools ? {} : { listCustomTools: true, ...(input.config.agent !== undefined ? { agent: input.config.agent } : {}) }),
   };
+}
+
+/** The input with its MCP tool set's list inline, where it came by reference (the resumed run's set first, as baseOptions reads it). */
+async function withMcpToolList(input: TurnInput, load: Parameters<typeof withToolList>[2]): Promise<TurnInput> {
+  const carried = input.resume?.mcpTools ?? input.mcpTools;
+  const tools = await withToolList(carried, input.sessionId, load);
+  if (tools === carried) return input;
+  return input.resume?.mcpTools ? { ...input, resume: { ...input.resume, mcpTools: tools! } } : { ...input, mcpTools: tools! };
 }
 
 /** What the loop uses of prepareTurn's result (or of what the turn's first run kept of it). */
