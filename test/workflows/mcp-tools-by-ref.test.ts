@@ -75,6 +75,24 @@ describe('MCP tool sets by reference', () => {
     }
   });
 
+  it('a session that continues as new carries the set by reference into its next run, whose turns still use it', async () => {
+    const sessionId = newSessionId('mcp-by-ref-can');
+    const base = config([call('mcp__everything__get-sum', { a: 1, b: 2 }), { content: 'one' }, call('mcp__everything__get-sum', { a: 40, b: 2 }), { expect: { last_message_contains: '42' }, content: 'two' }]);
+    // A session history this short continues as new after each turn.
+    const c = { ...base, limits: { ...base.limits, continueAsNewAfterEvents: 10 } };
+    await h.finishApproving(sessionId, c, 'first');
+    const second = await h.finishApproving(sessionId, c, 'second');
+    expect(second.toolCalls[0]).toMatchObject({ ok: true });
+    const session = h.client.workflow.getHandle(sessionId);
+    const runs: string[] = [];
+    for await (const w of h.client.workflow.list({ query: `WorkflowId = '${sessionId}'` })) runs.push(w.runId);
+    expect(runs.length).toBeGreaterThan(1);
+    const started = (await session.fetchHistory()).events![0]!.workflowExecutionStartedEventAttributes!;
+    const carried = text([started]);
+    expect(carried).toContain('"stored":true');
+    expect(carried).not.toContain('inputSchema');
+  });
+
   it('a list missing from the store: the turn goes on, its MCP tools unavailable saying why', async () => {
     const sessionId = newSessionId('mcp-by-ref-missing');
     const c = config([call('mcp__everything__echo', { message: 'x' }), { content: 'no tools' }]);
