@@ -11,6 +11,8 @@ import { linePrompter } from '../prompter';
 import { DEFAULT_WAIT_TIMEOUT_SEC } from '../wait-options';
 import { WaitNotes } from '../wait-notes';
 import { prompt, say } from '../output';
+import { ChatLines } from '../chat-lines';
+import type { HarnessClient } from '../../api/client';
 
 export interface ChatFlags {
   session?: string;
@@ -29,20 +31,15 @@ export async function chat(ctx: CliContext, o: ChatFlags): Promise<void> {
   const sessionId = o.session ?? newSessionId();
   let config = await configFor(ctx, client, sessionId, o, early);
   const rl = createInterface({ input: process.stdin, output: process.stderr, terminal: Boolean(process.stdin.isTTY) });
-  const lines = rl[Symbol.asyncIterator]();
-  // A read a decision from elsewhere cut short stays pending: the next prompt takes its line.
-  let reading: Promise<IteratorResult<string>> | undefined;
+  const lines = new ChatLines(rl);
   const next = async (text: string, signal?: AbortSignal): Promise<string | undefined> => {
     if (process.stdin.isTTY) prompt(text);
-    reading ??= lines.next();
-    const { value, done } = await untilAborted(reading, signal);
-    reading = undefined;
-    return done ? undefined : String(value).trim();
+    return untilAborted(lines.next(signal), signal);
   };
   // Input that ends at a question or approval leaves it pending (exit 3, see driveTurn).
   const prompter = linePrompter(next);
   const shown = config?.agent !== undefined ? ` (agent ${config.agent})` : config ? ` (model ${config.model.provider}:${config.model.model})` : ' (continued)';
-  say(`session ${sessionId}${shown}; /exit to leave`);
+  say(`session ${sessionId}${shown}; /exit to leave${process.stdin.isTTY ? '; type while a turn runs to steer it (/interrupt TEXT stops its step)' : ''}`);
   try {
     for (;;) {
       const line = await next('you> ');
@@ -60,12 +57,36 @@ export async function chat(ctx: CliContext, o: ChatFlags): Promise<void> {
       const troubleWait = commandTroubleWait(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
       const { turnId } = await harness.send(line, { sessionId, config: config ?? null, troubleWait });
       config = undefined; // started now: later messages go to the existing session
-      process.exitCode = await driveTurn(harness, sessionId, turnId, { json: false, prompter, notes, ctx, waitTimeoutMs: timeoutMs });
+      // At a terminal, what a person types while the turn runs goes to it (piped input waits for its prompt).
+      if (process.stdin.isTTY) lines.onFree = (text) => void steer(harness, sessionId, text);
+      try {
+        process.exitCode = await driveTurn(harness, sessionId, turnId, { json: false, prompter, notes, ctx, waitTimeoutMs: timeoutMs });
+      } finally {
+        lines.onFree = undefined;
+      }
     }
   } finally {
     rl.close();
   }
   say(`left session ${sessionId}; continue it with: harness chat --session ${sessionId}`);
+}
+
+/**
+ * A line typed while the turn runs: queued for its next step, or with `/interrupt TEXT` given at
+ * once with the step's pending calls cancelled; one line says which (or why not) and the turn goes on.
+ */
+async function steer(harness: HarnessClient, sessionId: string, line: string): Promise<void> {
+  const interrupt = /^\/interrupt\s+/.exec(line);
+  const text = interrupt ? line.slice(interrupt[0].length) : line;
+  try {
+    checkMessage(text);
+    const sent = await harness.send(text, { sessionId, whileRunning: interrupt ? 'interrupt' : 'queue' });
+    if (sent.steered === 'interrupt') say(`interrupted ${sent.turnId}: its step's calls are cancelled and it goes on with your message`);
+    else if (sent.steered) say(`queued for ${sent.turnId}: the model reads it at its next step`);
+    else say(`the turn had ended: sent as ${sent.turnId}`);
+  } catch (err) {
+    say(`error: ${(err as Error).message.split('\n')[0]}; the turn goes on`);
+  }
 }
 
 /** `p`, or a rejection with the signal's reason when it aborts first (the line prompt then closes). */
