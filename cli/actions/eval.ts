@@ -93,8 +93,8 @@ async function follow(ctx: CliContext, client: Awaited<ReturnType<CliContext['cl
     500,
     // Temporal or the worker not answering: one line, and the follow goes on (the eval does too).
     (t) => notes.trouble(t),
-    // The trial reports of an eval that kept them in the store.
-    (r) => readStoredRuns(r, ctx.home, ctx.env),
+    // The trial reports of an eval that kept them in the store (a store out of reach: said, and the totals stand).
+    (r) => readStoredRuns(r, ctx.home, ctx.env, (line) => say(`note: ${line}`)),
   );
   if (tty) say('');
   return report;

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvalReport } from '../../deterministic/eval';
-import { startHarness, type TestHarness } from '../support/harness';
+import { startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, tempDir } from '../support/cli';
 
 let h: TestHarness;
@@ -31,7 +31,8 @@ const talk = (id: string, extra: Record<string, unknown> = {}) => ({
 beforeAll(async () => {
   h = await startHarness();
   dir = tempDir('harness-cli-eval-budget-');
-  env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: h.home });
+  // The workers' store, where the CLI reads each trial's report back.
+  env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: h.home, DATABASE_URL: TEST_DATABASE_URL });
   config = path.join(dir, 'prices.json');
   writeFileSync(config, JSON.stringify({ prices: { scripted: { input: 2, output: 8 } } }));
   // The last case is designed to fail: its check looks for what the answer never says.

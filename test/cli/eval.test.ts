@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvalReport } from '../../deterministic/eval';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted-model/server';
-import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, type TestHarness } from '../support/harness';
+import { DEFAULT_POLICY, endpointConfig, newSessionId, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir } from '../support/cli';
 
 let h: TestHarness;
@@ -31,7 +31,8 @@ beforeAll(async () => {
   h = await startHarness();
   // Sessions without a script of their own (the eval's trials against the endpoint) get this one.
   server = await startScriptedModel({ script: { steps: [{ expect: { messages_contain: 'look around' }, content: 'Went on from step 3. HARNESS_OK' }] } });
-  env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: h.home });
+  // The workers' store, where the CLI reads each trial's report back.
+  env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: h.home, DATABASE_URL: TEST_DATABASE_URL });
   dir = tempDir('harness-cli-eval-');
 }, 60_000);
 afterAll(async () => {

@@ -39,7 +39,8 @@ const cli = (args: string[]) => runCli(args, { env, timeoutMs: 120_000 });
 /** Rows the session has in the message store (both tables), read by the test's own client. */
 async function storedRows(sessionId: string): Promise<number> {
   const r = await admin.query<{ n: string }>(
-    `SELECT (SELECT count(*) FROM ${schema}.message_blobs WHERE session_id = $1) + (SELECT count(*) FROM ${schema}.message_nodes WHERE session_id = $1) AS n`,
+    `SELECT (SELECT count(*) FROM ${schema}.message_blobs WHERE session_id = $1) + (SELECT count(*) FROM ${schema}.message_nodes WHERE session_id = $1)
+       + (SELECT count(*) FROM ${schema}.eval_trials WHERE session_id = $1) + (SELECT count(*) FROM ${schema}.call_claims WHERE session_id = $1) AS n`,
     [sessionId],
   );
   return Number(r.rows[0]!.n);
