@@ -187,6 +187,37 @@ describe('background sub-agents', () => {
     for (const id of [sent.turnId, quickId, slowId, sent.sessionId]) await replays(id);
   }, 120_000);
 
+  it('are cancelled with their session; one whose session is gone does not run', async () => {
+    const waiter = defineAgent({ name: 'bg-waiter', instructions: 'You file.', model: scriptFile({ steps: [{ tool_calls: [{ name: 'file_note', arguments: { note: 'never' } }] }, { content: 'unreached' }] }), tools: [file] });
+    const lead = defineAgent({
+      name: 'bg-lead3',
+      instructions: 'You delegate.',
+      model: scriptFile({ steps: [{ tool_calls: [{ name: 'agent__bg-waiter', arguments: { task: 'File.' } }] }, { content: 'Started.' }] }),
+      agents: [{ agent: waiter, background: true }],
+    });
+    h.declarations.add({ agents: [lead.spec, waiter.spec] });
+    const out = await client.run('Go.', { agent: 'bg-lead3' });
+    const childId = `${out.turnId}/agent-t1-s1-c0`;
+    await expect.poll(async () => (await state(out.sessionId)).pending?.agent?.turnId, { timeout: 30_000, interval: 100 }).toBe(childId);
+    // The session workflow itself cancelled (not ended): its child is cancelled too.
+    await h.client.workflow.getHandle(out.sessionId).cancel();
+    expect(((await h.client.workflow.getHandle(childId).result()) as TurnResult).terminated_by).toBe('cancelled');
+    await expect.poll(async () => (await h.client.workflow.getHandle(out.sessionId).describe()).status.name, { timeout: 30_000, interval: 100 }).toBe('CANCELLED');
+    await replays(out.sessionId);
+    await replays(childId);
+
+    // A background child whose session is not there fails before any step.
+    const sessionId = newSessionId('gone');
+    const config = { ...scriptedConfig({ steps: [{ content: 'x' }] }), agent: 'bg-waiter', agentResolved: true as const };
+    const turnId = `${sessionId}/turn-1/agent-t1-s1-c0`;
+    const input: TurnInput = { sessionId, turn: 1, turnId, config, history: [], memory: {}, userMessage: 'x', modelCallBase: 0, subAgent: { depth: 1, path: ['bg-lead3', 'bg-waiter'], parentTurnId: `${sessionId}/turn-1`, background: true } };
+    const gone = h.client.workflow.execute('turnWorkflow', { workflowId: turnId, taskQueue: h.taskQueue, args: [input], memo: { backgroundOf: sessionId, agentPath: ['bg-lead3', 'bg-waiter'] } });
+    await expect(gone).rejects.toThrow();
+    const history = await h.client.workflow.getHandle(turnId).fetchHistory();
+    expect(history.events!.some((e) => e.activityTaskScheduledEventAttributes || e.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toBe(false);
+    expect(JSON.stringify(history.events!.at(-1)!.workflowExecutionFailedEventAttributes?.failure?.message)).toMatch(/has ended: its background sub-agent does not run/);
+  }, 90_000);
+
   it("can't be added by a forged turn input, in the background either: nothing starts", async () => {
     const loner = defineAgent({ name: 'bg-loner', instructions: 'You work alone.', model: scriptFile({ steps: [{ content: 'x' }] }), policy: { mode: 'auto' } });
     h.declarations.add({ agents: [loner.spec] });

@@ -66,7 +66,7 @@ export class SessionBackground {
     if (this.taken.length > TAKEN_KEPT) this.taken.splice(0, this.taken.length - TAKEN_KEPT);
     this.running.delete(r.turnId);
     if (r.usage || r.spend) this.tracker.addSpent(r.usage, r.spend);
-    if (this.ended()) return;
+    if (this.ended() || this.closed) return;
     const { result: _r, usage: _u, spend: _s, ...from } = r;
     const text = backgroundMessage(r);
     // A running turn with nothing queued behind it reads it at its next step; else it is a turn of its own.
