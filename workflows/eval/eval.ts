@@ -26,6 +26,7 @@ import { forkResume } from '../session/fork';
 import { discoverActivity, type Activities } from '../activity-options';
 import type { BudgetLimit } from '../../deterministic/budget';
 import { mcpScopeOf } from '../../deterministic/mcp-scope';
+import { TOOLS_BY_REF } from '../turn/mcp';
 import { EvalSpend } from './budget';
 import { closeSandbox } from '../sandbox-host';
 import { DEFAULT_TRIALS_PER_RUN, type EvalCarry } from './carry';
@@ -181,7 +182,7 @@ async function runTrial(input: EvalCaseInput, keep: boolean): Promise<TrialRepor
   const c = input.case;
   const { startedAtMs } = await prepareEvalCase({ sessionId, fixtures: c.fixtures });
   const servers = config.mcp?.servers ?? [];
-  const mcpTools = servers.length ? await discoverActivity(servers)({ sessionId, ...mcpScopeOf(config), servers }) : undefined;
+  const mcpTools = servers.length ? await discoverActivity(servers)({ sessionId, ...mcpScopeOf(config), servers, ...(patched(TOOLS_BY_REF) ? { byRef: true as const } : {}) }) : undefined;
   const turnId = `${sessionId}/turn-1`;
   let turn: TurnInput = {
     sessionId,

@@ -35,6 +35,7 @@ import type { ToolDefinition } from '../../deterministic/tools';
 import { discoverActivity, type Activities } from '../activity-options';
 import type { McpToolSet } from '../../deterministic/mcp';
 import { mcpScopeOf } from '../../deterministic/mcp-scope';
+import { TOOLS_BY_REF } from './mcp';
 import type { TurnBudget } from './budget';
 import type { HostRoute } from './host-route';
 import type { ToolExecution } from './loop';
@@ -180,7 +181,7 @@ export class SubAgents {
     const servers = config.mcp?.servers ?? [];
     if (!servers.length) return undefined;
     try {
-      const { unchanged: _u, ...found } = await this.models.activity(() => discoverActivity(servers)({ sessionId: this.input.sessionId, ...mcpScopeOf(config), servers }));
+      const { unchanged: _u, ...found } = await this.models.activity(() => discoverActivity(servers)({ sessionId: this.input.sessionId, ...mcpScopeOf(config), servers, ...(patched(TOOLS_BY_REF) ? { byRef: true as const } : {}) }));
       return found;
     } catch (err) {
       if (isCancellation(err)) throw err;
