@@ -115,6 +115,9 @@ describe('background sub-agents', () => {
     const trace = await loadTrace(h.client, out.sessionId);
     const span = trace.spans.find((x) => x.span.type === 'turn' && x.span.name === turn2)!.span;
     expect(span.input).toMatchObject({ sent_by: `background sub-agent bg-lead › bg-clerk (${childId})` });
+    // The child's turn is nested under the call that started it, as any sub-agent's.
+    const callSpan = trace.spans.find((x) => x.span.type === 'tool_call' && x.span.name === 'agent__bg-clerk')!.span;
+    expect(trace.spans.find((x) => x.span.type === 'turn' && x.span.name === childId)?.span.parent_id).toBe(callSpan.span_id);
     // The child's spend is the session's: in its state and in `harness cost`.
     const child = (await h.client.workflow.getHandle(childId).result()) as TurnResult;
     const after = await state(out.sessionId);
