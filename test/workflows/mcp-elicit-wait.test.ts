@@ -1,8 +1,9 @@
 /**
  * An MCP server's question (elicitation) waits for its answer on an update of the turn, not on a
  * query asked every few seconds: real Temporal, server-everything over stdio, the default policy
- * (its tool allowed by the server's decision rule, the question still asked of a person). Also the
- * bad cases: a key the turn never asked is refused, a turn that does not exist cancels the
+ * (its tool allowed by the server's decision rule, the question still asked of a person; or asked
+ * and approved from another process, then answered from there). Nobody answering within
+ * askUserTimeoutSec cancels the question. Also the bad cases: a key the turn never asked is refused, a turn that does not exist cancels the
  * question at once, and a server that dies while its question waits ends the call and the wait.
  */
 import { writeFileSync } from 'node:fs';
@@ -15,22 +16,26 @@ import { answerQuestion, sendMessage, sessionState } from '../../client/session-
 import { waitForTurn } from '../../client/turn-wait';
 import { mcpAnswerWaitUpdate } from '../../deterministic/messages';
 import type { SessionConfig } from '../../deterministic/session-config';
+import type { TurnResult } from '../../deterministic/session';
 import { newSessionId, startHarness, type TestHarness } from '../support/harness';
-import { removeTempDirs, tempDir, writeScript } from '../support/cli';
+import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, tempDir, writeScript } from '../support/cli';
 import { alive, EVERYTHING, until } from '../support/mcp-servers';
 
 let h: TestHarness;
 let dir: string;
 
-function config(steps: unknown[]): SessionConfig {
+const everything = { command: process.execPath, args: [EVERYTHING, 'stdio'] };
+const call = (name: string, args: unknown) => ({ tool_calls: [{ name, arguments: args }] });
+const ask = call('mcp__everything__trigger-elicitation-request', {});
+
+/** A session config resolved from a config file with these servers (its tools allowed unless given), as users write it. */
+function config(steps: unknown[], servers: Record<string, unknown> = { everything: { ...everything, decision: 'allow' } }, extra: Record<string, unknown> = {}): SessionConfig {
   const file = path.join(dir, `harness.config.${Math.random().toString(36).slice(2, 8)}.json`);
-  const everything = { command: process.execPath, args: [EVERYTHING, 'stdio'], decision: 'allow' };
-  writeFileSync(file, JSON.stringify({ mcpServers: { everything }, limits: { askUserTimeoutSec: 120, approvalTimeoutSec: 120 } }));
+  writeFileSync(file, JSON.stringify({ mcpServers: servers, limits: { askUserTimeoutSec: 120, approvalTimeoutSec: 120 }, ...extra }));
   const c = resolveSessionConfig({ config: file, model: `scripted:${writeScript(dir, { steps })}` }, {}, dir);
   h.declareConfig(file);
   return c;
 }
-const ask = { tool_calls: [{ name: 'mcp__everything__trigger-elicitation-request', arguments: {} }] };
 
 /** Starts a turn whose one call asks a question; resolves once the question is pending. */
 async function askedTurn(name: string, last: Record<string, unknown>): Promise<{ sessionId: string; turnId: string }> {
@@ -90,5 +95,39 @@ describe('an MCP question waits on an update, not a polled query', () => {
     const hook = durableElicitation(ctx, { turnId: 's-no-such-session/turn-1', callId: 't1-s1-c0', server: 'everything', timeoutMs: 120_000 });
     expect(await hook({ message: 'Your name?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } })).toEqual({ action: 'cancel' });
     expect(warnings.join('\n')).toMatch(/cannot be asked/);
+  });
+
+  it('a server question nobody answers within askUserTimeoutSec is cancelled and no longer pending', async () => {
+    const sessionId = newSessionId('mcp-elicit-timeout');
+    const c = config([call('mcp__quiet__trigger-elicitation-request', {}), { expect: { last_message_contains: 'cancel' }, content: 'nobody answered' }], { quiet: { ...everything, decision: 'allow' } }, {
+      limits: { askUserTimeoutSec: 3, approvalTimeoutSec: 120 },
+    });
+    const { turnId } = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config: c, text: 'ask me' });
+    await until(async () => (await sessionState(h.client, sessionId)).status === 'waiting_for_user', 30_000);
+    const r = await h.client.workflow.getHandle<(i: unknown) => Promise<TurnResult>>(turnId).result();
+    expect(r.terminated_by).toBe('final_answer');
+    expect((await sessionState(h.client, sessionId)).pending).toBeUndefined();
+  });
+
+  it('under the default policy a server question follows the approval: both from other processes (`harness approve`, `harness answer`)', async () => {
+    const sessionId = newSessionId('mcp-elicit');
+    const c = config([ask, { expect: { last_message_contains: 'Ada Lovelace' }, content: 'thanks' }], { everything });
+    const { turnId } = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config: c, text: 'ask me' });
+    const env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: path.join(dir, 'cli-home') });
+    await until(async () => (await sessionState(h.client, sessionId)).status === 'waiting_for_approval', 60_000);
+    // This CLI user was shown nothing: the approval names its call.
+    const approved = await runCli(['approve', sessionId, 't1-s1-c0', '--no-wait'], { env, cwd: dir, timeoutMs: 60_000 });
+    expect(approved.code, describeResult(approved)).toBe(0);
+    await until(async () => (await sessionState(h.client, sessionId)).status === 'waiting_for_user', 60_000);
+    const state = await sessionState(h.client, sessionId);
+    expect(state.pending).toMatchObject({ kind: 'question', question: expect.stringContaining('MCP server everything') });
+    const bad = await runCli(['answer', sessionId, 'just text', '--no-wait'], { env, cwd: dir, timeoutMs: 60_000 });
+    expect(bad.code, describeResult(bad)).not.toBe(0);
+    const answer = JSON.stringify({ name: 'Ada Lovelace', check: true, email: 'ada@example.org' });
+    const r = await runCli(['answer', sessionId, answer, '--json'], { env, cwd: dir, timeoutMs: 60_000 });
+    expect(r.code, describeResult(r)).toBe(0);
+    expect(parseJson(r)).toMatchObject({ terminated_by: 'final_answer', answer: 'thanks' });
+    const done = await waitForTurn(h.client, turnId, { pollMs: 100 });
+    expect(done.kind === 'done' && done.result.toolCalls[0]).toMatchObject({ ok: true });
   });
 });

@@ -3,7 +3,7 @@
  * Streamable HTTP, server-filesystem over stdio), configured the way users do (harness.config.json
  * `mcpServers`) and under the default policy (mode `ask`): discovery once at session start (the
  * list is in history), validation against the server's schema, approvals, denials, tool errors,
- * servers that die, never start or hang, and elicitation answered from another process.
+ * servers that die, never start or hang (elicitation: mcp-elicit-wait.test.ts).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,7 +15,7 @@ import type { TurnResult } from '../../deterministic/session';
 import type { SessionConfig } from '../../deterministic/session-config';
 import type { McpToolSet } from '../../deterministic/mcp';
 import { newSessionId, startHarness, type TestHarness } from '../support/harness';
-import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, tempDir, writeScript } from '../support/cli';
+import { removeTempDirs, tempDir, writeScript } from '../support/cli';
 import { alive, EVERYTHING, FILESYSTEM, startEverythingHttp, until } from '../support/mcp-servers';
 
 let h: TestHarness;
@@ -245,7 +245,7 @@ describe('server lifecycle', () => {
   });
 });
 
-describe('history and elicitation', () => {
+describe('listing and history', () => {
   it('a server whose tool list changes is listed again: the next step offers the new tool', async () => {
     const growing = { command: process.execPath, args: [path.join(__dirname, '..', 'support', 'mcp-growing-server.cjs')] };
     const c = config({ growing }, [
@@ -286,43 +286,5 @@ describe('history and elicitation', () => {
     expect(names).toEqual(expect.arrayContaining(['mcp__everything__echo', 'mcp__everything__get-sum']));
     expect(set.tools.find((t) => t.name === 'mcp__everything__get-sum')!.inputSchema).toMatchObject({ type: 'object', properties: { a: expect.any(Object), b: expect.any(Object) } });
     expect(set.servers).toEqual([expect.objectContaining({ server: 'everything', status: 'connected' })]);
-  });
-
-  it('a server question nobody answers within askUserTimeoutSec is cancelled and no longer pending', async () => {
-    const sessionId = newSessionId('mcp-elicit-timeout');
-    // Its own server process: a question from a server with two calls open cannot be routed (declined).
-    const c = config({ quiet: { ...everything, decision: 'allow' } }, [call('mcp__quiet__trigger-elicitation-request', {}), { expect: { last_message_contains: 'cancel' }, content: 'nobody answered' }], {
-      limits: { askUserTimeoutSec: 3, approvalTimeoutSec: 120 },
-    });
-    const { turnId } = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config: c, text: 'ask me' });
-    await until(async () => (await sessionState(h.client, sessionId)).status === 'waiting_for_user', 30_000);
-    const r = await h.client.workflow.getHandle<(i: unknown) => Promise<TurnResult>>(turnId).result();
-    expect(r.terminated_by).toBe('final_answer');
-    expect((await sessionState(h.client, sessionId)).pending).toBeUndefined();
-  });
-
-  it('under the default policy a server question follows the approval: both from other processes (`harness approve`, `harness answer`)', async () => {
-    const sessionId = newSessionId('mcp-elicit');
-    const c = config({ everything }, [
-      call('mcp__everything__trigger-elicitation-request', {}),
-      { expect: { last_message_contains: 'Ada Lovelace' }, content: 'thanks' },
-    ]);
-    const { turnId } = await sendMessage(h.client, { taskQueue: h.taskQueue, sessionId, config: c, text: 'ask me' });
-    const env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: path.join(dir, 'cli-home') });
-    await until(async () => (await sessionState(h.client, sessionId)).status === 'waiting_for_approval', 60_000);
-    // This CLI user was shown nothing: the approval names its call.
-    const approved = await runCli(['approve', sessionId, 't1-s1-c0', '--no-wait'], { env, cwd: dir, timeoutMs: 60_000 });
-    expect(approved.code, describeResult(approved)).toBe(0);
-    await until(async () => (await sessionState(h.client, sessionId)).status === 'waiting_for_user', 60_000);
-    const state = await sessionState(h.client, sessionId);
-    expect(state.pending).toMatchObject({ kind: 'question', question: expect.stringContaining('MCP server everything') });
-    const bad = await runCli(['answer', sessionId, 'just text', '--no-wait'], { env, cwd: dir, timeoutMs: 60_000 });
-    expect(bad.code, describeResult(bad)).not.toBe(0);
-    const answer = JSON.stringify({ name: 'Ada Lovelace', check: true, email: 'ada@example.org' });
-    const r = await runCli(['answer', sessionId, answer, '--json'], { env, cwd: dir, timeoutMs: 60_000 });
-    expect(r.code, describeResult(r)).toBe(0);
-    expect(parseJson(r)).toMatchObject({ terminated_by: 'final_answer', answer: 'thanks' });
-    const done = await waitForTurn(h.client, turnId, { pollMs: 100 });
-    expect(done.kind === 'done' && done.result.toolCalls[0]).toMatchObject({ ok: true });
   });
 });
