@@ -20,7 +20,7 @@ export async function writeHistories(client: Client, address: string, label: str
     const runs = await workflowRuns(client, id);
     for (const [i, run] of runs.entries()) {
       const json = execFileSync(findTemporalCli(), ['workflow', 'show', '--workflow-id', id, '--run-id', run.runId, '--address', address, '--output', 'json'], { encoding: 'utf8' });
-      const file = path.join(dir, `${id.replace('/', '.')}${runs.length > 1 ? `.run${i + 1}` : ''}.json`);
+      const file = path.join(dir, `${id.replaceAll('/', '.')}${runs.length > 1 ? `.run${i + 1}` : ''}.json`);
       writeFileSync(file, json);
       console.error(`wrote ${file} (${JSON.parse(json).events.length} events)`);
     }

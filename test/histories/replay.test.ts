@@ -25,8 +25,9 @@ describe('stored histories', () => {
 
   it.each(files.map((f) => [path.relative(__dirname, f), f]))('%s replays without non-determinism', async (_name, file) => {
     const history = historyFromJSON(JSON.parse(readFileSync(file, 'utf8')));
-    // `history-v0.4.turn-1.run2.json` is the second run of `history-v0.4/turn-1`.
-    const workflowId = path.basename(file, '.json').replace(/\.run\d+$/, '').replace('.turn-', '/turn-');
+    // `history-v0.4.turn-1.run2.json` is the second run of `history-v0.4/turn-1`; a sub-agent's
+    // turn `history-x.turn-1.agent-c1.json` is `history-x/turn-1/agent-c1`.
+    const workflowId = path.basename(file, '.json').replace(/\.run\d+$/, '').replace('.turn-', '/turn-').replace('.agent-', '/agent-');
     const outcome = await replayHistory(history, workflowId, inject('workflowBundle'));
     expect(outcome).toEqual({ ok: true });
   });
