@@ -2,7 +2,8 @@
  * An eval of many small trials (the scripted model) that continues as new every few trials: each
  * run's history stays bounded by the trials it ran, the eval's result carries its totals and
  * cases without the runs (the trial reports are in the store, counted in `stored_runs`), and the
- * report read back from the store is complete: every trial once, with its checks.
+ * report read back from the store is complete: every trial once, with its checks. What the
+ * trials spent goes on from run to run, so a budget spent in a later run stops the eval there.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { EvalReport } from '../../deterministic/eval';
@@ -65,4 +66,23 @@ it('continues as new with a bounded history, returns totals and a reference, and
   const sizes = evalRuns.map((r) => r.history.events?.length ?? 0);
   // About nine events a trial (child start and close, local activity markers, workflow tasks), and a few of the run's own: all 36 in one run would be some 300.
   for (const n of sizes) expect(n).toBeLessThan(PER_RUN * 12 + 20);
+}, 300_000);
+
+it('carries what the trials spent from run to run: a budget spent in a later run stops the eval there', async () => {
+  const lines = Array.from({ length: 8 }, (_, i) => JSON.stringify({ id: `b${i}`, input: `Say ${i}.`, model_script: { steps: [{ content: `answer ${i}` }] }, checks: [{ type: 'contains', value: `answer ${i}` }] }));
+  // What one such trial costs, from an eval of one.
+  const probe = newSessionId('eval-can-probe');
+  await startEval(h.client, h.taskQueue, parseSuite(lines[0]!, 'probe.jsonl'), { concurrency: 1, trials: 1, config, model: 'scripted', scriptedPerCase: true }, probe);
+  const perTrial = (await followEval(h.client, probe, () => undefined)).totals.cost?.total_tokens ?? 0;
+  expect(perTrial).toBeGreaterThan(0);
+  const suite = parseSuite(lines.join('\n'), 'budget.jsonl');
+  const evalId = newSessionId('eval-can-budget');
+  // One trial at a time, two a run: four and a half trials' worth is spent after the fifth, in the third run.
+  const budget = Math.ceil(perTrial * 4.5);
+  await startEval(h.client, h.taskQueue, suite, { concurrency: 1, trials: 1, config, model: 'scripted', scriptedPerCase: true, trialsPerRun: 2, budget: { tokens: budget } }, evalId);
+  const summary = await followEval(h.client, evalId, () => undefined);
+  expect(summary.totals.trials).toBe(5);
+  expect(summary.budget).toMatchObject({ limit: { tokens: budget }, stopped: true, not_run: [{ case_id: 'b5', trial: 1 }, { case_id: 'b6', trial: 1 }, { case_id: 'b7', trial: 1 }] });
+  expect(summary.budget!.spent.total_tokens).toBeGreaterThanOrEqual(budget);
+  expect(await workflowRuns(h.client, evalId)).toHaveLength(3);
 }, 300_000);
