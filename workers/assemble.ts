@@ -109,8 +109,8 @@ export async function assembleWorker(o: AssembleOptions): Promise<AssembledWorke
       await close();
       return 'stopped';
     }
-    // MCP server processes and connections live as long as the worker, shared by its sessions;
-    // it notes the ones it starts, so a worker after a crash can stop them (activities/mcp/orphans.ts).
+    // MCP server processes and connections: one per session (per agent and tenant for a server
+    // declared shareable), closed when idle and with the worker; it notes the ones it starts, so a worker after a crash can stop them (activities/mcp/orphans.ts).
     const mcpNotesDir = serverNotesDir(home);
     const mcp = new McpPool({ env, log: (line) => log(`mcp: ${line}`), notesDir: mcpNotesDir });
     closers.push(() => mcp.closeAll());

@@ -2,7 +2,7 @@
  * Two `harness worker` processes acting as two sandbox hosts (HARNESS_HOST_ID a and b, their own
  * HARNESS_HOME and workspaces, one shared Postgres), under the default policy: sessions are
  * spread over both; every sandbox and file call of a session lands on its own host's queue and
- * its files in that host's workspace; MCP servers start once per host; killing one host's worker
+ * its files in that host's workspace; MCP servers start once per session, on its host; killing one host's worker
  * moves its sessions to the other, restoring the workspace the turn began with, and the model
  * reads what was lost.
  */
@@ -167,9 +167,9 @@ it('spreads sessions over two hosts, runs every sandbox, file and MCP call on it
       for (const q of notShared('callModel')) expect(q.startsWith(`${taskQueue}/handoff-`), q).toBe(true);
     }
   }
-  // One MCP server process per host, shared by that host's sessions.
+  // One MCP server process per session, on its host (each session's discovery ran while only its host's worker did).
   const started = readFileSync(path.join(root, 'mcp-pids'), 'utf8').trim().split('\n').map((l) => hostOf.get(l.split(' ')[0]!) ?? l);
-  expect(started.sort()).toEqual(['a', 'b']);
+  expect(started.sort()).toEqual(['a', 'a', 'b', 'b']);
 
   // Host a dies with a turn in flight: its first call (a write) ran on a, its next model call is
   // slow, the kill lands there, and the call after it waits for a's queue until the host timeout.
