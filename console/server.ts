@@ -3,7 +3,8 @@
  * less code between a request and an approval the better) serving the page's static assets
  * (console/assets, shipped in the package, no build step, nothing fetched from elsewhere: it
  * works offline) and the JSON API (api.ts), with a Server-Sent Events stream per session that
- * carries each span change as history records it (client/watch/live.ts). Every request passes
+ * carries each span change as history records it (client/watch/live.ts), and one per running turn
+ * of its typed events with the model's text as it streams (HarnessClient.events). Every request passes
  * security.ts first.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -15,7 +16,9 @@ import { watchSession, watchTurn } from '../client/watch/live';
 import { allowedHosts, postProblem, requestToken, securityHeaders, tokenMatches } from './security';
 import * as api from './api';
 import type { Span } from '../history/trace/types';
-import { isTurnId } from '../deterministic/turn-id';
+import { isTurnId, sessionOfTurnId } from '../deterministic/turn-id';
+import { serveSse } from './sse';
+import { consoleSchedules } from './schedules';
 
 /** A running console. */
 export interface ConsoleServer {
@@ -32,6 +35,8 @@ const ASSETS: Record<string, string> = {
   '/assets/access.js': 'access.js',
   '/assets/page.js': 'page.js',
   '/assets/sessions.js': 'sessions.js',
+  '/assets/streaming.js': 'streaming.js',
+  '/assets/schedules.js': 'schedules.js',
   '/assets/app.css': 'app.css',
 };
 const TYPES: Record<string, string> = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
@@ -63,11 +68,13 @@ export async function startConsole(deps: api.ApiDeps, opts: { host: string; port
     if (url.pathname === '/api/config') return json(res, 200, { temporal_ui: deps.temporalUi ?? null, namespace: deps.namespace, task_queue: deps.taskQueue, queues: api.displayed(api.consoleQueues(deps)) });
     if (url.pathname === '/api/sessions') return json(res, 200, await api.sessions(deps));
     if (url.pathname === '/api/inbox') return json(res, 200, await api.inbox(deps));
+    if (url.pathname === '/api/schedules') return json(res, 200, await consoleSchedules(deps));
     const id = url.searchParams.get('id') ?? '';
     if (url.pathname === '/api/trace') return json(res, 200, await api.trace(deps, id, url.searchParams.get('full') === '1'));
     if (url.pathname === '/api/cost') return json(res, 200, await api.cost(deps, id));
     if (url.pathname === '/api/call') return json(res, 200, await api.call(deps, url.searchParams.get('session') ?? '', url.searchParams.get('call') ?? ''));
     if (url.pathname === '/api/events') return events(req, res, id);
+    if (url.pathname === '/api/turn-events') return turnEvents(req, res, id);
     return json(res, 404, { error: 'no such page' });
   };
   const post = async (res: ServerResponse, pathname: string, b: api.DecisionBody) => {
@@ -79,20 +86,27 @@ export async function startConsole(deps: api.ApiDeps, opts: { host: string; port
   /** Each span change of a session (or turn) as an SSE event, from its first span on. */
   const events = async (req: IncomingMessage, res: ServerResponse, id: string) => {
     if (!id) return json(res, 400, { error: 'id is required' });
-    res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', Connection: 'keep-alive' });
-    const stop = new AbortController();
-    req.on('close', () => stop.abort());
-    const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
-    try {
-      const o = { signal: stop.signal, onChange: (c: { change: string; span: Span }) => res.write(`data: ${JSON.stringify({ change: c.change, span: api.displaySpan(c.span), at: Date.now() })}\n\n`) };
-      const found = isTurnId(id) ? await watchTurn(deps.harness.temporal, id, o) : await watchSession(deps.harness.temporal, id, o);
-      res.write(`event: ${found ? 'closed' : 'unknown'}\ndata: {}\n\n`);
-    } catch (err) {
-      if (!stop.signal.aborted) res.write(`event: failed\ndata: ${JSON.stringify({ error: (err as Error).message.split('\n')[0] })}\n\n`);
-    } finally {
-      clearInterval(ping);
-      res.end();
-    }
+    await serveSse(req, res, async (send, signal) => {
+      const o = { signal, onChange: (c: { change: string; span: Span }) => send({ change: c.change, span: api.displaySpan(c.span), at: Date.now() }) };
+      return (isTurnId(id) ? await watchTurn(deps.harness.temporal, id, o) : await watchSession(deps.harness.temporal, id, o)) ? 'closed' : 'unknown';
+    });
+  };
+  /**
+   * A turn's typed events (HarnessClient.events: what an app reads), its streamed model text
+   * among them, as SSE events with every text escaped as the rest of the page's values are; ends
+   * after the turn's `final`.
+   */
+  const turnEvents = async (req: IncomingMessage, res: ServerResponse, turnId: string) => {
+    if (!isTurnId(turnId)) return json(res, 400, { error: 'id must be a turn id: <session>/turn-N' });
+    await serveSse(req, res, async (send, signal) => {
+      try {
+        for await (const ev of deps.harness.events(sessionOfTurnId(turnId), { turnId, signal })) send(api.displayed(ev));
+      } catch (err) {
+        if (err instanceof UserError) return 'unknown';
+        throw err;
+      }
+      return 'closed';
+    });
   };
 
   await new Promise<void>((resolve, reject) => {

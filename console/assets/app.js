@@ -7,6 +7,8 @@
 import { getJson, postJson, streamEvents } from './access.js';
 import { ago, el, every, label, main, status } from './page.js';
 import { sessionsView } from './sessions.js';
+import { streamedText } from './streaming.js';
+import { schedulesView } from './schedules.js';
 
 let stopView = () => {};
 
@@ -108,6 +110,7 @@ function sessionView(id) {
   const tree = el('div', { id: 'spans' });
   const nodes = new Map();
   const spans = new Map();
+  const texts = new Map();
   const links = el('p', { id: 'links' });
   const place = (s) => {
     let node = nodes.get(s.span_id);
@@ -134,6 +137,8 @@ function sessionView(id) {
       if (node.actions) node.line.after(node.actions);
     }
     if (s.type === 'llm_call' || s.type === 'compress' || s.type === 'turn') costSoon();
+    // A running turn's model text as it streams, under the turn's line.
+    if (s.type === 'turn' && s.status === 'running' && !texts.has(s.ref.name)) texts.set(s.ref.name, streamedText(s.ref.name, node.line));
   };
   /** A step opened: its spans' requests and replies, arguments and results, with the payloads from the store. */
   const expand = async (stepId) => {
@@ -195,6 +200,7 @@ function sessionView(id) {
     alive = false;
     clearTimeout(costTimer);
     stop();
+    for (const stopText of texts.values()) stopText();
   };
 }
 
@@ -248,8 +254,10 @@ function route() {
   const hash = location.hash || '#/';
   document.getElementById('nav-sessions').classList.toggle('active', hash === '#/');
   document.getElementById('nav-inbox').classList.toggle('active', hash === '#/inbox');
+  document.getElementById('nav-schedules').classList.toggle('active', hash === '#/schedules');
   if (hash.startsWith('#/s/')) stopView = sessionView(decodeURIComponent(hash.slice(4)));
   else if (hash === '#/inbox') stopView = inboxView();
+  else if (hash === '#/schedules') stopView = schedulesView();
   else stopView = sessionsView();
 }
 
