@@ -89,7 +89,8 @@ export interface PendingApprovals {
  */
 export async function pendingApprovals(client: Client, sessionId: string, troubleWait: TroubleWait): Promise<PendingApprovals> {
   const view = await sessionView(client, sessionId, troubleWait, { waitForWorker: true });
-  const turnId = view.currentTurnId;
+  // A background sub-agent's wait is asked of its own turn (the turn that started it may be gone).
+  const turnId = view.pending?.agent?.background ? view.pending.agent.turnId : view.currentTurnId;
   const open = ['running', 'waiting_for_user', 'waiting_for_approval', 'waiting_for_budget'].includes(view.status);
   if (!turnId || !open) return { status: view.status, calls: [] };
   const handle = client.workflow.getHandle(turnId);

@@ -23,6 +23,8 @@ import { loadLedger } from '../../history/ledger/load';
 import { decodePayload } from '../../history/trace/events';
 import { ALLOW_ALL, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
 import { taskFailures, toolResults } from '../support/watched-turn';
+import { pendingApprovals } from '../../client/session-status';
+import { TroubleWait } from '../../client/trouble-wait';
 
 const filed: string[] = [];
 const file = defineTool({
@@ -102,6 +104,9 @@ describe('background sub-agents', () => {
     const pending = (await client.pending({ taskQueue: h.taskQueue })).filter((p) => p.sessionId === out.sessionId);
     expect(pending).toMatchObject([{ kind: 'approval', tool: 'file_note', agentPath: ['bg-lead', 'bg-clerk'], agentTurnId: childId }]);
     expect(filed).toEqual([]);
+    // What `harness approve <session>` shows and decides: the child's calls, asked of the child's turn.
+    const shown = await pendingApprovals(h.client, out.sessionId, new TroubleWait({ deadline: Date.now() + 30_000 }));
+    expect([shown.turnId, shown.calls.map((c) => c.tool)]).toEqual([childId, ['file_note']]);
     await client.approve(out.sessionId);
     // Its answer starts the session's second turn, sent by the child.
     const turn2 = `${out.sessionId}/turn-2`;
