@@ -7,7 +7,8 @@
  * from Temporal) grows by a small, fixed amount per call whatever the server sends.
  */
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { replayHistory } from '../../history/replay/replay';
 import type { TurnResult } from '../../deterministic/session';
 import type { SessionConfig } from '../../deterministic/session-config';
 import type { McpToolSet } from '../../deterministic/mcp';
@@ -56,6 +57,9 @@ describe('a server that re-lists a large tool list after every call', () => {
     const many = await turn(16);
     // The last list taken in is the one after the bounded number of changes (version 1 at session start).
     expect(many.r.mcpTools).toMatchObject({ tools: [], stored: true, ref: many.lastListed?.ref });
+    // The turn that handed its changed set on by reference replays against the code.
+    const history = await h.client.workflow.getHandle(many.r.turnId).fetchHistory();
+    expect(await replayHistory(history, many.r.turnId, inject('workflowBundle'))).toEqual({ ok: true });
     expect(many.lastListed?.tools[0]?.description).toBe(`Tool t0, list version ${1 + MAX_MCP_RELISTS_PER_RUN}.`);
     expect(many.relistings).toBe(MAX_MCP_RELISTS_PER_RUN);
     // The session's set is bounded as a whole: 1.5 MB of tools are not all offered.

@@ -8,7 +8,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { replayHistory } from '../../history/replay/replay';
 import type { Context } from '@temporalio/activity';
 import { durableElicitation } from '../../activities/mcp/elicit';
 import { resolveSessionConfig } from '../../config/resolve';
@@ -70,6 +71,8 @@ describe('an MCP question waits on an update, not a polled query', () => {
     expect(events.filter((e) => e.workflowExecutionUpdateCompletedEventAttributes)).not.toHaveLength(0);
     // The refused key left no trace.
     expect(JSON.stringify(events.map((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta))).not.toContain('c9#e1');
+    // And the turn's history, with the wait in it, replays against the code.
+    expect(await replayHistory(await turn.fetchHistory(), turnId, inject('workflowBundle'))).toEqual({ ok: true });
   });
 
   it('a server that dies while its question waits: the call is unavailable, the question no longer pending, the turn goes on', async () => {

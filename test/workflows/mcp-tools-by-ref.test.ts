@@ -7,7 +7,8 @@
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { replayHistory } from '../../history/replay/replay';
 import { resolveSessionConfig } from '../../config/resolve';
 import { sendMessage } from '../../client/session-client';
 import { waitForTurn } from '../../client/turn-wait';
@@ -37,6 +38,12 @@ function text(events: unknown): string {
     return v;
   });
   return out.join('\n');
+}
+
+/** A workflow's history replayed against the current code. */
+async function replays(workflowId: string): Promise<void> {
+  const history = await h.client.workflow.getHandle(workflowId).fetchHistory();
+  expect(await replayHistory(history, workflowId, inject('workflowBundle'))).toEqual({ ok: true });
 }
 
 beforeAll(async () => {
@@ -73,6 +80,8 @@ describe('MCP tool sets by reference', () => {
       expect(input.mcpTools).toMatchObject({ tools: [], stored: true });
       expect(events.filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'loadMcpTools')).toHaveLength(1);
     }
+    // Histories recorded this way replay against the code.
+    for (const id of [sessionId, `${sessionId}/turn-1`, `${sessionId}/turn-2`]) await replays(id);
   });
 
   it('a session that continues as new carries the set by reference into its next run, whose turns still use it', async () => {
