@@ -28,6 +28,7 @@ import { workerDeclarations, type DeclarationOptions } from './declarations';
 import { checkAgentTools, withAgentTools } from '../config/agents';
 import { sandboxOwners } from './sandbox-owners';
 import { upkeepSettings, WorkerUpkeep } from './upkeep';
+import { mcpIdleSetting } from '../activities/mcp/idle-setting';
 
 /** What the front end gives: its environment, checked tuning, how it connects, and the tools of its own. */
 interface AssembleOptions {
@@ -74,6 +75,8 @@ export async function assembleWorker(o: AssembleOptions): Promise<AssembledWorke
   if (badHost) throw new UsageError(badHost, 'a host id is letters, digits, dots, dashes and underscores (the node or machine name)');
   const upkeep = upkeepSettings(env);
   if (upkeep.problems.length) throw new UsageError(upkeep.problems.join('; '), 'fix or unset it (docs/worker-tuning.md lists each setting and its default)');
+  const mcpIdle = mcpIdleSetting(env);
+  if (mcpIdle.problem) throw new UsageError(mcpIdle.problem, 'fix or unset it (docs/worker-tuning.md lists each setting and its default)');
   // Before the first connection: the SDK's log lines quote activity errors (model and tool text).
   installEscapingRuntime();
   const s = temporalSettings(env);
@@ -112,7 +115,7 @@ export async function assembleWorker(o: AssembleOptions): Promise<AssembledWorke
     // MCP server processes and connections: one per session (per agent and tenant for a server
     // declared shareable), closed when idle and with the worker; it notes the ones it starts, so a worker after a crash can stop them (activities/mcp/orphans.ts).
     const mcpNotesDir = serverNotesDir(home);
-    const mcp = new McpPool({ env, log: (line) => log(`mcp: ${line}`), notesDir: mcpNotesDir });
+    const mcp = new McpPool({ env, log: (line) => log(`mcp: ${line}`), notesDir: mcpNotesDir, idleMs: mcpIdle.idleMs });
     closers.push(() => mcp.closeAll());
     // The scripted model's server is this worker's too: closed with it, so the process can end.
     const scripted = new ScriptedModels(home);
