@@ -29,7 +29,7 @@ interface FollowedRun {
 }
 
 /** What a poll found: new events, or the workflow id has closed for good. */
-type FollowStep = 'changed' | 'closed';
+export type FollowStep = 'changed' | 'closed';
 
 /** Keeps a workflow id's runs up to date; see the module comment. */
 export class HistoryFollower {

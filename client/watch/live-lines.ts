@@ -27,7 +27,8 @@ export function liveLine(c: SpanChange, o: LiveLineOptions): Text | undefined {
   const out = (s.output ?? {}) as Record<string, unknown>;
   const input = s.input as Record<string, unknown>;
   const clip = (v: unknown, max = 80) => o.escape(oneLine(v, max));
-  const step = (n: unknown): Text => paint('cyan', `step ${String(n ?? '?')}`);
+  // A sub-agent's steps are its own, numbered from 1: said whose they are.
+  const step = (n: unknown): Text => paint('cyan', `${c.agent ? `${o.escape(c.agent)} › ` : ''}step ${String(n ?? '?')}`);
   const dur = paint('dim', duration(s));
   switch (s.type) {
     case 'turn': {

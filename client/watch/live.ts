@@ -6,6 +6,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { HistoryFollower } from './follow';
+import { TurnTree } from './turn-tree';
 import { readTimeline } from '../../history/trace/timeline';
 import { buildTurnSpans } from '../../history/trace/turn-spans';
 import { addCosts } from '../../history/trace/cost-spans';
@@ -21,6 +22,8 @@ export interface SpanChange {
   span: Span;
   /** The turn the span belongs to (watchTurn and watchSession set it). */
   turnId?: string;
+  /** The sub-agent whose child turn the span is of, under one of the turn's calls (absent: the turn's own). */
+  agent?: string;
 }
 
 /** What a watch reports, and how it stops. */
@@ -122,15 +125,23 @@ export function liveTurnSpans(turnId: string, runs: readonly Run[], sessionId: s
 
 /** Follows a turn until it closes (or `signal` aborts); false when Temporal does not know it. */
 export async function watchTurn(client: Client, turnId: string, o: WatchOptions, diff = new SpanDiff(o.known)): Promise<boolean> {
-  const follower = new HistoryFollower(client, turnId, o.onTrouble);
-  if (!(await follower.load(o.signal))) return false;
   const sessionId = sessionOfTurnId(turnId);
-  const build = () => liveTurnSpans(turnId, follower.current(), sessionId).map((b) => b.span);
-  if (o.fromNow) diff.prime(build());
+  // The turn with its sub-agents' turns, each child's spans under the call that started it.
+  const tree = new TurnTree(client, turnId, (id, runs) => liveTurnSpans(id, runs, sessionId), o.onTrouble);
+  if (!(await tree.load(o.signal))) return false;
+  const build = async () => (await tree.spans()).map((b) => b.span);
+  const report = (changes: SpanChange[]) => {
+    const agents = tree.agents();
+    for (const c of changes) {
+      const agent = agents.get(c.span.span_id);
+      o.onChange({ ...c, turnId, ...(agent ? { agent } : {}) });
+    }
+  };
+  if (o.fromNow) diff.prime(await build());
   for (;;) {
-    for (const c of diff.diff(build())) o.onChange({ ...c, turnId });
-    if (follower.closed || (await follower.next(o.signal)) === 'closed') {
-      for (const c of diff.diff(build())) o.onChange({ ...c, turnId });
+    report(diff.diff(await build()));
+    if (tree.closed || (await tree.next(o.signal)) === 'closed') {
+      report(diff.diff(await build()));
       return true;
     }
   }

@@ -137,8 +137,9 @@ function sessionView(id) {
       if (node.actions) node.line.after(node.actions);
     }
     if (s.type === 'llm_call' || s.type === 'compress' || s.type === 'turn') costSoon();
-    // A running turn's model text as it streams, under the turn's line.
-    if (s.type === 'turn' && s.status === 'running' && !texts.has(s.ref.name)) texts.set(s.ref.name, streamedText(s.ref.name, node.line));
+    // A running turn's model text as it streams, under the turn's line (a session's own turns: a
+    // sub-agent's turn, nested under its call, shows its steps).
+    if (s.type === 'turn' && !s.parent_id && s.status === 'running' && !texts.has(s.ref.name)) texts.set(s.ref.name, streamedText(s.ref.name, node.line));
   };
   /** A step opened: its spans' requests and replies, arguments and results, with the payloads from the store. */
   const expand = async (stepId) => {
