@@ -64,7 +64,7 @@ describe('MCP servers and agents', () => {
     const other = kvAgent('billing', 'get', { key: 'ticket' });
     h.declarations.add({ agents: [other.spec] });
     expect(await answered('billing')).toContain('ticket is not set');
-  });
+  }, 180_000);
 
   it("a sub-agent's MCP tools reach its child turn by reference, and its call runs", async () => {
     const clerk = defineAgent({

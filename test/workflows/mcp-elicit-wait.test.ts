@@ -73,7 +73,7 @@ describe('an MCP question waits on an update, not a polled query', () => {
     expect(JSON.stringify(events.map((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta))).not.toContain('c9#e1');
     // And the turn's history, with the wait in it, replays against the code.
     expect(await replayHistory(await turn.fetchHistory(), turnId, inject('workflowBundle'))).toEqual({ ok: true });
-  });
+  }, 180_000);
 
   it('a server that dies while its question waits: the call is unavailable, the question no longer pending, the turn goes on', async () => {
     const { sessionId, turnId } = await askedTurn('mcp-elicit-dies', { expect: { last_message_contains: 'MCP_SERVER_UNAVAILABLE' }, content: 'server gone' });

@@ -57,11 +57,11 @@ describe('MCP server processes per session', () => {
   it('a stateful server runs once per session: another session cannot read what one stored', async () => {
     expect(await putThenGet('kv', { command: process.execPath, args: [KV] }, [])).toContain('secret is not set');
     expect(h.mcp.stats().filter((s) => s.server === 'kv').map((s) => s.scope.sessionId)).toHaveLength(2);
-  });
+  }, 180_000);
 
   it('a shareable server is shared by the sessions of one tenant, not across tenants', async () => {
     const shared = { command: process.execPath, args: [KV], shareable: true };
     expect(await putThenGet('kvshared', shared, ['acme', 'acme'])).toContain('secret=sesame');
     expect(await putThenGet('kvother', shared, ['acme', 'globex'])).toContain('secret is not set');
-  });
+  }, 180_000);
 });

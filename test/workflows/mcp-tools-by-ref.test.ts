@@ -82,7 +82,7 @@ describe('MCP tool sets by reference', () => {
     }
     // Histories recorded this way replay against the code.
     for (const id of [sessionId, `${sessionId}/turn-1`, `${sessionId}/turn-2`]) await replays(id);
-  });
+  }, 180_000);
 
   it('a session that continues as new carries the set by reference into its next run, whose turns still use it', async () => {
     const sessionId = newSessionId('mcp-by-ref-can');
@@ -100,7 +100,7 @@ describe('MCP tool sets by reference', () => {
     const carried = text([started]);
     expect(carried).toContain('"stored":true');
     expect(carried).not.toContain('inputSchema');
-  });
+  }, 180_000);
 
   it('a list missing from the store: the turn goes on, its MCP tools unavailable saying why', async () => {
     const sessionId = newSessionId('mcp-by-ref-missing');
