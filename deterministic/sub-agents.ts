@@ -96,25 +96,8 @@ export function subAgentToolSpec(offer: SubAgentOffer): ToolSpec {
   };
 }
 
-/** The workflow id of the child turn a call starts: `<parentTurnId>/agent-<callId>`. */
-export function subAgentTurnId(parentTurnId: string, callId: string): string {
-  return `${parentTurnId}/agent-${callId}`;
-}
-
-const SUB_AGENT_TURN = /^(.+)\/agent-([^/]+)$/;
-
-/** The parent turn and call of a child turn's id; undefined for any other id. */
-export function parseSubAgentTurnId(id: string): { parentTurnId: string; callId: string } | undefined {
-  const m = SUB_AGENT_TURN.exec(id);
-  return m ? { parentTurnId: m[1]!, callId: m[2]! } : undefined;
-}
-
-/** The turn of the session a (possibly nested) child turn belongs to: its id with every `/agent-…` taken off. */
-export function rootTurnId(id: string): string {
-  let at = id;
-  for (let p = parseSubAgentTurnId(at); p; p = parseSubAgentTurnId(at)) at = p.parentTurnId;
-  return at;
-}
+// The ids of child turns live in a zod-free module (CLI start-up reads them); exported here too.
+export { parseSubAgentTurnId, rootTurnId, subAgentTurnId } from './sub-agent-ids';
 
 /** How a path of agents is shown: `lead › researcher`. */
 export function agentPathLabel(path: readonly string[]): string {

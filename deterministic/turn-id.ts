@@ -5,7 +5,7 @@
  * session and turn number of the turn it hangs from. Every place that makes or reads one does it
  * here. Pure: the workflow bundle may use it.
  */
-import { rootTurnId } from './sub-agents';
+import { rootTurnId } from './sub-agent-ids';
 
 /** What a turn id names: the session and the turn's number in it (from 1). */
 interface TurnIdParts {
