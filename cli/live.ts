@@ -32,15 +32,8 @@ interface Elsewhere {
   dispose(): void;
 }
 
-/** Whether the live view is for this command: a person at a terminal who did not ask for JSON. */
-export function liveWanted(json: boolean, env: NodeJS.ProcessEnv = process.env): boolean {
-  return !json && Boolean(process.stderr.isTTY) && env.HARNESS_LIVE !== '0';
-}
-
-/** Whether colours are wanted on stderr. */
-export function stderrColor(env: NodeJS.ProcessEnv = process.env): boolean {
-  return Boolean(process.stderr.isTTY) && !env.NO_COLOR && env.TERM !== 'dumb';
-}
+// Kept in cli/live-wanted.ts so deciding loads none of this; exported here for existing callers.
+export { liveWanted, stderrColor } from './live-wanted';
 
 /** Watches one turn and prints its events until stopped or the turn closes. */
 export class LiveTurn {

@@ -21,7 +21,9 @@ import { WaitNotes } from './wait-notes';
 import { decideBudgetInline, sayBudgetWait } from './wait-budget';
 import { InputEndedError, type Prompter } from './prompter';
 import { DEFAULT_WAIT_TIMEOUT_SEC } from './wait-options';
-import { decidedOrElsewhere, LiveTurn, liveWanted, promptOrElsewhere, stderrColor } from './live';
+// The live view's module loads the watch code: only a command that shows it or prompts loads it.
+import type { LiveTurn } from './live';
+import { liveWanted, stderrColor } from './live-wanted';
 import { recordShown } from './shown-calls';
 
 /** Options shared by run, chat, answer, approve and deny. */
@@ -89,7 +91,7 @@ export async function driveTurn(harness: HarnessClient, sessionId: string, turnI
   const newTroubleWait = (): TroubleWait | undefined => o.ctx && commandTroubleWait(o.ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see \`harness status ${sessionId}\``);
   // Each step as history records it, beside the wait (which still decides when the turn is done).
   const wanted = o.live ?? liveWanted(o.json);
-  const live = wanted ? new LiveTurn(harness.temporal, turnId, { prompting: Boolean(o.prompter), color: stderrColor(), jsonl: wanted === 'jsonl', ...(o.ctx ? { home: o.ctx.home } : {}) }) : undefined;
+  const live = wanted ? new (await import('./live')).LiveTurn(harness.temporal, turnId, { prompting: Boolean(o.prompter), color: stderrColor(), jsonl: wanted === 'jsonl', ...(o.ctx ? { home: o.ctx.home } : {}) }) : undefined;
   try {
     return await driveLive(harness, sessionId, turnId, o, notes, timeoutMs, newTroubleWait, live);
   } finally {
@@ -147,6 +149,7 @@ async function driveLive(
       return EXIT.waiting;
     }
     try {
+      const { decidedOrElsewhere, promptOrElsewhere } = await import('./live');
       // A sub-agent's wait is asked here too, saying whose it is.
       if (pending.agent) say(`[${turnId}] sub-agent ${pending.agent.path.join(' › ')} (turn ${pending.agent.turnId}) asks:`);
       if (pending.kind === 'question') {

@@ -4,8 +4,9 @@
  * `harness sessions` lists each session's own state (client/session-list.ts).
  */
 import type { Client } from '@temporalio/client';
-import { watchSession, watchTurn, type SpanChange, type WatchOptions } from '../../client/watch/live';
-import { liveLine } from '../../client/watch/live-lines';
+// Types only: follow() loads the watch code when it runs, so `sessions` and `status` without
+// --follow (which import this module) never pay for it.
+import type { SpanChange, WatchOptions } from '../../client/watch/live';
 import type { Span } from '../../history/trace/types';
 import { listSessions, type SessionRow, type SessionRowState } from '../../client/session-list';
 import { UserError } from '../../machine/errors';
@@ -15,7 +16,6 @@ import type { CliContext } from '../context';
 import { WaitNotes } from '../wait-notes';
 import { commandTroubleWait } from '../wait';
 import { readUntil } from '../../client/trouble-wait';
-import { StreamPrinter } from '../stream-print';
 import { writeOut } from '../../machine/terminal/write';
 import { isTurnId } from '../../deterministic/turn-id';
 
@@ -36,6 +36,11 @@ export async function follow(client: Client, id: string, o: FollowPrint): Promis
   const onSignal = () => stop.abort();
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
+  const [{ watchSession, watchTurn }, { liveLine }, { StreamPrinter }] = await Promise.all([
+    import('../../client/watch/live'),
+    import('../../client/watch/live-lines'),
+    import('../stream-print'),
+  ]);
   const color = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR && process.env.TERM !== 'dumb';
   const notes = new WaitNotes();
   // Model text as it streams (from the workers' database), then each call's line.

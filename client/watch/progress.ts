@@ -6,7 +6,6 @@
 import type { Client } from '@temporalio/client';
 import type { Usage } from '../../deterministic/types';
 import { fetchRuns } from '../../history/trace/runs';
-import { liveTurnSpans } from './live';
 import { sessionOfTurnId } from '../../deterministic/turn-id';
 import type { Span } from '../../history/trace/types';
 
@@ -28,6 +27,9 @@ export interface TurnProgress {
 export async function turnProgress(client: Client, turnId: string): Promise<TurnProgress | undefined> {
   const runs = await fetchRuns(client, turnId);
   if (!runs.length) return undefined;
+  // Loaded here: the watch code is a good part of a CLI start-up, and `status` of an idle session
+  // (which imports this module) never needs it.
+  const { liveTurnSpans } = await import('./live');
   return progressOf(turnId, liveTurnSpans(turnId, runs, sessionOfTurnId(turnId)).map((b) => b.span));
 }
 
