@@ -2,7 +2,8 @@
  * Records reference histories of delegation and time into test/histories/<label>/: a session of an
  * agent whose first turn runs two read-only calls in one step (run together), sleeps in a `wait`
  * until its timer fires, and calls a sub-agent (a child turn of its own, recorded too); its second
- * turn sleeps, is sent a message while it sleeps (queued for its next step) and is woken. CI
+ * turn starts a background sub-agent, sleeps, gets the sub-agent's result and a person's message
+ * while it sleeps (both queued for its next step) and is woken. CI
  * replays them with the code of the day (test/histories/replay.test.ts), so a change that breaks a
  * parallel step, a sleep, a sub-agent or a steered turn in flight fails the build.
  * Usage: npm run build && node dist/scripts/record-delegation-history.js <label>
@@ -28,6 +29,7 @@ async function main(): Promise<void> {
     writeFileSync(file, JSON.stringify({ steps }));
     return `scripted:${file}`;
   };
+  const scout = defineAgent({ name: 'scout', description: 'Scouts ahead.', instructions: 'You are the scout.', model: scripted('scout', [{ content: 'Scouted: all clear.' }]), policy: { mode: 'auto' } });
   const researcher = defineAgent({ name: 'researcher', description: 'Finds facts.', instructions: 'You are the researcher.', model: scripted('researcher', [{ content: 'The fact is 42.' }]), policy: { mode: 'auto' } });
   const lead = defineAgent({
     name: 'lead',
@@ -37,14 +39,15 @@ async function main(): Promise<void> {
       { tool_calls: [{ name: 'wait', arguments: { seconds: 1, reason: 'the build to finish' } }] },
       { tool_calls: [{ name: 'agent__researcher', arguments: { task: 'Find the fact.' } }] },
       { content: 'Lead done: 42.' },
+      { tool_calls: [{ name: 'agent__scout', arguments: { task: 'Scout ahead.' } }] },
       { tool_calls: [{ name: 'wait', arguments: { seconds: 3600, reason: 'the review' } }] },
       { expect: { messages_contain: 'the review is in' }, content: 'Woken and told.' },
     ]),
-    agents: [researcher],
+    agents: [researcher, { agent: scout, background: true }],
     policy: { mode: 'auto' },
   });
   await withScratchHarness('record-delegation', async ({ client, taskQueue, address, declarations }) => {
-    declarations.add({ agents: [lead.spec, researcher.spec] });
+    declarations.add({ agents: [lead.spec, researcher.spec, scout.spec] });
     const sessionId = `history-${label}`;
     const config = resolveSessionConfig({ agent: 'lead' }, {}, dir);
     const first = await sendMessage(client, { taskQueue, sessionId, config, text: 'Look around, wait for the build, ask the researcher.' });
@@ -52,8 +55,11 @@ async function main(): Promise<void> {
     if (done.kind !== 'done' || done.result.answer !== 'Lead done: 42.') throw new Error(`turn 1: ${JSON.stringify(done)}`);
 
     const second = await sendMessage(client, { taskQueue, sessionId, text: 'Wait for the review.' });
-    for (let i = 0; (await sessionState(client, sessionId)).sleeping === undefined; i++) {
-      if (i > 600) throw new Error('turn 2 never slept');
+    // Asleep, with the scout's result given to the turn (a steer signal in its history), so it starts no turn of its own.
+    const turn = client.workflow.getHandle(second.turnId);
+    const steered = async () => ((await turn.fetchHistory()).events ?? []).some((e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'steer');
+    for (let i = 0; (await sessionState(client, sessionId)).sleeping === undefined || !(await steered()); i++) {
+      if (i > 600) throw new Error("turn 2 never slept with the scout's result queued");
       await new Promise((r) => setTimeout(r, 100));
     }
     await sendMessage(client, { taskQueue, sessionId, text: 'the review is in', whileRunning: 'queue' });
@@ -65,7 +71,8 @@ async function main(): Promise<void> {
     await client.workflow.getHandle(sessionId).result();
     // Call ids are the harness's own (turn, step, index): the researcher's call is the third step's first.
     const child = subAgentTurnId(first.turnId, 't1-s3-c0');
-    await writeHistories(client, address, label, [sessionId, first.turnId, second.turnId, child]);
+    const background = subAgentTurnId(second.turnId, 't2-s1-c0');
+    await writeHistories(client, address, label, [sessionId, first.turnId, second.turnId, child, background]);
   });
 }
 
