@@ -174,13 +174,16 @@ interface EvalCaseInput {
 
 /**
  * One trial: fixtures in a fresh workspace, one turn with scripted people, then the checks. The
- * trial is timed from the local activity that prepares it (workflow code reads no clock), which
- * runs even without fixtures.
+ * trial is timed from the local activity that writes its fixtures; without fixtures (from
+ * `eval-trial-lean`), from the workflow's clock, deterministic on replay.
  */
 async function runTrial(input: EvalCaseInput, keep: boolean): Promise<TrialReport | TrialTally> {
   const { sessionId, config } = input;
   const c = input.case;
-  const { startedAtMs } = await prepareEvalCase({ sessionId, fixtures: c.fixtures });
+  // A case without fixtures has nothing to prepare: its trial is timed from the workflow's clock
+  // (the time of the task that starts it), which saves every such trial a local activity.
+  const bare = Object.keys(c.fixtures).length === 0 && patched(TRIAL_LEAN);
+  const { startedAtMs } = bare ? { startedAtMs: Date.now() } : await prepareEvalCase({ sessionId, fixtures: c.fixtures });
   const servers = config.mcp?.servers ?? [];
   const mcpTools = servers.length ? await discoverActivity(servers)({ sessionId, ...mcpScopeOf(config), servers, ...(patched(TOOLS_BY_REF) ? { byRef: true as const } : {}) }) : undefined;
   const turnId = `${sessionId}/turn-1`;
@@ -217,6 +220,9 @@ async function runTrial(input: EvalCaseInput, keep: boolean): Promise<TrialRepor
   }
   return report;
 }
+
+/** Trials that skip the work they do not need (the patch of evals that run them so). */
+const TRIAL_LEAN = 'eval-trial-lean';
 
 /** A trial's session id: the eval, the case and the trial. */
 export function trialSessionId(evalId: string, caseId: string, trial: number): string {
