@@ -1,8 +1,8 @@
 /**
  * Serves scripted-model sessions from inside the worker: a lazily started local HTTP server
- * (reached through the real openai client), scripts persisted under HARNESS_HOME so a
- * restarted worker keeps serving a session whose CLI is long gone, and in the session's message
- * store, so a worker with another HARNESS_HOME (another sandbox host) serves its model calls too.
+ * (reached through the real openai client), scripts persisted in the session's message store
+ * (under HARNESS_HOME when there is none) so a restarted worker keeps serving a session whose
+ * CLI is long gone, and a worker with another HARNESS_HOME (another sandbox host) does too.
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -32,15 +32,19 @@ export class ScriptedModels {
   /** Validates and stores a session's script, then registers it with the server. */
   async register(sessionId: string, script: unknown): Promise<void> {
     const parsed = parseScript(script, `script of session ${sessionId}`);
-    const file = this.file(sessionId);
-    await mkdir(path.dirname(file), { recursive: true });
-    const tmp = `${file}.${process.pid}.tmp`;
-    await writeFile(tmp, JSON.stringify(parsed));
-    await rename(tmp, file);
-    // A session's script never changes: written once, under a key no content hash can be. Best
-    // effort: this worker serves the session from its file whatever the store says; only a worker
-    // of another host needs the stored copy (and says so if it finds none).
-    if (this.store) await withStore(async () => (await this.store!()).putBlobs(sessionId, [{ hash: SCRIPT_KEY, body: JSON.stringify(parsed) }])).catch(() => undefined);
+    const body = JSON.stringify(parsed);
+    // A session's script never changes: written once, under a key no content hash can be. The
+    // stored copy serves every worker, this one after a restart too (baseUrl reads it back), so
+    // the file is written only where there is no store or it failed: one write a session, not
+    // three file operations and a write (every eval trial is a session).
+    const stored = this.store ? await withStore(async () => (await this.store!()).putBlobs(sessionId, [{ hash: SCRIPT_KEY, body }])).then(() => true, () => false) : false;
+    if (!stored) {
+      const file = this.file(sessionId);
+      await mkdir(path.dirname(file), { recursive: true });
+      const tmp = `${file}.${process.pid}.tmp`;
+      await writeFile(tmp, body);
+      await rename(tmp, file);
+    }
     (await this.start()).registerScript(sessionId, parsed);
     this.known.add(sessionId);
   }
