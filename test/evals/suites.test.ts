@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvalReport } from '../../deterministic/eval';
 import { loadSuite } from '../../evals/runner/suite';
-import { startHarness, type TestHarness } from '../support/harness';
+import { startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, ROOT, runCli, tempDir } from '../support/cli';
 
 let h: TestHarness;
@@ -17,7 +17,8 @@ const suites = readdirSync(path.join(ROOT, 'evals')).filter((f) => f.endsWith('.
 
 beforeAll(async () => {
   h = await startHarness();
-  env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: h.home });
+  // The workers' store, where the CLI reads each trial's report back (the runs a failure names).
+  env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: h.home, DATABASE_URL: TEST_DATABASE_URL });
 }, 60_000);
 afterAll(async () => {
   await h?.stop();
