@@ -10,6 +10,7 @@ import type { ToolOutcome } from '../../deterministic/activity-types';
 import type { ToolCallRecord } from '../../deterministic/call-records';
 import type { ToolCall } from '../../deterministic/types';
 import { decisionOf } from './human-spans';
+import { callGroups } from '../../deterministic/call-groups';
 import type { Execution, LocalItem } from './timeline';
 import type { TurnContext } from './types';
 
@@ -50,6 +51,7 @@ export function matchExecutions(ctx: TurnContext, views: CallView[], executions:
   const add = (id: string, e: Execution) => out.set(id, [...(out.get(id) ?? []), e]);
   const owners = markerOwners(ctx, views, executions);
   const owned = new Set(owners.values());
+  const ambiguous = orderAmbiguous(ctx, views, executions, owners);
   let cursor = 0;
   for (const e of scheduleOrder(executions)) {
     if (e.kind === 'activity') {
@@ -69,7 +71,7 @@ export function matchExecutions(ctx: TurnContext, views: CallView[], executions:
     // call refused before running can carry the error a tool gives itself (INVALID_ARGUMENTS):
     // only its message, matched above when the tool did run, tells the two apart.
     const index = views.findIndex((v, i) => i >= cursor && !owned.has(v) && runsLocally(ctx, v));
-    if (index < 0) continue;
+    if (index < 0 || ambiguous) continue;
     add(views[index]!.id, e);
     cursor = index + 1;
   }
@@ -102,6 +104,20 @@ function markerOwners(ctx: TurnContext, views: CallView[], executions: readonly 
     taken.add(v);
   }
   return owners;
+}
+
+/**
+ * Whether matching the markers no tool message owns by order could pair a marker with the wrong
+ * call: the step ran built-in reads together (call-groups.ts), and fewer of those markers are in
+ * history than calls wait for one. Calls run together end in any order, so while some still run
+ * (a live view, events read as history grows) the first marker may be the second call's; the
+ * calls stay pending until every one of them has its marker, which the schedule order then pairs.
+ */
+function orderAmbiguous(ctx: TurnContext, views: CallView[], executions: readonly Execution[], owners: Map<Execution, CallView>): boolean {
+  const waiting = views.filter((v) => ![...owners.values()].includes(v) && runsLocally(ctx, v));
+  const together = callGroups(waiting, (v) => REGISTRY.get(v.call.name)?.parallel === true).some((g) => g.length > 1);
+  const unowned = executions.filter((e) => e.kind === 'local' && !owners.has(e)).length;
+  return together && unowned < waiting.length;
 }
 
 /** Whether a call may have run as a local activity: a host-local or MCP tool the workflow did not decide itself. */

@@ -28,7 +28,7 @@ function files(dir: string): string[] {
 function storedTurns(): Array<{ turnId: string; runs: Run[] }> {
   const byTurn = new Map<string, string[]>();
   for (const f of files(DIR).sort()) {
-    const id = path.basename(f, '.json').replace(/\.run\d+$/, '').replace('.turn-', '/turn-');
+    const id = path.basename(f, '.json').replace(/\.run\d+$/, '').replace('.turn-', '/turn-').replace('.agent-', '/agent-');
     byTurn.set(id, [...(byTurn.get(id) ?? []), f]);
   }
   return [...byTurn].map(([turnId, list]) => {

@@ -59,6 +59,9 @@ function expectConsistent(list: Span[], sessionId: string): void {
     ask_user: ['tool_call'],
     // A wait for budget belongs to the step whose model call waited.
     budget: ['step'],
+    // A `wait` call's sleep is under the call; a message sent while the turn ran, under the turn.
+    wait: ['tool_call'],
+    message: ['turn'],
   };
   for (const s of list) {
     expect(s.trace_id).toBe(traceId(sessionId));
