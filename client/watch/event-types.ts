@@ -94,6 +94,14 @@ export interface ApprovalNeededEvent extends EventBase {
   reason?: string;
   rule?: string;
   digest?: string;
+  /** A sub-agent's call (its child turn, where the decision goes through the session, and the path of agents). */
+  agent?: SubAgentRef;
+}
+
+/** The sub-agent turn an event is of, and the agents from the session's down to it (`lead › researcher`). */
+export interface SubAgentRef {
+  turnId: string;
+  path: string[];
 }
 
 /** A call that waited for approval was decided (or nobody did in time, or the turn was cancelled first). */
@@ -131,6 +139,8 @@ export interface QuestionAskedEvent extends EventBase {
   question: string;
   /** An MCP server's question: the server. */
   server?: string;
+  /** A sub-agent's question: its child turn and the path of agents. */
+  agent?: SubAgentRef;
 }
 
 /** A question was answered, or nobody answered in time. */

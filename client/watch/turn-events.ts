@@ -1,10 +1,10 @@
 /**
  * A turn's history as typed events (turn started, step, model text, tool call, approval needed and
  * decided, tool result, question asked and answered, budget wait and decision, wait started and
- * ended, final), read with
- * the trace's own code: the decoded events (history/trace/events.ts) are read into the trace's
- * timeline and spans after each history event, and an event is given the first time its span (or
- * the wait behind it) shows it. So an event says no more and no less than `harness trace` would
+ * ended, a sub-agent's waits, final), read with the trace's own code: the decoded events
+ * (history/trace/events.ts) are read into the trace's timeline and spans after each history event,
+ * and an event is given the first time its span (or the wait behind it) shows it. So an event
+ * says no more and no less than `harness trace` would
  * have said at that point of the history, and where it came from is a position in the history:
  * reading the same history again gives the same events at the same positions, which is what lets a
  * client that lost its connection go on after the last event it saw.
@@ -22,6 +22,8 @@ import { traceId, type Span } from '../../history/trace/types';
 import type { TraceEvent } from '../../history/trace/events';
 import type { BudgetDecidedEvent, EventBase, EventPosition, FinalEvent, HarnessEvent } from './event-types';
 import { isMark, withCallMarks, type ReadItem } from './call-marks';
+import { subAgentWaitDrafts } from './sub-agent-waits';
+import { steered } from './steered-events';
 
 /** An event without its position and turn (filled in by the reader). */
 type Drafted<E> = E extends unknown ? Omit<E, keyof EventBase> : never;
@@ -143,6 +145,7 @@ export class TurnEventReader {
           break;
       }
     }
+    for (const w of subAgentWaitDrafts(t)) give(w.key, w.draft); // a sub-agent's waits, told to the session
     if (turn && turn.status !== 'running' && t.closed) give('final', final(t));
     return out;
   }
@@ -288,12 +291,4 @@ function final(t: Timeline): Draft {
 /** How many events a run holds: a run before the last has closed, its close its last event. */
 function runLength(run: Run): number {
   return run.events[run.events.length - 1]?.id ?? 0;
-}
-
-/** The event of a steer signal (a message sent while the turn ran), once per history event. */
-function steered(last: TraceEvent, offset: number, given: Set<string>): Draft[] {
-  const m = (last.kind === 'signaled' && last.name === 'steer' ? last.input : undefined) as { text?: unknown; mode?: unknown } | undefined;
-  if (typeof m?.text !== 'string' || given.has(`steer ${offset}`)) return [];
-  given.add(`steer ${offset}`);
-  return [{ type: 'steered', text: m.text, mode: m.mode === 'interrupt' ? 'interrupt' : 'queue' }];
 }

@@ -2,14 +2,15 @@
  * A sub-agent's steps as they happen: following the parent turn (watchTurn, what the console's
  * session view, `status --follow` and the CLI's live lines read) reports the child turn's spans
  * while the child runs, nested under the call that started it and marked with the sub-agent's
- * name, not only once the parent goes on. Real Temporal; the sub-agent asks a question, so it
+ * name, not only once the parent goes on; the parent's events() tell the child's question with
+ * the child turn and path of agents. Real Temporal; the sub-agent asks a question, so it
  * provably waits while the parent turn is still running.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineAgent } from '../../index';
+import { defineAgent, type HarnessEvent } from '../../index';
 import { HarnessClient } from '../../api/client';
 import { watchTurn, type SpanChange } from '../../client/watch/live';
 import { liveLine } from '../../client/watch/live-lines';
@@ -65,6 +66,16 @@ describe("following a turn whose sub-agent runs", () => {
     const step = changes.find((c) => c.agent === 'researcher' && c.span.type === 'llm_call' && c.change === 'closed')!;
     const line = liveLine(step, { color: false, escape: (t) => t, turns: false, prompting: false });
     expect(JSON.stringify(line)).toContain('researcher › step 1');
+
+    // An app following the parent turn's events learns of the child's question, and where it is.
+    let asked: HarnessEvent | undefined;
+    for await (const e of sent.events()) {
+      if (e.type === 'question_asked') {
+        asked = e;
+        break;
+      }
+    }
+    expect(asked).toMatchObject({ type: 'question_asked', question: 'Which topic?', turnId: sent.turnId, agent: { turnId: childTurn.name, path: ['lead', 'researcher'] } });
 
     await client.answer(sent.sessionId, 'tides');
     await watching;
