@@ -7,7 +7,7 @@
  * spend is in the session's cost; its end signalled again is not taken again. Bounded: a session's running ones by limits.maxBackgroundAgents;
  * a forged one starts nothing; the session's end cancels those still running. Each history replays.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -16,12 +16,12 @@ import { defineAgent, defineTool } from '../../index';
 import { HarnessClient } from '../../api/client';
 import type { TurnInput, TurnResult } from '../../deterministic/session';
 import type { SessionState } from '../../deterministic/session-state';
-import type { Script } from '../../scripted-model/script';
 import { replayHistory } from '../../history/replay/replay';
 import { loadTrace } from '../../history/trace';
 import { loadLedger } from '../../history/ledger/load';
 import { decodePayload } from '../../history/trace/events';
 import { ALLOW_ALL, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
+import { scriptFiles } from '../support/agent-scripts';
 import { taskFailures, toolResults } from '../support/watched-turn';
 import { pendingApprovals } from '../../client/session-status';
 import { TroubleWait } from '../../client/trouble-wait';
@@ -42,11 +42,7 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-background-'));
 let h: TestHarness;
 let client: HarnessClient;
 
-function scriptFile(script: Script): string {
-  const f = path.join(dir, `${newSessionId('script')}.json`);
-  writeFileSync(f, JSON.stringify(script));
-  return `scripted:${f}`;
-}
+const scriptFile = scriptFiles(dir);
 
 beforeAll(async () => {
   h = await startHarness({ tools: [file] });

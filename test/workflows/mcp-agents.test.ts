@@ -5,15 +5,15 @@
  * MCP tools reach its child turn by reference (its history holds the list's hash, not its
  * schemas) and the child reads them back to validate and run its call.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../index';
 import { HarnessClient } from '../../api/client';
 import type { TurnInput, TurnResult } from '../../deterministic/session';
-import type { Script } from '../../scripted-model/script';
 import { decodePayload } from '../../history/trace/events';
+import { scriptFiles } from '../support/agent-scripts';
 import { newSessionId, startHarness, type TestHarness } from '../support/harness';
 import { toolResults } from '../support/watched-turn';
 
@@ -23,11 +23,7 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-mcp-agents-'));
 let h: TestHarness;
 let client: HarnessClient;
 
-function scriptFile(script: Script): string {
-  const f = path.join(dir, `${newSessionId('script')}.json`);
-  writeFileSync(f, JSON.stringify(script));
-  return `scripted:${f}`;
-}
+const scriptFile = scriptFiles(dir);
 const call = (name: string, args: unknown) => ({ tool_calls: [{ name, arguments: args }] });
 
 /** An agent whose one turn makes one call of the kv server and answers. */

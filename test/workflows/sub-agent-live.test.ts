@@ -6,7 +6,7 @@
  * the child turn and path of agents. Real Temporal; the sub-agent asks a question, so it
  * provably waits while the parent turn is still running.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,18 +14,14 @@ import { defineAgent, type HarnessEvent } from '../../index';
 import { HarnessClient } from '../../api/client';
 import { watchTurn, type SpanChange } from '../../client/watch/live';
 import { liveLine } from '../../client/watch/live-lines';
-import type { Script } from '../../scripted-model/script';
-import { newSessionId, startHarness, type TestHarness } from '../support/harness';
+import { scriptFiles } from '../support/agent-scripts';
+import { startHarness, type TestHarness } from '../support/harness';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-sub-agent-live-'));
 let h: TestHarness;
 let client: HarnessClient;
 
-function scriptFile(script: Script): string {
-  const f = path.join(dir, `${newSessionId('script')}.json`);
-  writeFileSync(f, JSON.stringify(script));
-  return `scripted:${f}`;
-}
+const scriptFile = scriptFiles(dir);
 
 beforeAll(async () => {
   h = await startHarness();

@@ -7,7 +7,7 @@
  * decided there. Nesting past limits.maxAgentDepth is a structured error the model reads; a turn
  * whose input forges a sub-agent its agent does not list starts nothing. Each history replays.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -15,12 +15,12 @@ import { z } from 'zod';
 import { defineAgent, defineTool } from '../../index';
 import { HarnessClient } from '../../api/client';
 import type { TurnInput, TurnResult } from '../../deterministic/session';
-import type { Script } from '../../scripted-model/script';
 import { replayHistory } from '../../history/replay/replay';
 import { loadTrace } from '../../history/trace';
 import { loadLedger } from '../../history/ledger/load';
 import { decodePayload } from '../../history/trace/events';
 import { ALLOW_ALL, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
+import { scriptFiles } from '../support/agent-scripts';
 import { taskFailures } from '../support/watched-turn';
 import { toolResults } from '../support/watched-turn';
 import { Receiver } from '../support/webhook-receiver';
@@ -52,12 +52,7 @@ let h: TestHarness;
 let client: HarnessClient;
 let hook: Receiver | undefined;
 
-/** A script file in the test's folder, for `model: scripted:<file>`. */
-function scriptFile(script: Script): string {
-  const f = path.join(dir, `${newSessionId('script')}.json`);
-  writeFileSync(f, JSON.stringify(script));
-  return `scripted:${f}`;
-}
+const scriptFile = scriptFiles(dir);
 
 beforeAll(async () => {
   h = await startHarness({ tools: [lookup, file], env: { WEBHOOK_SECRET: 'sub-agent-hook-secret' } });
