@@ -16,7 +16,7 @@ import { startConsole, type ConsoleServer } from '../../console/server';
 import { sendMessage } from '../../client/session-client';
 import { waitForTurn } from '../../client/turn-wait';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
-import { launchBrowser, SCREENSHOTS } from '../support/browser';
+import { launchBrowser, openConsole, SCREENSHOTS } from '../support/browser';
 
 const TOKEN = 'console-test-token-0123456789abcdef';
 let h: TestHarness;
@@ -46,11 +46,8 @@ beforeAll(async () => {
     { harness, home: h.home, env: { DATABASE_URL: TEST_DATABASE_URL }, queues: [h.taskQueue], taskQueue: h.taskQueue, namespace: 'default', temporalUi: 'http://127.0.0.1:8233' },
     { host: '127.0.0.1', port: 0, token: TOKEN },
   );
-  browser = await launchBrowser();
-  page = await browser.context.newPage();
   // The printed link: the page keeps the token from its fragment and takes it out of the address bar.
-  await page.goto(server.url);
-  await page.waitForURL(`${server.base}/#/`, { timeout: 10_000 });
+  ({ browser, page } = await openConsole(server));
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

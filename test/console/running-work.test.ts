@@ -15,7 +15,7 @@ import { startConsole, type ConsoleServer } from '../../console/server';
 import { sendMessage } from '../../client/session-client';
 import { waitForTurn } from '../../client/turn-wait';
 import { newSessionId, scriptedConfig, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
-import { launchBrowser } from '../support/browser';
+import { launchBrowser, openConsole } from '../support/browser';
 
 const TOKEN = 'console-streamed-text-token-0123456789';
 // The scripted model streams a word every 10 ms: about 3 s of text.
@@ -53,10 +53,7 @@ beforeAll(async () => {
   const env = { DATABASE_URL: TEST_DATABASE_URL };
   const harness = new HarnessClient(h.client, { taskQueue: h.taskQueue, env });
   server = await startConsole({ harness, home: h.home, env, taskQueue: h.taskQueue, namespace: 'default' }, { host: '127.0.0.1', port: 0, token: TOKEN });
-  browser = await launchBrowser();
-  page = await browser.context.newPage();
-  await page.goto(server.url);
-  await page.waitForURL(`${server.base}/#/`, { timeout: 10_000 });
+  ({ browser, page } = await openConsole(server));
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

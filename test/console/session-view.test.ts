@@ -17,7 +17,7 @@ import { sendMessage } from '../../client/session-client';
 import { waitForTurn } from '../../client/turn-wait';
 import { resolvePricing } from '../../config/prices';
 import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
-import { launchBrowser, SCREENSHOTS } from '../support/browser';
+import { launchBrowser, openConsole, SCREENSHOTS } from '../support/browser';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, spawnCli, stopChild, tempDir } from '../support/cli';
 
 const TOKEN = 'console-session-view-token-0123456789';
@@ -57,10 +57,7 @@ beforeAll(async () => {
   other = await startHarness();
   const harness = new HarnessClient(h.client, { taskQueue: h.taskQueue });
   server = await startConsole({ harness, home: h.home, env: { DATABASE_URL: TEST_DATABASE_URL }, taskQueue: h.taskQueue, namespace: 'default' }, { host: '127.0.0.1', port: 0, token: TOKEN });
-  browser = await launchBrowser();
-  page = await browser.context.newPage();
-  await page.goto(server.url);
-  await page.waitForURL(`${server.base}/#/`, { timeout: 10_000 });
+  ({ browser, page } = await openConsole(server));
 }, 120_000);
 afterAll(async () => {
   await browser?.close();

@@ -7,7 +7,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { ROOT } from './cli';
 
 /** The Chromium the tests drive. */
@@ -32,4 +32,13 @@ export async function launchBrowser(): Promise<{ context: BrowserContext; close(
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/** Chromium on a console's printed link: the page keeps the token from the fragment and lands on the session list. */
+export async function openConsole(server: { url: string; base: string }): Promise<{ browser: Awaited<ReturnType<typeof launchBrowser>>; page: Page }> {
+  const browser = await launchBrowser();
+  const page = await browser.context.newPage();
+  await page.goto(server.url);
+  await page.waitForURL(`${server.base}/#/`, { timeout: 10_000 });
+  return { browser, page };
 }
