@@ -19,6 +19,7 @@ import type { Span } from '../history/trace/types';
 import { isTurnId, sessionOfTurnId } from '../deterministic/turn-id';
 import { serveSse } from './sse';
 import { consoleSchedules } from './schedules';
+import { consoleSend } from './send';
 
 /** A running console. */
 export interface ConsoleServer {
@@ -78,9 +79,10 @@ export async function startConsole(deps: api.ApiDeps, opts: { host: string; port
     return json(res, 404, { error: 'no such page' });
   };
   const post = async (res: ServerResponse, pathname: string, b: api.DecisionBody) => {
-    const m = /^\/api\/sessions\/([^/]+)\/(decide|answer)$/.exec(pathname);
+    const m = /^\/api\/sessions\/([^/]+)\/(decide|answer|send)$/.exec(pathname);
     if (!m) return json(res, 404, { error: 'no such action' });
     const sessionId = decodeURIComponent(m[1]!);
+    if (m[2] === 'send') return json(res, 200, await consoleSend(deps, sessionId, b));
     return json(res, 200, m[2] === 'decide' ? await api.decide(deps, sessionId, b) : await api.answer(deps, sessionId, b));
   };
   /** Each span change of a session (or turn) as an SSE event, from its first span on. */

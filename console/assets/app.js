@@ -181,7 +181,12 @@ function sessionView(id) {
     if (costTimer === undefined) costTimer = setTimeout(loadCost, 500);
   };
   loadCost();
-  main.replaceChildren(el('h2', {}, `Session ${id}`), links, costBox, decided, el('p', { class: 'muted' }, 'Steps update live; click a step for its requests, replies, arguments and results.'), tree);
+  // A message for the session, as `harness send`: queued for a running turn's next step, or
+  // interrupting its step; an idle session starts a turn with it.
+  const text = el('input', { type: 'text', id: 'send-text', placeholder: 'a message for this session' });
+  const mode = el('select', { id: 'send-mode' }, el('option', { value: 'queue' }, 'at the next step'), el('option', { value: 'interrupt' }, 'interrupt the step'));
+  const send = el('button', { id: 'send', type: 'button', onclick: () => act(`/api/sessions/${encodeURIComponent(id)}/send`, { text: text.value, mode: mode.value }, 'sent').then(() => (text.value = '')) }, 'Send');
+  main.replaceChildren(el('h2', {}, `Session ${id}`), links, costBox, el('div', { class: 'send' }, text, ' ', mode, ' ', send), decided, el('p', { class: 'muted' }, 'Steps update live; click a step for its requests, replies, arguments and results.'), tree);
   getJson('/api/config').then((c) => {
     if (c.temporal_ui) links.replaceChildren(el('a', { href: `${c.temporal_ui}/namespaces/${encodeURIComponent(c.namespace)}/workflows/${encodeURIComponent(id)}`, target: '_blank', rel: 'noopener noreferrer' }, 'raw events in the Temporal Web UI'));
   });

@@ -6,7 +6,8 @@
  * The stream carries every text escaped as the rest of the page's values (a reply's `<script>`
  * and bidi controls are shown, never run or applied); a bad id is refused and an unknown turn
  * ends the stream with `unknown`. Its Schedules view lists the harness's schedules with their next
- * firing (a paused one says so), their values drawn as text.
+ * firing (a paused one says so), their values drawn as text. A message sent from the session view
+ * reaches the running turn at its next step, as `harness send` does; bad sends get one-line errors.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -123,5 +124,38 @@ describe("the console's schedules", () => {
       await harness.schedules.delete(hourly);
       await harness.schedules.delete(paused);
     }
+  }, 90_000);
+});
+
+describe("the console's send box", () => {
+  it('queues a message for the running turn, whose next step reads it; the view shows it as a message line', async () => {
+    // The wait tool is read-only: the default policy runs it, and the turn is still running when the message comes.
+    const { sessionId, turnId } = await start([
+      { tool_calls: [{ name: 'wait', arguments: { seconds: 3, reason: 'the build' } }] },
+      { expect: { messages_contain: 'also from the console' }, content: 'Read it. DONE' },
+    ]);
+    await page.goto(`${server.base}/#/s/${encodeURIComponent(sessionId)}`);
+    await page.locator('[data-type="wait"][data-status="running"]').waitFor({ timeout: 30_000 });
+    await page.fill('#send-text', 'also from the console');
+    await page.click('#send');
+    await page.locator('#decided .ok').filter({ hasText: 'sent' }).waitFor({ timeout: 20_000 });
+    await page.locator('[data-type="message"]').filter({ hasText: 'also from the console' }).waitFor({ timeout: 30_000 });
+    const done = await waitForTurn(h.client, turnId, { pollMs: 100, timeoutMs: 60_000 });
+    expect(done.kind === 'done' && done.result.answer).toBe('Read it. DONE');
+  }, 120_000);
+
+  it('refuses an empty message, a bad mode, an unknown session and no token, each in one line', async () => {
+    const post = (id: string, body: unknown, token = TOKEN) =>
+      fetch(`${server.base}/api/sessions/${encodeURIComponent(id)}/send`, { method: 'POST', headers: { 'Content-Type': 'application/json', Origin: server.base, ...(token ? { Authorization: `Bearer ${token}` } : {}) }, body: JSON.stringify(body) });
+    const { sessionId, turnId } = await start([{ content: 'Idle soon. DONE' }]);
+    await waitForTurn(h.client, turnId, { pollMs: 100, timeoutMs: 60_000 });
+    const empty = await post(sessionId, { text: '  ' });
+    expect([empty.status, (await empty.json()).error]).toEqual([400, 'a message needs text']);
+    const mode = await post(sessionId, { text: 'hi', mode: 'shout' });
+    expect([mode.status, (await mode.json()).error]).toEqual([400, 'mode must be queue or interrupt, not "shout"']);
+    const unknown = await post('s-nobody-here', { text: 'hi' });
+    expect(unknown.status).toBe(400);
+    expect((await unknown.json()).error).toContain('s-nobody-here');
+    expect((await post(sessionId, { text: 'hi' }, '')).status).toBe(401);
   }, 90_000);
 });
