@@ -127,7 +127,8 @@ describe('harness end --purge', () => {
     );
     expect(r1).toMatchObject({ terminated_by: 'final_answer', asked: ['write_file: {"path":"notes.txt","content":"kept?","append":true}'] });
     expect(onDisk(`workspaces/${sessionId}/notes.txt`)).toBe(true);
-    expect(onDisk(`scripts/${sessionId}.json`)).toBe(true);
+    // The script is in the message store (a file under the home only without one): purged with its rows.
+    expect(onDisk(`scripts/${sessionId}.json`)).toBe(false);
     await storeConversation(sessionId);
     await storeConversation(other);
     await (await memory.store()).remember('team', sessionId, 'A note that outlives the session');
@@ -135,7 +136,7 @@ describe('harness end --purge', () => {
     const r = await cli(['end', sessionId, '--purge']);
     expect(r.code, describeResult(r)).toBe(0);
     expect(r.errLines[0]).toBe(`session ${sessionId} ended`);
-    expect(r.errLines[1]).toMatch(new RegExp(`^purged ${sessionId}: \\d+ message-store row\\(s\\); removed workspaces/${sessionId}, scripts/${sessionId}\\.json$`));
+    expect(r.errLines[1]).toMatch(new RegExp(`^purged ${sessionId}: \\d+ message-store row\\(s\\); removed workspaces/${sessionId}$`));
     expect(r.errLines).toHaveLength(2);
 
     expect(await storedRows(sessionId)).toBe(0);
@@ -180,7 +181,7 @@ describe('harness end --purge', () => {
 
     await decideApprovals(h.client, sessionId, { approve: false, reason: 'not now' });
     const result = await h.client.workflow.getHandle(sessionId).result();
-    expect(result).toMatchObject({ sessionId, turns: 1, purged: { sessionId, removed: expect.arrayContaining([`scripts/${sessionId}.json`]) } });
+    expect(result).toMatchObject({ sessionId, turns: 1, purged: { sessionId, problems: [] } });
     expect(await storedRows(sessionId)).toBe(0);
     expect(onDisk(`scripts/${sessionId}.json`)).toBe(false);
   });
