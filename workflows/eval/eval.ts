@@ -30,6 +30,7 @@ import { TOOLS_BY_REF } from '../turn/mcp';
 import { EvalSpend } from './budget';
 import { closeSandbox } from '../sandbox-host';
 import { DEFAULT_TRIALS_PER_RUN, type EvalCarry } from './carry';
+import { workflowNow } from '../workflow-clock';
 
 
 export interface EvalInput {
@@ -183,7 +184,7 @@ async function runTrial(input: EvalCaseInput, keep: boolean): Promise<TrialRepor
   // A case without fixtures has nothing to prepare: its trial is timed from the workflow's clock
   // (the time of the task that starts it), which saves every such trial a local activity.
   const bare = Object.keys(c.fixtures).length === 0 && patched(TRIAL_LEAN);
-  const { startedAtMs } = bare ? { startedAtMs: Date.now() } : await prepareEvalCase({ sessionId, fixtures: c.fixtures });
+  const { startedAtMs } = bare ? { startedAtMs: workflowNow() } : await prepareEvalCase({ sessionId, fixtures: c.fixtures });
   const servers = config.mcp?.servers ?? [];
   const mcpTools = servers.length ? await discoverActivity(servers)({ sessionId, ...mcpScopeOf(config), servers, ...(patched(TOOLS_BY_REF) ? { byRef: true as const } : {}) }) : undefined;
   const turnId = `${sessionId}/turn-1`;

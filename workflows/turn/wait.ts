@@ -18,6 +18,7 @@ import type { TurnInput } from '../../deterministic/session';
 import type { TurnState } from '../../deterministic/session-state';
 import { DEFAULT_MAX_WAIT_MS, isoOf, waitPlan, waitResult } from '../../deterministic/wait';
 import type { RunEvents } from './run-events';
+import { workflowNow } from '../workflow-clock';
 
 /** Since this patch a `wait` call sleeps the turn; before, there was no such tool. */
 export const WAIT_TOOL_PATCH = 'wait-tool';
@@ -88,14 +89,4 @@ export class TurnSleeper {
 async function notifyParent(status: TurnStatusSignal): Promise<void> {
   const parent = workflowInfo().parent;
   if (parent) await getExternalWorkflowHandle(parent.workflowId).signal(turnStatusSignal, status);
-}
-
-/**
- * The workflow's time: in the workflow sandbox Date.now() is the time of the workflow task being
- * run, which history records, so a replay reads the same instant (a wait needs "now" to turn
- * `until` into a timer and to say how long it slept).
- */
-function workflowNow(): number {
-  // eslint-disable-next-line no-restricted-properties -- workflow time, deterministic on replay (above)
-  return Date.now();
 }
