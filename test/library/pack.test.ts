@@ -316,7 +316,8 @@ console.log(JSON.stringify({
     expect(client.code, describeRan('client.js --yes', client) + `\n--- worker\n${log}`).toBe(0);
     expect(client.stdout).toContain('Order A-1001 (a teapot) is refunded: 39 EUR, refund R-A-1001.');
     const sessionId = /^session (\S+)$/m.exec(client.stdout)![1]!;
-    expect(readFileSync(path.join(home, 'workspaces', sessionId, 'refunds.log'), 'utf8')).toBe('A-1001\t39 EUR\tarrived broken\n');
+    // The example's worker keeps a home of its own beside the harness home in effect (HARNESS_HOME's).
+    expect(readFileSync(path.join(`${home}-custom-tool-example`, 'workspaces', sessionId, 'refunds.log'), 'utf8')).toBe('A-1001\t39 EUR\tarrived broken\n');
 
     const trace = await ok('harness trace', run(path.join(app, 'node_modules', '.bin', 'harness'), ['trace', sessionId, '--json'], { cwd: elsewhere, env }));
     const calls = trace.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; name: string; source?: string }).filter((s) => s.type === 'tool_call');

@@ -1,7 +1,7 @@
 /**
  * evals/local-model.jsonl against the real local model (SmolLM2-135M under llama-server,
  * sampling as users run it), as a user runs it: `harness eval … --model smollm2 --trials 3` with
- * the endpoint in OPENAI_BASE_URL and nothing else set. The test asserts the path — the mode auto
+ * the endpoint in OPENAI_BASE_URL and the workers' DATABASE_URL, nothing else set. The test asserts the path — the mode auto
  * chose, tool calls made through the text protocol, reports written, pass@k computed — not the
  * model's quality; the figures are printed for the README.
  */
@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { EvalReport } from '../../deterministic/eval';
 import { passAtK } from '../../deterministic/eval';
 import { loadTrace } from '../../history/trace';
-import { startHarness, type TestHarness } from '../support/harness';
+import { startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
 import { cliEnv, describeResult, parseJson, removeTempDirs, ROOT, runCli, tempDir } from '../support/cli';
 import { LOCAL_MODEL, startLocalModel, type LocalModel } from '../support/local-model';
 import { figure } from '../support/figures';
@@ -32,7 +32,8 @@ const TRIALS = 3;
 
 describe('evals/local-model.jsonl against SmolLM2', () => {
   it('runs every case three times through the text protocol and reports pass rate and pass@3', async () => {
-    const env = cliEnv({ TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: h.home, OPENAI_BASE_URL: model.url });
+    // The workers' database: the CLI reads each trial's report from the store the eval keeps them in.
+    const env = cliEnv({ DATABASE_URL: TEST_DATABASE_URL, TEMPORAL_ADDRESS: h.address, HARNESS_TASK_QUEUE: h.taskQueue, HARNESS_HOME: h.home, OPENAI_BASE_URL: model.url });
     const out = path.join(tempDir('harness-local-eval-'), 'local-model.json');
     // --report-only: a small model fails some trials; this test measures the rates, it is no gate.
     const args = ['eval', path.join(ROOT, 'evals', 'local-model.jsonl'), '--model', LOCAL_MODEL, '--trials', String(TRIALS), '--concurrency', '2', '--report-only'];
