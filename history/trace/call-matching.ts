@@ -51,7 +51,7 @@ export function matchExecutions(ctx: TurnContext, views: CallView[], executions:
   const add = (id: string, e: Execution) => out.set(id, [...(out.get(id) ?? []), e]);
   const owners = markerOwners(ctx, views, executions);
   const owned = new Set(owners.values());
-  const ambiguous = orderAmbiguous(ctx, views, executions, owners);
+  const ambiguous = orderAmbiguous(ctx, views, executions, owners, owned);
   let cursor = 0;
   for (const e of scheduleOrder(executions)) {
     if (e.kind === 'activity') {
@@ -113,8 +113,8 @@ function markerOwners(ctx: TurnContext, views: CallView[], executions: readonly 
  * (a live view, events read as history grows) the first marker may be the second call's; the
  * calls stay pending until every one of them has its marker, which the schedule order then pairs.
  */
-function orderAmbiguous(ctx: TurnContext, views: CallView[], executions: readonly Execution[], owners: Map<Execution, CallView>): boolean {
-  const waiting = views.filter((v) => ![...owners.values()].includes(v) && runsLocally(ctx, v));
+function orderAmbiguous(ctx: TurnContext, views: CallView[], executions: readonly Execution[], owners: Map<Execution, CallView>, owned: ReadonlySet<CallView>): boolean {
+  const waiting = views.filter((v) => !owned.has(v) && runsLocally(ctx, v));
   const together = callGroups(waiting, (v) => REGISTRY.get(v.call.name)?.parallel === true).some((g) => g.length > 1);
   const unowned = executions.filter((e) => e.kind === 'local' && !owners.has(e)).length;
   return together && unowned < waiting.length;
