@@ -74,7 +74,9 @@ export function callTrouble(err: unknown, call: 'server' | 'query', address: str
   const got = grpcStatus(err);
   if (!got || !TRANSIENT.has(got.code)) return undefined;
   const s = got.code === DEADLINE_EXCEEDED && seen ? { code: seen.code, details: connectError(firstLine(seen.details)) } : got;
-  if (call === 'query' && (s.code === DEADLINE_EXCEEDED || /query timed out/i.test(s.details))) {
+  // The server cancels a query whose worker went away with it (`Call cancelled`) as it does one
+  // that ran out of time; whether the server itself is there, diagnose() checks apart.
+  if (call === 'query' && (s.code === DEADLINE_EXCEEDED || s.code === CANCELLED || /query timed out/i.test(s.details))) {
     return { kind: 'worker', text: `no worker answered a query within ${timeoutMs ? seconds(timeoutMs) : 'the query timeout'} (busy, stuck or just stopped?)` };
   }
   if (s.code === UNAVAILABLE) return { kind: 'temporal', text: `Temporal at ${address} is unreachable (${s.details})` };

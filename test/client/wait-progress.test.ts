@@ -32,6 +32,9 @@ describe('callTrouble', () => {
     expect(callTrouble(grpc(8, 'namespace rate limit exceeded'), 'server', at)?.text).toBe(`Temporal at ${at} is overloaded (namespace rate limit exceeded)`);
     expect(callTrouble(grpc(4, 'Deadline exceeded'), 'server', at, 5_000)?.text).toBe(`Temporal at ${at} did not answer within 5 s`);
     expect(callTrouble(grpc(4, 'Deadline exceeded'), 'query', at, 20_000)?.kind).toBe('worker');
+    // A query the server cut when the worker that held it was killed.
+    expect(callTrouble(grpc(1, 'Call cancelled'), 'query', at, 1_500)?.text).toBe('no worker answered a query within 1.5 s (busy, stuck or just stopped?)');
+    expect(callTrouble(grpc(1, 'Call cancelled'), 'server', at)?.kind).toBe('temporal');
   });
 
   it('a deadline after statuses the SDK retried silently is named by them, query or not', () => {
