@@ -4,7 +4,7 @@
  * whose end (`backgroundResult`) arrived. Each wait names the child turn it is decided at.
  */
 import type { SessionInput } from '../deterministic/session';
-import type { Pending } from '../deterministic/session-state';
+import type { BackgroundChild, Pending } from '../deterministic/session-state';
 import { decodePayload, type HistoryEvent } from '../history/trace/events';
 
 /** One background child's wait: its turn, what it waits for (with its path, `background`), since when. */
@@ -36,4 +36,27 @@ export function backgroundWaits(events: readonly HistoryEvent[]): BackgroundWait
     waits.set(s.turnId, { turnId: s.turnId, pending, since: had && had.pending.kind === pending.kind ? had.since : iso(e.eventTime) });
   }
   return [...waits.values()].filter((w): w is BackgroundWait => w !== undefined);
+}
+
+/**
+ * The background children of a session still running, from its current run's history: the
+ * carried ones and those that said they run since, less those whose end arrived; `waiting` when
+ * the last status a child sent was a wait on a person.
+ */
+export function backgroundRunning(events: readonly HistoryEvent[]): BackgroundChild[] {
+  const running = new Map<string, BackgroundChild>();
+  const ended = new Set<string>();
+  const input = decodePayload(events[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]) as SessionInput | undefined;
+  for (const r of input?.carry?.background?.running ?? []) running.set(r.turnId, { turnId: r.turnId, path: r.path, ...(r.pending ? { waiting: true as const } : {}) });
+  for (const e of events) {
+    const signal = e.workflowExecutionSignaledEventAttributes;
+    if (signal?.signalName !== 'backgroundStatus' && signal?.signalName !== 'backgroundResult') continue;
+    const s = decodePayload(signal.input?.payloads?.[0]) as { turnId?: string; path?: string[]; pending?: Pending } | undefined;
+    if (typeof s?.turnId !== 'string' || ended.has(s.turnId)) continue;
+    if (signal.signalName === 'backgroundResult') {
+      ended.add(s.turnId);
+      running.delete(s.turnId);
+    } else running.set(s.turnId, { turnId: s.turnId, path: s.path ?? [], ...(s.pending ? { waiting: true as const } : {}) });
+  }
+  return [...running.values()];
 }

@@ -17,6 +17,8 @@ import { lookUntil, type TroubleWait } from './trouble-wait';
 import { addressOf, look, noWorker, seconds } from './wait-progress';
 import { GONE_POLLER_MS, lastPoll, type LastPoll } from './worker-presence';
 import { readSession, runEvents } from './session-list';
+import { backgroundRunning } from './background-waits';
+import { withSteps } from './background-status';
 
 /** How a session stands: `ended` by `harness end`, or closed by a failure, a termination or a timeout. */
 export type SessionViewStatus = SessionStatus | 'failed' | 'terminated' | 'timed_out' | 'cancelled';
@@ -68,7 +70,11 @@ export async function sessionView(client: Client, sessionId: string, troubleWait
     if (d.type === 'evalCaseWorkflow') throw notASession(sessionId, 'an eval trial');
     if (d.type !== 'sessionWorkflow') throw new UserError(`${sessionId} is not a session (it is a ${d.type})`, 'list sessions with `harness sessions`');
     if (d.status.name === 'RUNNING' && opts.waitForWorker) return (await lookUntil(client, sessionId, 'query', () => handle.query(stateQuery), QUERY_MS, troubleWait)) as SessionState;
-    if (d.status.name === 'RUNNING') return runningView(client, d, troubleWait);
+    if (d.status.name === 'RUNNING') {
+      const view = await runningView(client, d, troubleWait);
+      const background = await withSteps(client, view.background);
+      return background ? { ...view, background } : view;
+    }
     // A run that continued as new was replaced between the describe and now: look again.
     if (d.status.name !== 'CONTINUED_AS_NEW') return closedView(client, d, troubleWait);
   }
@@ -117,7 +123,9 @@ async function runningView(client: Client, d: WorkflowExecutionDescription, trou
     if (out.trouble.kind === 'worker') trouble = out.trouble.text.includes(`task queue ${d.taskQueue}`) ? out.trouble.text : noAnswer(d.taskQueue, last);
     else await troubleWait.troubled(out.trouble);
   }
-  const s = readSession(await lookUntil(client, d.workflowId, 'server', () => runEvents(client, d.workflowId, d.runId), SERVER_MS, troubleWait));
+  const events = await lookUntil(client, d.workflowId, 'server', () => runEvents(client, d.workflowId, d.runId), SERVER_MS, troubleWait);
+  const s = readSession(events);
+  const background = backgroundRunning(events);
   return {
     sessionId: d.workflowId,
     status: s.openTurn ? ((s.waiting?.status as SessionViewStatus | undefined) ?? 'running') : 'idle',
@@ -128,6 +136,7 @@ async function runningView(client: Client, d: WorkflowExecutionDescription, trou
     ...(s.waiting?.pending ? { pending: s.waiting.pending } : {}),
     ...(s.sleeping ? { sleeping: s.sleeping } : {}),
     ...(s.lastTurn ? { lastTurn: s.lastTurn } : {}),
+    ...(background.length ? { background } : {}),
     detailsMissing: `${trouble} — shown from history; working memory, MCP servers and the message count need a worker`,
   };
 }

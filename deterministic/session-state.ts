@@ -45,6 +45,18 @@ export interface Sleeping {
   reason: string;
 }
 
+/**
+ * A background sub-agent of the session still running: its turn, the agents from the session's
+ * down to it, whether it waits on a person (its wait is then the session's `pending` while no
+ * turn waits), and its step (read from its own history by the client, not by the session).
+ */
+export interface BackgroundChild {
+  turnId: string;
+  path: string[];
+  waiting?: true;
+  step?: number;
+}
+
 /** Answer of the `state` query. */
 export interface SessionState {
   sessionId: string;
@@ -71,6 +83,8 @@ export interface SessionState {
   spend?: Spend;
   /** The sandbox host the session lives on (workers with a host id; deterministic/host.ts). */
   host?: string;
+  /** Background sub-agents still running (none: absent). */
+  background?: BackgroundChild[];
 }
 
 /** Answer of a turn's own `turnState` query. */

@@ -20,6 +20,7 @@ import { turnProgress, type TurnProgress } from '../../client/watch/progress';
 import { snakeKeys } from '../json-casing';
 import type { Usage } from '../../deterministic/types';
 import { recordShown } from '../shown-calls';
+import { backgroundLine } from '../../client/background-status';
 
 export interface StatusFlags {
   json?: boolean;
@@ -196,6 +197,8 @@ export function statusLines(s: SessionView, running?: TurnProgress): string[] {
   // The reason is the model's text: it stays on its line.
   if (s.sleeping) lines.push(`sleeping until ${s.sleeping.until} (${escapeForTerminal(s.sleeping.reason)}); wake it with \`harness wake ${s.sessionId}\``);
   if (s.pending) lines.push(...pendingLines(s.pending, s.sessionId, 'pending '));
+  const children = backgroundLine(s.background);
+  if (children) lines.push(escapeForTerminal(children));
   const mem = Object.keys(s.memory ?? {});
   // Keys the model chose and server names stay on their line (the writer escapes the rest).
   if (mem.length) lines.push(`working memory: ${escapeForTerminal(mem.join(', '))}`);

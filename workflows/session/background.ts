@@ -87,10 +87,13 @@ export class SessionBackground {
     return { ...input, ...(this.running.size ? { backgroundRunning: [...this.running.keys()] } : {}), ...(msg.from ? { from: msg.from } : {}) };
   }
 
-  /** The session's state with a background child's wait when no turn of it waits. */
-  view(state: SessionState): SessionState {
-    if (state.pending || state.status === 'ended') return state;
-    const waiting = [...this.running.values()].find((r) => r.pending)?.pending;
+  /** The session's state with its background children still running, and a child's wait when no turn of it waits. */
+  view(viewed: SessionState): SessionState {
+    if (viewed.status === 'ended') return viewed;
+    const running = [...this.running.values()];
+    const state = running.length ? { ...viewed, background: running.map((r) => ({ turnId: r.turnId, path: r.path, ...(r.pending ? { waiting: true as const } : {}) })) } : viewed;
+    if (state.pending) return state;
+    const waiting = running.find((r) => r.pending)?.pending;
     if (!waiting) return state;
     const status = waiting.kind === 'question' ? 'waiting_for_user' : waiting.kind === 'budget' ? 'waiting_for_budget' : 'waiting_for_approval';
     return { ...state, status, pending: waiting };
