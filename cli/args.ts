@@ -1,6 +1,6 @@
 /** Parsers for CLI arguments: bad values are usage errors (exit 2) with the rule stated. */
 import { InvalidArgumentError } from 'commander';
-import { parseTurnId as turnIdParts } from '../deterministic/turn-id';
+import { parseAnyTurnId as anyTurnIdParts, parseTurnId as turnIdParts } from '../deterministic/turn-id';
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -22,6 +22,25 @@ export function parseSessionOrTurnId(value: string): string {
   const t = turnIdParts(value, { strict: true });
   if (!SESSION_ID.test(t ? t.sessionId : value)) {
     throw new InvalidArgumentError('expected a session id (letters, digits, ".", "_", "-") or a turn id (<session>/turn-N)');
+  }
+  return value;
+}
+
+/** What a sub-agent's turn id looks like, for the messages that take one. */
+const AGENT_TURN_FORM = "a sub-agent's turn (<session>/turn-N/agent-<call id>, named in its parent turn's `harness trace`)";
+
+/** A turn id: a session's `<session>/turn-N`, or a sub-agent's `<session>/turn-N/agent-<call id>` (nested: more `/agent-…`). */
+export function parseAnyTurnId(value: string): string {
+  const t = anyTurnIdParts(value, { strict: true });
+  if (!t || !SESSION_ID.test(t.sessionId)) throw new InvalidArgumentError(`expected a turn id: <session>/turn-N (see \`harness status <session>\`), or ${AGENT_TURN_FORM}`);
+  return value;
+}
+
+/** A session id, or a turn id: a session's or a sub-agent's. */
+export function parseSessionOrAnyTurnId(value: string): string {
+  const t = anyTurnIdParts(value, { strict: true });
+  if (!SESSION_ID.test(t ? t.sessionId : value)) {
+    throw new InvalidArgumentError(`expected a session id (letters, digits, ".", "_", "-"), a turn id (<session>/turn-N) or ${AGENT_TURN_FORM}`);
   }
   return value;
 }

@@ -16,7 +16,7 @@ import { watchSession, watchTurn } from '../client/watch/live';
 import { allowedHosts, postProblem, requestToken, securityHeaders, tokenMatches } from './security';
 import * as api from './api';
 import type { Span } from '../history/trace/types';
-import { isTurnId, sessionOfTurnId } from '../deterministic/turn-id';
+import { isAnyTurnId, isTurnId, sessionOfTurnId } from '../deterministic/turn-id';
 import { serveSse } from './sse';
 import { consoleSchedules } from './schedules';
 import { consoleSend } from './send';
@@ -90,7 +90,7 @@ export async function startConsole(deps: api.ApiDeps, opts: { host: string; port
     if (!id) return json(res, 400, { error: 'id is required' });
     await serveSse(req, res, async (send, signal) => {
       const o = { signal, onChange: (c: { change: string; span: Span }) => send({ change: c.change, span: api.displaySpan(c.span), at: Date.now() }) };
-      return (isTurnId(id) ? await watchTurn(deps.harness.temporal, id, o) : await watchSession(deps.harness.temporal, id, o)) ? 'closed' : 'unknown';
+      return (isAnyTurnId(id) ? await watchTurn(deps.harness.temporal, id, o) : await watchSession(deps.harness.temporal, id, o)) ? 'closed' : 'unknown';
     });
   };
   /**

@@ -96,8 +96,8 @@ export function subAgentToolSpec(offer: SubAgentOffer): ToolSpec {
   };
 }
 
-// The ids of child turns live in a zod-free module (CLI start-up reads them); exported here too.
-export { parseSubAgentTurnId, rootTurnId, subAgentTurnId } from './sub-agent-ids';
+// The ids of child turns are read with every turn id, in a zod-free module (CLI start-up reads them); exported here too.
+export { parseSubAgentTurnId, rootTurnId, subAgentTurnId } from './turn-id';
 
 /** How a path of agents is shown: `lead › researcher`. */
 export function agentPathLabel(path: readonly string[]): string {

@@ -16,6 +16,7 @@ import { UsageError, UserError } from '../machine/errors';
 import type { PrepareTurnResult } from '../deterministic/activity-types';
 import type { WorkspaceSnapshot } from '../deterministic/snapshot';
 import { loadTrace } from './trace';
+import { noAgentTurn } from './unknown-turn';
 import { fetchRuns, type Run } from './trace/runs';
 import type { BuiltSpan } from './trace/types';
 import { callsBefore } from './trace/before-step';
@@ -47,6 +48,8 @@ export interface ForkPlan {
   notRestored: string[];
   /** The source session's `--always` grants the fork does not keep (tools that leave the sandbox). */
   grantsDropped: Rule[];
+  /** The recorded turn is a sub-agent's: the agents from the session's down to it (the fork runs as the last). */
+  agentPath?: string[];
   /** What the plan was read from (the turn's runs and trace), for callers that need more of it. */
   record: { runs: Run[]; spans: BuiltSpan[] };
 }
@@ -54,7 +57,7 @@ export interface ForkPlan {
 /** Plans a fork of `turnId` at `step`; a step the turn never reached is a one-line UserError. */
 export async function planFork(client: Client, turnId: string, step: number, edits: ForkEdits = {}): Promise<ForkPlan> {
   const runs = await fetchRuns(client, turnId);
-  if (!runs.length) throw new UserError(`no turn ${turnId} in Temporal`, '`harness status <session>` names its turns; Temporal keeps histories for its retention period');
+  if (!runs.length) throw noAgentTurn(turnId) ?? new UserError(`no turn ${turnId} in Temporal`, '`harness status <session>` names its turns; Temporal keeps histories for its retention period');
   if (runs[0]!.workflowType !== 'turnWorkflow') throw new UserError(`${turnId} is not a turn`, 'a turn id is <session>/turn-N');
   const started = runs[0]!.events.find((e) => e.kind === 'started');
   const input = (started?.kind === 'started' ? started.input : undefined) as TurnInput | undefined;
@@ -116,9 +119,9 @@ export async function planFork(client: Client, turnId: string, step: number, edi
   // the session carried it): the same mode, not a new guess. Another model decides its own.
   const recordedMode = input.toolMode?.mode ?? recordedToolMode(trace.spans);
   const config: SessionConfig = {
-    ...input.config,
+    ...ownConfig(input),
     ...(edits.system !== undefined ? { systemPrompt: edits.system } : {}),
-    ...(edits.model ? { model: edits.model } : recordedMode ? { model: { ...input.config.model, toolMode: recordedMode } } : {}),
+    ...(edits.model ? { model: edits.model } : recordedMode ? { model: { ...ownConfig(input).model, toolMode: recordedMode } } : {}),
   };
   const script = config.model.provider === 'scripted' ? config.model.script : undefined;
   const rules = sandboxRules(input.sessionRules ?? []);
@@ -143,8 +146,21 @@ export async function planFork(client: Client, turnId: string, step: number, edi
     kept: { steps: step - 1, modelCalls, toolCalls: before.filter((c) => c.span.type === 'tool_call').length },
     notRestored,
     grantsDropped: rules.dropped,
+    ...(input.subAgent ? { agentPath: input.subAgent.path } : {}),
     record: { runs, spans: trace.spans },
   };
+}
+
+/**
+ * The recorded turn's config as a session of its own runs it. A sub-agent's turn carries the
+ * sub-agent's config (instructions, tools, policy, model, limits) already; its scripted model
+ * played under the child turn's id, a session of it plays under its own.
+ */
+function ownConfig(input: TurnInput): SessionConfig {
+  const m = input.config.model;
+  if (!input.subAgent || m.provider !== 'scripted' || m.scriptKey === undefined) return input.config;
+  const { scriptKey: _key, ...model } = m;
+  return { ...input.config, model };
 }
 
 /** The tool mode the turn's model calls ran in (turns recorded before tool modes: none). */

@@ -10,7 +10,7 @@ import type { TurnResult } from '../deterministic/session';
 import { UserError } from '../machine/errors';
 import { decodePayload, failureText, modelStepOf, type HistoryEvent } from './trace/events';
 import { loadTrace } from './trace';
-import { parseTurnId } from '../deterministic/turn-id';
+import { parseAgentTurnId, parseTurnId } from '../deterministic/turn-id';
 import { callsBefore } from './trace/before-step';
 import { describeWorkflow, workflowRuns } from './workflow-runs';
 import { decodeRuns, type Run } from './trace/runs';
@@ -37,29 +37,12 @@ interface RetryPlan {
 /** Works out where to reset the turn; a turn that cannot be retried is a one-line UserError. */
 export async function planRetry(client: Client, turnId: string): Promise<RetryPlan> {
   const m = parseTurnId(turnId);
-  if (!m) throw new UserError(`${turnId} is not a turn id`, 'a turn id is <session>/turn-N (see `harness status <session>`)', 2);
-  const desc = await describeWorkflow(client, turnId);
-  if (!desc) throw new UserError(`no turn ${turnId} in Temporal`, '`harness status <session>` names its turns; Temporal keeps histories for its retention period');
-  const status = desc.status.name;
-  if (status === 'RUNNING') throw new UserError(`turn ${turnId} is still running`, `follow it with \`harness status ${m.sessionId}\`; retry is for a turn that failed`);
-  if (status === 'CANCELLED') throw new UserError(`turn ${turnId} was cancelled`, `send a new message with \`harness run --session ${m.sessionId} "<task>"\``);
-  // Every run of the turn, fetched once: the last one's raw events place the reset, all of them
-  // (decoded) tell what the steps before it did.
-  const raw = await workflowRuns(client, turnId);
-  const events = (raw.find((r) => r.runId === desc.runId)?.history.events ?? []) as HistoryEvent[];
-  let point: { eventId: number; step: number; why: string };
-  if (status === 'COMPLETED') {
-    const result = decodePayload(events.at(-1)?.workflowExecutionCompletedEventAttributes?.result?.payloads?.[0]) as TurnResult;
-    if (result.terminated_by !== 'failed') {
-      throw new UserError(
-        `turn ${turnId} ended with ${result.terminated_by}, not a failure: there is nothing to retry`,
-        `to try another way from one of its steps: harness fork ${turnId} --at-step N`,
-      );
-    }
-    point = failedModelCall(events, result);
-  } else {
-    point = lastWorkflowTask(events, status.toLowerCase().replace('_', ' '));
+  if (!m) {
+    const agent = parseAgentTurnId(turnId);
+    if (agent) throw new UserError(`${turnId} is a sub-agent's turn: its result went to ${agent.parentTurnId} already, and a reset cannot give it again`, 'retry it as a new session of the sub-agent (planSubAgentRetry; `harness retry` does)', 2);
+    throw new UserError(`${turnId} is not a turn id`, 'a turn id is <session>/turn-N (see `harness status <session>`)', 2);
   }
+  const { desc, raw, point } = await resumePoint(client, turnId, { sessionId: m.sessionId, cancelledHint: `send a new message with \`harness run --session ${m.sessionId} "<task>"\`` });
   const kept = await keptBefore(client, turnId, decodeRuns(turnId, raw), point.step);
   return {
     turnId,
@@ -72,6 +55,42 @@ export async function planRetry(client: Client, turnId: string): Promise<RetryPl
     kept,
     ...((await sessionParent(client, desc.parentExecution?.workflowId)) ?? {}),
   };
+}
+
+/** Where a turn that ended can go on from: the point its run is reset to, the step there and why the turn ended. */
+export interface ResumePoint {
+  eventId: number;
+  step: number;
+  why: string;
+}
+
+/**
+ * Where the turn `turnId` would go on from, read from its history: its failed model call, or its
+ * last workflow task; a turn still running, cancelled or done is a one-line UserError.
+ */
+export async function resumePoint(
+  client: Client,
+  turnId: string,
+  o: { sessionId: string; cancelledHint: string; missing?: UserError },
+): Promise<{ desc: NonNullable<Awaited<ReturnType<typeof describeWorkflow>>>; raw: Awaited<ReturnType<typeof workflowRuns>>; point: ResumePoint }> {
+  const desc = await describeWorkflow(client, turnId);
+  if (!desc) throw o.missing ?? new UserError(`no turn ${turnId} in Temporal`, '`harness status <session>` names its turns; Temporal keeps histories for its retention period');
+  const status = desc.status.name;
+  if (status === 'RUNNING') throw new UserError(`turn ${turnId} is still running`, `follow it with \`harness status ${o.sessionId}\`; retry is for a turn that failed`);
+  if (status === 'CANCELLED') throw new UserError(`turn ${turnId} was cancelled`, o.cancelledHint);
+  // Every run of the turn, fetched once: the last one's raw events place the reset, all of them
+  // (decoded) tell what the steps before it did.
+  const raw = await workflowRuns(client, turnId);
+  const events = (raw.find((r) => r.runId === desc.runId)?.history.events ?? []) as HistoryEvent[];
+  if (status !== 'COMPLETED') return { desc, raw, point: lastWorkflowTask(events, status.toLowerCase().replace('_', ' ')) };
+  const result = decodePayload(events.at(-1)?.workflowExecutionCompletedEventAttributes?.result?.payloads?.[0]) as TurnResult;
+  if (result.terminated_by !== 'failed') {
+    throw new UserError(
+      `turn ${turnId} ended with ${result.terminated_by}, not a failure: there is nothing to retry`,
+      `to try another way from one of its steps: harness fork ${turnId} --at-step N`,
+    );
+  }
+  return { desc, raw, point: failedModelCall(events, result) };
 }
 
 /**

@@ -15,6 +15,7 @@ import { say } from '../output';
 import { driveTurn, noWorkerHint, workerStarting } from '../wait';
 import { terminalPrompter } from '../prompter';
 import { formatTurnId } from '../../deterministic/turn-id';
+import { agentPathLabel } from '../../deterministic/sub-agents';
 
 export interface ForkFlags {
   atStep: number;
@@ -42,7 +43,7 @@ export async function fork(ctx: CliContext, turnId: string, o: ForkFlags): Promi
   const k = plan.kept;
   say(
     escapeForTerminal(
-      `forked ${turnId} at step ${o.atStep} into session ${sessionId}` +
+      `forked ${turnId} at step ${o.atStep} into session ${sessionId}${asAgent(plan.agentPath)}` +
         (k.steps ? `: ${k.steps === 1 ? 'step 1' : `steps 1–${k.steps}`} taken from the record (${k.modelCalls} model call${k.modelCalls === 1 ? '' : 's'} not made)` : ''),
     ),
   );
@@ -66,6 +67,11 @@ async function noteStepLimit(client: Client, sessionId: string, atStep: number, 
   if (state?.lastTurn?.terminated_by !== 'max_steps') return;
   const ran = atStep === limit ? `step ${limit} only` : `steps ${atStep}–${limit}`;
   say(`note: the fork stopped at its step limit of ${limit}, counted from the recorded turn's step 1 (it ran ${ran}); fork again with a higher --max-steps to go further`);
+}
+
+/** For a sub-agent's turn: the words saying the new session runs as that sub-agent (its instructions, tools, policy, model). */
+export function asAgent(path: string[] | undefined): string {
+  return path?.length ? `, running as sub-agent ${agentPathLabel(path)}` : '';
 }
 
 /** The source's grants the fork does not keep, in words: its calls of those tools are judged afresh. */

@@ -4,6 +4,7 @@ import { UserError } from '../../machine/errors';
 import { planRetry, resetTurn, retryWords } from '../../history/retry';
 import { requireWorker } from '../../client/require-worker';
 import { retryTurnUpdate } from '../../deterministic/messages';
+import { isAgentTurnId } from '../../deterministic/turn-id';
 import type { CliContext } from '../context';
 import { escapeForTerminal } from '../../machine/terminal/escape';
 import { printJson, say } from '../output';
@@ -19,6 +20,7 @@ export interface RetryFlags {
 export async function retry(ctx: CliContext, turnId: string, o: RetryFlags): Promise<void> {
   const client = await ctx.client();
   await requireWorker(client, ctx.settings.taskQueue, { hint: noWorkerHint(ctx), starting: () => workerStarting(ctx) });
+  if (isAgentTurnId(turnId)) return (await import('./retry-sub-agent')).retrySubAgent(ctx, client, turnId, o);
   const plan = await planRetry(client, turnId);
   // The session takes the turn back first, so it hears everything the reset run reports.
   if (plan.parent) {

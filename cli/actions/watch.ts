@@ -17,7 +17,7 @@ import { WaitNotes } from '../wait-notes';
 import { commandTroubleWait } from '../wait';
 import { readUntil } from '../../client/trouble-wait';
 import { writeOut } from '../../machine/terminal/write';
-import { isTurnId } from '../../deterministic/turn-id';
+import { isAnyTurnId } from '../../deterministic/turn-id';
 
 /** How a follow prints. */
 export interface FollowPrint {
@@ -59,7 +59,7 @@ export async function follow(client: Client, id: string, o: FollowPrint): Promis
   };
   if (!o.json) say(`following ${id}; Ctrl-C stops`);
   try {
-    const found = isTurnId(id) ? await watchTurn(client, id, watch) : await watchSession(client, id, watch);
+    const found = isAnyTurnId(id) ? await watchTurn(client, id, watch) : await watchSession(client, id, watch);
     if (!found) throw new UserError(`no session or turn ${id} in Temporal`, 'list sessions with `harness sessions`');
     if (!o.json) say(`${id} has closed`);
   } catch (err) {

@@ -3,7 +3,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import type { CliContext } from '../context';
 import type { ForkFlags } from '../actions/fork';
 import { waitTimeoutOption } from '../wait-options';
-import { parseMaxSteps, parseSessionId, parseTurnId } from '../args';
+import { parseAnyTurnId, parseMaxSteps, parseSessionId } from '../args';
 
 // The action loads its implementation (cli/actions/fork.ts, and the Temporal client) when it runs.
 export function registerFork(program: Command, ctx: CliContext): void {
@@ -13,7 +13,7 @@ export function registerFork(program: Command, ctx: CliContext): void {
       'Start a new session from a recorded turn: its conversation up to step N is taken from the record (no model calls for those steps), ' +
         'optionally with the system prompt, the last user message or the model changed, then it goes on from step N',
     )
-    .argument('<turn-id>', 'the recorded turn: <session>/turn-N', parseTurnId)
+    .argument('<turn-id>', 'the recorded turn: <session>/turn-N, or a sub-agent\'s (<session>/turn-N/agent-<call id>), which the new session runs as that sub-agent', parseAnyTurnId)
     .requiredOption('--at-step <n>', 'the step to go on from: the model is asked again from this step (1 = the whole turn again)', parseStep)
     .option('--edit-system <file>', 'use the system prompt in this file')
     .option('--edit-message <text>', 'replace the last user message before the step with this text')

@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { CliContext } from '../context';
 import type { RerunFlags } from '../actions/rerun';
 import { waitTimeoutOption } from '../wait-options';
-import { parseSessionId, parseTurnId } from '../args';
+import { parseAnyTurnId, parseSessionId } from '../args';
 
 // The action loads its implementation (cli/actions/rerun.ts, and the Temporal client) when it runs.
 export function registerRerun(program: Command, ctx: CliContext): void {
@@ -14,7 +14,7 @@ export function registerRerun(program: Command, ctx: CliContext): void {
         'their recorded approvals apply to the same calls; calls that leave the sandbox (http_request, MCP and custom tools, remember_longterm) are answered with their recorded results, never made. ' +
         'Reports the first step where the new run differs (a different tool result, a different call). Exit 1 when it diverged',
     )
-    .argument('<turn-id>', 'the recorded turn: <session>/turn-N', parseTurnId)
+    .argument('<turn-id>', 'the recorded turn: <session>/turn-N, or a sub-agent\'s (<session>/turn-N/agent-<call id>), which the new session runs as that sub-agent', parseAnyTurnId)
     .option('--workspace <dir>', 'seed the fresh workspace with this folder\'s files (default: the workspace as it was when the turn began)')
     .option('--live-effects', 'make the calls that leave the sandbox again, each judged by the session\'s policy afresh (asked under the default policy; no recorded approval applies)')
     .option('--live-after', 'after a divergence, go on with the recorded model from the step after it, in another new session')

@@ -11,7 +11,7 @@ import { HistoryFollower, type FollowStep } from './follow';
 import { addSubAgentSpans } from '../../history/trace/sub-agent-spans';
 import type { BuiltSpan } from '../../history/trace/types';
 import type { Run } from '../../history/trace/runs';
-import { parseSubAgentTurnId } from '../../deterministic/sub-agent-ids';
+import { parseSubAgentTurnId } from '../../deterministic/turn-id';
 import type { Trouble } from '../wait-progress';
 
 export class TurnTree {

@@ -6,7 +6,8 @@
 import type { Client } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
 import { UserError } from '../../machine/errors';
-import { isTurnId } from '../../deterministic/turn-id';
+import { isAnyTurnId } from '../../deterministic/turn-id';
+import { noAgentTurn } from '../unknown-turn';
 import { firstDivergentEvent, replayHistory } from './replay';
 import { codeWords, describeEvent, sdkDetail, turnWords } from './words';
 import { workflowBundlePath } from '../../machine/paths';
@@ -46,11 +47,20 @@ export const REPLAY_HINT = 'a workflow change needs patched(); see docs/durabili
 export async function replayWorkflows(client: Client, id: string, bundlePath = workflowBundlePath()): Promise<ReplayReport> {
   const own = await workflowRuns(client, id);
   if (!own.length) {
+    const unknownAgent = noAgentTurn(id);
+    if (unknownAgent) throw unknownAgent;
     throw new UserError(`no session or turn named ${id}`, 'list sessions with `harness sessions`; a turn id looks like <session>/turn-1');
   }
-  const children = [...new Set(own.flatMap((r) => childIds(r.history)))];
+  // The session's turns, and the sub-agents' turns those started, as deep as they nest.
   const all = [{ id, runs: own }];
-  for (const child of children) all.push({ id: child, runs: await workflowRuns(client, child) });
+  const seen = new Set([id]);
+  for (let i = 0; i < all.length; i++) {
+    for (const child of all[i]!.runs.flatMap((r) => childIds(r.history))) {
+      if (seen.has(child)) continue;
+      seen.add(child);
+      all.push({ id: child, runs: await workflowRuns(client, child) });
+    }
+  }
   const runs: RunReport[] = [];
   for (const w of all) {
     for (const r of w.runs) runs.push(await replayRun(w.id, r.runId, r.history, bundlePath));
@@ -81,7 +91,7 @@ export function reportLines(report: ReplayReport): string[] {
   return report.runs.map((r) => {
     const k = (seen.get(r.workflow_id) ?? 0) + 1;
     seen.set(r.workflow_id, k);
-    const name = isTurnId(r.workflow_id) ? turnWords(r.workflow_id) : `session ${r.workflow_id}`;
+    const name = isAnyTurnId(r.workflow_id) ? turnWords(r.workflow_id) : `session ${r.workflow_id}`;
     const head = `${name}, run ${k} of ${count.get(r.workflow_id)}`;
     if (r.ok) return `${head}: OK`;
     if (r.error) return `${head}: replay failed: ${r.error}`;

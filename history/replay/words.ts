@@ -4,7 +4,7 @@
  * instead, read from the SDK's nondeterminism message.
  */
 import { decodePayload, localModelCall, modelStepOf } from '../trace/events';
-import { parseTurnId } from '../../deterministic/turn-id';
+import { parseAgentTurnId, parseTurnId } from '../../deterministic/turn-id';
 import type { History } from '@temporalio/common/lib/proto-utils';
 
 type HistoryEvent = NonNullable<History['events']>[number];
@@ -119,10 +119,11 @@ const MACHINE_WORDS: Record<string, string> = {
   update: 'handled an update',
 };
 
-/** `<session>/turn-3` → `turn 3 (<session>/turn-3)`; anything else → `workflow <id>`. */
+/** `<session>/turn-3` → `turn 3 (<session>/turn-3)`; a sub-agent's → `sub-agent turn (<id>)`; anything else → `workflow <id>`. */
 export function turnWords(workflowId: string): string {
   const t = parseTurnId(workflowId);
-  return t ? `turn ${t.turn} (${workflowId})` : `workflow ${workflowId}`;
+  if (t) return `turn ${t.turn} (${workflowId})`;
+  return parseAgentTurnId(workflowId) ? `sub-agent turn (${workflowId})` : `workflow ${workflowId}`;
 }
 
 /** `ActivityTaskScheduled` from the attributes an event carries. */

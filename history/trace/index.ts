@@ -6,6 +6,7 @@
 import type { Client } from '@temporalio/client';
 import { UserError } from '../../machine/errors';
 import { sessionOfTurnId } from '../../deterministic/turn-id';
+import { noAgentTurn } from '../unknown-turn';
 import { HistoryBatchTooLarge } from '../read-history';
 import { addPayloads, addStoredRecords, SessionPayloads, type OpenedStore } from './payloads';
 import { fetchRuns, type Run } from './runs';
@@ -45,6 +46,8 @@ interface TraceOptions {
 export async function loadTrace(client: Client, id: string, opts: TraceOptions = {}): Promise<Trace> {
   const runs = opts.runs ?? (await fetchRuns(client, id));
   if (!runs.length) {
+    const unknownAgent = noAgentTurn(id);
+    if (unknownAgent) throw unknownAgent;
     throw new UserError(
       `no session or turn ${id} in Temporal`,
       '`harness sessions` lists sessions; a turn id is <session>/turn-N. Temporal keeps histories for its retention period (24 hours on the embedded dev server)',
@@ -66,7 +69,7 @@ export async function loadTrace(client: Client, id: string, opts: TraceOptions =
     missing(p);
     return { kind: 'turn', id, sessionId, spans, notes };
   }
-  if (type !== 'sessionWorkflow') throw new UserError(`${id} is a ${type || 'unknown'} workflow, not a session or a turn`, 'trace a session id or a turn id (<session>/turn-N)');
+  if (type !== 'sessionWorkflow') throw new UserError(`${id} is a ${type || 'unknown'} workflow, not a session or a turn`, 'trace a session id or a turn id (<session>/turn-N, or a sub-agent\'s <session>/turn-N/agent-<call id>)');
 
   const turnIds: string[] = [];
   const sent = new Map<string, SentBy>();

@@ -4,7 +4,7 @@
  * under the call that started it: the child's turn span is a child of that tool_call span, so
  * `harness trace` and the OTLP export show the sub-agent's steps inside the parent's call.
  */
-import { parseSubAgentTurnId } from '../../deterministic/sub-agent-ids';
+import { parseSubAgentTurnId } from '../../deterministic/turn-id';
 import { HistoryBatchTooLarge } from '../read-history';
 import type { Run } from './runs';
 import type { BuiltSpan } from './types';
