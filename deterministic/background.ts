@@ -9,7 +9,8 @@
 import { defineSignal } from '@temporalio/workflow';
 import { toolError, toolOk } from './errors';
 import type { TurnStatusSignal } from './messages';
-import type { Spend } from './budget';
+import type { BudgetLimit, Spend } from './budget';
+import { NANO } from './pricing';
 import type { ToolResult, Usage } from './types';
 import { agentPathLabel } from './sub-agents';
 
@@ -46,9 +47,20 @@ export interface BackgroundResult extends BackgroundFrom {
 export const backgroundResultSignal = defineSignal<[BackgroundResult]>('backgroundResult');
 /**
  * A background child's status (it began, a wait began or ended): sent to its session, which shows
- * its waits while the turn that started it is gone. `running` without `pending` when it starts.
+ * its waits while the turn that started it is gone. `running` without `pending` when it starts,
+ * with `held`: what its budget lets it spend, which the session holds against its own budget
+ * until the child's end brings what it really spent.
  */
-export const backgroundStatusSignal = defineSignal<[TurnStatusSignal & { path: string[] }]>('backgroundStatus');
+export const backgroundStatusSignal = defineSignal<[BackgroundStatus]>('backgroundStatus');
+
+/** What a background child's status signal carries. */
+export type BackgroundStatus = TurnStatusSignal & { path: string[]; held?: Spend };
+
+/** What a budget of one turn lets it spend at most, as spend (a unit it does not bound: none of it); undefined without one. */
+export function heldBy(limit: BudgetLimit | undefined): Spend | undefined {
+  if (!limit || (limit.tokens === undefined && limit.usd === undefined)) return undefined;
+  return { tokens: limit.tokens ?? 0, nanoUsd: Math.round((limit.usd ?? 0) * NANO) };
+}
 
 /** What the call returns when it starts a background child. */
 export function backgroundStarted(name: string, turnId: string): ToolResult {

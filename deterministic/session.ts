@@ -56,7 +56,7 @@ export interface SessionCarry {
   /** What `status` shows that the run before continue-as-new knew: the last answer (clipped), a fork's origin, a rerun's comparison. */
   view?: Pick<SessionState, 'lastTurn' | 'fork' | 'rerun'>;
   /** Background sub-agents (deterministic/background.ts): those running, with what each waits for, and the last ends taken (so none is taken twice). */
-  background?: { running: Array<{ turnId: string; path: string[]; pending?: Pending }>; taken: string[] };
+  background?: { running: Array<{ turnId: string; path: string[]; pending?: Pending; held?: Spend }>; taken: string[] };
 }
 
 /** What the session remembers of its last turn (carried across continue-as-new for `harness retry`). */

@@ -14,11 +14,13 @@ import {
   backgroundStatusSignal,
   type BackgroundFrom,
   type BackgroundResult,
+  type BackgroundStatus,
 } from '../../deterministic/background';
-import { steerSignal, type SendMessageInput, type TurnStatusSignal } from '../../deterministic/messages';
+import { steerSignal, type SendMessageInput } from '../../deterministic/messages';
 import type { SessionCarry, TurnInput } from '../../deterministic/session';
 import type { Pending, SessionState } from '../../deterministic/session-state';
-import { BACKGROUND_PATCH } from '../turn/background';
+import { BACKGROUND_BUDGET_PATCH, BACKGROUND_PATCH } from '../turn/background';
+import { addSpend } from '../../deterministic/budget';
 import type { SessionTracker } from './tracker';
 
 /** A message of the session's queue: a person's, or a background child's end (`from`). */
@@ -47,7 +49,7 @@ export class SessionBackground {
     setHandler(backgroundResultSignal, (r) => this.onResult(r));
   }
 
-  private onStatus(s: TurnStatusSignal & { path: string[] }): void {
+  private onStatus(s: BackgroundStatus): void {
     if (typeof s?.turnId !== 'string' || !Array.isArray(s.path) || this.taken.includes(s.turnId)) return;
     if (!patched(BACKGROUND_PATCH)) return;
     if (this.closed) {
@@ -56,7 +58,9 @@ export class SessionBackground {
     }
     // A deeper child's wait names that child; the session decides it there either way.
     const pending: Pending | undefined = s.pending && { ...s.pending, agent: { ...(s.pending.agent ?? { turnId: s.turnId, path: s.path }), background: true } };
-    this.running.set(s.turnId, { turnId: s.turnId, path: s.path, ...(pending ? { pending } : {}) });
+    // What it may spend is said once, as it starts: its later statuses keep it held.
+    const held = s.held ?? this.running.get(s.turnId)?.held;
+    this.running.set(s.turnId, { turnId: s.turnId, path: s.path, ...(pending ? { pending } : {}), ...(held ? { held } : {}) });
   }
 
   private async onResult(r: BackgroundResult): Promise<void> {
@@ -82,9 +86,15 @@ export class SessionBackground {
     this.queue.push({ text, from });
   }
 
-  /** The turn's input with what it needs of background children: those running, and who sent its message. */
+  /**
+   * The turn's input with what it needs of background children: those running, who sent its
+   * message, and the session's budget spent with what the running ones may still spend held
+   * (a child's end gives back what it did not spend: its spend replaces its hold).
+   */
   turnInput(input: TurnInput, msg: QueuedMessage): TurnInput {
-    return { ...input, ...(this.running.size ? { backgroundRunning: [...this.running.keys()] } : {}), ...(msg.from ? { from: msg.from } : {}) };
+    const held = [...this.running.values()].flatMap((r) => (r.held ? [r.held] : []));
+    const budget = input.sessionBudget && held.length && patched(BACKGROUND_BUDGET_PATCH) ? { sessionBudget: { ...input.sessionBudget, spent: held.reduce(addSpend, input.sessionBudget.spent) } } : {};
+    return { ...input, ...(this.running.size ? { backgroundRunning: [...this.running.keys()] } : {}), ...(msg.from ? { from: msg.from } : {}), ...budget };
   }
 
   /** The session's state with its background children still running, and a child's wait when no turn of it waits. */

@@ -23,6 +23,7 @@ import {
   backgroundStarted,
   backgroundStatusSignal,
   DEFAULT_MAX_BACKGROUND_AGENTS,
+  heldBy,
   type BackgroundFrom,
   type BackgroundMemo,
   type BackgroundResult,
@@ -35,6 +36,12 @@ import type { ToolResult } from '../../deterministic/types';
 
 /** Since this patch a sub-agent listed `background: true` runs so: taken where a background call or child runs, or a child's end reaches the session. */
 export const BACKGROUND_PATCH = 'background-sub-agents';
+/**
+ * Since this patch what a background child may spend (its turn budget, carved from its parent's)
+ * is held against its parent turn's budget and its session's while it runs, and replaced by what
+ * it spent when it ends: taken where a child with a budget starts, and where a hold counts.
+ */
+export const BACKGROUND_BUDGET_PATCH = 'background-budget-held';
 
 /** The background children a turn may count: those its session had running when it began, and those it started (until they end). */
 export class BackgroundStarts {
@@ -59,16 +66,28 @@ export class BackgroundStarts {
     return out;
   }
 
-  /** Starts the child and returns the call's result at once: that it started, with its turn id. */
-  async start(name: string, child: TurnInput): Promise<ToolResult> {
+  /**
+   * Starts the child and returns the call's result at once: that it started, with its turn id.
+   * `ended` hears of the child's end while this turn runs (its result; undefined when it failed or never started).
+   */
+  async start(name: string, child: TurnInput, ended: (r: TurnResult | undefined) => void = () => undefined): Promise<ToolResult> {
     const memo: BackgroundMemo = { backgroundOf: this.input.sessionId, agentPath: child.subAgent?.path ?? [name] };
     try {
       const handle = await startChild('turnWorkflow', { workflowId: child.turnId, args: [child], parentClosePolicy: ParentClosePolicy.ABANDON, memo: { ...memo } });
       this.started.add(child.turnId);
       // This turn hears of the child's end while it runs itself: the child no longer counts.
-      const ended = () => this.running.delete(child.turnId);
-      void handle.result().then(ended, ended);
+      void handle.result().then(
+        (r: TurnResult) => {
+          this.running.delete(child.turnId);
+          ended(r);
+        },
+        () => {
+          this.running.delete(child.turnId);
+          ended(undefined);
+        },
+      );
     } catch (err) {
+      ended(undefined);
       return toolError('SUB_AGENT_FAILED', `${name} was not started: ${rootCauseMessage(err)}`, { recoverable: true, suggestion: 'try again later, or do the task yourself' });
     }
     return backgroundStarted(name, child.turnId);
@@ -102,7 +121,8 @@ export async function runAsBackgroundChild(input: TurnInput, play: () => Promise
   const from: BackgroundFrom = { turnId: input.turnId, agent: name, path: place.path, callId: parseSubAgentTurnId(input.turnId)?.callId ?? '', parentTurnId: place.parentTurnId };
   if (!input.resume) {
     try {
-      await session.signal(backgroundStatusSignal, { turnId: input.turnId, status: 'running', path: place.path });
+      const held = heldBy(input.config.limits.budget?.turn);
+      await session.signal(backgroundStatusSignal, { turnId: input.turnId, status: 'running', path: place.path, ...(held && patched(BACKGROUND_BUDGET_PATCH) ? { held } : {}) });
     } catch {
       throw ApplicationFailure.nonRetryable(`session ${input.sessionId} has ended: its background sub-agent does not run`, 'SESSION_ENDED');
     }

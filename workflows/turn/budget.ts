@@ -51,6 +51,10 @@ export class TurnBudget {
   private lastContext = 0;
   private pending: BudgetBreach | undefined;
   private decision: BudgetDecisionInput | undefined;
+  /** What background children started by this turn may spend, by child turn, while they run. */
+  private readonly held = new Map<string, Spend>();
+  /** What those that ended while this turn ran spent: their session counts it, this turn's budgets count it too. */
+  private childrenSpent: Spend = NO_SPEND;
 
   constructor(private readonly input: TurnInput) {
     const pricing = input.config.pricing;
@@ -111,6 +115,16 @@ export class TurnBudget {
     this.tally = { ...mergeTallies(this.tally, ledger), exact: exact && ledger.exact, ...(pricing ? { pricing } : {}) };
   }
 
+  /** A background child starts: what its budget lets it spend counts toward this turn's budgets until it ends. */
+  hold(turnId: string, spend: Spend): void {
+    this.held.set(turnId, spend);
+  }
+
+  /** A background child ended while this turn runs: what it spent replaces what was held (it fails: nothing known, nothing counted). */
+  release(turnId: string, spent: Spend | undefined): void {
+    if (this.held.delete(turnId) && spent) this.childrenSpent = addSpend(this.childrenSpent, spent);
+  }
+
   /**
    * The budget a sub-agent's turn runs with: its own, each limit no more than what is left of this
    * turn's (with the raises given) and the session's budget as this session has it, with what the
@@ -124,14 +138,15 @@ export class TurnBudget {
     for (const unit of ['tokens', 'usd'] as const) {
       const limit = mine.turn?.[unit];
       if (limit === undefined) continue;
-      const spent = unit === 'tokens' ? this.spend.tokens : (this.spend.nanoUsd ?? 0) / 1e9;
+      const counted = this.counted;
+      const spent = unit === 'tokens' ? counted.tokens : (counted.nanoUsd ?? 0) / 1e9;
       const rest = limit + (this.raises.turn?.[unit] ?? 0) - spent;
       if (rest <= 0) left = false;
       turn[unit] = Math.min(turn[unit] ?? Infinity, unit === 'tokens' ? Math.floor(rest) : rest);
     }
     const session = mine.session ? sumLimits(mine.session, this.input.sessionBudget?.raised) : own?.session;
     const budget: Budget = { ...(Object.keys(turn).length ? { turn } : {}), ...(session ? { session } : {}) };
-    const spentBefore = addSpend(this.input.sessionBudget?.spent ?? NO_SPEND, this.spend);
+    const spentBefore = addSpend(this.input.sessionBudget?.spent ?? NO_SPEND, this.counted);
     return { ...(budget.turn || budget.session ? { budget } : {}), ...(mine.session ? { sessionBudget: { spent: spentBefore, ...(this.raises.session ? { raised: this.raises.session } : {}) } } : {}), left };
   }
 
@@ -146,6 +161,11 @@ export class TurnBudget {
     return addSpend(this.base, { tokens: t.total_tokens, ...(t.nanoUsd !== undefined ? { nanoUsd: t.nanoUsd } : {}) });
   }
 
+  /** What this turn's budgets count: its own spend, and its background children's (held while they run, spent once ended). */
+  private get counted(): Spend {
+    return [...this.held.values()].reduce(addSpend, addSpend(this.spend, this.childrenSpent));
+  }
+
   /** Before a model call: undefined to go on, or why the turn stops (after a person stopped it or let it time out). */
   async admit(step: number, contextTokens: number, wait: HumanWait): Promise<string | undefined> {
     const { limits, pricing } = this.input.config;
@@ -154,7 +174,8 @@ export class TurnBudget {
     for (;;) {
       const estimate = callEstimate(contextTokens, this.lastContext, limits.maxOutputTokens ?? OUTPUT_ESTIMATE_TOKENS, pricing);
       const raises = { ...this.raises, session: sumLimits(session?.raised, this.raises.session) };
-      const breach = budgetBreach(limits.budget, raises, { turn: this.spend, session: addSpend(session?.spent ?? NO_SPEND, this.spend) }, estimate);
+      const counted = this.counted;
+      const breach = budgetBreach(limits.budget, raises, { turn: counted, session: addSpend(session?.spent ?? NO_SPEND, counted) }, estimate);
       if (!breach) return undefined;
       const why = `Stopped before the next model call: ${budgetLine(breach)}.`;
       if (this.input.evalHumans) return why;

@@ -42,7 +42,8 @@ import type { ToolExecution } from './loop';
 import type { ModelCaller } from './model-call';
 import { notifyParent } from './handlers';
 import type { RunEvents } from './run-events';
-import { BACKGROUND_PATCH, BackgroundStarts } from './background';
+import { BACKGROUND_BUDGET_PATCH, BACKGROUND_PATCH, BackgroundStarts } from './background';
+import { heldBy } from '../../deterministic/background';
 
 /** Since this patch a call of `agent__<name>` starts the sub-agent's child turn. */
 export const SUB_AGENTS_PATCH = 'sub-agents';
@@ -131,6 +132,11 @@ export class SubAgents {
     if (!carved.left) {
       return toolError('SUB_AGENT_LIMIT', `${name} was not started: this turn's budget is spent.`, { recoverable: false, suggestion: 'finish with what you have' });
     }
+    // A background child's carve counts toward this turn's budgets while it runs (held before any
+    // await, so calls of one step carve from what the others left); what it spent, once it ends.
+    const held = background ? heldBy(carved.budget?.turn) : undefined;
+    const holding = held !== undefined && patched(BACKGROUND_BUDGET_PATCH);
+    if (holding) this.budget.hold(subAgentTurnId(this.input.turnId, call.callId), held);
     const mcpTools = await this.discover(config);
     const { budget: _own, ...limitsNoBudget } = config.limits;
     const turnId = subAgentTurnId(this.input.turnId, call.callId);
@@ -155,7 +161,7 @@ export class SubAgents {
       ...(this.input.evalHumans ? { evalHumans: this.input.evalHumans } : {}),
       subAgent: { depth, path: [...pathOf(this.input), name], parentTurnId: this.input.turnId, ...(background ? { background: true as const } : {}) },
     };
-    if (background) return this.background.start(name, child);
+    if (background) return this.background.start(name, child, holding ? (r) => this.budget.release(turnId, r?.spend) : undefined);
     this.children.set(turnId, name);
     let result: TurnResult;
     try {
