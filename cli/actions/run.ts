@@ -9,6 +9,7 @@ import { WaitNotes } from '../wait-notes';
 import { readTask } from '../task-input';
 import { say } from '../output';
 import { checkWorkerModelKey } from '../model-key-check';
+import { followBackground } from '../background-follow';
 
 export interface RunFlags {
   session?: string;
@@ -44,11 +45,8 @@ export async function run(ctx: CliContext, taskArg: string | undefined, o: RunFl
   if (!o.json) say(`session ${sessionId} · ${turnId}`);
   const json = Boolean(o.json);
   const prompter = terminalPrompter(json);
-  process.exitCode = await driveTurn(harness, sessionId, turnId, {
-    json,
-    waitTimeoutMs: o.waitTimeout * 1000,
-    notes,
-    ctx,
-    ...(prompter ? { prompter } : {}),
-  });
+  const drive = { json, waitTimeoutMs: o.waitTimeout * 1000, notes, ctx, ...(prompter ? { prompter } : {}) };
+  const code = await driveTurn(harness, sessionId, turnId, drive);
+  // Background sub-agents the turn left running: the turns their answers start are followed too.
+  process.exitCode = await followBackground(harness, sessionId, turnId, drive, code);
 }
