@@ -16,7 +16,7 @@ import { watchSession, watchTurn } from '../client/watch/live';
 import { allowedHosts, postProblem, requestToken, securityHeaders, tokenMatches } from './security';
 import * as api from './api';
 import type { Span } from '../history/trace/types';
-import { isAnyTurnId, isTurnId, sessionOfTurnId } from '../deterministic/turn-id';
+import { isAnyTurnId, sessionOfTurnId } from '../deterministic/turn-id';
 import { serveSse } from './sse';
 import { consoleSchedules } from './schedules';
 import { consoleSend } from './send';
@@ -99,7 +99,7 @@ export async function startConsole(deps: api.ApiDeps, opts: { host: string; port
    * after the turn's `final`.
    */
   const turnEvents = async (req: IncomingMessage, res: ServerResponse, turnId: string) => {
-    if (!isTurnId(turnId)) return json(res, 400, { error: 'id must be a turn id: <session>/turn-N' });
+    if (!isAnyTurnId(turnId)) return json(res, 400, { error: "id must be a turn id: <session>/turn-N, or a sub-agent's <session>/turn-N/agent-<call id>" });
     await serveSse(req, res, async (send, signal) => {
       try {
         for await (const ev of deps.harness.events(sessionOfTurnId(turnId), { turnId, signal })) send(api.displayed(ev));

@@ -7,7 +7,8 @@
  */
 import type { Client } from '@temporalio/client';
 import { UsageError, UserError } from '../../machine/errors';
-import { formatTurnId, parseTurnId, sessionOfTurnId, turnNumberOf } from '../../deterministic/turn-id';
+import { formatTurnId, parseAnyTurnId, sessionOfTurnId, turnNumberOf } from '../../deterministic/turn-id';
+import { noAgentTurn } from '../../history/unknown-turn';
 import { HistoryFollower } from './follow';
 import { turnsOf } from './live';
 import { isAfter, TurnEventReader } from './turn-events';
@@ -20,8 +21,9 @@ import type { Trouble } from '../wait-progress';
 /** Where to follow from and how to stop. */
 export interface EventOptions {
   /**
-   * The turn (`<session>/turn-N`, or N); default: the session's latest turn (the one running, or
-   * the last that ran), waiting for its first when it has none yet.
+   * The turn (`<session>/turn-N`, or N, or a sub-agent's `<session>/turn-N/agent-<call id>`);
+   * default: the session's latest turn (the one running, or the last that ran), waiting for its
+   * first when it has none yet.
    */
   turnId?: string | number;
   /**
@@ -106,8 +108,10 @@ async function whichTurn(client: Client, sessionId: string, o: EventOptions): Pr
   const named = o.turnId ?? fromTurn;
   if (named !== undefined) {
     const turnId = typeof named === 'number' ? formatTurnId(sessionId, named) : named;
-    const parts = parseTurnId(turnId, { strict: true });
-    if (!parts || !(parts.turn >= 1)) throw new UsageError(`${String(named)} is not a turn id`, 'a turn id is <session>/turn-N (N from 1), or give the turn number N');
+    const parts = parseAnyTurnId(turnId, { strict: true });
+    if (!parts || !(parts.turn >= 1)) {
+      throw new UsageError(`${String(named)} is not a turn id`, "a turn id is <session>/turn-N (N from 1) or a sub-agent's <session>/turn-N/agent-<call id>, or give the turn number N");
+    }
     if (parts.sessionId !== sessionId) throw new UsageError(`turn ${turnId} is not of session ${sessionId}`, 'name a turn of this session, or leave turnId out for its latest');
     if (fromTurn !== undefined && fromTurn !== turnId) throw new UsageError(`from is an event of turn ${fromTurn}, not of ${turnId}`, 'resume with an event of the turn you follow');
     return turnId;
@@ -131,6 +135,8 @@ async function whichTurn(client: Client, sessionId: string, o: EventOptions): Pr
 
 /** Why a turn Temporal does not know cannot be followed: no such session, or no such turn in it. */
 async function unknownTurn(client: Client, turnId: string): Promise<UserError> {
+  const agent = noAgentTurn(turnId);
+  if (agent) return agent;
   const sessionId = sessionOfTurnId(turnId);
   const session = new HistoryFollower(client, sessionId);
   if (!(await session.load())) return noSession(sessionId);
