@@ -81,3 +81,31 @@ export async function followBackground(harness: HarnessClient, sessionId: string
     after++;
   }
 }
+
+/**
+ * `chat` at its prompt after turn `after`: the next line typed, or the session's next turn when
+ * one starts first while background children run (the prompt is then withdrawn; a line typed
+ * meanwhile waits for the next one).
+ */
+export async function lineOrBackgroundTurn(
+  harness: HarnessClient,
+  sessionId: string,
+  after: number | undefined,
+  read: (signal: AbortSignal) => Promise<string | undefined>,
+): Promise<{ line: string | undefined } | { turnId: string }> {
+  const reading = new AbortController();
+  if (after === undefined) return { line: await read(reading.signal) };
+  const watching = new AbortController();
+  const turn = nextBackgroundTurn(harness, sessionId, after, Infinity, watching.signal).then((next) => {
+    if (next && 'stop' in next) say(next.stop);
+    // Nothing to follow: only the line can come.
+    return next && 'turnId' in next ? next : new Promise<never>(() => undefined);
+  });
+  const line = read(reading.signal).then((l) => ({ line: l }));
+  const first = await Promise.race([line, turn]);
+  if ('turnId' in first) {
+    reading.abort(new Error('a turn started'));
+    await line.catch(() => undefined);
+  } else watching.abort();
+  return first;
+}

@@ -13,6 +13,7 @@ import { WaitNotes } from '../wait-notes';
 import { prompt, say } from '../output';
 import { ChatLines } from '../chat-lines';
 import type { HarnessClient } from '../../api/client';
+import { lineOrBackgroundTurn, turnNumber } from '../background-follow';
 
 export interface ChatFlags {
   session?: string;
@@ -40,9 +41,18 @@ export async function chat(ctx: CliContext, o: ChatFlags): Promise<void> {
   const prompter = linePrompter(next);
   const shown = config?.agent !== undefined ? ` (agent ${config.agent})` : config ? ` (model ${config.model.provider}:${config.model.model})` : ' (continued)';
   say(`session ${sessionId}${shown}; /exit to leave${process.stdin.isTTY ? '; type while a turn runs to steer it (/interrupt TEXT stops its step)' : ''}`);
+  // The last turn followed: the turns its background sub-agents' answers start are followed too.
+  let last: string | undefined;
   try {
     for (;;) {
-      const line = await next('you> ');
+      const got = await lineOrBackgroundTurn(harness, sessionId, turnNumber(last), (signal) => next('you> ', signal));
+      if ('turnId' in got) {
+        say(`session ${sessionId} · ${got.turnId} (a new turn while background sub-agents ran: one answered, or a message arrived)`);
+        process.exitCode = await driveTurn(harness, sessionId, got.turnId, { json: false, prompter, ctx, waitTimeoutMs: DEFAULT_WAIT_TIMEOUT_SEC * 1000 });
+        last = got.turnId;
+        continue;
+      }
+      const line = got.line;
       if (line === undefined || line === '/exit' || line === '/quit') break;
       try {
         checkMessage(line);
@@ -56,6 +66,7 @@ export async function chat(ctx: CliContext, o: ChatFlags): Promise<void> {
       const timeoutMs = DEFAULT_WAIT_TIMEOUT_SEC * 1000;
       const troubleWait = commandTroubleWait(ctx, notes, timeoutMs, `for session ${sessionId}`, '', `see whether it arrived with \`harness status ${sessionId}\``);
       const { turnId } = await harness.send(line, { sessionId, config: config ?? null, troubleWait });
+      last = turnId;
       config = undefined; // started now: later messages go to the existing session
       // At a terminal, what a person types while the turn runs goes to it (piped input waits for its prompt).
       if (process.stdin.isTTY) lines.onFree = (text) => void steer(harness, sessionId, text);
