@@ -55,7 +55,7 @@ import { WorkerDeclarations } from './declarations';
 import { agentToolRefusal, resolveAgent, resolveSubAgent } from './agents';
 import { subAgentDescription, subAgentToolSpec } from '../deterministic/sub-agents';
 import { createWebhookActivities } from './webhook';
-import { createPrepareTurn } from './prepare-turn';
+import { createPrepareEvalTrials, createPrepareTurn } from './prepare-turn';
 import type { SessionConfig } from '../deterministic/session-config';
 
 /** What the activities depend on. */
@@ -134,7 +134,7 @@ export function createActivities(deps: ActivityDeps) {
     if (deps.modelClient) return { client: deps.modelClient, endpoint: 'injected' };
     if (input.model.provider === 'scripted') {
       // A sub-agent's turn plays its own script, under its own key.
-      const url = await scripted.baseUrl(input.model.scriptKey ?? input.sessionId);
+      const url = await scripted.baseUrl(input.model.scriptKey ?? input.sessionId, input.model.script);
       return { client: clientFor(url, 'scripted'), endpoint: url };
     }
     const baseURL = input.model.baseUrl ?? deps.env.OPENAI_BASE_URL;
@@ -161,6 +161,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createRetentionActivities({ home: deps.home, messages: messageStore, sandboxes }),
 
     prepareTurn: createPrepareTurn({ home: deps.home, specs, scripted, conversations, declarations, skills, memory, messageStore, custom, ...(deps.host ? { host: deps.host } : {}) }),
+    prepareEvalTrials: createPrepareEvalTrials({ declarations, custom, skills, ...(deps.host ? { host: deps.host } : {}) }),
 
     ...createHostActivities({ home: deps.home, ...(deps.host ? { host: deps.host } : {}), store: messageStore }),
 

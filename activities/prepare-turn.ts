@@ -5,10 +5,11 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import type { PrepareTurnInput, PrepareTurnResult } from '../deterministic/activity-types';
+import type { EvalTrialsPrepared, PrepareTurnInput, PrepareTurnResult } from '../deterministic/activity-types';
 import { isBlobArg } from '../deterministic/conversation';
 import type { HostRef } from '../deterministic/host';
 import type { ToolSpec } from '../deterministic/types';
+import type { CustomToolSet } from '../deterministic/custom-tools';
 import type { Conversations } from './store/conversations';
 import type { MessageStore } from './store/message-store';
 import { withStore } from './store/errors';
@@ -86,4 +87,35 @@ export function createPrepareTurn(deps: PrepareTurnDeps) {
       ...(deps.host ? { host: deps.host } : {}),
     };
     };
+}
+
+/**
+ * prepareEvalTrials: prepareTurn's findings that are the same for every trial of an eval, once a
+ * run instead of once a trial: the worker's skills (no session folders) and its custom tools for
+ * the agent. Trials then skip prepareTurn (a local activity and a store write each). Not shared,
+ * so each trial prepares as before: a worker serving a sandbox host (each trial's session lives
+ * there), custom tools (their list is stored per session), an agent the worker refuses (each
+ * trial fails as it did).
+ */
+export function createPrepareEvalTrials(deps: Pick<PrepareTurnDeps, 'declarations' | 'custom' | 'skills' | 'host'>) {
+  return async function prepareEvalTrials(input: { agent?: string }): Promise<EvalTrialsPrepared> {
+    if (deps.host) return {};
+    let stored = false;
+    let customTools: CustomToolSet;
+    try {
+      checkAgentNamed(input.agent, deps.declarations);
+      const only = input.agent !== undefined ? agentTools(input.agent, deps.declarations) : deps.declarations.defaultAgentTools();
+      customTools = await deps.custom.list(async () => {
+        stored = true;
+        return '';
+      }, only);
+    } catch {
+      return {};
+    }
+    if (stored || customTools.tools.length) return {};
+    const catalog = deps.skills.catalog();
+    const index = skillsIndex(catalog.skills);
+    const rules = skillRules(catalog.skills);
+    return { customTools, ...(index ? { skillsIndex: index } : {}), ...(rules.length ? { skillRules: rules } : {}) };
+  };
 }

@@ -4,6 +4,7 @@
  * (under HARNESS_HOME when there is none) so a restarted worker keeps serving a session whose
  * CLI is long gone, and a worker with another HARNESS_HOME (another sandbox host) does too.
  */
+import { ApplicationFailure } from '@temporalio/common';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseScript } from '../scripted-model/script';
@@ -49,9 +50,23 @@ export class ScriptedModels {
     this.known.add(sessionId);
   }
 
-  /** Base URL to reach the session's script; reloads it from disk after a worker restart. */
-  async baseUrl(sessionId: string): Promise<string> {
+  /**
+   * Base URL to reach the session's script; reloads it from disk after a worker restart. A call
+   * that brings the script (a turn prepared by its caller) registers it here, with no stored copy:
+   * every call of such a turn brings it.
+   */
+  async baseUrl(sessionId: string, script?: unknown): Promise<string> {
     const server = await this.start();
+    if (!this.known.has(sessionId) && script !== undefined) {
+      let parsed;
+      try {
+        parsed = parseScript(script, `script of session ${sessionId}`);
+      } catch (err) {
+        throw ApplicationFailure.nonRetryable((err as Error).message, 'INVALID_SCRIPT');
+      }
+      server.registerScript(sessionId, parsed);
+      this.known.add(sessionId);
+    }
     if (!this.known.has(sessionId)) {
       const text = (await readFile(this.file(sessionId), 'utf8').catch(() => undefined)) ?? (await this.fromStore(sessionId));
       if (text === undefined) throw new Error(`no scripted model is registered for session ${sessionId}`);

@@ -161,6 +161,9 @@ export interface PrepareTurnResult {
   host?: HostRef;
 }
 
+/** What an eval's trials without fixtures share of prepareTurn (workflows/eval/trial-prepare.ts); without customTools, each trial prepares itself. */
+export type EvalTrialsPrepared = Pick<PrepareTurnResult, 'customTools' | 'skillsIndex' | 'skillRules'>;
+
 /** Input of claimHost: a session whose host was lost, and the workspace to restore on the next. */
 export interface ClaimHostInput {
   sessionId: string;

@@ -20,10 +20,18 @@ export type ModelSpec =
   | { provider: 'scripted'; model: string; script: unknown; toolMode?: ToolModeSetting; scriptKey?: string };
 
 /**
- * The model spec as sent with each call: the scripted script is registered once per turn instead.
+ * The model spec as sent with each call: the scripted script is registered once per turn instead
+ * (by prepareTurn; a turn prepared by its caller sends it with each call).
  * `scriptKey`: a sub-agent's turn plays its own script under this key, not its session's.
  */
-export type ModelRef = { provider: 'openai' | 'scripted'; model: string; baseUrl?: string; scriptKey?: string };
+export type ModelRef = {
+  provider: 'openai' | 'scripted';
+  model: string;
+  baseUrl?: string;
+  scriptKey?: string;
+  /** A scripted turn that ran no prepareTurn (TurnInput.prepared): the script, which the worker registers at the call. */
+  script?: unknown;
+};
 
 /** Limits that bound a turn and a session. */
 export interface Limits {

@@ -117,6 +117,12 @@ export interface TurnInput {
   recordedEffects?: RecordedEffects;
   /** An eval trial: the case's approval decisions and ask_user answers (nobody is waited for). */
   evalHumans?: { approvals: EvalApprovals; answers: string[] };
+  /**
+   * A first turn its caller prepared (an eval's trial without fixtures, skills folders or memory:
+   * workflows/eval/trial-prepare.ts): it runs no prepareTurn, offers these custom tools and skills,
+   * and each model call carries its scripted model's script (no stored copy to read back).
+   */
+  prepared?: { customTools: CustomToolSet; skillsIndex?: string; skillRules?: Rule[] };
   /** With a session budget: what the session spent before this turn and what people added to its budget. */
   sessionBudget?: { spent: Spend; raised?: BudgetRaises['session'] };
   /** How the session's earlier turns offered the tools (native or text): this turn keeps it. */

@@ -90,7 +90,8 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
   async function start(input: ModelCallInput, ctx: Context, progress: ModelCallProgress, waitedMs = 0): Promise<RunningCall> {
     const { client, endpoint } = await resolve(input);
     progress.endpoint = endpointLabel(endpoint);
-    const context = await requestContext(input, deps.conversations);
+    // The system text the call brings is written with its reply's chain (storeReply), in the same statement.
+    const context = await requestContext(input, deps.conversations, { defer: true });
     const tools = await toolSpecs(input);
     // Our own deadline, inside Temporal's start-to-close: the failure then names the endpoint
     // instead of being Temporal's anonymous "activity StartToClose timeout". It runs from the
@@ -163,6 +164,8 @@ export function createCallModel(resolve: ModelResolver, toolSpecs: (input: Model
     const attempt = ctx.info.attempt + (input.earlier?.attempts ?? 0);
     const done = await call.outcome;
     if ('error' in done) {
+      // No reply to chain: the texts the request brought are stored on their own (what a trace of the failed call shows).
+      if (call.draft?.texts?.length) await deps.conversations?.putTexts(input.sessionId, call.draft.texts).catch(() => undefined);
       // Tokens the provider says this failed attempt used are paid for: the next attempt reads them here.
       progress.wasted = addWaste(progress.wasted, reportedUsage(done.error));
       if (done.timedOut) {

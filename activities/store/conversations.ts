@@ -26,6 +26,8 @@ export function nodeHash(parent: string | null, blob: string): string {
 /** A conversation read for a call, its pending messages not yet written. */
 export interface Draft extends Chained {
   added: Entry[];
+  /** Texts the call sends (its system text, its notes) that the commit writes with the chain. */
+  texts?: { hash: string; body: string }[];
 }
 
 /** A message with its stored body and the body's hash. */
@@ -66,6 +68,24 @@ export class Conversations {
       this.remember(this.texts, key, text);
     }
     return hash;
+  }
+
+  /**
+   * A text to store with a draft's commit (deferText), or none when this worker already stored it:
+   * its hash either way. A model call's system text goes in the write of its reply's chain, one
+   * statement a call instead of two; a call that commits nothing writes it apart (putTexts).
+   */
+  deferText(sessionId: string, text: string): { hash: string; body?: string } {
+    const hash = sha256(text);
+    return this.texts.has(`${sessionId}\u0000${hash}`) ? { hash } : { hash, body: text };
+  }
+
+  /** Stores texts deferText gave (of a draft that is not committed), in one write. */
+  async putTexts(sessionId: string, texts: readonly { hash: string; body: string }[]): Promise<void> {
+    const fresh = texts.filter((t) => !this.texts.has(`${sessionId}\u0000${t.hash}`));
+    if (fresh.length === 0) return;
+    await (await this.store()).putBlobs(sessionId, fresh);
+    for (const t of fresh) this.remember(this.texts, `${sessionId}\u0000${t.hash}`, t.body);
   }
 
   /** A stored text by hash. */
@@ -146,7 +166,11 @@ export class Conversations {
   /** Writes a draft's messages and `extra` after its head; returns the new head and all the messages. */
   async commit(sessionId: string, draft: Draft, extra: readonly ChatMessage[] = []): Promise<Chained> {
     const added = [...draft.added, ...extra.map(entry)];
-    if (added.length === 0) return { head: draft.head, messages: draft.messages };
+    const texts = draft.texts ?? [];
+    if (added.length === 0) {
+      await this.putTexts(sessionId, texts);
+      return { head: draft.head, messages: draft.messages };
+    }
     const nodes: StoredNode[] = [];
     let parent = draft.head;
     for (const a of added) {
@@ -154,7 +178,8 @@ export class Conversations {
       nodes.push({ hash, parent, blob: a.blob });
       parent = hash;
     }
-    await (await this.store()).putChain(sessionId, added.map((a) => ({ hash: a.blob, body: a.body })), nodes);
+    await (await this.store()).putChain(sessionId, [...texts, ...added.map((a) => ({ hash: a.blob, body: a.body }))], nodes);
+    for (const t of texts) this.remember(this.texts, `${sessionId}\u0000${t.hash}`, t.body);
     const messages = [...draft.messages, ...extra];
     this.remember(this.cache, `${sessionId}\u0000${parent}`, messages);
     return { head: parent, messages };

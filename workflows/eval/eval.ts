@@ -31,6 +31,7 @@ import { EvalSpend } from './budget';
 import { closeSandbox } from '../sandbox-host';
 import { DEFAULT_TRIALS_PER_RUN, type EvalCarry } from './carry';
 import { workflowNow } from '../workflow-clock';
+import { TrialPreparation } from './trial-prepare';
 
 
 export interface EvalInput {
@@ -81,6 +82,8 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
   let next = first;
   // `--budget`: what the trials spent, and whether the eval stopped starting them.
   const spent = new EvalSpend(input.budget, carry?.spent);
+  // What the run's trials share of their turns' preparation, asked once (trial-prepare.ts).
+  const preparation = new TrialPreparation();
   // Every eval of the support window runs its trials itself (and has this marker).
   deprecatePatch('eval-trials-inline');
   // Reports in the store, and a new run every few hundred trials (carry.ts); evals from before keep theirs in memory.
@@ -110,7 +113,7 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
     const trial: EvalCaseInput = { evalId: input.evalId, sessionId, case: job.c, trial: job.trial, config: caseConfig(input, job.c, sessionId) };
     let r: TrialReport | TrialTally;
     try {
-      r = await runTrial(trial, keep);
+      r = await runTrial(trial, keep, preparation);
     } catch (err) {
       const failed = harnessFailure(job.c, job.trial, sessionId, rootCauseMessage(err));
       if (keep) await keepEvalTrial({ evalId: input.evalId, report: failed });
@@ -178,7 +181,7 @@ interface EvalCaseInput {
  * trial is timed from the local activity that writes its fixtures; without fixtures (from
  * `eval-trial-lean`), from the workflow's clock, deterministic on replay.
  */
-async function runTrial(input: EvalCaseInput, keep: boolean): Promise<TrialReport | TrialTally> {
+async function runTrial(input: EvalCaseInput, keep: boolean, preparation: TrialPreparation): Promise<TrialReport | TrialTally> {
   const { sessionId, config } = input;
   const c = input.case;
   // A case without fixtures has nothing to prepare: its trial is timed from the workflow's clock
@@ -188,6 +191,8 @@ async function runTrial(input: EvalCaseInput, keep: boolean): Promise<TrialRepor
   const servers = config.mcp?.servers ?? [];
   const mcpTools = servers.length ? await discoverActivity(servers)({ sessionId, ...mcpScopeOf(config), servers, ...(patched(TOOLS_BY_REF) ? { byRef: true as const } : {}) }) : undefined;
   const turnId = `${sessionId}/turn-1`;
+  // A trial with nothing of its own to prepare gets what the run's trials share, and its turn skips prepareTurn.
+  const prepared = bare ? await preparation.of(c, config) : undefined;
   let turn: TurnInput = {
     sessionId,
     turn: 1,
@@ -200,6 +205,7 @@ async function runTrial(input: EvalCaseInput, keep: boolean): Promise<TrialRepor
     ...(c.max_steps ? { maxSteps: c.max_steps } : {}),
     ...(mcpTools ? { mcpTools } : {}),
     evalHumans: { approvals: c.approvals, answers: c.answers },
+    ...(prepared ? { prepared } : {}),
   };
   if (c.from) {
     // A case from a recorded run: its conversation at the step, copied; no model call before it.

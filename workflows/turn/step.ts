@@ -92,7 +92,7 @@ function modelRef(input: TurnInput): ModelCallInput['model'] {
   const m = input.config.model;
   return m.provider === 'openai'
     ? { provider: 'openai', model: m.model, ...(m.baseUrl ? { baseUrl: m.baseUrl } : {}) }
-    : { provider: 'scripted', model: m.model, ...(m.scriptKey ? { scriptKey: m.scriptKey } : {}) };
+    : { provider: 'scripted', model: m.model, ...(m.scriptKey ? { scriptKey: m.scriptKey } : {}), ...(input.prepared ? { script: m.script } : {}) };
 }
 
 /** Call records kept in the turn's own state; older ones go to the store in chunks of this many. */

@@ -99,8 +99,10 @@ async function playTurn(input: TurnInput, end: ThrownEnd): Promise<TurnResult> {
 
   // A run that continues a long turn keeps what the turn's first run prepared; a turn prepares
   // on its session's sandbox host (host-route.ts), which a session without one never has.
-  const hosted = input.resume?.prepared
-    ? { route: HostRoute.resumed(input, events), prepared: input.resume.prepared, note: undefined }
+  // A turn its caller prepared (an eval's trial) has no host and runs no prepareTurn.
+  const given = input.resume?.prepared ?? input.prepared;
+  const hosted = given
+    ? { route: HostRoute.resumed(input, events), prepared: given, note: undefined }
     : await HostRoute.prepare({ ...input, ...(input.resume?.host ? { host: input.resume.host } : {}) }, prepareRequest(input), events, prepareTurnHere);
   const { route, prepared } = hosted;
   hostRoute.current = route;
