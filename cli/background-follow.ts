@@ -31,10 +31,12 @@ export function turnNumber(turnId: string | undefined): number | undefined {
 
 /**
  * The session's next turn after turn `after` once one starts while its background children run;
- * `stop` with a line to say when they all wait on a person or the deadline passes; undefined when
- * none runs (or `signal` aborts).
+ * `stop` with a line to say when they all wait on a person (unless `throughWaits`: someone may
+ * decide elsewhere, and the answer start a turn) or the deadline passes; undefined when none runs
+ * (or `signal` aborts).
  */
-export async function nextBackgroundTurn(harness: HarnessClient, sessionId: string, after: number, deadline: number, signal?: AbortSignal): Promise<NextTurn> {
+export async function nextBackgroundTurn(harness: HarnessClient, sessionId: string, after: number, deadline: number, o: { signal?: AbortSignal; throughWaits?: boolean } = {}): Promise<NextTurn> {
+  const { signal } = o;
   let idle = 0;
   for (;;) {
     if (signal?.aborted) return undefined;
@@ -44,7 +46,7 @@ export async function nextBackgroundTurn(harness: HarnessClient, sessionId: stri
       const running = s.background ?? [];
       if (s.status === 'ended') return undefined;
       if (!running.length && ++idle > SETTLE_POLLS) return undefined;
-      if (running.length && running.every((c) => c.waiting)) {
+      if (!o.throughWaits && running.length && running.every((c) => c.waiting)) {
         const names = running.map((c) => agentPathLabel(c.path)).join(', ');
         return { stop: `background sub-agent(s) ${names} wait on a person: see \`harness status ${sessionId}\`; their answers start turns of the session` };
       }
@@ -96,8 +98,7 @@ export async function lineOrBackgroundTurn(
   const reading = new AbortController();
   if (after === undefined) return { line: await read(reading.signal) };
   const watching = new AbortController();
-  const turn = nextBackgroundTurn(harness, sessionId, after, Infinity, watching.signal).then((next) => {
-    if (next && 'stop' in next) say(next.stop);
+  const turn = nextBackgroundTurn(harness, sessionId, after, Infinity, { signal: watching.signal, throughWaits: true }).then((next) => {
     // Nothing to follow: only the line can come.
     return next && 'turnId' in next ? next : new Promise<never>(() => undefined);
   });
