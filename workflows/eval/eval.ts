@@ -107,6 +107,9 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
     ...(spent.stopped ? { stopped: true } : {}),
   }));
 
+  // Before any trial starts: what this run's trials share of their turns' preparation (trial-prepare.ts).
+  await preparation.ask(jobs.slice(first, first + perRun).map((j) => ({ c: j.c, config: caseConfig(input, j.c, trialSessionId(input.evalId, j.c.id, j.trial)) })));
+
   const run = async (job: (typeof jobs)[number]) => {
     running++;
     const sessionId = trialSessionId(input.evalId, job.c.id, job.trial);
@@ -192,7 +195,7 @@ async function runTrial(input: EvalCaseInput, keep: boolean, preparation: TrialP
   const mcpTools = servers.length ? await discoverActivity(servers)({ sessionId, ...mcpScopeOf(config), servers, ...(patched(TOOLS_BY_REF) ? { byRef: true as const } : {}) }) : undefined;
   const turnId = `${sessionId}/turn-1`;
   // A trial with nothing of its own to prepare gets what the run's trials share, and its turn skips prepareTurn.
-  const prepared = bare ? await preparation.of(c, config) : undefined;
+  const prepared = bare ? preparation.of(c, config) : undefined;
   let turn: TurnInput = {
     sessionId,
     turn: 1,
