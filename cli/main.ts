@@ -33,6 +33,7 @@ import { registerHome } from './commands/home';
 import { registerPending } from './commands/pending';
 import { registerSchedule } from './commands/schedule';
 import { escapeForTerminal } from '../machine/terminal/escape';
+import { installLeanProto } from '../client/lean-proto/install';
 import { EXIT, say } from './output';
 
 /** Builds the command tree. */
@@ -109,8 +110,16 @@ export function packageVersion(): string {
   }
 }
 
+/**
+ * Commands that only talk to Temporal as a client: they load the Temporal API's definitions a
+ * part at a time (client/lean-proto/install.ts), about half of what loading the SDK cost. Commands
+ * that may host a worker in their process load the package as it is.
+ */
+const LEAN_PROTO_COMMANDS = new Set(['status', 'sessions', 'answer', 'end', 'approve', 'deny', 'wake', 'send', 'pending', 'show', 'cancel']);
+
 /** Runs the CLI with argv (without node and script). */
 export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  if (LEAN_PROTO_COMMANDS.has(argv[0] ?? '')) installLeanProto();
   const program = buildProgram(env);
   try {
     await program.parseAsync(argv, { from: 'user' });
