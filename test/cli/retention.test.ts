@@ -286,15 +286,15 @@ describe('harness sessions prune', () => {
   }, 180_000);
 
   it('leaves a trial whose turn still runs (the trial has no workflow of its own), and `end` or `status` of its id says it is a trial', async () => {
-    const suite = parseSuite(JSON.stringify({ id: 'slow', input: 'Take your time.', model_script: { steps: [{ fault: { delay_ms: 120_000 }, content: 'late' }] }, checks: [] }), 'slow.jsonl');
+    const suite = parseSuite(JSON.stringify({ id: 'slow', input: 'Take your time.', model_script: { steps: [{ tool_calls: [{ name: 'get_current_time', arguments: {} }] }, { fault: { delay_ms: 120_000 }, content: 'late' }] }, checks: [] }), 'slow.jsonl');
     const evalId = await startEval(h.client, h.taskQueue, suite, { concurrency: 1, trials: 1, config: scriptedConfig({ steps: [] }, {}, DEFAULT_POLICY), model: 'scripted', scriptedPerCase: true });
     const trial = `${evalId}-slow-t1`;
     try {
-      // The turn stores the conversation as its model call begins; the call then waits two minutes.
+      // The turn stores the conversation with each model reply: step 1's is stored, step 2's call then waits two minutes.
       const calling = async () => (await h.client.workflow.getHandle(`${trial}/turn-1`).describe().catch(() => undefined))?.raw.pendingActivities?.some((a) => a.activityType?.name === 'callModel');
       for (let i = 0; i < 300 && !(await calling()); i++) await sleep(100);
       let rows = -1;
-      for (let i = 0; i < 100 && rows !== (await storedRows(trial)); i++) {
+      for (let i = 0; i < 100 && (rows <= 0 || rows !== (await storedRows(trial))); i++) {
         rows = await storedRows(trial);
         await sleep(300);
       }
