@@ -6,19 +6,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineAgent, defineTool, type HarnessEvent } from '../../index';
+import { defineAgent, type HarnessEvent } from '../../index';
 import { HarnessClient } from '../../api/client';
 import { startHarness, type TestHarness } from '../support/harness';
+import { factTools } from '../support/fact-tools';
 import { scriptFiles } from '../support/agent-scripts';
 
-const lookup = defineTool({
-  name: 'look_fact',
-  description: 'Look a fact up by its topic.',
-  schema: z.object({ topic: z.string() }),
-  risk: 'read_only',
-  run: ({ topic }) => ({ fact: `${topic} is 42` }),
-});
+const { lookup } = factTools();
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-sub-agent-events-'));
 let h: TestHarness;

@@ -8,26 +8,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { z } from 'zod';
-import { defineAgent, defineTool } from '../../index';
+import { defineAgent } from '../../index';
 import type { SessionState } from '../../deterministic/session-state';
 import { startHarness, type TestHarness } from '../support/harness';
 import { scriptFiles } from '../support/agent-scripts';
+import { gatedFactsTool } from '../support/gated-tool';
 import { spawn } from 'node:child_process';
 import { cliEnv, describeResult, HARNESS_BIN, removeTempDirs, runCli, tempDir } from '../support/cli';
 
 // The child's tool runs until the test lets it end.
-const gates: Array<() => void> = [];
-const gate = defineTool({
-  name: 'gather_facts',
-  description: 'Gather facts.',
-  schema: z.object({ topic: z.string() }),
-  risk: 'read_only',
-  run: async ({ topic }) => {
-    await new Promise<void>((resolve) => gates.push(resolve));
-    return { facts: `facts on ${topic}` };
-  },
-});
+const { tool: gate, waiting: gates } = gatedFactsTool();
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-run-background-'));
 const scriptFile = scriptFiles(dir);

@@ -8,34 +8,14 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
-import { defineAgent, defineTool } from '../../index';
+import { defineAgent } from '../../index';
 import { HarnessClient } from '../../api/client';
 import { newSessionId, startHarness, type TestHarness } from '../support/harness';
+import { factTools } from '../support/fact-tools';
 import { scriptFiles } from '../support/agent-scripts';
 import { cliEnv, describeResult, parseJson, removeTempDirs, runCli, stackLines, tempDir } from '../support/cli';
 
-const runs: string[] = [];
-const lookup = defineTool({
-  name: 'look_fact',
-  description: 'Look a fact up by its topic.',
-  schema: z.object({ topic: z.string() }),
-  risk: 'read_only',
-  run: ({ topic }) => {
-    runs.push(`look_fact ${topic}`);
-    return { fact: `${topic} is 42` };
-  },
-});
-const file = defineTool({
-  name: 'file_note',
-  description: 'File a note in the archive.',
-  schema: z.object({ note: z.string() }),
-  risk: 'write',
-  run: ({ note }) => {
-    runs.push(`file_note ${note}`);
-    return { filed: note };
-  },
-});
+const { runs, lookup, file } = factTools();
 
 let h: TestHarness;
 let env: NodeJS.ProcessEnv;

@@ -10,8 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { z } from 'zod';
-import { defineAgent, defineTool } from '../../index';
+import { defineAgent } from '../../index';
 import { HarnessClient } from '../../api/client';
 import type { TurnInput, TurnResult } from '../../deterministic/session';
 import type { SessionState } from '../../deterministic/session-state';
@@ -19,19 +18,10 @@ import { decodePayload } from '../../history/trace/events';
 import { replayHistory } from '../../history/replay/replay';
 import { startHarness, type TestHarness } from '../support/harness';
 import { scriptFiles } from '../support/agent-scripts';
+import { gatedFactsTool } from '../support/gated-tool';
 
 // Each child's tool runs until the test lets it end.
-const gates: Array<() => void> = [];
-const gate = defineTool({
-  name: 'gather_facts',
-  description: 'Gather facts.',
-  schema: z.object({ topic: z.string() }),
-  risk: 'read_only',
-  run: async ({ topic }) => {
-    await new Promise<void>((resolve) => gates.push(resolve));
-    return { facts: `facts on ${topic}` };
-  },
-});
+const { tool: gate, waiting: gates } = gatedFactsTool();
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-background-budget-'));
 const scriptFile = scriptFiles(dir);

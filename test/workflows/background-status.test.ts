@@ -7,28 +7,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { z } from 'zod';
-import { defineAgent, defineTool } from '../../index';
+import { defineAgent } from '../../index';
 import { HarnessClient } from '../../api/client';
 import type { TurnResult } from '../../deterministic/session';
 import { startHarness, type TestHarness } from '../support/harness';
 import { scriptFiles } from '../support/agent-scripts';
+import { gatedFactsTool } from '../support/gated-tool';
 import { cliEnv, parseJson, removeTempDirs, runCli, tempDir } from '../support/cli';
 
 // The child's tool runs until the test lets it end, so the child is running at its first step meanwhile.
-let release: () => void = () => undefined;
-let gateReached = false;
-const gate = defineTool({
-  name: 'gather_facts',
-  description: 'Gather facts.',
-  schema: z.object({ topic: z.string() }),
-  risk: 'read_only',
-  run: async ({ topic }) => {
-    gateReached = true;
-    await new Promise<void>((resolve) => (release = resolve));
-    return { facts: `facts on ${topic}` };
-  },
-});
+const { tool: gate, waiting: gates } = gatedFactsTool();
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-background-status-'));
 const scriptFile = scriptFiles(dir);
@@ -40,7 +28,7 @@ beforeAll(async () => {
   client = new HarnessClient(h.client, { taskQueue: h.taskQueue, env: {}, cwd: dir });
 });
 afterAll(async () => {
-  release();
+  for (const open of gates.splice(0)) open();
   await h?.stop();
   rmSync(dir, { recursive: true, force: true });
   removeTempDirs();
@@ -69,7 +57,7 @@ it('status shows a background sub-agent running, with its step, in text and JSON
   const out = await client.run('Research.', { agent: 'st-lead' });
   expect(out.kind === 'done' && out.result.answer).toBe('Started it.');
   const childId = `${out.turnId}/agent-t1-s1-c0`;
-  await expect.poll(() => gateReached, { timeout: 30_000, interval: 100 }).toBe(true);
+  await expect.poll(() => gates.length, { timeout: 30_000, interval: 100 }).toBe(1);
 
   const s = await client.status(out.sessionId);
   expect(s.status).toBe('idle');
@@ -81,7 +69,7 @@ it('status shows a background sub-agent running, with its step, in text and JSON
   const json = parseJson<{ background?: unknown }>(await runCli(['status', out.sessionId, '--json'], { env }));
   expect(json.background).toEqual([{ turn_id: childId, path: ['st-lead', 'st-researcher'], step: 1 }]);
 
-  release();
+  gates.shift()!();
   const turn2 = `${out.sessionId}/turn-2`;
   await expect.poll(async () => (await client.status(out.sessionId)).turnCount, { timeout: 60_000, interval: 200 }).toBe(2);
   expect(((await h.client.workflow.getHandle(turn2).result()) as TurnResult).answer).toBe('Noted.');

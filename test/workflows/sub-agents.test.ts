@@ -11,8 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { z } from 'zod';
-import { defineAgent, defineTool } from '../../index';
+import { defineAgent } from '../../index';
 import { HarnessClient } from '../../api/client';
 import type { TurnInput, TurnResult } from '../../deterministic/session';
 import { replayHistory } from '../../history/replay/replay';
@@ -20,32 +19,13 @@ import { loadTrace } from '../../history/trace';
 import { loadLedger } from '../../history/ledger/load';
 import { decodePayload } from '../../history/trace/events';
 import { ALLOW_ALL, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
+import { factTools } from '../support/fact-tools';
 import { scriptFiles } from '../support/agent-scripts';
 import { taskFailures } from '../support/watched-turn';
 import { toolResults } from '../support/watched-turn';
 import { Receiver } from '../support/webhook-receiver';
 
-const runs: string[] = [];
-const lookup = defineTool({
-  name: 'look_fact',
-  description: 'Look a fact up by its topic.',
-  schema: z.object({ topic: z.string() }),
-  risk: 'read_only',
-  run: ({ topic }) => {
-    runs.push(`look_fact ${topic}`);
-    return { fact: `${topic} is 42` };
-  },
-});
-const file = defineTool({
-  name: 'file_note',
-  description: 'File a note in the archive.',
-  schema: z.object({ note: z.string() }),
-  risk: 'write',
-  run: ({ note }) => {
-    runs.push(`file_note ${note}`);
-    return { filed: note };
-  },
-});
+const { runs, lookup, file } = factTools();
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-sub-agents-'));
 let h: TestHarness;
