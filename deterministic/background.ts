@@ -94,3 +94,18 @@ export function backgroundMessage(r: BackgroundResult): string {
 export function backgroundSender(f: Pick<BackgroundFrom, 'path' | 'turnId'>): string {
   return `background sub-agent ${agentPathLabel(f.path)} (${f.turnId})`;
 }
+
+const countable = (n: unknown, optional: boolean): boolean => (n === undefined ? optional : typeof n === 'number' && Number.isFinite(n) && n >= 0);
+
+/**
+ * The figures of a background child's status or end that the session may count: a spend, usage
+ * or hold whose every figure is a finite non-negative number, or undefined. A signal reaches the
+ * session from whoever can reach Temporal: a forged negative figure must never lower what the
+ * session counts as spent (a forged large one only stops it sooner).
+ */
+export function countableFigures(f: { usage?: Usage; spend?: Spend; held?: Spend }): { usage?: Usage; spend?: Spend; held?: Spend } {
+  const spendOk = (s: Spend | undefined) => s !== undefined && typeof s === 'object' && countable(s.tokens, false) && countable(s.nanoUsd, true);
+  const u = f.usage;
+  const usageOk = u !== undefined && typeof u === 'object' && countable(u.prompt_tokens, false) && countable(u.completion_tokens, false) && countable(u.total_tokens, false) && countable(u.cached_tokens, true);
+  return { ...(usageOk ? { usage: u } : {}), ...(spendOk(f.spend) ? { spend: f.spend } : {}), ...(spendOk(f.held) ? { held: f.held } : {}) };
+}

@@ -14,14 +14,20 @@ import {
   backgroundStatusSignal,
   type BackgroundFrom,
   type BackgroundResult,
+  countableFigures,
   type BackgroundStatus,
 } from '../../deterministic/background';
+import type { Spend } from '../../deterministic/budget';
+import type { Usage } from '../../deterministic/types';
 import { steerSignal, type SendMessageInput } from '../../deterministic/messages';
 import type { SessionCarry, TurnInput } from '../../deterministic/session';
 import type { Pending, SessionState } from '../../deterministic/session-state';
 import { BACKGROUND_BUDGET_PATCH, BACKGROUND_PATCH } from '../turn/background';
 import { addSpend } from '../../deterministic/budget';
 import type { SessionTracker } from './tracker';
+
+/** Since this patch a background status's or end's malformed figures (a negative or non-numeric spend, usage or hold) are not counted: taken only where one arrives. */
+const BACKGROUND_FIGURES_PATCH = 'background-figures-checked';
 
 /** A message of the session's queue: a person's, or a background child's end (`from`). */
 export type QueuedMessage = SendMessageInput & { from?: BackgroundFrom };
@@ -59,7 +65,7 @@ export class SessionBackground {
     // A deeper child's wait names that child; the session decides it there either way.
     const pending: Pending | undefined = s.pending && { ...s.pending, agent: { ...(s.pending.agent ?? { turnId: s.turnId, path: s.path }), background: true } };
     // What it may spend is said once, as it starts: its later statuses keep it held.
-    const held = s.held ?? this.running.get(s.turnId)?.held;
+    const held = this.figures(s).held ?? this.running.get(s.turnId)?.held;
     this.running.set(s.turnId, { turnId: s.turnId, path: s.path, ...(pending ? { pending } : {}), ...(held ? { held } : {}) });
   }
 
@@ -69,7 +75,8 @@ export class SessionBackground {
     this.taken.push(r.turnId);
     if (this.taken.length > TAKEN_KEPT) this.taken.splice(0, this.taken.length - TAKEN_KEPT);
     this.running.delete(r.turnId);
-    if (r.usage || r.spend) this.tracker.addSpent(r.usage, r.spend);
+    const { usage, spend } = this.figures(r);
+    if (usage || spend) this.tracker.addSpent(usage, spend);
     if (this.ended() || this.closed) return;
     const { result: _r, usage: _u, spend: _s, ...from } = r;
     const text = backgroundMessage(r);
@@ -84,6 +91,13 @@ export class SessionBackground {
       }
     }
     this.queue.push({ text, from });
+  }
+
+  /** A status's or an end's figures as the session counts them: a malformed one (forged: a child sends only its own counts) is left out. */
+  private figures<F extends { usage?: Usage; spend?: Spend; held?: Spend }>(f: F): Pick<F, 'usage' | 'spend' | 'held'> {
+    const ok = countableFigures(f);
+    const dropped = (f.usage && !ok.usage) || (f.spend && !ok.spend) || (f.held && !ok.held);
+    return dropped && patched(BACKGROUND_FIGURES_PATCH) ? ok : f;
   }
 
   /**
