@@ -9,6 +9,7 @@ import type { TurnResult } from '../../deterministic/session';
 import type { ModelSpec } from '../../deterministic/session-config';
 import { decodePayload } from '../trace/events';
 import { UserError } from '../../machine/errors';
+import { noAgentTurn } from '../unknown-turn';
 import type { Run } from '../trace/runs';
 import { readTimeline } from '../trace/timeline';
 import { combine, recordedLedger, turnLedger } from './compute';
@@ -35,7 +36,7 @@ export function ledgerOfRuns(turnId: string, runs: readonly Run[], opts: LedgerO
 export async function loadLedger(client: Client, id: string, opts: LedgerOptions = {}): Promise<Ledger> {
   const runs = withoutResetBases(await fetchRawRuns(client, id));
   if (!runs.length) {
-    throw new UserError(`no session, turn or eval ${id} in Temporal`, '`harness sessions` lists sessions; a turn id is <session>/turn-N; Temporal keeps histories for its retention period');
+    throw noAgentTurn(id) ?? new UserError(`no session, turn or eval ${id} in Temporal`, '`harness sessions` lists sessions; a turn id is <session>/turn-N; Temporal keeps histories for its retention period');
   }
   const type = workflowTypeOf(runs[0]!);
   if (type === 'turnWorkflow') return combine('turn', id, [(!opts.calls && recordedOf(id, runs)) || turnLedger(id, scanTurn(runs), opts.fallback)]);

@@ -100,6 +100,11 @@ describe("a sub-agent's turn through the CLI", () => {
     expect(text.stdout).toContain('look_fact');
     expect(text.stdout).not.toContain('agent__clerk');
 
+    // cost: the child's own turn, two model calls (its parent's calls are not in it).
+    const cost = await cli(['cost', found, '--json']);
+    expect(cost.code, describeResult(cost)).toBe(0);
+    expect(parseJson<{ kind: string; id: string; by_kind: { model: { calls: number } } }>(cost)).toMatchObject({ kind: 'turn', id: found, by_kind: { model: { calls: 2 } } });
+
     // --follow: the spans so far, then it has closed.
     const follow = await cli(['trace', found, '--follow']);
     expect(follow.code, describeResult(follow)).toBe(0);
@@ -195,14 +200,14 @@ describe("a sub-agent's turn through the CLI", () => {
   }, 300_000);
 
   it('a malformed sub-agent turn id, or one naming no workflow, is one line and a hint', async () => {
-    for (const cmd of [['trace'], ['replay'], ['retry'], ['fork', '--at-step', '1'], ['rerun']]) {
+    for (const cmd of [['trace'], ['replay'], ['retry'], ['fork', '--at-step', '1'], ['rerun'], ['cost']]) {
       const bad = await cli([...cmd.slice(0, 1), 's-1/turn-1/agent-', ...cmd.slice(1)]);
       expect(bad.code, describeResult(bad)).toBe(2);
       expect(bad.stderr).toMatch(/a sub-agent's turn \(<session>\/turn-N\/agent-<call id>/);
       expect(stackLines(bad.stderr)).toEqual([]);
     }
     const missing = `${newSessionId('nope')}/turn-1/agent-t1-s1-c0`;
-    for (const cmd of [['trace'], ['replay'], ['retry'], ['fork', '--at-step', '1'], ['rerun']]) {
+    for (const cmd of [['trace'], ['replay'], ['retry'], ['fork', '--at-step', '1'], ['rerun'], ['cost']]) {
       const r = await cli([...cmd.slice(0, 1), missing, ...cmd.slice(1)]);
       expect(r.code, describeResult(r)).toBe(1);
       expect(r.errLines).toEqual([`error: no sub-agent turn ${missing} in Temporal`, expect.stringMatching(/^hint: `harness trace \S+\/turn-1` names the sub-agents' turns its calls started/)]);
