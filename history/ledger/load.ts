@@ -10,6 +10,7 @@ import type { ModelSpec } from '../../deterministic/session-config';
 import { decodePayload } from '../trace/events';
 import { UserError } from '../../machine/errors';
 import { noAgentTurn } from '../unknown-turn';
+import { isAgentTurnId, sessionOfTurnId } from '../../deterministic/turn-id';
 import type { Run } from '../trace/runs';
 import { readTimeline } from '../trace/timeline';
 import { combine, recordedLedger, turnLedger } from './compute';
@@ -42,20 +43,24 @@ export async function loadLedger(client: Client, id: string, opts: LedgerOptions
   if (type === 'turnWorkflow') return combine('turn', id, [(!opts.calls && recordedOf(id, runs)) || turnLedger(id, scanTurn(runs), opts.fallback)]);
   const children = childrenOf(runs);
   // A session's background sub-agents are counted beside its turns (their parent turns' results do not hold them).
-  if (type === 'sessionWorkflow') return combine('session', id, ...(await turnsOf(client, [...children, ...backgroundChildrenOf(runs)], opts)));
+  if (type === 'sessionWorkflow') return combine('session', id, ...(await turnsOf(client, [...children, ...backgroundChildrenOf(id, runs)], opts)));
   if (type === 'evalWorkflow') return combine('eval', id, ...(await turnsOf(client, trialTurns(runs), opts)));
   if (type === 'evalCaseWorkflow') return combine('turn', id, ...(await turnsOf(client, children, opts)));
   throw new UserError(`${id} is a ${type || 'unknown'} workflow, not a session, a turn or an eval`, 'give a session id, a turn id (<session>/turn-N) or an eval id');
 }
 
-/** The background sub-agents that reported to a session (deterministic/background.ts), from its runs' signals. */
-function backgroundChildrenOf(runs: RawRun[]): string[] {
+/**
+ * The background sub-agents that reported to a session (deterministic/background.ts), from its
+ * runs' signals. A signal can come from anyone who reaches Temporal: only ids of this session's
+ * sub-agents' turns are taken, so a forged one cannot bring another session's turn into its cost.
+ */
+function backgroundChildrenOf(sessionId: string, runs: RawRun[]): string[] {
   const ids = runs.flatMap((r) =>
     (r.history.events ?? []).flatMap((e) => {
       const signal = e.workflowExecutionSignaledEventAttributes;
       if (signal?.signalName !== 'backgroundStatus' && signal?.signalName !== 'backgroundResult') return [];
       const turnId = (decodePayload(signal.input?.payloads?.[0]) as { turnId?: unknown } | undefined)?.turnId;
-      return typeof turnId === 'string' ? [turnId] : [];
+      return typeof turnId === 'string' && isAgentTurnId(turnId) && sessionOfTurnId(turnId) === sessionId ? [turnId] : [];
     }),
   );
   return [...new Set(ids)];

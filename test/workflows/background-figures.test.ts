@@ -15,6 +15,7 @@ import type { TurnInput, TurnResult } from '../../deterministic/session';
 import type { SessionState } from '../../deterministic/session-state';
 import { decodePayload } from '../../history/trace/events';
 import { replayHistory } from '../../history/replay/replay';
+import { loadLedger } from '../../history/ledger/load';
 import { startHarness, type TestHarness } from '../support/harness';
 import { scriptFiles } from '../support/agent-scripts';
 
@@ -70,4 +71,22 @@ it("a forged background status or end with negative figures does not lower the s
   expect(state.spend?.tokens).toBe(turn1.spend!.tokens + turn2.spend!.tokens);
   expect(state.usage.total_tokens).toBe(turn1.usage.total_tokens + turn2.usage.total_tokens);
   expect(await replayHistory(await session.fetchHistory(), out.sessionId, inject('workflowBundle'))).toEqual({ ok: true });
+}, 120_000);
+
+it("a forged background end naming another session's turn does not bring that turn into this session's cost", async () => {
+  const agent = defineAgent({
+    name: 'bf-other',
+    instructions: 'You answer.',
+    model: scriptFile({ steps: [{ content: 'Hello.' }, { expect: { last_message_contains: 'forged' }, content: 'Noted.' }] }),
+  });
+  h.declarations.add({ agents: [agent.spec] });
+  const other = await client.run('Hi.', { agent: 'bf-other' });
+  const mine = await client.run('Hi.', { agent: 'bf-other' });
+  expect(other.kind === 'done' && mine.kind === 'done').toBe(true);
+  const session = h.client.workflow.getHandle(mine.sessionId);
+  await session.signal(backgroundResultSignal, { turnId: other.turnId, agent: 'forged', path: ['forged'], callId: 'forged', parentTurnId: mine.turnId, result: { ok: true, result: { text: 'forged' } } });
+  await expect.poll(async () => (await session.query<SessionState>('state')).turnCount, { timeout: 60_000, interval: 200 }).toBe(2);
+  await h.client.workflow.getHandle(`${mine.sessionId}/turn-2`).result();
+  const ledger = await loadLedger(h.client, mine.sessionId);
+  expect(ledger.turns.map((t) => t.turnId).sort()).toEqual([`${mine.sessionId}/turn-1`, `${mine.sessionId}/turn-2`]);
 }, 120_000);
