@@ -14,7 +14,7 @@ import Docker from 'dockerode';
 import type { TestProject } from 'vitest/node';
 import { findTemporalCli } from '../../client/temporal-cli';
 import { DEV_SERVER_TUNING } from '../../client/dev-server';
-import { freePort } from '../../scripts/scratch';
+import { freePort } from './free-port';
 import { isReachable } from '../../client/temporal';
 import { temporalSettings } from '../../client/temporal-settings';
 import { FIGURES_DIR } from './figures';
@@ -26,8 +26,6 @@ declare module 'vitest' {
     workflowBundle: string;
   }
 }
-
-export { freePort };
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const port = await freePort();

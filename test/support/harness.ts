@@ -8,24 +8,18 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
-import { DEFAULT_TUNING } from '../../workers/tuning';
 import { inject } from 'vitest';
 import { type TurnResult } from '../../deterministic/session';
 import { DEFAULT_LIMITS, type Limits, type SessionConfig } from '../../deterministic/session-config';
 import { decideApprovals, sendMessage } from '../../client/session-client';
 import { waitForTurn, type TurnOutcome } from '../../client/turn-wait';
-import { createHarnessWorker, type HarnessWorkers } from '../../workers/worker';
+import type { HarnessWorkers } from '../../workers/worker';
 import type { ActivityDeps } from '../../activities';
-import { Conversations } from '../../activities/store/conversations';
 import type { MessageStore } from '../../activities/store/message-store';
-import { Database } from '../../activities/memory/database';
-import { McpPool } from '../../activities/mcp/pool';
-import { WorkerDeclarations } from '../../activities/declarations';
-import { declaredByConfig } from '../../config/declarations';
+import type { McpPool } from '../../activities/mcp/pool';
+import type { WorkerDeclarations } from '../../activities/declarations';
 import type { McpServerSpec } from '../../deterministic/mcp';
 import type { ChatMessage } from '../../deterministic/types';
-import { quietRuntime } from './quiet-runtime';
 import { parsePolicy, type Policy } from '../../deterministic/policy/schema';
 import { freezePolicy } from '../../deterministic/policy';
 
@@ -73,8 +67,26 @@ export interface TestHarness {
 /** The Postgres the tests use (trust auth; the `test` database). */
 export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
+/**
+ * The worker and what it runs on, loaded by the first startHarness of a file: the many files that
+ * use only the helpers below (ids, configs, the database URL) do not pay their seconds of import.
+ */
+const workerModules = () =>
+  Promise.all([
+    import('@temporalio/worker'),
+    import('../../workers/tuning'),
+    import('../../workers/worker'),
+    import('../../activities/store/conversations'),
+    import('../../activities/memory/database'),
+    import('../../activities/mcp/pool'),
+    import('../../activities/declarations'),
+    import('../../config/declarations'),
+    import('./quiet-runtime'),
+  ]);
+
 /** Starts a worker with the given activity overrides (and task queue: a second worker on a first one's queue; and Temporal server: the run's by default). */
 export async function startHarness(overrides: Partial<ActivityDeps> & { taskQueue?: string; address?: string } = {}): Promise<TestHarness> {
+  const [{ NativeConnection }, { DEFAULT_TUNING }, { createHarnessWorker }, { Conversations }, { Database }, { McpPool }, { WorkerDeclarations }, { declaredByConfig }, { quietRuntime }] = await workerModules();
   quietRuntime();
   const address = overrides.address ?? inject('temporalAddress');
   const taskQueue = overrides.taskQueue ?? `test-${randomUUID()}`;
