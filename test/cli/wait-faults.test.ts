@@ -46,27 +46,36 @@ function watch(args: string[]) {
   return cli;
 }
 
+/** How long a wait may take to say what holds it up (a ceiling: the fault stays on until it has). */
+const SAY_MS = 14_000;
+/**
+ * How long the fault stays on once every wait has said so: the waits try again meanwhile (after
+ * 1 s, then 2 s), and must not say it again each time.
+ */
+const RETRIES_MS = 4_000;
+/** The model call's delay: longer than the fault usually lasts, so the turn goes on through it and answers after. */
+const MODEL_MS = 14_000;
+
 /**
  * Starts `run` on a slow model call, applies the fault once the call is in flight, starts
  * `status` meanwhile, and expects both to say `waiting: …` (matching `line`) in one line each;
- * then clears the fault and expects run's answer and status's state. A fault of the worker
- * alone (`fromHistory`: what status prints instead) does not hold status up: it answers from
- * history at once.
+ * keeps the fault on through their next tries, then clears it and expects run's answer and
+ * status's state. A fault of the worker alone (`fromHistory`: what status prints instead) does
+ * not hold status up: it answers from history at once.
  */
-async function ridesOut(apply: () => void | Promise<void>, line: RegExp, faultMs = 14_000, runLine = line, fromHistory?: RegExp): Promise<void> {
-  const script = writeScript(dir, { steps: [{ fault: { delay_ms: faultMs + 8_000 }, content: 'Rode it out. HARNESS_OK' }] });
+async function ridesOut(apply: () => void | Promise<void>, line: RegExp, runLine = line, fromHistory?: RegExp): Promise<void> {
+  const script = writeScript(dir, { steps: [{ fault: { delay_ms: MODEL_MS }, content: 'Rode it out. HARNESS_OK' }] });
   const run = watch(['run', '--model', `scripted:${script}`, 'wait through a fault']);
   const sessionId = await modelCallRunning(h.address, () => run.out.stderr);
-  const faultStart = Date.now();
   await apply();
   const status = watch(['status', sessionId]);
-  await run.until(runLine, faultMs);
+  await run.until(runLine, SAY_MS);
   if (fromHistory) {
     await status.finished(60_000);
     expect(status.out.stdout, status.dump()).toMatch(new RegExp(`^session ${sessionId}: running$`, 'm'));
     expect(status.out.stdout, status.dump()).toMatch(fromHistory);
-  } else await status.until(line, faultMs);
-  await sleep(Math.max(0, faultMs - (Date.now() - faultStart)));
+  } else await status.until(line, SAY_MS);
+  await sleep(RETRIES_MS);
   await proxy.clear();
 
   await run.finished(90_000);
@@ -90,7 +99,7 @@ it('UNAVAILABLE: says Temporal is unreachable, keeps waiting, and prints the ans
   // when the fault began may time out first on a loaded machine (seen in the full suite), and
   // its reworded line would come only after the fault is gone: either line is true for `run`.
   const runLine = /^waiting: Temporal at 127\.0\.0\.1:\d+ (is unreachable \(.+\)|did not answer within \d+ s); retrying$/m;
-  await ridesOut(() => proxy.fail(UNAVAILABLE, 'upstream connect error or disconnect/reset before headers'), unreachable, 14_000, runLine);
+  await ridesOut(() => proxy.fail(UNAVAILABLE, 'upstream connect error or disconnect/reset before headers'), unreachable, runLine);
 }, 150_000);
 
 it('RESOURCE_EXHAUSTED: says Temporal is overloaded (the SDK retries it silently; the line names it all the same)', async () => {
@@ -107,7 +116,6 @@ it('FAILED_PRECONDITION (no poller seen): says no worker polls the task queue, n
   await ridesOut(
     () => proxy.fail(FAILED_PRECONDITION, 'no poller seen for task queue recently, worker may be down', /QueryWorkflow$/),
     new RegExp(`^waiting: ${noWorker} .*; retrying$`, 'm'),
-    14_000,
     undefined,
     new RegExp(`^\\(${noWorker}.* — shown from history; `, 'm'),
   );
@@ -119,13 +127,13 @@ it('a restarting server (connections dropped and refused): says Temporal is unre
 
 it('eval: following an eval rides out the same way (UNAVAILABLE), and prints the report', async () => {
   const suite = path.join(dir, 'slow.jsonl');
-  const slowHello = { id: 'slow-hello', input: 'Say hello.', model_script: { steps: [{ fault: { delay_ms: 22_000 }, content: 'hello' }] }, checks: [{ type: 'contains', value: 'hello' }] };
+  const slowHello = { id: 'slow-hello', input: 'Say hello.', model_script: { steps: [{ fault: { delay_ms: MODEL_MS }, content: 'hello' }] }, checks: [{ type: 'contains', value: 'hello' }] };
   writeFileSync(suite, `${JSON.stringify(slowHello)}\n`);
   const ev = watch(['eval', suite, '--out', path.join(dir, 'slow-report.json')]);
   await ev.until(/^eval \S+: 1 cases from /m, 60_000);
   proxy.fail(UNAVAILABLE, 'upstream connect error or disconnect/reset before headers');
-  await ev.until(/^waiting: Temporal at 127\.0\.0\.1:\d+ is unreachable \(.+\); retrying$/m, 14_000);
-  await sleep(4_000);
+  await ev.until(/^waiting: Temporal at 127\.0\.0\.1:\d+ is unreachable \(.+\); retrying$/m, SAY_MS);
+  await sleep(RETRIES_MS);
   await proxy.clear();
   await ev.finished(90_000);
   expect(ev.out.stdout, ev.dump()).toMatch(/^\| slow-hello \| pass \| 1\/1 \|/m);
