@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Entry point of the `harness` command: runs the compiled CLI (npm run build / npm run setup).
+// Entry point of the `harness` command: runs the compiled CLI (npm run build / npm run setup),
+// a client command from its bundle (dist/cli/client-commands.js says which).
 const path = require('node:path');
 // A reader that went away (`harness sessions | head`) is not an error worth a stack trace.
 for (const stream of [process.stdout, process.stderr]) {
@@ -10,7 +11,9 @@ for (const stream of [process.stdout, process.stderr]) {
 }
 let cli;
 try {
-  cli = require(path.join(__dirname, '..', 'dist', 'cli', 'main.js'));
+  const root = path.join(__dirname, '..');
+  const { cliModule } = require(path.join(root, 'dist', 'cli', 'client-commands.js'));
+  cli = require(cliModule(process.argv.slice(2), root));
 } catch (err) {
   if (err && err.code === 'MODULE_NOT_FOUND') {
     process.stderr.write('error: the harness is not built yet\nhint: run `npm run setup` (or `npm run build`) first\n');

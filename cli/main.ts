@@ -34,6 +34,7 @@ import { registerPending } from './commands/pending';
 import { registerSchedule } from './commands/schedule';
 import { escapeForTerminal } from '../machine/terminal/escape';
 import { installLeanProto } from '../client/lean-proto/install';
+import { CLIENT_COMMANDS } from './client-commands';
 import { EXIT, say } from './output';
 
 /** Builds the command tree. */
@@ -110,16 +111,10 @@ export function packageVersion(): string {
   }
 }
 
-/**
- * Commands that only talk to Temporal as a client: they load the Temporal API's definitions a
- * part at a time (client/lean-proto/install.ts), about half of what loading the SDK cost. Commands
- * that may host a worker in their process load the package as it is.
- */
-const LEAN_PROTO_COMMANDS = new Set(['status', 'sessions', 'answer', 'end', 'approve', 'deny', 'wake', 'send', 'pending', 'show', 'cancel']);
-
 /** Runs the CLI with argv (without node and script). */
 export async function main(argv: string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  if (LEAN_PROTO_COMMANDS.has(argv[0] ?? '')) installLeanProto();
+  // Client commands load the Temporal API's definitions a part at a time.
+  if (CLIENT_COMMANDS.has(argv[0] ?? '')) installLeanProto();
   const program = buildProgram(env);
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -4,12 +4,11 @@
  * deadline fails with only DEADLINE_EXCEEDED; a wait that can say "Temporal is overloaded"
  * instead of "did not answer" tells the person what it is really waiting for.
  */
-import { createRequire } from 'node:module';
-import type { Interceptor, InterceptingCall as InterceptingCallType } from '@grpc/grpc-js';
+import type { Interceptor } from '@grpc/grpc-js';
 import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor, type Client, type ConnectionLike } from '@temporalio/client';
+import { grpcJs } from './grpc-js';
 
-// grpc-js as the SDK loads it (not a direct dependency): an interceptor must come from the same copy.
-const { InterceptingCall } = createRequire(require.resolve('@temporalio/client'))('@grpc/grpc-js') as { InterceptingCall: typeof InterceptingCallType };
+const { InterceptingCall } = grpcJs;
 
 // gRPC status codes (grpc.status).
 const OK = 0;

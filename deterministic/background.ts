@@ -6,7 +6,7 @@
  * turn at its next step, or starting a turn when the session is idle. Pure and deterministic: the
  * signals, the texts the model reads, the limit.
  */
-import { defineSignal } from '@temporalio/workflow';
+import { defineSignal } from './definitions';
 import { toolError, toolOk } from './errors';
 import type { TurnStatusSignal } from './messages';
 import type { BudgetLimit, Spend } from './budget';

@@ -1,8 +1,8 @@
 /**
  * Messages of the session and turn workflows, defined once and shared with clients (the CLI).
- * Kept free of workflow-runtime imports beyond the define* helpers so clients can import it.
+ * Kept free of workflow-runtime imports so clients can import it.
  */
-import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from './definitions';
 import type { SessionState, TurnState, SessionStatus, Pending, Sleeping } from './session-state';
 import type { McpServerStatus } from './mcp';
 import type { EvalProgress } from './eval';

@@ -111,6 +111,8 @@ describe('the packed library, installed into a new app', () => {
       'dist/index.js',
       'dist/index.d.ts',
       'dist/cli/main.js',
+      'dist/cli/bundle/main.js',
+      'dist/client/lean-proto/eager.js',
       'dist/workflow-bundle.js',
       'migrations/001_memories.sql',
       'skills/word_count/SKILL.md',
@@ -325,6 +327,9 @@ console.log(JSON.stringify({
       ['lookup_order', 'custom'],
       ['refund_order', 'custom'],
     ]);
+    // A client command: it runs from the package's CLI bundle, with the package's halves of the Temporal API.
+    const status = await ok('harness status', run(path.join(app, 'node_modules', '.bin', 'harness'), ['status', sessionId, '--json'], { cwd: elsewhere, env }));
+    expect(JSON.parse(status.stdout)).toMatchObject({ session_id: sessionId });
 
     w.kill('SIGTERM');
     expect(await exited, log).toBe(0);
