@@ -10,28 +10,34 @@ import { randomUUID } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, expect, inject, it } from 'vitest';
+import { startScriptedModel, type ScriptedModelServer } from '../../scripted-model/server';
 import { TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker } from '../support/processes';
-import { cliEnv, removeTempDirs, tempDir, writeScript } from '../support/cli';
+import { cliEnv, removeTempDirs, tempDir } from '../support/cli';
 import { modelCallRunning, watchCli, type WatchedCli } from '../support/watched-cli';
 import { figure } from '../support/figures';
 
 const OUTAGE_MS = 120_000;
 const processes: ChildProcess[] = [];
+let model: ScriptedModelServer | undefined;
 
 afterAll(async () => {
   for (const p of processes) await kill(p, 'SIGKILL');
+  await model?.close();
   removeTempDirs();
 }, 60_000);
 
 it('run waits through a worker gone for 2 minutes, saying no worker polls, and prints the answer after; status answers meanwhile', async () => {
   const dir = tempDir('harness-worker-gone-');
   const taskQueue = `worker-gone-${randomUUID()}`;
+  // The model's first request is slow, so the kill lands in it; the replacement worker's retry is
+  // answered at once. The model runs here (not as `scripted:<file>` in the worker, which a new
+  // worker process would play from the start, slow again), so it counts requests across workers.
+  model = await startScriptedModel({ script: { steps: [{ fault: { delay_ms: 20_000 }, content: 'A worker came back. HARNESS_OK' }] } });
   // Postgres for the message store: a worker on it is ready in seconds.
-  const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: taskQueue, HARNESS_HOME: path.join(dir, 'home'), DATABASE_URL: TEST_DATABASE_URL });
+  const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_TASK_QUEUE: taskQueue, HARNESS_HOME: path.join(dir, 'home'), DATABASE_URL: TEST_DATABASE_URL, OPENAI_BASE_URL: model.url });
   processes.push(await spawnWorker(env));
-  const script = writeScript(dir, { steps: [{ fault: { delay_ms: 20_000 }, content: 'A worker came back. HARNESS_OK' }] });
-  const run = watchCli(['run', '--model', `scripted:${script}`, 'wait for a worker'], { env, cwd: dir });
+  const run = watchCli(['run', '--model', 'test-model', 'wait for a worker'], { env, cwd: dir });
   processes.push(run.child);
   const sessionId = await modelCallRunning(inject('temporalAddress'), () => run.out.stderr);
 
@@ -59,6 +65,8 @@ it('run waits through a worker gone for 2 minutes, saying no worker polls, and p
   const runDoneAfter = Date.now() - back;
   expect(run.out.stdout, run.dump()).toContain('A worker came back. HARNESS_OK');
   expect(run.out.stderr, run.dump()).toMatch(/^… a worker answers again$/m);
+  // The model was asked twice: the killed worker's request and the new worker's retry.
+  expect(model.requests.filter((r) => r.session === sessionId).map((r) => r.index)).toEqual([0, 0]);
   // One line when it started and a reminder a minute: not a line per retry.
   const lines = run.out.stderr.split('\n').filter((l) => l.startsWith('waiting: '));
   expect(lines.length, run.dump()).toBeLessThanOrEqual(4);
