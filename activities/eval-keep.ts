@@ -46,6 +46,11 @@ export function createEvalKeepActivities(deps: EvalKeepDeps) {
       await withStore(async () => (await trials()).put(input.evalId, input.report));
     },
 
+    /** Keeps the reports the workflow built itself from its trials' results, several in one statement. */
+    async keepEvalTrials(input: { evalId: string; reports: TrialReport[] }): Promise<void> {
+      await withStore(async () => (await trials()).putMany(input.evalId, input.reports));
+    },
+
     /** The eval's totals and cases from its stored runs; the runs themselves stay in the store. */
     async finishEvalReport(input: FinishEvalInput): Promise<{ totals: EvalTotals; cases: CaseReport[]; stored_runs: number }> {
       const runs = await withStore(async () => (await trials()).list(input.evalId));

@@ -4,12 +4,11 @@
  * workspace files they name) with the failure's reason and layer.
  */
 import { Context } from '@temporalio/activity';
-import type { EvalCase, TrialCost, TrialReport } from '../deterministic/eval';
-import { usd } from '../deterministic/pricing';
+import type { EvalCase, TrialReport } from '../deterministic/eval';
+import { trialCost, trialReport } from '../deterministic/eval-trial-report';
 import { ledgerOfRuns } from '../history/ledger/load';
 import { recordedLedger } from '../history/ledger/compute';
 import type { TurnLedger } from '../history/ledger/types';
-import { attribute, runCheck } from '../deterministic/eval-checks';
 import type { TurnResult } from '../deterministic/session';
 import type { ForkSpec } from '../deterministic/fork';
 import type { ToolCallRecord } from '../deterministic/call-records';
@@ -79,31 +78,13 @@ export function createEvalActivities(deps: EvalDeps) {
         const read = await readFile(ws, { path: c.path, max_bytes: 1024 * 1024 });
         files[c.path] = read.ok ? String((read.result as { content: string }).content) : undefined;
       }
-      const facts = { result: r, calls, files };
-      const checks = input.case.checks.map((c) => runCheck(c, facts));
-      const passed = checks.every((c) => c.passed) && r.terminated_by !== 'failed';
-      const toolErrors = calls.filter((c) => !c.ok).length;
       const { ledger, runs } = await trialLedger(input.turnId, r, () => fetchRuns(Context.current().client, input.turnId));
-      return {
-        case_id: input.case.id,
-        trial: input.trial,
-        passed,
-        checks,
-        ...(passed ? {} : { failure: attribute(facts, checks) }),
-        terminated_by: r.terminated_by,
-        answer: r.answer,
-        steps: r.steps,
-        tool_calls: calls.length,
-        tool_errors: toolErrors,
-        recovered: passed && toolErrors > 0,
-        compressions: r.compressions?.length ?? 0,
-        usage: r.usage,
-        rate_limited: r.retriedAttempts ? rateLimited(runs) : 0,
+      const trial = { case: input.case, trial: input.trial, sessionId: input.sessionId, turnId: input.turnId };
+      return trialReport(trial, { result: r, calls, files }, {
         ...(ledger ? { cost: trialCost(ledger) } : {}),
-        elapsed_ms: Math.max(0, Date.now() - input.startedAtMs),
-        session_id: input.sessionId,
-        workflow_id: input.turnId,
-      };
+        rateLimited: r.retriedAttempts ? rateLimited(runs) : 0,
+        elapsedMs: Date.now() - input.startedAtMs,
+      });
     },
   };
 }
@@ -119,17 +100,6 @@ export async function trialLedger(turnId: string, r: TurnResult, readRuns: () =>
   const runs = recorded && !r.retriedAttempts ? [] : await readRuns();
   const ledger = recorded ?? (runs.length ? ledgerOfRuns(turnId, runs) : undefined);
   return { ...(ledger ? { ledger } : {}), runs };
-}
-
-/** A trial's cost from its turn's ledger. */
-function trialCost(l: TurnLedger): TrialCost {
-  const money = (n: number | undefined) => (n === undefined ? null : usd(n));
-  return {
-    total_tokens: l.total.total_tokens,
-    usd: money(l.total.nanoUsd),
-    retry_waste_tokens: l.byKind.retry_waste.total_tokens,
-    retry_waste_usd: money(l.byKind.retry_waste.nanoUsd),
-  };
 }
 
 /**

@@ -123,6 +123,12 @@ export interface TurnInput {
    * and each model call carries its scripted model's script (no stored copy to read back).
    */
   prepared?: { customTools: CustomToolSet; skillsIndex?: string; skillRules?: Rule[] };
+  /**
+   * The turn patch set of the code that started the turn (an eval's trial: workflows/turn/patches.ts).
+   * The turn takes that set from its input, which history holds, instead of recording the set's
+   * marker: no marker and no search-attribute update a turn. Its starter runs the same code.
+   */
+  patchSet?: string;
   /** With a session budget: what the session spent before this turn and what people added to its budget. */
   sessionBudget?: { spent: Spend; raised?: BudgetRaises['session'] };
   /** How the session's earlier turns offered the tools (native or text): this turn keeps it. */

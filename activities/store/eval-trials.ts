@@ -11,6 +11,8 @@ import { asStoreError } from './errors';
 export interface EvalTrials {
   /** Keeps one trial's report (again: left as it is). */
   put(evalId: string, report: TrialReport): Promise<void>;
+  /** Keeps several trials' reports in one statement (each again: left as it is). */
+  putMany(evalId: string, reports: readonly TrialReport[]): Promise<void>;
   /** Every trial report of the eval, by case and trial. */
   list(evalId: string): Promise<TrialReport[]>;
   /** Forgets the report of a trial's session; returns how many rows went. */
@@ -27,6 +29,13 @@ export class PgEvalTrials implements EvalTrials {
        ON CONFLICT (session_id) DO NOTHING`,
       [r.session_id, evalId, r.case_id, r.trial, Buffer.from(JSON.stringify(r), 'utf8')],
     );
+  }
+
+  async putMany(evalId: string, reports: readonly TrialReport[]): Promise<void> {
+    if (!reports.length) return;
+    const rows = reports.map((_, i) => `($${i * 4 + 2}, $1, $${i * 4 + 3}, $${i * 4 + 4}, $${i * 4 + 5})`);
+    const values = reports.flatMap((r) => [r.session_id, r.case_id, r.trial, Buffer.from(JSON.stringify(r), 'utf8')]);
+    await this.query(`INSERT INTO eval_trials (session_id, eval_id, case_id, trial, report) VALUES ${rows.join(', ')} ON CONFLICT (session_id) DO NOTHING`, [evalId, ...values]);
   }
 
   async list(evalId: string): Promise<TrialReport[]> {
@@ -53,6 +62,10 @@ export class InMemoryEvalTrials implements EvalTrials {
 
   async put(evalId: string, report: TrialReport): Promise<void> {
     if (!this.bySession.has(report.session_id)) this.bySession.set(report.session_id, { evalId, report: structuredClone(report) });
+  }
+
+  async putMany(evalId: string, reports: readonly TrialReport[]): Promise<void> {
+    for (const r of reports) await this.put(evalId, r);
   }
 
   async list(evalId: string): Promise<TrialReport[]> {

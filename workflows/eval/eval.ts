@@ -11,7 +11,9 @@
  * From `eval-continue-as-new` each trial's report goes to the store as its checks end, a run
  * continues as new after a few hundred trials (carry.ts), and the result is the totals and cases
  * with a count of the stored runs, which `harness eval` reads back: a suite of any size has a
- * bounded history and result. Its trials' sandboxes are closed on their sandbox host.
+ * bounded history and result. Its trials' sandboxes are closed on their sandbox host. A trial its
+ * turn's result alone judges is judged in this workflow, its report written with a batch of
+ * others' (trial-reports.ts); its turn is told the turn patch set (turn/patches.ts).
  */
 import { condition, continueAsNew, deprecatePatch, executeChild, patched, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { CaseReport, EvalCase, EvalReport, TrialReport, TrialTally } from '../../deterministic/eval';
@@ -27,11 +29,13 @@ import { discoverActivity, type Activities } from '../activity-options';
 import type { BudgetLimit } from '../../deterministic/budget';
 import { mcpScopeOf } from '../../deterministic/mcp-scope';
 import { TOOLS_BY_REF } from '../turn/mcp';
+import { TURN_PATCH_SET } from '../turn/patches';
 import { EvalSpend } from './budget';
 import { closeSandbox } from '../sandbox-host';
 import { DEFAULT_TRIALS_PER_RUN, type EvalCarry } from './carry';
 import { workflowNow } from '../workflow-clock';
 import { TrialPreparation } from './trial-prepare';
+import { TrialReports } from './trial-reports';
 
 
 export interface EvalInput {
@@ -84,6 +88,8 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
   const spent = new EvalSpend(input.budget, carry?.spent);
   // What the run's trials share of their turns' preparation, asked once (trial-prepare.ts).
   const preparation = new TrialPreparation();
+  // Reports of trials judged here, written a batch at a time (trial-reports.ts).
+  const reports = new TrialReports(input.evalId);
   // Every eval of the support window runs its trials itself (and has this marker).
   deprecatePatch('eval-trials-inline');
   // Reports in the store, and a new run every few hundred trials (carry.ts); evals from before keep theirs in memory.
@@ -116,7 +122,7 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
     const trial: EvalCaseInput = { evalId: input.evalId, sessionId, case: job.c, trial: job.trial, config: caseConfig(input, job.c, sessionId) };
     let r: TrialReport | TrialTally;
     try {
-      r = await runTrial(trial, keep, preparation);
+      r = await runTrial(trial, keep, preparation, reports);
     } catch (err) {
       const failed = harnessFailure(job.c, job.trial, sessionId, rootCauseMessage(err));
       if (keep) await keepEvalTrial({ evalId: input.evalId, report: failed });
@@ -143,8 +149,11 @@ export async function evalWorkflow(input: EvalInput): Promise<EvalReport> {
     while (more() && running < limit && spent.allows()) void run(jobs[next++]!);
     if (!more() && done === next) break;
     // Until a slot frees for the next job, or (all started, or the budget spent, or this run's share started) the last trial is in.
-    await condition(() => (more() && running < limit) || (!more() && done === next));
+    await condition(() => (more() && running < limit) || (!more() && done === next) || reports.full);
+    if (reports.full) await reports.flush();
   }
+  // Every report of this run is in the store before its report is built or the next run starts.
+  await reports.flush();
   // This run's share is done and trials are left: the next run starts them (the children are all closed).
   if (keep && next < jobs.length && !spent.stopped) {
     const handOn: EvalCarry = { startedAt, next, done, passed, limit, lowered, calm, spent: spent.state() };
@@ -184,7 +193,7 @@ interface EvalCaseInput {
  * trial is timed from the local activity that writes its fixtures; without fixtures (from
  * `eval-trial-lean`), from the workflow's clock, deterministic on replay.
  */
-async function runTrial(input: EvalCaseInput, keep: boolean, preparation: TrialPreparation): Promise<TrialReport | TrialTally> {
+async function runTrial(input: EvalCaseInput, keep: boolean, preparation: TrialPreparation, reports: TrialReports): Promise<TrialReport | TrialTally> {
   const { sessionId, config } = input;
   const c = input.case;
   // A case without fixtures has nothing to prepare: its trial is timed from the workflow's clock
@@ -209,6 +218,8 @@ async function runTrial(input: EvalCaseInput, keep: boolean, preparation: TrialP
     ...(mcpTools ? { mcpTools } : {}),
     evalHumans: { approvals: c.approvals, answers: c.answers },
     ...(prepared ? { prepared } : {}),
+    // Its turn runs this code: it takes the turn patch set from here, with no marker of its own.
+    ...(patched(TURN_SET_GIVEN) ? { patchSet: TURN_PATCH_SET } : {}),
   };
   if (c.from) {
     // A case from a recorded run: its conversation at the step, copied; no model call before it.
@@ -220,7 +231,9 @@ async function runTrial(input: EvalCaseInput, keep: boolean, preparation: TrialP
   }
   const result = await executeChild(turnWorkflow, { workflowId: turnId, args: [turn] });
   const checked = { sessionId, turnId, case: c, trial: input.trial, result, startedAtMs };
-  const report = keep ? await checkAndKeepEvalTrial({ ...checked, evalId: input.evalId }) : await checkEvalTrial(checked);
+  // A trial its turn's result alone judges is judged here, its report written with its batch.
+  const here = keep ? reports.checkHere(checked, result, startedAtMs) : undefined;
+  const report = here ?? (keep ? await checkAndKeepEvalTrial({ ...checked, evalId: input.evalId }) : await checkEvalTrial(checked));
   // A trial that ran commands has a sandbox it no longer needs (its workspace and store stay
   // for `harness trace`); one that never ran a command has none.
   // Removed by an activity that heartbeats: a worker lost meanwhile holds the eval up seconds, not minutes.
@@ -233,6 +246,9 @@ async function runTrial(input: EvalCaseInput, keep: boolean, preparation: TrialP
 
 /** Trials that skip the work they do not need (the patch of evals that run them so). */
 const TRIAL_LEAN = 'eval-trial-lean';
+
+/** Trials whose turns are told the turn patch set in their input (the patch of evals that tell them). */
+const TURN_SET_GIVEN = 'eval-turn-patch-set';
 
 /** A trial's session id: the eval, the case and the trial. */
 export function trialSessionId(evalId: string, caseId: string, trial: number): string {

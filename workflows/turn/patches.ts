@@ -11,6 +11,11 @@
  * are taken directly, never through `since`, which would give their code to the runs the set
  * recorded before them.
  *
+ * A turn whose starter runs the same code can be told the set in its input (`patchSet`: an
+ * eval's trials, patch `eval-turn-patch-set`): it takes the set from there and records no marker,
+ * so a trial's turn costs the server no marker and no visibility write. Its history holds the
+ * input, so replay decides the same.
+ *
  * Only turns of the support window replay (docs/durability.md, "Support window"): those recorded
  * with `turn-patches-4` or `turn-patches-3`. A `turn-patches-3` run took every patch from before
  * the sets (the permission policy and its exact analysis, local tools, compression, the
@@ -82,7 +87,8 @@ export function cachePrefix(): boolean {
 /** Takes the turn's patches: the set's marker first, as every run in the window recorded it. */
 export function turnPatches(input: TurnInput): TurnPatches {
   // Taken once, first: a run that has it skips every patched() call of `since` (no marker of theirs).
-  const current = patched(TURN_PATCH_SET);
+  // A turn whose starter named the set in its input takes it from there, with no marker at all.
+  const current = input.patchSet === TURN_PATCH_SET || patched(TURN_PATCH_SET);
   // Only a run recorded by the third set's code has its marker (the current code never records it).
   if (!current) deprecatePatch(THIRD_PATCH_SET);
   const since = (patchId: string) => current || patched(patchId);
