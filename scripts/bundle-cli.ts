@@ -125,7 +125,7 @@ async function main(): Promise<void> {
     },
     plugins: [subs],
     logLevel: 'warn',
-    output: { dir: out, format: 'cjs', dynamicImportInCjs: false, entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js', sourcemap: false },
+    output: { dir: out, format: 'cjs', dynamicImportInCjs: false, comments: { legal: true, annotation: false, jsdoc: false }, entryFileNames: '[name].js', chunkFileNames: '[name]-[hash].js', sourcemap: false },
   });
   const unused = subs.unused();
   if (unused.length) throw new Error(`bundle-cli: substitutions not used (was a module renamed?): ${unused.join(', ')}`);
