@@ -2,7 +2,7 @@
  * An eval's trial reports in the store, on real Postgres, the embedded PGlite and in memory: a
  * report written twice is one row (the first stays), an eval's reports come back by case and
  * trial and never another eval's, an answer with the NUL character survives, and purging a
- * trial's session removes its report only.
+ * trial's session removes its report only. Several reports go in one write, each kept once.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../../activities/memory/migrate';
@@ -65,5 +65,15 @@ describe.each([
     expect(await trials.purge('ev-1-b-t1')).toBe(1);
     expect((await trials.list('ev-1')).map((r) => `${r.case_id}/${r.trial}`)).toEqual(['a/1', 'b/2']);
     expect(await trials.list('ev-2')).toHaveLength(1);
+  });
+
+  it('keep several reports in one write, each once: one already there, or twice in the batch, stays as first written', async () => {
+    const trials = await open();
+    await trials.put('ev-3', report('ev-3', 'b', 1));
+    await trials.putMany('ev-3', [report('ev-3', 'a', 1), report('ev-3', 'a', 1, 'twice'), report('ev-3', 'b', 1, 'written again'), report('ev-3', 'c', 1, 'x\u0000y'), report('ev-3', 'c', 2)]);
+    await trials.putMany('ev-3', []);
+    const listed = await trials.list('ev-3');
+    expect(listed.map((r) => `${r.case_id}/${r.trial}`)).toEqual(['a/1', 'b/1', 'c/1', 'c/2']);
+    expect(listed.map((r) => r.answer)).toEqual(['answer a', 'answer b', 'x\u0000y', 'answer c']);
   });
 });
