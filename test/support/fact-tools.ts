@@ -3,7 +3,7 @@
  * the default policy asks for it). `runs` lists each real run, to show what ran once.
  */
 import { z } from 'zod';
-import { defineTool } from '../../index';
+import { defineTool } from '../../api/define-tool';
 
 export function factTools() {
   const runs: string[] = [];

@@ -4,7 +4,7 @@
  * reached, in order.
  */
 import { z } from 'zod';
-import { defineTool } from '../../index';
+import { defineTool } from '../../api/define-tool';
 
 export function gatedFactsTool() {
   const waiting: Array<() => void> = [];

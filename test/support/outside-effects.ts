@@ -9,7 +9,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { defineTool } from '../../index';
+import { defineTool } from '../../api/define-tool';
 import type { TurnResult } from '../../deterministic/session';
 import type { SessionConfig } from '../../deterministic/session-config';
 import { startScriptedModel, type ScriptedModelServer } from '../../scripted-model/server';
