@@ -53,7 +53,11 @@ const SAY_MS = 14_000;
  * 1 s, then 2 s), and must not say it again each time.
  */
 const RETRIES_MS = 4_000;
-/** The model call's delay: longer than the fault usually lasts, so the turn goes on through it and answers after. */
+/**
+ * The model call's delay: the turn goes on through the fault, usually still in this call when the
+ * fault clears. A wait that was slow to say so (RESOURCE_EXHAUSTED, after the SDK's own retries)
+ * finds the turn done once it clears, and must print it all the same.
+ */
 const MODEL_MS = 14_000;
 
 /**
