@@ -10,7 +10,8 @@
  *   - a warm `harness run` of the README's demo (server and worker already up).
  * CPU time is the main figure: on a machine shared with other work it moves much less than
  * wall time. Each process also reports how many modules it loaded and which heavy packages
- * among them, so a command that pulls in what it does not use shows up by name.
+ * among them (those inside the CLI's bundle too), so a command that pulls in what it does not
+ * use shows up by name.
  *
  * BENCH_CLI_ROOT measures another build of the harness (e.g. a checkout of an older commit).
  * The embedded server runs under a scratch HARNESS_HOME on free ports and is stopped at the end.
@@ -44,11 +45,26 @@ const PROBE = `
 process.on('exit', () => {
   const u = process.cpuUsage();
   const files = Object.keys(require.cache);
-  const pkgs = new Set();
-  for (const f of files) { const m = /node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(f); if (m) pkgs.add(m[1]); }
-  require('fs').writeFileSync(process.env.BENCH_CLI_PROBE_OUT, JSON.stringify({ cpuMs: (u.user + u.system) / 1000, modules: files.length, packages: [...pkgs] }));
+  require('fs').writeFileSync(process.env.BENCH_CLI_PROBE_OUT, JSON.stringify({ cpuMs: (u.user + u.system) / 1000, files }));
 });
 `;
+
+/** The packages in each file of the CLI's bundle (scripts/bundle-cli.ts), from the path rolldown notes above each module; read once. */
+const inBundleFile = new Map<string, string[]>();
+
+/** The packages a process loaded: from node_modules, or inside the bundle's files it loaded. */
+function packagesOf(files: string[]): string[] {
+  const pkgs = new Set<string>();
+  for (const f of files) {
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(f);
+    if (m) pkgs.add(m[1]!);
+    else if (f.includes(`${path.sep}cli${path.sep}bundle${path.sep}`)) {
+      if (!inBundleFile.has(f)) inBundleFile.set(f, [...readFileSync(f, 'utf8').matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)].map((x) => x[1]!));
+      for (const p of inBundleFile.get(f)!) pkgs.add(p);
+    }
+  }
+  return [...pkgs];
+}
 
 interface Sample {
   cpuMs: number;
@@ -80,8 +96,8 @@ async function measure(scratch: string, env: NodeJS.ProcessEnv, args: string[], 
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   const wallMs = performance.now() - t0;
   if (code !== expected) throw new Error(`${args.join(' ')} exited ${code}:\n${stderr}`);
-  const probe = JSON.parse(readFileSync(out, 'utf8')) as Omit<Sample, 'wallMs'>;
-  return { ...probe, wallMs, stdout };
+  const probe = JSON.parse(readFileSync(out, 'utf8')) as { cpuMs: number; files: string[] };
+  return { cpuMs: probe.cpuMs, modules: probe.files.length, packages: packagesOf(probe.files), wallMs, stdout };
 }
 
 function scrubbedEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
