@@ -10,6 +10,7 @@ import type { Client } from '@temporalio/client';
 import { UserError } from '../machine/errors';
 import { tcpProbe } from './temporal';
 import { addressOf, diagnose, look, seconds, troubleOf, within, type Trouble } from './wait-progress';
+import { callsAbort } from './calls-abort';
 
 /** How long a command keeps waiting through trouble, and whom it tells. */
 export interface Patience {
@@ -133,7 +134,7 @@ async function takeSettled<T>(client: Client, outcome: Settled<T>, troubleWait: 
 export async function readUntil<T>(client: Client, read: () => Promise<T>, troubleWait: TroubleWait): Promise<T> {
   for (;;) {
     if (troubleWait.left() <= 0) throw troubleWait.giveUp();
-    const stop = new AbortController();
+    const stop = callsAbort();
     const attempt = settle(client.withAbortSignal(stop.signal, read));
     let outcome = await within(attempt, SLOW_READ_MS);
     while (!outcome) {

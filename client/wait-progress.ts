@@ -8,6 +8,7 @@ import { isGrpcServiceError, ServiceError, type Client } from '@temporalio/clien
 import { recentTransient, type SeenStatus } from './grpc-status';
 import { tcpProbe } from './temporal';
 import { GONE_POLLER_MS, lastPoll, type LastPoll } from './worker-presence';
+import { callsAbort } from './calls-abort';
 
 
 /** Something that stops a wait from making progress, in words for a person. */
@@ -112,7 +113,7 @@ const PROBE_MS = 5_000;
  * other error (not found, rejected, a bug) is thrown.
  */
 export async function look<T>(client: Client, workflowId: string, call: 'query' | 'server', fn: () => Promise<T>, patienceMs: number): Promise<Look<T>> {
-  const stop = new AbortController();
+  const stop = callsAbort();
   const settled = client
     .withDeadline(Date.now() + patienceMs, () => client.withAbortSignal(stop.signal, fn))
     .then(
