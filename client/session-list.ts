@@ -230,10 +230,10 @@ export async function runEvents(client: Client, workflowId: string, runId: strin
 // A turn's task never changes: read once per process.
 const tasks = new Map<string, string>();
 
-/** The user message a turn started with, from its first event. */
 /** How much of a turn's task a row carries. */
 const TASK_PREVIEW = 200;
 
+/** The user message a turn started with, from its first event. */
 async function turnTask(client: Client, turnId: string): Promise<string | undefined> {
   if (tasks.has(turnId)) return tasks.get(turnId);
   try {
