@@ -22,7 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { projectRoot } from '../machine/paths';
-import { freePort } from '../scripts/scratch';
+import { freePort } from '../scripts/free-port';
 import { fmt, median } from './stats';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 10);

@@ -45,7 +45,7 @@ import { temporalSettings } from '../client/temporal-settings';
 import { workflowRuns } from '../history/workflow-runs';
 import { projectRoot } from '../machine/paths';
 import { procStat, TICK_MS, type ProcStat } from './cpu';
-import { freePort } from '../scripts/scratch';
+import { freePort } from '../scripts/free-port';
 import { fmt, median, percentile } from './stats';
 import { stopChildProcess } from './child-stop';
 

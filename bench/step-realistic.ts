@@ -31,7 +31,7 @@ import { spawnDevServer, waitForServer } from '../client/dev-server';
 import { temporalSettings } from '../client/temporal-settings';
 import { projectRoot } from '../machine/paths';
 import { startScriptedModel, type ScriptedModelServer } from '../scripted-model/server';
-import { freePort } from '../scripts/scratch';
+import { freePort } from '../scripts/free-port';
 import { requestGaps } from './step-turn';
 import { processCpuMs } from './cpu';
 import { fmt, median } from './stats';

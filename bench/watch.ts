@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { projectRoot } from '../machine/paths';
-import { freePort } from '../scripts/scratch';
+import { freePort } from '../scripts/free-port';
 import { HistoryFollower } from '../client/watch/follow';
 import { fmt, median, percentile } from './stats';
 

@@ -7,7 +7,7 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freePort } from '../support/free-port';
+import { freePort } from '../../scripts/free-port';
 import { cliEnv, describeResult, parseJson, readPid, removeTempDirs, runCli, spawnCli, stackLines, tempDir, waitGone, writeScript } from '../support/cli';
 import { isolatedEmbeddedEnv, killDeployment, serverPids, workerPids } from '../support/embedded-procs';
 

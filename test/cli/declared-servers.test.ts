@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freePort } from '../support/free-port';
+import { freePort } from '../../scripts/free-port';
 import { cliEnv, describeResult, HARNESS_BIN, parseJson, removeTempDirs, runCli, stackLines, tempDir, writeScript } from '../support/cli';
 import { kill } from '../support/processes';
 import { spawn } from 'node:child_process';

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { exitReason } from '../../client/dev-server';
-import { freePort } from '../support/free-port';
+import { freePort } from '../../scripts/free-port';
 import { describeResult, removeTempDirs, runCli, stackLines, tempDir, writeScript } from '../support/cli';
 import { isolatedEmbeddedEnv, killDeployment } from '../support/embedded-procs';
 

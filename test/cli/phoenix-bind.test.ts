@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, expect, it } from 'vitest';
-import { freePort } from '../support/free-port';
+import { freePort } from '../../scripts/free-port';
 import { removeTempDirs, ROOT, stopChild, tempDir } from '../support/cli';
 
 let child: ChildProcess | undefined;

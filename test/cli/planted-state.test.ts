@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../support/free-port';
+import { freePort } from '../../scripts/free-port';
 import { cliEnv, describeResult, processAlive, readPid, removeTempDirs, ROOT, runCli, spawnCli, stackLines, tempDir, waitGone, writeScript } from '../support/cli';
 import { until } from '../support/processes';
 

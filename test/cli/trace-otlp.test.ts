@@ -18,7 +18,7 @@ import { DEFAULT_POLICY, newSessionId, scriptedConfig, startHarness, type TestHa
 import { cliEnv, describeResult, removeTempDirs, runCli, spawnCli, stackLines, stopChild, tempDir, writeScript } from '../support/cli';
 import { isolatedEmbeddedEnv, killDeployment } from '../support/embedded-procs';
 import { phoenixSpans, startPhoenix, type Phoenix } from '../support/phoenix';
-import { freePort } from '../support/free-port';
+import { freePort } from '../../scripts/free-port';
 
 /** A span of `harness trace --json`. */
 type JsonSpan = { trace_id: string; span_id: string; parent_id: string | null; type: string; name: string; session_id: string; output: Record<string, unknown> | null };

@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freePort } from '../support/free-port';
+import { freePort } from '../../scripts/free-port';
 import { cliEnv, describeResult, removeTempDirs, ROOT, runCli, spawnCli, stackLines, tempDir, type CliResult } from '../support/cli';
 
 const DEMO = path.join(ROOT, 'examples', 'demo.json');

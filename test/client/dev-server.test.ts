@@ -17,7 +17,7 @@ import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { devServerArgs, spawnDevServer, waitForServer } from '../../client/dev-server';
 import { embeddedFiles } from '../../machine/paths';
 import { temporalSettings, type TemporalSettings } from '../../client/temporal-settings';
-import { freePort } from '../support/free-port';
+import { freePort } from '../../scripts/free-port';
 import { removeTempDirs, tempDir } from '../support/cli';
 import { launchBrowser } from '../support/browser';
 

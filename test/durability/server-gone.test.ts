@@ -10,7 +10,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, expect, it } from 'vitest';
-import { freePort } from '../support/free-port';
+import { freePort } from '../../scripts/free-port';
 import { temporalSettings } from '../../client/temporal-settings';
 import { TEST_DATABASE_URL } from '../support/harness';
 import { kill, spawnWorker } from '../support/processes';

@@ -7,7 +7,7 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { freePort } from '../support/free-port';
+import { freePort } from '../../scripts/free-port';
 import { temporalSettings } from '../../client/temporal-settings';
 import { TEST_DATABASE_URL } from '../support/harness';
 import { kill } from '../support/processes';

@@ -9,7 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { freePort } from './free-port';
+import { freePort } from '../../scripts/free-port';
 import { cliEnv, processAlive, waitGone } from './cli';
 import { embeddedFiles } from '../../client/embedded';
 import { devServerArgs, waitForServer } from '../../client/dev-server';

@@ -14,7 +14,7 @@ import Docker from 'dockerode';
 import type { TestProject } from 'vitest/node';
 import { findTemporalCli } from '../../client/temporal-cli';
 import { DEV_SERVER_TUNING } from '../../client/dev-server';
-import { freePort } from './free-port';
+import { freePort } from '../../scripts/free-port';
 import { isReachable } from '../../client/temporal';
 import { temporalSettings } from '../../client/temporal-settings';
 import { FIGURES_DIR } from './figures';

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { McpHttpSpec, McpStdioSpec } from '../../deterministic/mcp';
-import { freePort } from './free-port';
+import { freePort } from '../../scripts/free-port';
 
 const ROOT = path.join(__dirname, '..', '..');
 export const EVERYTHING = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');

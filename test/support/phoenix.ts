@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ROOT, stopChild, tempDir } from './cli';
-import { freePort } from './free-port';
+import { freePort } from '../../scripts/free-port';
 
 const PHOENIX = path.join(ROOT, '.venv', 'bin', 'phoenix');
 

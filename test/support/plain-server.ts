@@ -11,7 +11,7 @@ import { findTemporalCli } from '../../client/temporal-cli';
 import { DEV_SERVER_TUNING } from '../../client/dev-server';
 import { isReachable } from '../../client/temporal';
 import { temporalSettings } from '../../client/temporal-settings';
-import { freePort } from './free-port';
+import { freePort } from '../../scripts/free-port';
 
 export interface PlainServer {
   address: string;

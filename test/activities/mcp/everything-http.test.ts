@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpUnavailableError } from '../../../activities/mcp/errors';
 import { McpPool } from '../../../activities/mcp/pool';
 import { mcpResultToToolResult } from '../../../activities/mcp/results';
-import { freePort } from '../../support/free-port';
+import { freePort } from '../../../scripts/free-port';
 import { httpSpec, startEverythingHttp, textOf } from '../../support/mcp-servers';
 
 /** The session the pool's connections serve here. */

@@ -12,7 +12,7 @@ import { ownPortLookup, registerOwnPort } from '../../../activities/tools/own-po
 import { processTreeListeners } from '../../../activities/tools/proc-listeners';
 import { embeddedFiles } from '../../../client/embedded';
 import { devServerArgs, waitForServer } from '../../../client/dev-server';
-import { freePort } from '../../support/free-port';
+import { freePort } from '../../../scripts/free-port';
 import { findTemporalCli } from '../../../client/temporal-cli';
 import { temporalSettings, type TemporalSettings } from '../../../client/temporal-settings';
 

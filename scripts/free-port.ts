@@ -1,7 +1,6 @@
 /**
- * A free TCP port for a server a test starts: the same pick as scripts/scratch.ts's freePort,
- * kept here because that module loads the whole worker (seconds of import in every test file
- * that only wants a port).
+ * A free TCP port for a server a test, benchmark or scratch harness starts. A module of its own,
+ * with nothing but node:net: a test file that only wants a port does not load the worker.
  */
 import { createServer } from 'node:net';
 
