@@ -14,7 +14,8 @@
  * A turn whose starter runs the same code can be told the set in its input (`patchSet`: an
  * eval's trials, patch `eval-turn-patch-set`): it takes the set from there and records no marker,
  * so a trial's turn costs the server no marker and no visibility write. Its history holds the
- * input, so replay decides the same.
+ * input, so replay decides the same; a later set must therefore keep reading an input that names
+ * this one as a run of this set, since such runs hold no marker to say so.
  *
  * Only turns of the support window replay (docs/durability.md, "Support window"): those recorded
  * with `turn-patches-4` or `turn-patches-3`. A `turn-patches-3` run took every patch from before
