@@ -7,12 +7,12 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { EvalReport } from '../../deterministic/eval';
-import { DEFAULT_LIMITS, type SessionConfig } from '../../deterministic/session-config';
 import { followEval, startEval } from '../../evals/runner/run';
 import { readStoredRuns } from '../../evals/runner/stored-runs';
 import { parseSuite } from '../../evals/runner/suite';
 import { workflowRuns } from '../../history/workflow-runs';
-import { DEFAULT_POLICY, newSessionId, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
+import { newSessionId, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
+import { scriptedEvalConfig } from '../support/eval-scaffold';
 
 const CASES = 12;
 const TRIALS = 3; // 36 trials
@@ -24,12 +24,7 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.stop());
 
-const config: SessionConfig = {
-  model: { provider: 'scripted', model: 'scripted', script: { steps: [] } },
-  systemPrompt: 'Eval.',
-  limits: DEFAULT_LIMITS,
-  policy: DEFAULT_POLICY,
-};
+const config = scriptedEvalConfig('Eval.');
 
 it('continues as new with a bounded history, returns totals and a reference, and every report is in the store', async () => {
   // Case 0 fails its check on purpose: the failures are counted and read back too.

@@ -7,13 +7,11 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { EvalReport } from '../../deterministic/eval';
-import { DEFAULT_LIMITS, type SessionConfig } from '../../deterministic/session-config';
 import { followEval, startEval } from '../../evals/runner/run';
 import { readStoredRuns } from '../../evals/runner/stored-runs';
 import { parseSuite } from '../../evals/runner/suite';
-import { workflowRuns } from '../../history/workflow-runs';
-import { decodePayload } from '../../history/trace/events';
-import { DEFAULT_POLICY, newSessionId, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
+import { newSessionId, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
+import { localActivities, scriptedEvalConfig } from '../support/eval-scaffold';
 
 let h: TestHarness;
 beforeAll(async () => {
@@ -21,24 +19,7 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.stop());
 
-const config: SessionConfig = {
-  model: { provider: 'scripted', model: 'scripted', script: { steps: [] } },
-  systemPrompt: 'Eval judged here.',
-  limits: DEFAULT_LIMITS,
-  policy: DEFAULT_POLICY,
-};
-
-/** The local activities a workflow's runs recorded (their markers), by type, in order. */
-async function localActivities(workflowId: string): Promise<string[]> {
-  const runs = await workflowRuns(h.client, workflowId);
-  return runs.flatMap((r) =>
-    (r.history.events ?? []).flatMap((e) => {
-      const m = e.markerRecordedEventAttributes;
-      if (m?.markerName !== 'core_local_activity') return [];
-      return [(decodePayload(m.details?.data?.payloads?.[0]) as { activity_type?: string }).activity_type ?? ''];
-    }),
-  );
-}
+const config = scriptedEvalConfig('Eval judged here.');
 
 it('judges trials by their results in the workflow and keeps their reports a batch at a time', async () => {
   // 18 trials judged by their answers (the first fails its check on purpose), one by a file.
@@ -61,7 +42,7 @@ it('judges trials by their results in the workflow and keeps their reports a bat
   expect(summary.totals).toMatchObject({ trials: 19, passed_trials: 18 });
 
   // One checks activity (the file's trial); the other 18 reports in two writes (16, then the rest).
-  const local = await localActivities(evalId);
+  const local = await localActivities(h.client, evalId);
   expect(local.filter((t) => t === 'checkAndKeepEvalTrial')).toHaveLength(1);
   expect(local.filter((t) => t === 'keepEvalTrials')).toHaveLength(2);
 

@@ -6,14 +6,14 @@
  * model call shows the system text, stored with the reply's chain.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { DEFAULT_LIMITS, type SessionConfig } from '../../deterministic/session-config';
 import { followEval, startEval } from '../../evals/runner/run';
 import { parseSuite } from '../../evals/runner/suite';
 import { workflowRuns } from '../../history/workflow-runs';
-import { decodeEvents, decodePayload } from '../../history/trace/events';
+import { decodeEvents } from '../../history/trace/events';
 import { trialSessionId } from '../../workflows/eval/eval';
 import { Database } from '../../activities/memory/database';
-import { DEFAULT_POLICY, newSessionId, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
+import { newSessionId, startHarness, TEST_DATABASE_URL, type TestHarness } from '../support/harness';
+import { localActivities, scriptedEvalConfig } from '../support/eval-scaffold';
 
 let h: TestHarness;
 beforeAll(async () => {
@@ -21,24 +21,7 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.stop());
 
-const config: SessionConfig = {
-  model: { provider: 'scripted', model: 'scripted', script: { steps: [] } },
-  systemPrompt: 'Eval of prepared trials.',
-  limits: DEFAULT_LIMITS,
-  policy: DEFAULT_POLICY,
-};
-
-/** The local activities a workflow's runs recorded (their markers), by type, in order. */
-async function localActivities(workflowId: string): Promise<string[]> {
-  const runs = await workflowRuns(h.client, workflowId);
-  return runs.flatMap((r) =>
-    (r.history.events ?? []).flatMap((e) => {
-      const m = e.markerRecordedEventAttributes;
-      if (m?.markerName !== 'core_local_activity') return [];
-      return [(decodePayload(m.details?.data?.payloads?.[0]) as { activity_type?: string }).activity_type ?? ''];
-    }),
-  );
-}
+const config = scriptedEvalConfig('Eval of prepared trials.');
 
 it('prepares bare trials once a run, and a trial with fixtures itself', async () => {
   const lines = [
@@ -57,17 +40,17 @@ it('prepares bare trials once a run, and a trial with fixtures itself', async ()
   expect(report.totals).toMatchObject({ trials: 3, passed_trials: 3 });
 
   // The eval asked once for what its trials share; the trial with fixtures prepared its workspace.
-  const evalLocal = await localActivities(evalId);
+  const evalLocal = await localActivities(h.client, evalId);
   expect(evalLocal.filter((t) => t === 'prepareEvalTrials')).toHaveLength(1);
   expect(evalLocal.filter((t) => t === 'prepareEvalCase')).toHaveLength(1);
 
   // Bare trials: no prepareTurn, the model calls only; the trial with fixtures: prepareTurn first.
   const turnOf = (caseId: string) => `${trialSessionId(evalId, caseId, 1)}/turn-1`;
-  expect(await localActivities(turnOf('plain'))).toEqual(['callModel']);
-  const twoSteps = await localActivities(turnOf('two-steps'));
+  expect(await localActivities(h.client, turnOf('plain'))).toEqual(['callModel']);
+  const twoSteps = await localActivities(h.client, turnOf('two-steps'));
   expect(twoSteps).not.toContain('prepareTurn');
   expect(twoSteps.filter((t) => t === 'callModel')).toHaveLength(2);
-  expect((await localActivities(turnOf('with-file')))[0]).toBe('prepareTurn');
+  expect((await localActivities(h.client, turnOf('with-file')))[0]).toBe('prepareTurn');
 
   // A bare trial's script has no stored copy (its calls bring it); its system text is stored, with the reply.
   const db = Database.fromEnv(h.home, { DATABASE_URL: TEST_DATABASE_URL });

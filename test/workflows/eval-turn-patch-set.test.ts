@@ -6,13 +6,13 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { defaultPayloadConverter } from '@temporalio/common';
-import { DEFAULT_LIMITS, type SessionConfig } from '../../deterministic/session-config';
 import { followEval, startEval } from '../../evals/runner/run';
 import { parseSuite } from '../../evals/runner/suite';
 import { workflowRuns } from '../../history/workflow-runs';
 import { trialSessionId } from '../../workflows/eval/eval';
 import { TURN_PATCH_SET } from '../../workflows/turn/patches';
-import { DEFAULT_POLICY, newSessionId, startHarness, type TestHarness } from '../support/harness';
+import { newSessionId, startHarness, type TestHarness } from '../support/harness';
+import { scriptedEvalConfig } from '../support/eval-scaffold';
 
 let h: TestHarness;
 beforeAll(async () => {
@@ -20,12 +20,7 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.stop());
 
-const config: SessionConfig = {
-  model: { provider: 'scripted', model: 'scripted', script: { steps: [] } },
-  systemPrompt: 'Eval of the turn patch set.',
-  limits: DEFAULT_LIMITS,
-  policy: DEFAULT_POLICY,
-};
+const config = scriptedEvalConfig('Eval of the turn patch set.');
 
 /** A workflow's patch markers (their ids, in order) and its search-attribute updates. */
 async function versioning(workflowId: string): Promise<{ patches: string[]; upserts: number; input: unknown }> {
