@@ -8,6 +8,7 @@
  */
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
+import type { Payload } from '@temporalio/common';
 import type { SessionCarry, TerminatedBy, TurnResult } from '../deterministic/session';
 import type { Pending, Sleeping } from '../deterministic/session-state';
 import type { Usage } from '../deterministic/types';
@@ -80,7 +81,8 @@ async function sessionRow(client: Client, wf: Pick<WorkflowExecutionInfo, 'workf
     ...(typeof wf.memo?.[SCHEDULE_MEMO] === 'string' ? { schedule: wf.memo[SCHEDULE_MEMO] } : {}),
   };
   if (s.latestTurn) {
-    const task = await turnTask(client, s.latestTurn);
+    // The session's history holds its latest turn's start and its input: no call to the turn for it.
+    const task = s.latestTask ?? (await turnTask(client, s.latestTurn));
     if (task !== undefined) row.last_task = task;
   }
   if (wf.status.name !== 'RUNNING' || !s.openTurn) return row;
@@ -101,6 +103,8 @@ async function sessionRow(client: Client, wf: Pick<WorkflowExecutionInfo, 'workf
 interface SessionFacts {
   turns: number;
   latestTurn?: string;
+  /** The latest turn's task, from the input its start in this run carries. */
+  latestTask?: string;
   openTurn?: string;
   waiting?: { status: string; pending?: Pending };
   sleeping?: Sleeping;
@@ -131,6 +135,8 @@ export function readSession(events: readonly HistoryEvent[]): SessionFacts {
   // What the last finished turn added to the usage: a retry's result takes its place.
   let lastUsage: Partial<Usage> | undefined;
   const retries = new Map<string, string>();
+  // Decoded once, for the latest turn only (a turn's input holds its config and may be large).
+  let latestInput: Payload | null | undefined;
   const close = (turnId: string | undefined) => {
     if (turnId !== facts.openTurn) return;
     facts.openTurn = undefined;
@@ -162,6 +168,7 @@ export function readSession(events: readonly HistoryEvent[]): SessionFacts {
     const child = e.startChildWorkflowExecutionInitiatedEventAttributes;
     if (child?.workflowId) {
       facts.latestTurn = facts.openTurn = child.workflowId;
+      latestInput = child.input?.payloads?.[0];
       facts.waiting = undefined;
       const n = parseTurnId(child.workflowId)?.turn;
       if (n !== undefined) facts.turns = Math.max(facts.turns, n);
@@ -218,6 +225,8 @@ export function readSession(events: readonly HistoryEvent[]): SessionFacts {
       if (s?.turnId === facts.openTurn) facts.sleeping = s?.sleeping;
     }
   }
+  const task = taskOf(decodePayload(latestInput));
+  if (task !== undefined) facts.latestTask = task;
   return facts;
 }
 
@@ -233,17 +242,21 @@ const tasks = new Map<string, string>();
 /** How much of a turn's task a row carries. */
 const TASK_PREVIEW = 200;
 
+/** The task a row shows from a turn's input: its user message, shortened (a list shows what it was about; a task may be 64 KiB). */
+function taskOf(input: unknown): string | undefined {
+  const message = (input as { userMessage?: unknown } | undefined)?.userMessage;
+  if (typeof message !== 'string') return undefined;
+  return message.length > TASK_PREVIEW ? `${message.slice(0, TASK_PREVIEW)}…` : message;
+}
+
 /** The user message a turn started with, from its first event. */
 async function turnTask(client: Client, turnId: string): Promise<string | undefined> {
   if (tasks.has(turnId)) return tasks.get(turnId);
   try {
     const res = await client.workflowService.getWorkflowExecutionHistory({ namespace: client.options.namespace, execution: { workflowId: turnId }, maximumPageSize: 1 });
     const started = res.history?.events?.[0]?.workflowExecutionStartedEventAttributes;
-    const input = decodePayload(started?.input?.payloads?.[0]) as { userMessage?: unknown; resume?: unknown } | undefined;
-    if (typeof input?.userMessage !== 'string') return undefined;
-    // A list shows what the task was about, not all of it (a task may be 64 KiB).
-    const task = input.userMessage.length > TASK_PREVIEW ? `${input.userMessage.slice(0, TASK_PREVIEW)}…` : input.userMessage;
-    tasks.set(turnId, task);
+    const task = taskOf(decodePayload(started?.input?.payloads?.[0]));
+    if (task !== undefined) tasks.set(turnId, task);
     return task;
   } catch {
     return undefined; // past retention, or not started yet: the row goes without it
