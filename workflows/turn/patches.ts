@@ -26,7 +26,7 @@
  * unconditionally, and its marker is consumed by `deprecatePatch`. The patches that came after it
  * are each its own `patched()` call in such a run, taken where it is read.
  */
-import { deprecatePatch, patched } from '@temporalio/workflow';
+import { deprecatePatch, patched, workflowInfo } from '@temporalio/workflow';
 import { exactPolicy } from '../../deterministic/policy/decide';
 import { parsePolicy, type Policy } from '../../deterministic/policy/schema';
 import type { TurnInput } from '../../deterministic/session';
@@ -85,11 +85,22 @@ export function cachePrefix(): boolean {
   return patched(CACHE_PREFIX_PATCH);
 }
 
+/**
+ * The current set, for a turn whose input names it. A worker that does not read `patchSet` (an
+ * older one, in a rolling deploy) may have begun the run and recorded the set's marker: a replay
+ * takes it (patched() answers from history then, and records nothing where there is none), or the
+ * marker left unmatched would be a non-determinism error. A run going forward records none.
+ */
+function setFromInput(): true {
+  if (workflowInfo().unsafe.isReplaying) patched(TURN_PATCH_SET);
+  return true;
+}
+
 /** Takes the turn's patches: the set's marker first, as every run in the window recorded it. */
 export function turnPatches(input: TurnInput): TurnPatches {
   // Taken once, first: a run that has it skips every patched() call of `since` (no marker of theirs).
   // A turn whose starter named the set in its input takes it from there, with no marker at all.
-  const current = input.patchSet === TURN_PATCH_SET || patched(TURN_PATCH_SET);
+  const current = input.patchSet === TURN_PATCH_SET ? setFromInput() : patched(TURN_PATCH_SET);
   // Only a run recorded by the third set's code has its marker (the current code never records it).
   if (!current) deprecatePatch(THIRD_PATCH_SET);
   const since = (patchId: string) => current || patched(patchId);
