@@ -8,25 +8,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, expect, inject, it } from 'vitest';
-import { z } from 'zod';
-import { defineAgent, defineTool } from '../../index';
+import { defineAgent } from '../../index';
 import { HarnessClient } from '../../api/client';
 import type { TurnResult } from '../../deterministic/session';
 import type { SessionState } from '../../deterministic/session-state';
 import { replayHistory } from '../../history/replay/replay';
 import { newSessionId, startHarness, type TestHarness } from '../support/harness';
+import { factTools } from '../support/fact-tools';
 
-const filed: string[] = [];
-const file = defineTool({
-  name: 'file_note',
-  description: 'File a note in the archive.',
-  schema: z.object({ note: z.string() }),
-  risk: 'write',
-  run: ({ note }) => {
-    filed.push(note);
-    return { filed: note };
-  },
-});
+// file_note's runs are 'file_note <note>' (test/support/fact-tools.ts).
+const { runs: filed, file } = factTools();
 const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-background-restart-'));
 const harnesses: TestHarness[] = [];
 afterAll(async () => {
@@ -79,7 +70,7 @@ it("a background child waiting at the session is finished by a new worker, and i
   await expect.poll(async () => (await state(second.client)).turnCount, { timeout: 60_000, interval: 200 }).toBe(2);
   const r = (await second.h.client.workflow.getHandle(turn2).result()) as TurnResult;
   expect(r.answer).toBe('The clerk filed r-1.');
-  expect(filed).toEqual(['r-1']);
+  expect(filed).toEqual(['file_note r-1']);
   const childId = `${out.turnId}/agent-t1-s1-c0`;
   const child = second.h.client.workflow.getHandle(childId);
   expect(((await child.result()) as TurnResult).answer).toBe('Filed r-1.');

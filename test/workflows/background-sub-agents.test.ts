@@ -11,8 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { z } from 'zod';
-import { defineAgent, defineTool } from '../../index';
+import { defineAgent } from '../../index';
 import { HarnessClient } from '../../api/client';
 import type { TurnInput, TurnResult } from '../../deterministic/session';
 import type { SessionState } from '../../deterministic/session-state';
@@ -21,22 +20,14 @@ import { loadTrace } from '../../history/trace';
 import { loadLedger } from '../../history/ledger/load';
 import { decodePayload } from '../../history/trace/events';
 import { ALLOW_ALL, newSessionId, scriptedConfig, startHarness, type TestHarness } from '../support/harness';
+import { factTools } from '../support/fact-tools';
 import { scriptFiles } from '../support/agent-scripts';
 import { taskFailures, toolResults } from '../support/watched-turn';
 import { pendingApprovals } from '../../client/session-status';
 import { TroubleWait } from '../../client/trouble-wait';
 
-const filed: string[] = [];
-const file = defineTool({
-  name: 'file_note',
-  description: 'File a note in the archive.',
-  schema: z.object({ note: z.string() }),
-  risk: 'write',
-  run: ({ note }) => {
-    filed.push(note);
-    return { filed: note };
-  },
-});
+// file_note's runs are 'file_note <note>' (test/support/fact-tools.ts).
+const { runs: filed, file } = factTools();
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-background-'));
 let h: TestHarness;
@@ -109,7 +100,7 @@ describe('background sub-agents', () => {
     await expect.poll(async () => (await state(out.sessionId)).turnCount, { timeout: 60_000, interval: 200 }).toBe(2);
     const second = await h.complete((await h.client.workflow.getHandle(turn2).result()) as TurnResult);
     expect(second.answer).toBe('The clerk filed b-1.');
-    expect(filed).toEqual(['b-1']);
+    expect(filed).toEqual(['file_note b-1']);
     const input = decodePayload((await h.client.workflow.getHandle(turn2).fetchHistory()).events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]) as TurnInput;
     expect(input.userMessage).toMatch(/^\[background sub-agent bg-lead › bg-clerk \(turn .+\), answering call \S+ of .+\/turn-1\] answered:\nFiled b-1\.$/);
     expect(input.from).toMatchObject({ turnId: childId, agent: 'bg-clerk', callId: r.toolCalls[0]!.callId, parentTurnId: out.turnId });
@@ -187,7 +178,7 @@ describe('background sub-agents', () => {
     await client.end(sent.sessionId);
     const slowResult = (await h.client.workflow.getHandle(slowId).result()) as TurnResult;
     expect(slowResult.terminated_by).toBe('cancelled');
-    expect(filed).toEqual(['mine']);
+    expect(filed).toEqual(['file_note mine']);
     for (const id of [sent.turnId, quickId, slowId, sent.sessionId]) await replays(id);
   }, 120_000);
 
