@@ -85,7 +85,7 @@ export class ScriptedModels {
 
   private start(): Promise<ScriptedModelServer> {
     // Registered as the worker's own, so http_request never reaches it (its scripts drive tool calls).
-    this.server ??= startScriptedModel({ host: '127.0.0.1', port: 0 }).then((server) => {
+    this.server ??= startScriptedModel({ host: '127.0.0.1', port: 0, record: false }).then((server) => {
       this.forget = registerOwnPort(server.port, 'scripted model server');
       return server;
     });

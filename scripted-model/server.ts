@@ -39,14 +39,19 @@ export interface ScriptedModelServer {
   url: string;
   port: number;
   registerScript(session: string, script: Script): void;
+  /** Every request so far, unless the server was started with `record: false` (then always empty). */
   requests: RecordedRequest[];
   onRequest(listener: (r: RecordedRequest) => void): () => void;
   close(): Promise<void>;
 }
 
-/** Starts the server (port 0 = ephemeral, host defaults to 127.0.0.1). */
+/**
+ * Starts the server (port 0 = ephemeral, host defaults to 127.0.0.1). `record: false` keeps no
+ * record of requests (listeners still see each): a server that lives as long as a worker or a
+ * `harness model serve` would otherwise hold every request body it was ever sent.
+ */
 export async function startScriptedModel(
-  opts: { script?: Script; port?: number; host?: string } = {},
+  opts: { script?: Script; port?: number; host?: string; record?: boolean } = {},
 ): Promise<ScriptedModelServer> {
   const player = new ScriptPlayer(opts.script);
   const requests: RecordedRequest[] = [];
@@ -106,7 +111,7 @@ export async function startScriptedModel(
       answer = () => Promise.reject(err);
     }
     // Listeners run on arrival, before any scripted delay, so tests can act mid-call.
-    requests.push(record);
+    if (opts.record !== false) requests.push(record);
     for (const listener of listeners) listener(record);
     try {
       const payload = await answer();

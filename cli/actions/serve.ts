@@ -82,7 +82,7 @@ export async function serveModel(o: ModelServeFlags): Promise<void> {
     if (err instanceof ScriptError) throw new UsageError(err.message, 'see docs/models.md, "Scripted model", for the format');
     throw err;
   }
-  const server = await startScriptedModel({ script, port: o.port, host: o.host });
+  const server = await startScriptedModel({ script, port: o.port, host: o.host, record: false });
   print(server.url);
   say(`scripted model serving ${o.script} (${script.steps.length} steps) at ${server.url}; point OPENAI_BASE_URL there. Ctrl-C stops it.`);
   await new Promise<void>((resolve) => {
