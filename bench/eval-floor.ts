@@ -3,6 +3,9 @@
  * is made of in Temporal, a child workflow whose one local activity waits as long as the model
  * (bench/floor/workflows.js), run on the same dev server and in the same process at the same
  * concurrency. The harness's CPU a trial above it is what the harness itself adds.
+ *
+ * The floor's worker runs beside the harness's for the whole bench, so each side's rounds are
+ * measured with both workers polling (the idle one's polls and timers land in either's window).
  */
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -10,36 +13,47 @@ import type { Client } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { ownCpuMs } from './cpu';
 
-/** What the floor cost a trial (ms of CPU) and how long its run took. */
+/** What a floor round cost a trial (ms of CPU) and how long it took. */
 export interface FloorRun {
   worker: number;
   server: number;
   wallMs: number;
 }
 
+/** A running floor worker: `round` runs trials on it; `close` stops it. */
+export interface Floor {
+  round(cases: number, concurrency: number): Promise<FloorRun>;
+  close(): Promise<void>;
+}
+
 // From dist/bench/ (where the compiled bench runs) to the sources' bench/floor/.
 const FLOOR_WORKFLOWS = path.resolve(__dirname, '..', '..', 'bench', 'floor', 'workflows.js');
 
-/** Runs `cases` floor trials at `concurrency` (after a warm-up of four) on a bare worker of its own. */
-export async function floorCpu(client: Client, address: string, serverCpu: () => number, o: { cases: number; concurrency: number; delayMs: number }): Promise<FloorRun> {
+/** Starts the floor's worker and warms it with four trials at four. */
+export async function startFloor(client: Client, address: string, serverCpu: () => number, delayMs: number): Promise<Floor> {
   const connection = await NativeConnection.connect({ address });
   const taskQueue = `bench-floor-${randomUUID()}`;
-  try {
-    const worker = await Worker.create({
-      connection,
-      taskQueue,
-      workflowsPath: FLOOR_WORKFLOWS,
-      activities: { wait: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)) },
-    });
-    return await worker.runUntil(async () => {
-      const run = (cases: number, concurrency: number) => client.workflow.execute('floorEval', { taskQueue, workflowId: `${taskQueue}-${cases}`, args: [cases, concurrency, o.delayMs] });
-      await run(4, 4);
+  const worker = await Worker.create({
+    connection,
+    taskQueue,
+    workflowsPath: FLOOR_WORKFLOWS,
+    activities: { wait: (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)) },
+  });
+  const running = worker.run();
+  let n = 0;
+  const run = (cases: number, concurrency: number) => client.workflow.execute('floorEval', { taskQueue, workflowId: `${taskQueue}-${n++}`, args: [cases, concurrency, delayMs] });
+  await run(4, 4);
+  return {
+    async round(cases, concurrency) {
       const [w0, s0, t0] = [ownCpuMs(), serverCpu(), performance.now()];
-      const done = await run(o.cases, o.concurrency);
-      if (done !== o.cases) throw new Error(`the floor ran ${String(done)} of ${o.cases} trials`);
-      return { worker: (ownCpuMs() - w0) / o.cases, server: (serverCpu() - s0) / o.cases, wallMs: performance.now() - t0 };
-    });
-  } finally {
-    await connection.close();
-  }
+      const done = await run(cases, concurrency);
+      if (done !== cases) throw new Error(`the floor ran ${String(done)} of ${cases} trials`);
+      return { worker: (ownCpuMs() - w0) / cases, server: (serverCpu() - s0) / cases, wallMs: performance.now() - t0 };
+    },
+    async close() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
 }
