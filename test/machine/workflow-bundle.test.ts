@@ -40,8 +40,10 @@ describe('the modules workflows share', () => {
     // to their exports (zod's own global config is never set). The program tables are data and
     // pure functions; their one module-scope cache (getopt's long names of a spec) is a function
     // of its key, and their regular expressions are neither global nor sticky (no lastIndex to write).
+    // unbash: constant tables in module scope, a lexer and parser of its own for each parse, and
+    // nothing written to its exports (shared-parser-frozen.test.ts).
     const programs = ['find', 'getopt', 'git', 'index', 'sed', 'sed-script', 'table'].map((f) => `deterministic/policy/programs/${f}.ts`);
-    expect(importClosure(PRELOADED_MODULES)).toEqual({ files: ['deterministic/shared-libraries.ts', ...programs].sort(), packages: ['re2js', 'zod'] });
+    expect(importClosure(PRELOADED_MODULES)).toEqual({ files: ['deterministic/shared-libraries.ts', ...programs].sort(), packages: ['re2js', 'unbash', 'zod'] });
   });
 
   it('are preloaded by the bundle workers run', () => {
