@@ -86,6 +86,7 @@ export async function followEval(
   storedRuns?: (report: EvalReport) => Promise<EvalReport>,
 ): Promise<EvalReport> {
   const handle = client.workflow.getHandle(evalId);
+  const pace = new ProgressPace(pollMs);
   const troubleWait = new TroubleWait({ deadline: Infinity, ...(onTrouble ? { onTrouble } : {}) });
   const described = await lookUntil(client, evalId, 'server', () => describeWorkflow(client, evalId), 10_000, troubleWait);
   if (!described) throw new UserError(`no eval ${evalId} in Temporal`, 'the eval id is printed when it starts (eval-YYYYMMDD-HHMMSS-xxxxxx)');
@@ -103,9 +104,10 @@ export async function followEval(
       if (progress?.ok) {
         troubleWait.clear();
         onProgress(progress.value);
+        pace.looked(progress.value);
       }
       if (progress && !progress.ok && !outcome) await Promise.race([troubleWait.troubled(progress.trouble), result]);
-      else await Promise.race([sleep(pollMs), result]);
+      else await pace.wait(result, onProgress);
     }
     const got: { report: EvalReport } | { error: unknown } = outcome;
     if ('report' in got) {
@@ -121,6 +123,47 @@ export async function followEval(
     const trouble = troubleOf(client, got.error, 'server');
     if (!trouble) throw got.error;
     await troubleWait.troubled(trouble);
+  }
+}
+
+/**
+ * When to ask an eval for its progress again. A query costs the worker, the server and the
+ * follower about 10 ms of CPU together (about as much as an eval trial's own share), and with
+ * trials waiting on a model for seconds most answers are the last one again. So while nothing
+ * changes the wait doubles, up to eight times `pollMs`; any change brings it back to `pollMs`.
+ * Meanwhile the last progress is passed on every `pollMs`, so a terminal's clock and ETA still move.
+ */
+export class ProgressPace {
+  /** The last progress a look found. */
+  latest: EvalProgress | undefined;
+  private last: string | undefined;
+  private waitMs: number;
+
+  constructor(private readonly pollMs: number) {
+    this.waitMs = pollMs;
+  }
+
+  /** What a look found: the next wait is `pollMs` after a change, twice the last one otherwise. */
+  looked(p: EvalProgress): void {
+    const seen = JSON.stringify([p.done, p.passed, p.running, p.finished, p.stopped]);
+    this.waitMs = this.last === undefined || seen !== this.last ? this.pollMs : Math.min(this.waitMs * 2, this.pollMs * 8);
+    this.last = seen;
+    this.latest = p;
+  }
+
+  /** The wait before the next look (the eval's close ends it), passing the last progress on every `pollMs`. */
+  async wait(closed: Promise<unknown>, onProgress: (p: EvalProgress) => void): Promise<void> {
+    let over = false;
+    void closed.then(() => (over = true));
+    for (let waited = 0; waited < this.waitMs && !over; waited += this.pollMs) {
+      await Promise.race([sleep(Math.min(this.pollMs, this.waitMs - waited)), closed]);
+      if (!over && waited + this.pollMs < this.waitMs && this.latest) onProgress(this.latest);
+    }
+  }
+
+  /** The wait the next look comes after (ms). */
+  get nextWaitMs(): number {
+    return this.waitMs;
   }
 }
 
