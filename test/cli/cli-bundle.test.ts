@@ -71,8 +71,8 @@ describe('the CLI bundle', () => {
     // The packages the bundle holds, by the file names rolldown notes above each module.
     const bundled = new Set(Object.values(filesOf(BUNDLE)).flatMap((text) => [...text.matchAll(/^\/\/ node_modules\/((?:@[^/]+\/)?[^/]+)\//gm)].map((m) => m[1]!)));
     expect([...bundled]).toEqual(expect.arrayContaining(['@temporalio/client', '@temporalio/common', '@grpc/grpc-js', 'protobufjs', 'commander']));
-    // Of the harness: the bundle, what chooses it and the API root's halves; of the bundled packages: nothing.
-    const harnessFiles = ['bin/harness.js', 'dist/cli/client-commands.js', 'dist/client/lean-proto/eager.js', 'dist/client/lean-proto/rest.js'];
+    // Of the harness: the bundle, what chooses it, its code cache and the API root's halves; of the bundled packages: nothing.
+    const harnessFiles = ['bin/harness.js', 'dist/cli/client-commands.js', 'dist/cli/code-cache.js', 'dist/client/lean-proto/eager.js', 'dist/client/lean-proto/rest.js'];
     const allowed = (file: string) => {
       const f = file.split(path.sep).join('/');
       const pkg = /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(f)?.[1];
