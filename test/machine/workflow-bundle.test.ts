@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import vm from 'node:vm';
 import { describe, expect, inject, it } from 'vitest';
 import { PRELOADED_MODULES } from '../../machine/workflow-bundle';
 
@@ -50,5 +51,35 @@ describe('the modules workflows share', () => {
     const code = readFileSync(inject('workflowBundle'), 'utf8');
     const preload = /exports\.preloadModules = function preloadModules\(\) \{([^}]*)\}/.exec(code)?.[1] ?? '';
     for (const m of PRELOADED_MODULES) expect(preload).toContain(`"./${path.relative(ROOT, m)}"`);
+  });
+});
+
+describe("the workflows' entry", () => {
+  /** The workflow modules each workflow type brings, by the module names of the bundle's cache. */
+  const OTHERS = [/workflows\/session\//, /workflows\/eval\//, /workflows\/webhook\./, /workflows\/schedule\./];
+
+  it('evaluates a workflow type\'s module only when a workflow of it starts: a turn none of the others\'', () => {
+    // As the SDK runs it, less the activator: each workflow has a module cache of its own.
+    const cache: Record<string, unknown> = {};
+    const context = vm.createContext({ __webpack_module_cache__: cache, TextDecoder, TextEncoder });
+    vm.runInContext(`${readFileSync(inject('workflowBundle'), 'utf8')}\n;globalThis.__entry = __TEMPORAL__;`, context);
+    const workflows = (context.__entry as { importWorkflows(): Record<string, (...args: unknown[]) => unknown> }).importWorkflows();
+    expect(Object.keys(workflows).sort()).toEqual(['evalWorkflow', 'purgeWorkflow', 'scheduledMessageWorkflow', 'sessionWorkflow', 'storedSessionsWorkflow', 'turnWorkflow', 'webhookWorkflow']);
+    for (const [name, fn] of Object.entries(workflows)) expect(fn.name).toBe(name);
+    const workflowModules = () => Object.keys(cache).filter((m) => /\/workflows\//.test(m) && !/\/workflows\/index\./.test(m));
+    expect(workflowModules()).toEqual([]);
+    // Without a workflow's context the turn fails once its module is evaluated: what it loaded is what a turn loads.
+    try {
+      void (workflows.turnWorkflow!({}) as Promise<unknown>)?.catch?.(() => undefined);
+    } catch {
+      // expected: no activator
+    }
+    const loaded = workflowModules();
+    expect(loaded.some((m) => /\/workflows\/turn\/turn\./.test(m))).toBe(true);
+    expect(loaded.filter((m) => OTHERS.some((re) => re.test(m)))).toEqual([]);
+  });
+
+  it('imports no workflow module itself (type imports only)', () => {
+    expect(importClosure([path.join(ROOT, 'workflows', 'index.ts')]).files).toEqual(['workflows/index.ts']);
   });
 });
