@@ -216,7 +216,9 @@ export function readArguments(call: ToolCall, bounded: boolean, budget?: StepBud
   }
 }
 
-const AN_OBJECT = z.looseObject({});
+// Built when first needed: a schema costs every workflow that builds it (every turn evaluates
+// this module), and only a bounded check of an expensive MCP schema uses this one.
+let anObject: z.ZodObject | undefined;
 
 /**
  * The arguments (`chars` long as text) validated against the tool's schema; a schema that throws
@@ -224,7 +226,7 @@ const AN_OBJECT = z.looseObject({});
  * checks only that they are an object (the server validates them again).
  */
 export function checkArguments(def: ToolDefinition, name: string, value: unknown, bounded: boolean, chars: number): Checked<Record<string, unknown>> {
-  const schema = bounded && def.checkCost !== undefined && def.checkCost * chars > MAX_CHECK_WORK ? AN_OBJECT : def.parameters;
+  const schema = bounded && def.checkCost !== undefined && def.checkCost * chars > MAX_CHECK_WORK ? (anObject ??= z.looseObject({})) : def.parameters;
   let parsed: ReturnType<ToolDefinition['parameters']['safeParse']>;
   try {
     parsed = schema.safeParse(value);
