@@ -1,18 +1,20 @@
 /**
- * A V8 code cache for the CLI's bundle. Most of a client command's start-up is V8 parsing and
- * compiling the bundle's code (the Temporal client, grpc-js, protobufjs): about 40 of its ~270 ms
- * of CPU. Each bundle file is compiled here with the code V8 made for it the last time, which V8
- * then skips making again. The cache is made after the command ran, so it holds every function
- * the command ran, not only the files' top level (V8 compiles functions when first called).
+ * A V8 code cache for the CLI's own process. Most of a command's start-up is V8 parsing and
+ * compiling the code it loads (a client command's bundle: the Temporal client, grpc-js,
+ * protobufjs; `run`: the SDK, zod, the harness's modules): about 40 of a `status`'s ~270 ms of
+ * CPU, 250 of a `run`'s ~650. Each CommonJS file is compiled here with the code V8 made for it
+ * the last time, which V8 then skips making again. The cache is made after the command ran, so
+ * it holds every function the command ran, not only the files' top level (V8 compiles functions
+ * when first called).
  *
  * Where it is kept: the user's cache folder (XDG_CACHE_HOME, else ~/.cache), one folder per Node
  * version, never the working directory. Code cache is code, so the folder is used only when it is
- * this user's own and nobody else can write to it; a file is used only for the very bundle file
+ * this user's own and nobody else can write to it; a file is used only for the very source file
  * it was made from (its path, size, inode and times, in the file's header): V8 itself checks no
  * more than the source's length. Anything wrong (no folder, a damaged file, a full disk) falls
  * back to compiling as Node does. HARNESS_CODE_CACHE=0 turns it off.
  *
- * Loaded before the bundle by bin/harness.js, so it needs nothing but Node's built-ins.
+ * Loaded first by bin/harness.js, so it needs nothing but Node's built-ins.
  */
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
@@ -84,7 +86,7 @@ function cacheName(filename: string): string {
 }
 
 interface ModuleInternals {
-  _compile(content: string, filename: string): unknown;
+  _compile(content: string, filename: string, format?: string): unknown;
   exports: unknown;
   require(id: string): unknown;
 }
@@ -92,38 +94,45 @@ const ModuleStatics = Module as unknown as {
   prototype: ModuleInternals;
   wrap(content: string): string;
   _resolveFilename(request: string, parent: unknown, isMain: boolean, options?: unknown): string;
+  _resolveLookupPaths(request: string, parent: unknown): string[] | null;
   _extensions: unknown;
   _cache: unknown;
 };
 
 /**
- * Compiles the files under `sourceDir` (the bundle) with cached code from now on. Returns why it
- * does not, when it does not.
+ * Compiles the CommonJS files this process loads from now on (those under `scope` only, when
+ * given) with cached code. Returns why it does not, when it does not.
  */
-export function useCodeCache(sourceDir: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function useCodeCache(scope?: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const where = codeCacheDir(env);
   if ('off' in where) {
     stats.off = where.off;
     return where.off;
   }
-  const prefix = sourceDir.endsWith(path.sep) ? sourceDir : sourceDir + path.sep;
+  const prefix = scope === undefined ? '' : scope.endsWith(path.sep) ? scope : scope + path.sep;
   const pending: { script: vm.Script; file: string; id: string }[] = [];
   const compile = ModuleStatics.prototype._compile;
-  ModuleStatics.prototype._compile = function (this: ModuleInternals, content: string, filename: string) {
-    if (!filename.startsWith(prefix)) return compile.call(this, content, filename);
+  ModuleStatics.prototype._compile = function (this: ModuleInternals, content: string, filename: string, format?: string) {
+    // Node's to compile: an ES module (a require of one), a file starting with `#!` (only Node's
+    // compile strips that line), and one that may import() (a script compiled here has no module
+    // loader for it on Node 20: the embedded database's loader failed so).
+    if (format === 'module' || !filename.startsWith(prefix) || content.startsWith('#!') || content.includes('import(')) return compile.call(this, content, filename, format);
     let id: string;
     try {
       id = identity(filename, content);
     } catch {
-      return compile.call(this, content, filename);
+      return compile.call(this, content, filename, format);
     }
     const file = path.join(where.dir, cacheName(filename));
     const cachedData = readCache(file, id);
-    const script = new vm.Script(ModuleStatics.wrap(content), {
-      filename,
-      ...(cachedData ? { cachedData } : {}),
-      importModuleDynamically: vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER,
-    });
+    let script: vm.Script;
+    try {
+      script = new vm.Script(ModuleStatics.wrap(content), { filename, ...(cachedData ? { cachedData } : {}) });
+    } catch {
+      // Not CommonJS after all (module syntax in a file of no declared type), or a syntax error:
+      // Node's compile tells which, and says so as it would without this cache.
+      return compile.call(this, content, filename, format);
+    }
     if (cachedData && !script.cachedDataRejected) stats.used += 1;
     else {
       stats.made += 1;
@@ -150,7 +159,9 @@ export function useCodeCache(sourceDir: string, env: NodeJS.ProcessEnv = process
 /** The `require` Node gives a module (lib/internal/modules/helpers.js makeRequireFunction). */
 function requireFor(mod: ModuleInternals): NodeJS.Require {
   const req = ((id: string) => mod.require(id)) as NodeJS.Require;
-  req.resolve = ((request: string, options?: { paths?: string[] }) => ModuleStatics._resolveFilename(request, mod, false, options)) as NodeJS.RequireResolve;
+  const resolve = ((request: string, options?: { paths?: string[] }) => ModuleStatics._resolveFilename(request, mod, false, options)) as NodeJS.RequireResolve;
+  resolve.paths = (request: string) => ModuleStatics._resolveLookupPaths(request, mod);
+  req.resolve = resolve;
   req.main = require.main;
   req.extensions = ModuleStatics._extensions as NodeJS.RequireExtensions;
   req.cache = ModuleStatics._cache as NodeJS.Dict<NodeModule>;

@@ -1,5 +1,5 @@
 /**
- * The CLI bundle's V8 code cache (cli/code-cache.ts): a second start compiles nothing it compiled
+ * The CLI's V8 code cache (cli/code-cache.ts): a second start compiles nothing it compiled
  * before, and the cache never runs code that is not the source's: a file rebuilt to the same
  * length, a damaged cache, a folder others can write to and a turned-off cache all run the source
  * as it is now.
@@ -130,6 +130,32 @@ describe('the code cache', () => {
     expect(readdirSync(path.join(home, '.cache', 'harness', 'code-cache', VERSION_DIR))).toHaveLength(2);
   });
 
+  it('leaves a file that starts with #! to Node, which strips that line', async () => {
+    const src = sources("#!/usr/bin/env node\nmodule.exports = 'one';\n");
+    const { env } = cacheEnv();
+    expect(await run(src, env)).toEqual({ value: ['one', true], stats: { used: 0, made: 1 } });
+    expect(await run(src, env)).toEqual({ value: ['one', true], stats: { used: 1, made: 0 } });
+  });
+
+  it('leaves ES modules and files that import() to Node, and a syntax error is reported as Node reports it', async () => {
+    const src = sources("module.exports = require('./esm/c.js').default;");
+    writeFileSync(path.join(src, 'a.js'), "const b = require('./b.js');\nmodule.exports = () => [b, typeof import('node:os').then];\n");
+    mkdirSync(path.join(src, 'esm'));
+    writeFileSync(path.join(src, 'esm', 'package.json'), '{"type":"module"}');
+    writeFileSync(path.join(src, 'esm', 'c.js'), "export default 'one';\n");
+    const { env } = cacheEnv();
+    // b.js only: a.js may import(), c.js is an ES module.
+    expect(await run(src, env)).toEqual({ value: ['one', 'function'], stats: { used: 0, made: 1 } });
+    expect(await run(src, env)).toEqual({ value: ['one', 'function'], stats: { used: 1, made: 0 } });
+    writeFileSync(path.join(src, 'b.js'), 'module.exports = (;');
+    const child = spawn(process.execPath, ['-e', `require(${JSON.stringify(CODE_CACHE)}).useCodeCache(); require(${JSON.stringify(path.join(src, 'b.js'))});`], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    expect(await new Promise((resolve) => child.on('close', resolve))).toBe(1);
+    // Where and what, as Node says it: the file and line, the line, the error.
+    expect(stderr).toMatch(new RegExp(`^${path.join(src, 'b.js')}:1\\nmodule\\.exports = \\(;\\n\\s+\\^\\n\\nSyntaxError: Unexpected token ';'`));
+  });
+
   it('holds when several first starts write at once', async () => {
     const src = sources();
     const { env } = cacheEnv();
@@ -140,28 +166,44 @@ describe('the code cache', () => {
 });
 
 describe('harness with the code cache', () => {
-  it('runs a client command from its bundle with the code the first start made', async () => {
+  /** Runs `harness args` twice with a cache of its own: each run's exit, output and what the cache did. */
+  async function twice(args: string[], extra: Record<string, string> = {}) {
     const { env: base, dir } = cacheEnv();
-    const env = { ...base, TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_HOME: tempDir('harness-code-cache-home-') };
+    const env = { ...base, HARNESS_HOME: tempDir('harness-code-cache-home-'), ...extra };
     const probeDir = tempDir('harness-code-cache-probe-');
     const probe = path.join(probeDir, 'probe.js');
     const out = path.join(probeDir, 'stats.json');
     writeFileSync(probe, `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify(require(${JSON.stringify(CODE_CACHE)}).codeCacheStats())));`);
-    const status = async () => {
-      const child = spawn(process.execPath, ['--require', probe, HARNESS_BIN, 'status', 'no-such-session'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    const once = async () => {
+      const child = spawn(process.execPath, ['--require', probe, HARNESS_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
       let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-      return { code, stderr, stats: JSON.parse(readFileSync(out, 'utf8')) as Run['stats'] };
+      return { code, stdout, stderr, stats: JSON.parse(readFileSync(out, 'utf8')) as Run['stats'] };
     };
-    const first = await status();
+    const first = await once();
+    return { first, second: await once(), dir };
+  }
+
+  it('runs a client command from its bundle with the code the first start made', async () => {
+    const { first, second, dir } = await twice(['status', 'no-such-session'], { TEMPORAL_ADDRESS: inject('temporalAddress') });
     expect([first.code, first.stderr]).toEqual([1, expect.stringMatching(/^error: no session named/)]);
     expect(first.stats.used).toBe(0);
     // The bundle's files it loaded, main.js and the Temporal client's among them.
     expect(first.stats.made).toBeGreaterThan(10);
     expect(readdirSync(dir).some((f) => f.startsWith('main.js.'))).toBe(true);
-    const second = await status();
     expect([second.code, second.stderr]).toEqual([first.code, first.stderr]);
+    expect(second.stats).toEqual({ used: first.stats.made, made: 0 });
+  }, 60_000);
+
+  it('runs the other commands with it too', async () => {
+    const { first, second } = await twice(['--help']);
+    expect([first.code, first.stderr]).toEqual([0, '']);
+    expect(first.stdout).toContain('Usage: harness');
+    expect(first.stats.made).toBeGreaterThan(10);
+    expect([second.code, second.stdout, second.stderr]).toEqual([first.code, first.stdout, first.stderr]);
     expect(second.stats).toEqual({ used: first.stats.made, made: 0 });
   }, 60_000);
 });
