@@ -12,10 +12,11 @@ for (const stream of [process.stdout, process.stderr]) {
 let cli;
 try {
   const root = path.join(__dirname, '..');
-  // Much of a command's start is V8 compiling what it loads: reuse the code of the last start.
-  require(path.join(root, 'dist', 'cli', 'code-cache.js')).useCodeCache();
   const { cliModule } = require(path.join(root, 'dist', 'cli', 'client-commands.js'));
-  cli = require(cliModule(process.argv.slice(2), root));
+  const main = cliModule(process.argv.slice(2), root);
+  // A client command's start is much of it V8 compiling its bundle: reuse the code of the last start.
+  if (path.basename(path.dirname(main)) === 'bundle') require(path.join(root, 'dist', 'cli', 'code-cache.js')).useCodeCache(path.dirname(main));
+  cli = require(main);
 } catch (err) {
   if (err && err.code === 'MODULE_NOT_FOUND') {
     process.stderr.write('error: the harness is not built yet\nhint: run `npm run setup` (or `npm run build`) first\n');

@@ -1,11 +1,11 @@
 /**
- * A V8 code cache for the CLI's own process. Most of a command's start-up is V8 parsing and
- * compiling the code it loads (a client command's bundle: the Temporal client, grpc-js,
- * protobufjs; `run`: the SDK, zod, the harness's modules): about 40 of a `status`'s ~270 ms of
- * CPU, 250 of a `run`'s ~650. Each CommonJS file is compiled here with the code V8 made for it
- * the last time, which V8 then skips making again. The cache is made after the command ran, so
- * it holds every function the command ran, not only the files' top level (V8 compiles functions
- * when first called).
+ * A V8 code cache for the CLI's bundle (the client commands). Much of a client command's start-up
+ * is V8 parsing and compiling the bundle's code (the Temporal client, grpc-js, protobufjs): about
+ * 50 of a `status`'s ~280 ms of CPU. Each file is compiled here with the code V8 made for it the
+ * last time, which V8 then skips making again. The cache is made after the command ran, so it
+ * holds every function the command ran, not only the files' top level (V8 compiles functions
+ * when first called). The other commands gain little from it (a warm `run` 4 %, `--help` none:
+ * their time is elsewhere), so they compile as Node does.
  *
  * Where it is kept: the user's cache folder (XDG_CACHE_HOME, else ~/.cache), one folder per Node
  * version, never the working directory. Code cache is code, so the folder is used only when it is
@@ -14,7 +14,7 @@
  * more than the source's length. Anything wrong (no folder, a damaged file, a full disk) falls
  * back to compiling as Node does. HARNESS_CODE_CACHE=0 turns it off.
  *
- * Loaded first by bin/harness.js, so it needs nothing but Node's built-ins.
+ * Loaded by bin/harness.js before the bundle, so it needs nothing but Node's built-ins.
  */
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import Module from 'node:module';
