@@ -17,7 +17,7 @@
  */
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import type { Client } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { DEFAULT_LIMITS, type SessionConfig } from '../deterministic/session-config';
 import { freezePolicy } from '../deterministic/policy';
 import { parsePolicy } from '../deterministic/policy/schema';
@@ -65,9 +65,10 @@ function optionsFor(model: ModelProcess | undefined, concurrency: number): EvalO
   return { concurrency, trials: 1, config, model: 'scripted', scriptedPerCase: IN_PROCESS };
 }
 
-/** One run of the harness's trials (ms of CPU a trial, the wall time, the eval's id). */
+/** One run of the harness's trials (ms of CPU a trial, the wall time, the eval's id, the progress queries its follower asked). */
 interface HarnessRun extends FloorRun {
   evalId: string;
+  asks: number;
 }
 
 async function main(): Promise<void> {
@@ -83,12 +84,15 @@ async function main(): Promise<void> {
     await withScratchHarness('bench-eval', async ({ client, taskQueue, serverPid, address, declarations }) => {
       if (model) declarations.add({ modelEndpoints: [model.url] });
       const serverCpu = () => (serverPid === undefined ? 0 : processCpuMs(serverPid));
+      // The follower as `harness eval` follows; its progress queries counted (each costs CPU in the worker and the server).
+      let asks = 0;
+      const follower = new Client({ connection: client.connection, namespace: client.options.namespace, interceptors: { workflow: [{ query: (input, next) => (asks++, next(input)) }] } });
       const harness = async (s: Suite, concurrency: number): Promise<HarnessRun> => {
-        const [w0, s0, t0] = [ownCpuMs(), serverCpu(), performance.now()];
+        const [w0, s0, t0, a0] = [ownCpuMs(), serverCpu(), performance.now(), asks];
         const evalId = await startEval(client, taskQueue, s, optionsFor(model, concurrency));
-        const report = await followEval(client, evalId, () => undefined);
+        const report = await followEval(follower, evalId, () => undefined);
         const n = s.cases.length;
-        const run = { worker: (ownCpuMs() - w0) / n, server: (serverCpu() - s0) / n, wallMs: performance.now() - t0, evalId };
+        const run = { worker: (ownCpuMs() - w0) / n, server: (serverCpu() - s0) / n, wallMs: performance.now() - t0, evalId, asks: asks - a0 };
         if (report.totals.passed_trials !== n) throw new Error(`concurrency ${concurrency}: ${report.totals.passed_trials} of ${n} passed: ${JSON.stringify(report.totals.failure_reasons)}`);
         return run;
       };
@@ -104,7 +108,7 @@ async function main(): Promise<void> {
           rounds.push({ harness: h, floor: f });
           perTrial ??= await trialCounts(client, h.evalId, ROUND_CASES);
           const [ht, ft] = [h.worker + h.server, f.worker + f.server];
-          console.log(`  round ${r} at ${TOP}: harness ${fmt(h.wallMs / 1000)} s, CPU a trial ${fmt(h.worker, 1)} + ${fmt(h.server, 1)} = ${fmt(ht, 1)} ms; floor ${fmt(f.worker, 1)} + ${fmt(f.server, 1)} = ${fmt(ft, 1)} ms; the harness adds ${fmt(ht - ft, 1)} ms`);
+          console.log(`  round ${r} at ${TOP}: harness ${fmt(h.wallMs / 1000)} s, CPU a trial ${fmt(h.worker, 1)} + ${fmt(h.server, 1)} = ${fmt(ht, 1)} ms; floor ${fmt(f.worker, 1)} + ${fmt(f.server, 1)} = ${fmt(ft, 1)} ms; the harness adds ${fmt(ht - ft, 1)} ms (${h.asks} progress queries)`);
         }
       } finally {
         await floor.close();
