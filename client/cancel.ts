@@ -14,7 +14,7 @@ import type { TurnResult } from '../deterministic/session';
 import type { SessionState } from '../deterministic/session-state';
 import { rootCauseMessage } from '../deterministic/errors';
 import { UsageError, UserError } from '../machine/errors';
-import { parseTurnId, sessionOfTurnId, turnNumberOf } from '../deterministic/turn-id';
+import { parseAgentTurnId, parseAnyTurnId, sessionOfTurnId, turnNumberOf } from '../deterministic/turn-id';
 import { NO_WORKER_HINT } from './require-worker';
 import { describeTrialTurn, notASession } from './trial-ids';
 import { addressOf, noWorker } from './wait-progress';
@@ -47,11 +47,11 @@ const LOOK_EVERY_MS = 250;
 // A turn still running after this long: is anyone there to run its cancellation?
 const WORKER_CHECK_AFTER_MS = 5_000;
 
-/** Cancels the turn `<session>/turn-N`, or the session `<session>` (its current turn, then the session). */
+/** Cancels the turn `<session>/turn-N` or a sub-agent's (`<turn>/agent-<call>`: its parent goes on), or the session `<session>` (its current turn, then the session). */
 export async function cancel(client: Client, id: string, opts: CancelOptions = {}): Promise<Cancelled> {
-  if (typeof id !== 'string' || id.trim() === '') throw new UsageError('name what to cancel: a turn (<session>/turn-N) or a session', 'see running sessions with `harness sessions`');
+  if (typeof id !== 'string' || id.trim() === '') throw new UsageError("name what to cancel: a turn (<session>/turn-N, or a sub-agent's <session>/turn-N/agent-<call id>) or a session", 'see running sessions with `harness sessions`');
   const deadline = Date.now() + (opts.timeoutMs ?? DEFAULT_TIMEOUT_MS);
-  const t = parseTurnId(id, { strict: true });
+  const t = parseAnyTurnId(id, { strict: true });
   return t ? cancelTurn(client, id, t.sessionId, deadline, opts.wait ?? true) : cancelSession(client, id, deadline, opts.wait ?? true);
 }
 
@@ -169,6 +169,8 @@ async function describeTurn(client: Client, turnId: string, sessionId: string): 
   }
   const session = await describeOrUndefined(client, sessionId);
   if (!session) throw new UserError(`no session named ${sessionId}, so no turn ${turnId}`, 'list sessions with `harness sessions`');
+  const agent = parseAgentTurnId(turnId);
+  if (agent) throw new UserError(`turn ${agent.parentTurnId} started no sub-agent turn ${turnId}`, `see its calls with \`harness trace ${agent.parentTurnId}\``);
   throw new UserError(`session ${sessionId} has no turn ${turnNumberOf(turnId)}`, `see its turns with \`harness status ${sessionId}\``);
 }
 

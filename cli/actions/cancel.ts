@@ -1,6 +1,7 @@
 /** What `harness cancel` does (cli/commands/cancel.ts defines the command and loads this when it runs). */
 import type { Cancelled } from '../../client/cancel';
 import type { CliContext } from '../context';
+import { isAgentTurnId } from '../../deterministic/turn-id';
 import { printJson, say } from '../output';
 
 export interface CancelFlags {
@@ -28,7 +29,8 @@ export async function cancel(ctx: CliContext, id: string, o: CancelFlags): Promi
 /** What happened, for a person. */
 function words(c: Cancelled): string[] {
   const turn = c.turnId ? turnWords(c.turnId, c.terminatedBy, c.requested) : undefined;
-  if (c.kind === 'turn') return [turn!, ...(c.requested ? [] : [`session ${c.sessionId} takes the next message`])];
+  // A sub-agent's turn: its parent takes the call's failure (or, started in the background, its session the end).
+  if (c.kind === 'turn') return [turn!, ...(c.requested || isAgentTurnId(c.turnId!) ? [] : [`session ${c.sessionId} takes the next message`])];
   if (c.requested) return [`session ${c.sessionId} asked to end${turn ? `; ${turn}` : ''}`];
   return [...(turn ? [turn] : []), `session ${c.sessionId} ended`];
 }
