@@ -72,8 +72,9 @@ export async function sessionView(client: Client, sessionId: string, troubleWait
     if (d.status.name === 'RUNNING' && opts.waitForWorker) return (await lookUntil(client, sessionId, 'query', () => handle.query(stateQuery), QUERY_MS, troubleWait)) as SessionState;
     if (d.status.name === 'RUNNING') {
       const view = await runningView(client, d, troubleWait);
-      const background = await withSteps(client, view.background);
-      return background ? { ...view, background } : view;
+      const background = await withSteps(client, sessionId, view.background);
+      const { background: _claimed, ...rest } = view;
+      return background ? { ...rest, background } : rest;
     }
     // A run that continued as new was replaced between the describe and now: look again.
     if (d.status.name !== 'CONTINUED_AS_NEW') return closedView(client, d, troubleWait);

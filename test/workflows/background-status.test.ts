@@ -59,6 +59,8 @@ it('status shows a background sub-agent running, with its step, in text and JSON
   const childId = `${out.turnId}/agent-t1-s1-c0`;
   await expect.poll(() => gates.length, { timeout: 30_000, interval: 100 }).toBe(1);
 
+  // A signal anyone who reaches the server can send, naming the real child with another agent path: the child's own record wins.
+  await h.client.workflow.getHandle(out.sessionId).signal('backgroundStatus', { turnId: childId, status: 'running', path: ['st-lead', 'impostor'] });
   const s = await client.status(out.sessionId);
   expect(s.status).toBe('idle');
   expect(s.background).toEqual([{ turnId: childId, path: ['st-lead', 'st-researcher'], step: 1 }]);
@@ -76,5 +78,23 @@ it('status shows a background sub-agent running, with its step, in text and JSON
   const after = await client.status(out.sessionId);
   expect(after.background).toBeUndefined();
   expect((await runCli(['status', out.sessionId], { env })).stdout).not.toContain('background sub-agent');
+  await client.end(out.sessionId);
+}, 120_000);
+
+it('status shows no background sub-agent that only a signal claims: none of that id, another session\'s, a turn that is not running', async () => {
+  const out = await client.run('Hello.', { model: scriptFile({ steps: [{ content: 'Hi.' }] }) });
+  expect(out.kind).toBe('done');
+  const session = h.client.workflow.getHandle(out.sessionId);
+  for (const turnId of [`${out.turnId}/agent-forged`, 'elsewhere/turn-1/agent-t1-s1-c0', out.turnId, `${out.sessionId}/turn-1/agent-t1-s1-c0`]) {
+    await session.signal('backgroundStatus', { turnId, status: 'running', path: ['lead', 'ghost'] });
+  }
+  // The session took the signals (history has them): status asks Temporal about each before it shows one.
+  await expect.poll(async () => (await session.fetchHistory()).events?.filter((e) => e.workflowExecutionSignaledEventAttributes).length, { timeout: 30_000, interval: 200 }).toBe(4);
+  expect((await client.status(out.sessionId)).background).toBeUndefined();
+  const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_HOME: tempDir('harness-background-status-home-'), HARNESS_TASK_QUEUE: h.taskQueue });
+  const text = await runCli(['status', out.sessionId], { env });
+  expect(text.code).toBe(0);
+  expect(text.stdout).not.toContain('ghost');
+  expect(text.stdout).not.toContain('background sub-agent');
   await client.end(out.sessionId);
 }, 120_000);
