@@ -41,7 +41,15 @@ export function codeCacheStats(): CodeCacheStats {
 /** The cache folder for this Node, or why there is none. */
 export function codeCacheDir(env: NodeJS.ProcessEnv = process.env): { dir: string } | { off: string } {
   if (env.HARNESS_CODE_CACHE === '0') return { off: 'HARNESS_CODE_CACHE=0' };
-  const base = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
+  let home: string;
+  try {
+    home = os.homedir();
+  } catch (err) {
+    return { off: `no home folder: ${(err as Error).message}` };
+  }
+  // Never relative: that would be the working directory, which is not the user's to trust.
+  const base = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.isAbsolute(home) ? path.join(home, '.cache') : undefined;
+  if (!base) return { off: `the home folder ${JSON.stringify(home)} is not an absolute path` };
   const dir = path.join(base, 'harness', 'code-cache', `${process.version}-${process.arch}`);
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });

@@ -29,14 +29,14 @@ function sources(b = "module.exports = 'one';"): string {
 }
 
 /** Runs a process that uses the cache for `src` and requires a.js; what it got and what the cache did. */
-async function run(src: string, env: NodeJS.ProcessEnv): Promise<Run> {
+async function run(src: string, env: NodeJS.ProcessEnv, cwd?: string): Promise<Run> {
   const out = path.join(tempDir('harness-code-cache-out-'), 'out.json');
   const code = `
 const { useCodeCache, codeCacheStats } = require(${JSON.stringify(CODE_CACHE)});
 useCodeCache(${JSON.stringify(src)});
 const value = require(${JSON.stringify(path.join(src, 'a.js'))})();
 require('fs').writeFileSync(${JSON.stringify(out)}, JSON.stringify({ value, stats: codeCacheStats() }));`;
-  const child = spawn(process.execPath, ['-e', code], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['-e', code], { env, stdio: ['ignore', 'ignore', 'pipe'], ...(cwd ? { cwd } : {}) });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exit = await new Promise<number | null>((resolve) => child.on('close', resolve));
@@ -121,13 +121,19 @@ describe('the code cache', () => {
     expect(blocked.stats.off).toMatch(/^.*a-file\/harness\/code-cache\/.*: ENOTDIR/);
   });
 
-  it('takes no relative XDG_CACHE_HOME (the working directory is not the user\'s): the home folder\'s .cache instead', async () => {
+  it('takes no relative XDG_CACHE_HOME (the working directory is not the user\'s): the home folder\'s .cache instead, and no relative home folder', async () => {
     const src = sources();
     const home = tempDir('harness-code-cache-home-');
     mkdirSync(path.join(home, 'cwd'));
     const env = cliEnv({ HOME: home, XDG_CACHE_HOME: 'cwd' });
     expect((await run(src, env)).stats.made).toBe(2);
     expect(readdirSync(path.join(home, '.cache', 'harness', 'code-cache', VERSION_DIR))).toHaveLength(2);
+    // A relative home folder is no place either: off, and nothing written where the process runs.
+    const cwd = path.join(home, 'cwd');
+    const relative = await run(src, cliEnv({ HOME: 'cwd' }), cwd);
+    expect(relative.value).toEqual(['one', true]);
+    expect(relative.stats).toEqual({ used: 0, made: 0, off: 'the home folder "cwd" is not an absolute path' });
+    expect(readdirSync(cwd)).toEqual([]);
   });
 
   it('leaves a file that starts with #! to Node, which strips that line', async () => {
