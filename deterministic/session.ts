@@ -172,6 +172,12 @@ export interface TurnResume {
   budgetRaised?: BudgetRaises;
   /** The turn's tally so far. */
   ledger?: RecordedLedger;
+  /**
+   * What its background children counted against this turn's budgets when it continued: held for
+   * those still running, spent for those that ended. The next run cannot hear a child's end, so it
+   * counts this until the turn ends.
+   */
+  backgroundCounted?: Spend;
   /** The session's sandbox host as the previous run left it, and the workspace the turn began with (to restore on another host). */
   host?: HostRef;
   workspace?: WorkspaceSnapshot;

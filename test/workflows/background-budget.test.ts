@@ -4,7 +4,7 @@
  * budget (its next model call would pass it: it waits for a person); a turn that starts while the
  * child runs has the session's budget spent with the carve held; the turn its end starts has it
  * spent with what the child really spent (the rest given back); the session counts the child's
- * spend once. Each history replays.
+ * spend once; a parent that continues as new still counts the hold. Each history replays.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -19,9 +19,12 @@ import { replayHistory } from '../../history/replay/replay';
 import { startHarness, type TestHarness } from '../support/harness';
 import { scriptFiles } from '../support/agent-scripts';
 import { gatedFactsTool } from '../support/gated-tool';
+import { factTools } from '../support/fact-tools';
 
 // Each child's tool runs until the test lets it end.
 const { tool: gate, waiting: gates } = gatedFactsTool();
+// A step of many of these makes a turn's history long enough to continue as new right after it.
+const { lookup } = factTools();
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-background-budget-'));
 const scriptFile = scriptFiles(dir);
@@ -29,7 +32,7 @@ let h: TestHarness;
 let client: HarnessClient;
 
 beforeAll(async () => {
-  h = await startHarness({ tools: [gate] });
+  h = await startHarness({ tools: [gate, lookup] });
   client = new HarnessClient(h.client, { taskQueue: h.taskQueue, env: {}, cwd: dir });
 });
 afterAll(async () => {
@@ -138,5 +141,50 @@ describe("a background sub-agent's budget", () => {
     expect((await state(sent.sessionId)).spend?.tokens).toBe(spent);
     await client.end(sent.sessionId);
     await replays(sent.turnId, childId, `${sent.sessionId}/turn-2`, sent.sessionId);
+  }, 120_000);
+
+  it('stays counted against its parent turn after the parent continues as new, until the parent ends', async () => {
+    const child = researcher('bb-researcher3', 10_000_000);
+    // Step 1 starts the child and makes forty activity calls, past the run's event budget (100):
+    // the turn continues as new before its second model call, which the child's hold would pass.
+    const lead = defineAgent({
+      name: 'bb-lead3',
+      instructions: 'You delegate.',
+      model: scriptFile({
+        steps: [
+          {
+            tool_calls: [
+              { name: 'agent__bb-researcher3', arguments: { task: 'Research tides.' } },
+              ...Array.from({ length: 40 }, (_, i) => ({ name: 'look_fact', arguments: { topic: `t${i}` } })),
+            ],
+          },
+          // Asked for only when the child's hold is lost.
+          { content: 'Went on past the budget.' },
+        ],
+      }),
+      tools: [lookup],
+      agents: [{ agent: child, background: true }],
+      limits: { turnEventBudget: 100 },
+      budget: { turn: { tokens: 100_000 } },
+    });
+    h.declarations.add({ agents: [lead.spec, child.spec] });
+    const sent = await client.send('Research.', { agent: 'bb-lead3' });
+    const waiting = await client.wait(sent.turnId, { timeoutMs: 60_000 });
+    expect(waiting.kind).toBe('waiting');
+    // It continued as new: the run that waits began from the first's resume, which carries the hold.
+    const resume = (await inputOf(sent.turnId)).resume;
+    expect(resume?.backgroundCounted?.tokens).toBeGreaterThan(90_000);
+    const pending = (await state(sent.sessionId)).pending;
+    expect(pending).toMatchObject({ kind: 'budget', scope: 'turn', unit: 'tokens', limit: 100_000 });
+    // The child was carved all the turn had left: with its hold the turn has spent its budget.
+    expect((pending as { spent: number }).spent).toBe(100_000);
+    await client.decideBudget(sent.sessionId, { stop: true, reason: 'enough' });
+    const first = await client.wait(sent.turnId, { timeoutMs: 60_000 });
+    expect(first.kind === 'done' && first.result.terminated_by).toBe('budget_exceeded');
+    await expect.poll(() => gates.length, { timeout: 30_000, interval: 100 }).toBe(1);
+    gates.shift()!();
+    await expect.poll(async () => (await state(sent.sessionId)).turnCount, { timeout: 60_000, interval: 200 }).toBe(2);
+    await client.end(sent.sessionId);
+    await replays(sent.turnId, sent.sessionId);
   }, 120_000);
 });

@@ -8,7 +8,7 @@
  * nobody to ask: it ends at once. Only turns with a budget wait, and no recorded history has
  * one, so the commands of recorded turns are unchanged: no patch.
  */
-import { setHandler } from '@temporalio/workflow';
+import { patched, setHandler } from '@temporalio/workflow';
 import type { ModelCallInput, ModelReply } from '../../deterministic/activity-types';
 import type { CompressContextInput, CompressContextResult } from '../../deterministic/context/types';
 import type { RecordedLedger, TurnInput, TurnResult, TurnResume } from '../../deterministic/session';
@@ -39,7 +39,16 @@ export interface Spent {
   spend: Spend;
   raises: BudgetRaises;
   ledger: RecordedLedger;
+  /** What background children count against this turn's budgets (held while they run, spent once ended); absent when nothing. */
+  children?: Spend;
 }
+
+/**
+ * Since this patch a turn that continues as new carries what its background children count
+ * against its budgets (TurnResume.backgroundCounted); before it the next run dropped their holds
+ * and could spend them again. Taken only where a run with such children continues.
+ */
+export const BACKGROUND_HOLD_CARRIED_PATCH = 'background-hold-carried';
 
 export class TurnBudget {
   /** Every call counted as it returns (deterministic/ledger.ts): the result records it, the budget reads its total. */
@@ -54,9 +63,10 @@ export class TurnBudget {
   /** What background children started by this turn may spend, by child turn, while they run. */
   private readonly held = new Map<string, Spend>();
   /** What those that ended while this turn ran spent: their session counts it, this turn's budgets count it too. */
-  private childrenSpent: Spend = NO_SPEND;
+  private childrenSpent: Spend;
 
   constructor(private readonly input: TurnInput) {
+    this.childrenSpent = input.resume?.backgroundCounted ?? NO_SPEND;
     const pricing = input.config.pricing;
     this.tally = input.resume?.ledger ?? { ...emptyLedgerTally(), exact: !input.resume, ...(pricing ? { pricing } : {}) };
     this.base = input.resume?.ledger ? { tokens: 0, nanoUsd: 0 } : (input.resume?.spend ?? NO_SPEND);
@@ -152,7 +162,9 @@ export class TurnBudget {
 
   /** What was spent so far, the raises given and the tally. */
   spent(): Spent {
-    return { spend: this.spend, raises: this.raises, ledger: this.tally };
+    const children = [...this.held.values()].reduce(addSpend, this.childrenSpent);
+    const any = children.tokens > 0 || (children.nanoUsd ?? 0) > 0;
+    return { spend: this.spend, raises: this.raises, ledger: this.tally, ...(any ? { children } : {}) };
   }
 
   /** The tally's total as spend (tokens, nano-dollars when priced). */
@@ -224,9 +236,10 @@ export function resultSpend(s: Spent | undefined): Pick<TurnResult, 'spend' | 's
 }
 
 /** The resume fields of what a turn spent, for the run it continues in. */
-export function resumeSpend(s: Spent | undefined): Pick<TurnResume, 'budgetRaised' | 'ledger'> {
+export function resumeSpend(s: Spent | undefined): Pick<TurnResume, 'budgetRaised' | 'ledger' | 'backgroundCounted'> {
   if (!s) return {};
-  return { ...(Object.keys(s.raises).length ? { budgetRaised: s.raises } : {}), ledger: s.ledger };
+  const carried = s.children && patched(BACKGROUND_HOLD_CARRIED_PATCH) ? { backgroundCounted: s.children } : {};
+  return { ...(Object.keys(s.raises).length ? { budgetRaised: s.raises } : {}), ledger: s.ledger, ...carried };
 }
 
 /** Two sets of raises added up. */
