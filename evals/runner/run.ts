@@ -132,7 +132,7 @@ export async function followEval(
  * waiting on a model for seconds most answers are the last one again, so while nothing changes
  * the wait doubles, up to eight times `pollMs`. With many trials at once the counts change at
  * nearly every ask, so the wait after a change sets the rate: twice `pollMs` (a second by
- * default), which a progress line needs no faster; asking every `pollMs` there cost about 2.5 ms
+ * default), which a progress line needs no faster; asking every `pollMs` there cost about 2 ms
  * of CPU a trial at 16 trials at once (bench:eval). Meanwhile the last progress is passed on
  * every `pollMs`, so a terminal's clock and ETA still move.
  */
