@@ -138,7 +138,12 @@ describe('harness console in a browser', () => {
     expect(await card.innerText()).toContain('Which colour?');
     await card.locator('input.answer-text').fill('teal');
     await card.locator('button.answer').click();
-    const done = await waitForTurn(h.client, turnId, { pollMs: 100, timeoutMs: 30_000 });
+    // What the page said of the answer ("answered", or why it failed) before the turn is waited on;
+    // the inbox may still show what the test before did.
+    const said = page.locator('#done p', { hasText: /^answered/ });
+    await said.waitFor({ timeout: 20_000 });
+    expect([await said.getAttribute('class'), await said.innerText()]).toEqual(['ok', 'answered']);
+    const done = await waitForTurn(h.client, turnId, { pollMs: 100, timeoutMs: 60_000 });
     expect(done.kind === 'done' && done.result.answer).toBe('teal it is');
   });
 
