@@ -34,14 +34,16 @@ export function replyTooLarge(limit: number): ApplicationFailure {
 }
 
 /**
- * fetch for the openai client with every body but a streamed reply's bounded by `limit`: error
- * bodies too, which the client reads whole (a streamed reply is bounded by sseData).
+ * fetch for the openai client with the bodies the client reads itself bounded by `limit`: those
+ * of refusals and errors, which it reads whole for their message. A successful reply is read by
+ * the harness (the client hands it over raw): a plain one by readCapped, a streamed one by
+ * sseData, each bounded there, so it is passed on as it came (wrapping it cost every call a
+ * second stream and Response).
  */
 export function cappedFetch(limit: number): typeof fetch {
   return async (input, init) => {
     const res = await fetch(input, init);
-    const streamed = res.ok && (res.headers.get('content-type') ?? '').includes('text/event-stream');
-    if (!res.body || streamed) return res;
+    if (!res.body || res.ok) return res;
     let bytes = 0;
     const counted = res.body.pipeThrough(
       new TransformStream<Uint8Array, Uint8Array>({

@@ -3,8 +3,8 @@
  * bytes are cut, the line endings the format allows, and the worker's limit applied before a
  * line or a body past it is held.
  */
-import { describe, expect, it } from 'vitest';
-import { DEFAULT_MODEL_REPLY_MAX_BYTES, modelReplyLimit, readCapped, sseData } from '../../../activities/model/body';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { cappedFetch, DEFAULT_MODEL_REPLY_MAX_BYTES, modelReplyLimit, readCapped, sseData } from '../../../activities/model/body';
 
 /** A body delivering `text` in the given pieces. */
 function body(pieces: string[]): ReadableStream<Uint8Array> {
@@ -77,5 +77,30 @@ describe('a plain reply', () => {
     expect(modelReplyLimit({})).toBe(DEFAULT_MODEL_REPLY_MAX_BYTES);
     expect(modelReplyLimit({ HARNESS_MODEL_REPLY_MAX_BYTES: '4194304' })).toBe(4 << 20);
     expect(modelReplyLimit({ HARNESS_MODEL_REPLY_MAX_BYTES: 'lots' })).toBe(DEFAULT_MODEL_REPLY_MAX_BYTES);
+  });
+});
+
+describe("the openai client's fetch", () => {
+  afterEach(() => vi.unstubAllGlobals());
+
+  /** cappedFetch over a fetch that answers `res`. */
+  function answering(res: Response, limit: number) {
+    vi.stubGlobal('fetch', vi.fn(async () => res));
+    return cappedFetch(limit)('http://model.test/v1/chat/completions', { method: 'POST' });
+  }
+
+  it('bounds the body of a refusal, which the client reads whole itself', async () => {
+    const refused = await answering(new Response(body(Array.from({ length: 50 }, () => 'z'.repeat(1000))), { status: 400 }), 10_000);
+    expect(refused.status).toBe(400);
+    await expect(refused.text()).rejects.toMatchObject({ type: 'MODEL_REPLY_TOO_LARGE' });
+    const small = await answering(new Response(body(['{"error":', '{"message":"no"}}']), { status: 429, headers: { 'retry-after': '3' } }), 10_000);
+    expect([small.status, small.headers.get('retry-after'), await small.text()]).toEqual([429, '3', '{"error":{"message":"no"}}']);
+  });
+
+  it('passes a successful reply on as it came: the harness reads it, bounded, by readCapped or sseData', async () => {
+    for (const type of ['application/json', 'text/event-stream']) {
+      const ok = new Response(body(['y'.repeat(50_000)]), { headers: { 'content-type': type } });
+      expect(await answering(ok, 10_000)).toBe(ok);
+    }
   });
 });
