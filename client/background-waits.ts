@@ -6,6 +6,7 @@
 import type { SessionInput } from '../deterministic/session';
 import type { BackgroundChild, Pending } from '../deterministic/session-state';
 import { decodePayload, type HistoryEvent } from '../history/trace/events';
+import { eventIso } from './turn-record';
 
 /** One background child's wait: its turn, what it waits for (with its path, `background`), since when. */
 export interface BackgroundWait {
@@ -14,13 +15,11 @@ export interface BackgroundWait {
   since: string;
 }
 
-const iso = (t: HistoryEvent['eventTime']): string => new Date(t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0).toISOString();
-
 export function backgroundWaits(events: readonly HistoryEvent[]): BackgroundWait[] {
   const waits = new Map<string, BackgroundWait | undefined>();
   const first = events[0];
   const input = decodePayload(first?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0]) as SessionInput | undefined;
-  for (const r of input?.carry?.background?.running ?? []) waits.set(r.turnId, r.pending ? { turnId: r.turnId, pending: r.pending, since: iso(first?.eventTime) } : undefined);
+  for (const r of input?.carry?.background?.running ?? []) waits.set(r.turnId, r.pending ? { turnId: r.turnId, pending: r.pending, since: eventIso(first?.eventTime) } : undefined);
   for (const e of events) {
     const signal = e.workflowExecutionSignaledEventAttributes;
     if (signal?.signalName !== 'backgroundStatus' && signal?.signalName !== 'backgroundResult') continue;
@@ -33,7 +32,7 @@ export function backgroundWaits(events: readonly HistoryEvent[]): BackgroundWait
     const had = waits.get(s.turnId);
     const pending: Pending = { ...s.pending, agent: { ...(s.pending.agent ?? { turnId: s.turnId, path: s.path ?? [] }), background: true } };
     // The same kind of wait signalled again (calls decided one by one) still waits since its first.
-    waits.set(s.turnId, { turnId: s.turnId, pending, since: had && had.pending.kind === pending.kind ? had.since : iso(e.eventTime) });
+    waits.set(s.turnId, { turnId: s.turnId, pending, since: had && had.pending.kind === pending.kind ? had.since : eventIso(e.eventTime) });
   }
   return [...waits.values()].filter((w): w is BackgroundWait => w !== undefined);
 }

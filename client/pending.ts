@@ -11,9 +11,10 @@ import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { budgetLine, type BudgetScope, type BudgetUnit } from '../deterministic/budget';
 import type { Pending } from '../deterministic/session-state';
 import type { Risk } from '../deterministic/types';
-import { decodePayload, type HistoryEvent } from '../history/trace/events';
+import type { HistoryEvent } from '../history/trace/events';
 import { readSession, runEvents } from './session-list';
 import { backgroundWaits } from './background-waits';
+import { confirmedWait } from './turn-record';
 
 /** Where a wait is: the session, its turn, the task queue its worker polls, and since when it waits. */
 interface PendingWhere {
@@ -106,7 +107,11 @@ export async function listPending(client: Client, opts: PendingOptions = {}): Pr
   return items.sort((a, b) => a.since.localeCompare(b.since) || a.sessionId.localeCompare(b.sessionId));
 }
 
-/** What one session's open turn waits for, from its current run's history. */
+/**
+ * What one session waits for: its current run's history names the turns that wait (its open
+ * turn, its background sub-agents), and each waiting turn's own history says what it waits for
+ * (turn-record.ts): a signal to the session can point at a turn, never put words in its mouth.
+ */
 async function sessionPending(client: Client, wf: Pick<WorkflowExecutionInfo, 'workflowId' | 'runId' | 'taskQueue'>): Promise<PendingItem[]> {
   let events: HistoryEvent[];
   try {
@@ -116,11 +121,14 @@ async function sessionPending(client: Client, wf: Pick<WorkflowExecutionInfo, 'w
   }
   const facts = readSession(events);
   const turnId = facts.openTurn;
-  const pending = facts.waiting?.pending;
-  // Background sub-agents' waits: their own turns wait, whatever turn of the session runs.
-  const background = backgroundWaits(events).flatMap((w) => itemsOf(wf, w.turnId, w.pending, w.since));
-  if (!turnId || !pending) return background;
-  return [...itemsOf(wf, turnId, pending, waitingSince(events, turnId, pending)), ...background];
+  const claimed = facts.waiting?.pending;
+  const waits = [
+    ...(turnId && claimed ? [{ turnId, wait: confirmedWait(client, wf.workflowId, turnId, claimed, false) }] : []),
+    // Background sub-agents' waits: their own turns wait, whatever turn of the session runs.
+    ...backgroundWaits(events).map((w) => ({ turnId: w.turnId, wait: confirmedWait(client, wf.workflowId, w.turnId, w.pending, true) })),
+  ];
+  const confirmed = await Promise.all(waits.map(async (w) => ({ turnId: w.turnId, wait: await w.wait })));
+  return confirmed.flatMap((w) => (w.wait ? itemsOf(wf, w.turnId, w.wait.pending, w.wait.since) : []));
 }
 
 /** The items of one wait of a turn. */
@@ -148,22 +156,3 @@ function itemsOf(wf: Pick<WorkflowExecutionInfo, 'workflowId' | 'taskQueue'>, tu
   }));
 }
 
-/**
- * When the turn began its current wait: the first of the unbroken run of `turnStatus` signals
- * of the same kind that ends with the latest (a step whose calls are decided one by one signals
- * again with those left, and still waits since its first signal).
- */
-function waitingSince(events: readonly HistoryEvent[], turnId: string, pending: Pending): string {
-  let since: HistoryEvent['eventTime'] | undefined;
-  for (let i = events.length - 1; i >= 0; i--) {
-    const e = events[i]!;
-    const signal = e.workflowExecutionSignaledEventAttributes;
-    if (signal?.signalName !== 'turnStatus') continue;
-    const s = decodePayload(signal.input?.payloads?.[0]) as { turnId?: string; pending?: Pending } | undefined;
-    if (s?.turnId !== turnId) continue;
-    if (s.pending?.kind !== pending.kind) break;
-    since = e.eventTime;
-  }
-  const ms = since ? Number(since.seconds ?? 0) * 1000 + Math.floor((since.nanos ?? 0) / 1e6) : 0;
-  return new Date(ms).toISOString();
-}

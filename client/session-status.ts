@@ -19,6 +19,7 @@ import { GONE_POLLER_MS, lastPoll, type LastPoll } from './worker-presence';
 import { readSession, runEvents } from './session-list';
 import { backgroundRunning } from './background-waits';
 import { withSteps } from './background-status';
+import { confirmedSessionWait } from './turn-record';
 
 /** How a session stands: `ended` by `harness end`, or closed by a failure, a termination or a timeout. */
 export type SessionViewStatus = SessionStatus | 'failed' | 'terminated' | 'timed_out' | 'cancelled';
@@ -69,9 +70,9 @@ export async function sessionView(client: Client, sessionId: string, troubleWait
     }
     if (d.type === 'evalCaseWorkflow') throw notASession(sessionId, 'an eval trial');
     if (d.type !== 'sessionWorkflow') throw new UserError(`${sessionId} is not a session (it is a ${d.type})`, 'list sessions with `harness sessions`');
-    if (d.status.name === 'RUNNING' && opts.waitForWorker) return (await lookUntil(client, sessionId, 'query', () => handle.query(stateQuery), QUERY_MS, troubleWait)) as SessionState;
+    if (d.status.name === 'RUNNING' && opts.waitForWorker) return withOwnWait(client, (await lookUntil(client, sessionId, 'query', () => handle.query(stateQuery), QUERY_MS, troubleWait)) as SessionState);
     if (d.status.name === 'RUNNING') {
-      const view = await runningView(client, d, troubleWait);
+      const view = await withOwnWait(client, await runningView(client, d, troubleWait));
       const background = await withSteps(client, sessionId, view.background);
       const { background: _claimed, ...rest } = view;
       return background ? { ...rest, background } : rest;
@@ -79,6 +80,21 @@ export async function sessionView(client: Client, sessionId: string, troubleWait
     // A run that continued as new was replaced between the describe and now: look again.
     if (d.status.name !== 'CONTINUED_AS_NEW') return closedView(client, d, troubleWait);
   }
+}
+
+/**
+ * The view with its wait as the waiting turn says it (turn-record.ts): the session heard of it by
+ * signal, which anyone who reaches the server can send. A wait its turn does not confirm is not
+ * shown, and a session whose own turn was said to wait is shown running.
+ */
+async function withOwnWait<V extends SessionView | SessionState>(client: Client, view: V): Promise<V> {
+  const claimed = view.pending;
+  if (!claimed) return view;
+  const wait = await confirmedSessionWait(client, view.sessionId, view.currentTurnId, claimed);
+  if (wait) return { ...view, pending: wait.pending };
+  const { pending: _unconfirmed, ...rest } = view;
+  const ownTurn = !claimed.agent?.background && view.currentTurnId;
+  return (ownTurn && view.status.startsWith('waiting_for_') ? { ...rest, status: 'running' } : rest) as V;
 }
 
 /** The calls a session's current turn waits to have approved, as the turn itself says (none: `status` says what it is doing instead). */

@@ -1,0 +1,120 @@
+/**
+ * Views of what waits on a person show what the waiting turn says, not what a signal to its
+ * session claims. Anyone who reaches the Temporal server can signal a session `turnStatus` or
+ * `backgroundStatus`: a real call's id with harmless-looking arguments (and the real digest, which
+ * the history shows), a wait of a turn that runs, a turn that is not there, another session's, or
+ * the session's own turn posing as a background sub-agent. HarnessClient.pending(), `harness
+ * pending`, status and the console's inbox each read the waiting turn's own history. Real
+ * Temporal and worker, the default policy (a write tool asks).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, expect, inject, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool } from '../../api/define-tool';
+import { HarnessClient } from '../../api/client';
+import type { PendingApprovalItem } from '../../client/pending';
+import { inbox } from '../../console/api';
+import { startHarness, type TestHarness } from '../support/harness';
+import { scriptFiles } from '../support/agent-scripts';
+import { gatedFactsTool } from '../support/gated-tool';
+import { cliEnv, parseJson, removeTempDirs, runCli, tempDir } from '../support/cli';
+
+const ship = defineTool({
+  name: 'ship_parcel',
+  description: 'Ship a parcel to an address.',
+  schema: z.object({ to: z.string().min(1) }),
+  risk: 'write',
+  run: async ({ to }) => ({ shipped: to }),
+});
+const { tool: gate, waiting: gates } = gatedFactsTool();
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-forged-waits-'));
+const scriptFile = scriptFiles(dir);
+let h: TestHarness;
+let client: HarnessClient;
+
+beforeAll(async () => {
+  h = await startHarness({ tools: [ship, gate] });
+  client = new HarnessClient(h.client, { taskQueue: h.taskQueue, env: {}, cwd: dir });
+});
+afterAll(async () => {
+  for (const open of gates.splice(0)) open();
+  await h?.stop();
+  rmSync(dir, { recursive: true, force: true });
+  removeTempDirs();
+});
+
+/** Sends `signals` to the session and waits until its history holds them all. */
+async function signalSession(sessionId: string, signals: Array<[string, unknown]>): Promise<void> {
+  const handle = h.client.workflow.getHandle(sessionId);
+  const count = async () => (await handle.fetchHistory()).events?.filter((e) => e.workflowExecutionSignaledEventAttributes).length ?? 0;
+  const before = await count();
+  for (const [name, arg] of signals) await handle.signal(name, arg);
+  await expect.poll(count, { timeout: 30_000, interval: 200 }).toBe(before + signals.length);
+}
+
+const shipTo = (to: string) => scriptFile({ steps: [{ tool_calls: [{ name: 'ship_parcel', arguments: { to } }] }, { content: `Shipped to ${to}.` }] });
+
+it('a forged status naming the real call shows the call as its turn asks it; made-up, foreign and self-posing background waits are not shown', async () => {
+  const a = await client.run('Ship to Oslo.', { model: shipTo('Oslo') });
+  const b = await client.run('Ship to Lima.', { model: shipTo('Lima') });
+  expect([a.kind, b.kind]).toEqual(['waiting', 'waiting']);
+  const mine = async () => (await client.pending()).filter((i) => i.sessionId === a.sessionId) as PendingApprovalItem[];
+  await expect.poll(async () => (await mine()).length, { timeout: 20_000, interval: 200 }).toBe(1);
+  const [real] = await mine();
+  expect(real).toMatchObject({ kind: 'approval', turnId: a.turnId, tool: 'ship_parcel', args: { to: 'Oslo' }, risk: 'write' });
+  const foreign = (await client.pending()).find((i) => i.sessionId === b.sessionId) as PendingApprovalItem;
+
+  const forgedCall = { callId: real!.callId, tool: 'ship_parcel', args: { to: 'Nowhere' }, digest: real!.digest, risk: 'read_only', reason: 'harmless' };
+  const pendingOf = (calls: unknown[]) => ({ kind: 'approvals', calls });
+  await signalSession(a.sessionId, [
+    ['turnStatus', { turnId: a.turnId, status: 'waiting_for_approval', pending: pendingOf([forgedCall]) }],
+    // No such sub-agent; another session's waiting turn; the session's own turn posing as a background sub-agent.
+    ['backgroundStatus', { turnId: `${a.turnId}/agent-forged`, status: 'waiting_for_approval', path: ['ghost'], pending: pendingOf([{ ...forgedCall, callId: 'c-ghost' }]) }],
+    ['backgroundStatus', { turnId: b.turnId, status: 'waiting_for_approval', path: ['ghost'], pending: pendingOf([{ ...forgedCall, callId: foreign.callId }]) }],
+    ['backgroundStatus', { turnId: a.turnId, status: 'waiting_for_approval', path: ['ghost'], pending: pendingOf([forgedCall]) }],
+  ]);
+
+  const shown = await mine();
+  expect(shown).toHaveLength(1);
+  expect(shown[0]).toMatchObject({ turnId: a.turnId, callId: real!.callId, args: { to: 'Oslo' }, digest: real!.digest, risk: 'write', reason: real!.reason });
+  expect(shown[0]!.agentPath).toBeUndefined();
+  const status = await client.status(a.sessionId);
+  expect(status.pending).toMatchObject({ kind: 'approvals', calls: [{ callId: real!.callId, args: { to: 'Oslo' }, risk: 'write' }] });
+
+  const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_HOME: tempDir('harness-forged-waits-home-'), HARNESS_TASK_QUEUE: h.taskQueue });
+  const cli = parseJson<Array<Record<string, unknown>>>(await runCli(['pending', '--json'], { env })).filter((i) => i.session_id === a.sessionId);
+  expect(cli).toEqual([expect.objectContaining({ call_id: real!.callId, args: { to: 'Oslo' }, risk: 'write' })]);
+  const text = await runCli(['status', a.sessionId], { env });
+  expect(text.code).toBe(0);
+  expect(text.stdout).toContain('Oslo');
+  expect(text.stdout).not.toContain('Nowhere');
+  expect(text.stdout).not.toContain('ghost');
+
+  const items = (await inbox({ harness: client, home: dir, env: {}, taskQueue: h.taskQueue, namespace: 'default' })).filter((i) => JSON.stringify(i).includes(a.sessionId));
+  expect(items).toHaveLength(1);
+  expect(JSON.stringify(items[0])).toContain('Oslo');
+  expect(JSON.stringify(items[0])).not.toContain('Nowhere');
+
+  for (const s of [a, b]) {
+    const item = (await client.pending()).find((i) => i.sessionId === s.sessionId) as PendingApprovalItem;
+    const { turnId } = await client.approve(s.sessionId, { callIds: [item.callId] });
+    expect((await client.wait(turnId)).kind).toBe('done');
+  }
+}, 120_000);
+
+it('a turn that runs, said by a forged signal to wait, is shown running with nothing pending', async () => {
+  const out = await client.send('Gather.', { model: scriptFile({ steps: [{ tool_calls: [{ name: 'gather_facts', arguments: { topic: 'tides' } }] }, { content: 'Gathered.' }] }) });
+  await expect.poll(() => gates.length, { timeout: 30_000, interval: 100 }).toBe(1);
+  await signalSession(out.sessionId, [
+    ['turnStatus', { turnId: out.turnId, status: 'waiting_for_approval', pending: { kind: 'approvals', calls: [{ callId: 'c-forged', tool: 'ship_parcel', args: { to: 'Nowhere' }, risk: 'write', reason: 'asks' }] } }],
+  ]);
+  expect((await client.pending()).filter((i) => i.sessionId === out.sessionId)).toEqual([]);
+  const s = await client.status(out.sessionId);
+  expect(s.status).toBe('running');
+  expect(s.pending).toBeUndefined();
+  gates.shift()!();
+  expect((await client.wait(out.turnId)).kind).toBe('done');
+}, 120_000);
