@@ -13,6 +13,7 @@ import { decideBudgetUpdate, turnStateQuery, type BudgetDecisionInput, type Budg
 import { UsageError, UserError } from '../machine/errors';
 import { deliverUpdate, lookUntil, type TroubleWait } from './trouble-wait';
 import { sessionState } from './session-client';
+import { decidedAt, waitingTurnOf } from './turn-record';
 
 /** A budget wait as the turn shows it. */
 export type BudgetPending = Extract<Pending, { kind: 'budget' }>;
@@ -27,12 +28,11 @@ export interface BudgetDecided {
 /** The budget wait of the session's current turn, or undefined when it waits for nothing of the kind. */
 export async function pendingBudget(client: Client, sessionId: string, troubleWait?: TroubleWait): Promise<{ turnId: string; pending: BudgetPending } | undefined> {
   const state = await sessionState(client, sessionId, troubleWait);
-  // A background sub-agent's wait is decided at its own turn (the turn that started it may be gone).
-  const turnId = state.pending?.agent?.background ? state.pending.agent.turnId : state.currentTurnId;
+  const turnId = await waitingTurnOf(client, sessionId, state);
   if (!turnId || state.status !== 'waiting_for_budget') return undefined;
   const handle = client.workflow.getHandle(turnId);
   const ts = (troubleWait ? await lookUntil(client, turnId, 'query', () => handle.query(turnStateQuery), 20_000, troubleWait) : await handle.query(turnStateQuery)) as TurnState;
-  return ts.pending?.kind === 'budget' ? { turnId, pending: ts.pending } : undefined;
+  return ts.pending?.kind === 'budget' && decidedAt(turnId, ts.pending) ? { turnId, pending: ts.pending } : undefined;
 }
 
 /** Raises the budget the session's turn waits on, or stops the turn; one-line errors when it waits for no budget. */
@@ -45,7 +45,7 @@ export async function decideBudget(client: Client, sessionId: string, decision: 
     throw new UsageError(`the turn waits for its ${pending.scope} budget in ${pending.unit === 'usd' ? 'money' : 'tokens'} (${budgetAmount(pending.unit, pending.limit)}); raise it in the same unit`, `e.g. harness approve ${sessionId} ${example}`);
   }
   // A sub-agent's wait is decided at the child turn that waits (the session's turn shows it).
-  const target = pending.agent?.turnId ?? turnId;
+  const target = decidedAt(turnId, pending)!;
   const send = (updateId: string, signal?: AbortSignal) => {
     const run = () => client.workflow.getHandle(target).executeUpdate(decideBudgetUpdate, { args: [decision], updateId });
     return signal ? client.withAbortSignal(signal, run) : run();

@@ -29,6 +29,7 @@ import { describeTrialTurn, notASession } from './trial-ids';
 import { NO_WORKER_HINT } from './require-worker';
 import { deliverUpdate, lookUntil, type TroubleWait } from './trouble-wait';
 import { callTrouble, look } from './wait-progress';
+import { decidedAt, waitingTurnOf } from './turn-record';
 
 /**
  * Refuses text the session would refuse — empty, or over MAX_MESSAGE_BYTES of UTF-8 — as a
@@ -162,11 +163,6 @@ export async function sessionState(client: Client, sessionId: string, troubleWai
   }
 }
 
-/** The turn a session's wait is decided at: a background sub-agent's own turn (its parent turn may be gone), else the current turn. */
-function waitingTurnOf(state: SessionState): string | undefined {
-  return state.pending?.agent?.background ? state.pending.agent.turnId : state.currentTurnId;
-}
-
 /** The turn's own state (what it waits for), waiting out trouble with `troubleWait`. */
 async function turnState(client: Client, turnId: string, troubleWait?: TroubleWait): Promise<TurnState> {
   return (await queryOrExplain(client, turnId, turnStateQuery, `turn ${turnId}`, troubleWait)) as TurnState;
@@ -178,14 +174,14 @@ async function turnState(client: Client, turnId: string, troubleWait?: TroubleWa
  */
 export async function answerQuestion(client: Client, sessionId: string, text: string, troubleWait?: TroubleWait, callId?: string): Promise<string> {
   const state = await sessionState(client, sessionId, troubleWait);
-  const turnId = waitingTurnOf(state);
+  const turnId = await waitingTurnOf(client, sessionId, state);
   if (!turnId) throw new UserError(`session ${sessionId} is not waiting for an answer (status: ${state.status})`, `see \`harness status ${sessionId}\``);
   const ts = await turnState(client, turnId, troubleWait);
-  if (ts.status !== 'waiting_for_user') {
+  // A sub-agent's question is answered at the child turn that asks (the session's turn shows it).
+  const target = decidedAt(turnId, ts.pending);
+  if (ts.status !== 'waiting_for_user' || !target) {
     throw new UserError(`session ${sessionId} is not waiting for an answer (status: ${ts.status})`, `see \`harness status ${sessionId}\``);
   }
-  // A sub-agent's question is answered at the child turn that asks (the session's turn shows it).
-  const target = ts.pending?.agent?.turnId ?? turnId;
   try {
     await update(client, target, troubleWait, (updateId) => client.workflow.getHandle(target).executeUpdate(answerUpdate, { args: [{ text, ...(callId ? { callId } : {}) }], updateId }));
   } catch (err) {
@@ -220,12 +216,14 @@ export async function decideApprovals(
   troubleWait?: TroubleWait,
 ): Promise<{ turnId: string; calls: PendingApproval[]; granted: string[] }> {
   const state = await sessionState(client, sessionId, troubleWait);
-  const turnId = waitingTurnOf(state);
+  const turnId = await waitingTurnOf(client, sessionId, state);
   const notWaiting = (status: string) =>
     new UserError(`session ${sessionId} has no pending approval (status: ${status})`, `see \`harness status ${sessionId}\``);
   if (!turnId) throw notWaiting(state.status);
   const ts = await turnState(client, turnId, troubleWait);
-  if (ts.status !== 'waiting_for_approval' || ts.pending?.kind !== 'approvals') throw notWaiting(ts.status);
+  // A sub-agent's calls are decided at the child turn that asks (the session's turn shows them).
+  const target = decidedAt(turnId, ts.pending);
+  if (ts.status !== 'waiting_for_approval' || ts.pending?.kind !== 'approvals' || !target) throw notWaiting(ts.status);
   const pending = ts.pending.calls;
   const wanted = request.calls?.map((c) => c.callId) ?? request.callIds ?? pending.map((c) => c.callId);
   const shown = pending.filter((c) => wanted.includes(c.callId));
@@ -245,8 +243,6 @@ export async function decideApprovals(
     ...(request.always && request.pattern !== undefined ? { pattern: request.pattern } : {}),
   };
   let granted: string[] = [];
-  // A sub-agent's calls are decided at the child turn that asks (the session's turn shows them).
-  const target = ts.pending.agent?.turnId ?? turnId;
   try {
     const out = await update(client, target, troubleWait, (updateId) => client.workflow.getHandle(target).executeUpdate(decideApprovalsUpdate, { args: [decision], updateId }));
     granted = out.granted ?? [];

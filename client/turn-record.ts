@@ -73,6 +73,26 @@ export async function confirmedSessionWait(client: Client, sessionId: string, cu
   return at ? confirmedWait(client, sessionId, at, claimed, background) : undefined;
 }
 
+/**
+ * The turn a session's wait is decided at: a background sub-agent's own turn (the turn that
+ * started it may be gone) when that sub-agent confirms the wait, else the session's current turn.
+ */
+export async function waitingTurnOf(client: Client, sessionId: string, state: { currentTurnId?: string; pending?: Pending }): Promise<string | undefined> {
+  const claimed = state.pending;
+  if (claimed?.agent?.background && (await confirmedSessionWait(client, sessionId, state.currentTurnId, claimed))) return claimed.agent.turnId;
+  return state.currentTurnId;
+}
+
+/**
+ * Where a decision of what `turnId` shows goes: the sub-agent turn below it whose wait it passes
+ * on, or the turn itself; undefined when the wait names a turn elsewhere (a turn hears of its
+ * sub-agents' waits by signal, which anyone can send).
+ */
+export function decidedAt(turnId: string, pending: Pending | undefined): string | undefined {
+  const at = pending?.agent?.turnId ?? turnId;
+  return at === turnId || at.startsWith(`${turnId}/`) ? at : undefined;
+}
+
 /** Whether `turnId` or a sub-agent turn above it was started as a background sub-agent of `sessionId` (its memo). */
 async function startedInBackground(client: Client, sessionId: string, turnId: string, record: TurnRecord | undefined): Promise<boolean> {
   for (let id = turnId, r = record; ; ) {

@@ -16,6 +16,7 @@ import { defineTool } from '../../api/define-tool';
 import { HarnessClient } from '../../api/client';
 import type { PendingApprovalItem } from '../../client/pending';
 import { inbox } from '../../console/api';
+import { decidedAt } from '../../client/turn-record';
 import { startHarness, type TestHarness } from '../support/harness';
 import { scriptFiles } from '../support/agent-scripts';
 import { gatedFactsTool } from '../support/gated-tool';
@@ -118,3 +119,30 @@ it('a turn that runs, said by a forged signal to wait, is shown running with not
   gates.shift()!();
   expect((await client.wait(out.turnId)).kind).toBe('done');
 }, 120_000);
+
+it("a forged background wait naming another session's turn does not carry a decision there", async () => {
+  const idle = await client.run('Hello.', { model: scriptFile({ steps: [{ content: 'Hi.' }] }) });
+  const other = await client.run('Ship to Quito.', { model: shipTo('Quito') });
+  expect([idle.kind, other.kind]).toEqual(['done', 'waiting']);
+  await expect.poll(async () => (await client.pending()).filter((i) => i.sessionId === other.sessionId).length, { timeout: 20_000, interval: 200 }).toBe(1);
+  const theirs = (await client.pending()).find((i) => i.sessionId === other.sessionId) as PendingApprovalItem;
+  const call = { callId: theirs.callId, tool: 'ship_parcel', args: { to: 'Quito' }, digest: theirs.digest, risk: 'write', reason: theirs.reason };
+  await signalSession(idle.sessionId, [
+    ['backgroundStatus', { turnId: other.turnId, status: 'waiting_for_approval', path: ['ghost'], pending: { kind: 'approvals', calls: [call], agent: { turnId: other.turnId, path: ['ghost'], background: true } } }],
+  ]);
+  // "Approve everything pending in this session" and "approve this call id" alike find nothing to decide here.
+  await expect(client.approve(idle.sessionId)).rejects.toThrow(`session ${idle.sessionId} has no pending approval`);
+  await expect(client.approve(idle.sessionId, { callIds: [theirs.callId] })).rejects.toThrow(`session ${idle.sessionId} has no pending approval`);
+  await expect(client.answer(idle.sessionId, 'yes')).rejects.toThrow(`session ${idle.sessionId} is not waiting for an answer`);
+  expect((await client.pending()).filter((i) => i.sessionId === other.sessionId)).toEqual([expect.objectContaining({ callId: theirs.callId, args: { to: 'Quito' } })]);
+  const { turnId } = await client.approve(other.sessionId, { callIds: [theirs.callId] });
+  expect((await client.wait(turnId)).kind).toBe('done');
+}, 120_000);
+
+it('a turn passes a decision on only to a sub-agent turn below it', () => {
+  const approvals = (agent?: string) => ({ kind: 'approvals' as const, calls: [], ...(agent ? { agent: { turnId: agent, path: ['a'] } } : {}) });
+  expect(decidedAt('s/turn-1', approvals())).toBe('s/turn-1');
+  expect(decidedAt('s/turn-1', approvals('s/turn-1/agent-t1-s1-c0'))).toBe('s/turn-1/agent-t1-s1-c0');
+  expect(decidedAt('s/turn-1', approvals('s/turn-1/agent-t1-s1-c0/agent-t1-s2-c0'))).toBe('s/turn-1/agent-t1-s1-c0/agent-t1-s2-c0');
+  for (const elsewhere of ['other/turn-1', 's/turn-10', 's/turn-1x/agent-c', 's/turn-2/agent-t1-s1-c0']) expect(decidedAt('s/turn-1', approvals(elsewhere))).toBeUndefined();
+});
