@@ -15,6 +15,7 @@ import type { Usage } from '../deterministic/types';
 import { decodePayload, modelStepOf, type HistoryEvent } from '../history/trace/events';
 import { parseTurnId } from '../deterministic/turn-id';
 import { SCHEDULE_MEMO } from '../deterministic/schedule';
+import { confirmedWait, waitStatus } from './turn-record';
 
 /** A session's state as `harness sessions` shows it. */
 export type SessionRowState = 'idle' | 'running' | 'waiting_for_approval' | 'waiting_for_user' | 'waiting_for_budget' | 'ended' | 'failed' | 'terminated' | 'timed_out' | 'cancelled';
@@ -88,9 +89,11 @@ async function sessionRow(client: Client, wf: Pick<WorkflowExecutionInfo, 'workf
   if (wf.status.name !== 'RUNNING' || !s.openTurn) return row;
   row.current_turn = s.openTurn;
   row.state = 'running';
-  if (s.waiting) {
-    row.state = s.waiting.status as SessionRowState;
-    if (s.waiting.pending) row.pending = s.waiting.pending;
+  // What the turn waits for as it says it (turn-record.ts): the session heard of it by signal, which anyone can send.
+  const waiting = s.waiting?.pending ? await confirmedWait(client, wf.workflowId, s.openTurn, s.waiting.pending, false) : undefined;
+  if (waiting) {
+    row.state = waitStatus(waiting.pending);
+    row.pending = waiting.pending;
   }
   if (s.sleeping) row.sleeping = s.sleeping;
   const progress = await turnProgress(client, s.openTurn);

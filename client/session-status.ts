@@ -19,7 +19,7 @@ import { GONE_POLLER_MS, lastPoll, type LastPoll } from './worker-presence';
 import { readSession, runEvents } from './session-list';
 import { backgroundRunning } from './background-waits';
 import { withSteps } from './background-status';
-import { confirmedSessionWait, decidedAt, waitingTurnOf } from './turn-record';
+import { confirmedSessionWait, decidedAt, waitingTurnOf, waitStatus } from './turn-record';
 
 /** How a session stands: `ended` by `harness end`, or closed by a failure, a termination or a timeout. */
 export type SessionViewStatus = SessionStatus | 'failed' | 'terminated' | 'timed_out' | 'cancelled';
@@ -91,7 +91,8 @@ async function withOwnWait<V extends SessionView | SessionState>(client: Client,
   const claimed = view.pending;
   if (!claimed) return view;
   const wait = await confirmedSessionWait(client, view.sessionId, view.currentTurnId, claimed);
-  if (wait) return { ...view, pending: wait.pending };
+  // The session's own turn is in the state its wait says; a background sub-agent's leaves the session's as it is.
+  if (wait) return { ...view, pending: wait.pending, ...(claimed.agent?.background ? {} : { status: waitStatus(wait.pending) }) };
   const { pending: _unconfirmed, ...rest } = view;
   const ownTurn = !claimed.agent?.background && view.currentTurnId;
   return (ownTurn && view.status.startsWith('waiting_for_') ? { ...rest, status: 'running' } : rest) as V;

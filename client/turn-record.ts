@@ -25,6 +25,11 @@ export interface TurnRecord {
 
 const STATUS_SIGNALS = new Set(['turnStatus', 'backgroundStatus']);
 
+/** The status a turn has while it waits for `pending`. */
+export function waitStatus(pending: Pending): 'waiting_for_user' | 'waiting_for_approval' | 'waiting_for_budget' {
+  return pending.kind === 'question' ? 'waiting_for_user' : pending.kind === 'approvals' ? 'waiting_for_approval' : 'waiting_for_budget';
+}
+
 /** The event's time as ISO 8601. */
 export function eventIso(t: HistoryEvent['eventTime']): string {
   return new Date(t ? Number(t.seconds ?? 0) * 1000 + Math.floor((t.nanos ?? 0) / 1e6) : 0).toISOString();

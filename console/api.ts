@@ -18,7 +18,6 @@ import { alwaysRuleFor, describeGrant } from '../deterministic/policy/always';
 import type { PolicyCall } from '../deterministic/policy/match';
 import type { Policy } from '../deterministic/policy/schema';
 import { listSessions, type SessionRow } from '../client/session-list';
-import { confirmedSessionWait } from '../client/turn-record';
 import { openMessageStore } from '../client/store-reader';
 import { callView, CLIPPED_CHARS, INLINE_MAX, showCommand, type ArgView, type CallView } from '../machine/call-view';
 import { isBlobArg } from '../deterministic/conversation';
@@ -172,13 +171,11 @@ function withLines(a: ArgView, value: unknown): ConsoleArgView {
 
 /** Everything waiting for a person, across all sessions, as display text. */
 export async function inbox(d: ApiDeps): Promise<InboxItem[]> {
-  const listed = (await listSessions(d.harness.temporal, { limit: 200, taskQueue: consoleQueues(d) })).filter((r) => r.pending);
-  // Each wait as the turn that waits says it: a session hears of it by signal, which anyone who reaches the server can send.
-  const confirmed = await Promise.all(listed.map(async (r) => ({ r, wait: await confirmedSessionWait(d.harness.temporal, r.session_id, r.current_turn, r.pending!) })));
+  // Each row's wait is as the turn that waits says it (listSessions reads the turn's own record).
+  const rows = (await listSessions(d.harness.temporal, { limit: 200, taskQueue: consoleQueues(d) })).filter((r) => r.pending);
   const items: InboxItem[] = [];
-  for (const { r, wait } of confirmed) {
-    if (!wait) continue;
-    const p = wait.pending;
+  for (const r of rows) {
+    const p = r.pending!;
     const base = { session_id: r.session_id, ...(r.current_turn ? { turn_id: r.current_turn } : {}), ...(p.agent ? { agent_path: p.agent.path.join(' › ') } : {}), since: r.last_activity_at };
     const ref = { session_id: r.session_id };
     if (p.kind === 'approvals') {

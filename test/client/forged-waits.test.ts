@@ -4,8 +4,9 @@
  * `backgroundStatus`: a real call's id with harmless-looking arguments (and the real digest, which
  * the history shows), a wait of a turn that runs, a turn that is not there, another session's, or
  * the session's own turn posing as a background sub-agent. HarnessClient.pending(), `harness
- * pending`, status and the console's inbox each read the waiting turn's own history. Real
- * Temporal and worker, the default policy (a write tool asks).
+ * pending`, status, `harness sessions` and the console's inbox each read the waiting turn's own
+ * history; a decision goes only where the waiting turn is. Real Temporal and worker, the default
+ * policy (a write tool asks).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -88,6 +89,8 @@ it('a forged status naming the real call shows the call as its turn asks it; mad
   const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_HOME: tempDir('harness-forged-waits-home-'), HARNESS_TASK_QUEUE: h.taskQueue });
   const cli = parseJson<Array<Record<string, unknown>>>(await runCli(['pending', '--json'], { env })).filter((i) => i.session_id === a.sessionId);
   expect(cli).toEqual([expect.objectContaining({ call_id: real!.callId, args: { to: 'Oslo' }, risk: 'write' })]);
+  const rows = parseJson<Array<{ session_id: string; state: string; pending?: unknown }>>(await runCli(['sessions', '--json'], { env }));
+  expect(rows.find((r) => r.session_id === a.sessionId)).toMatchObject({ state: 'waiting_for_approval', pending: { kind: 'approvals', calls: [{ args: { to: 'Oslo' }, risk: 'write' }] } });
   const text = await runCli(['status', a.sessionId], { env });
   expect(text.code).toBe(0);
   expect(text.stdout).toContain('Oslo');
@@ -116,6 +119,11 @@ it('a turn that runs, said by a forged signal to wait, is shown running with not
   const s = await client.status(out.sessionId);
   expect(s.status).toBe('running');
   expect(s.pending).toBeUndefined();
+  const env = cliEnv({ TEMPORAL_ADDRESS: inject('temporalAddress'), HARNESS_HOME: tempDir('harness-forged-waits-home-'), HARNESS_TASK_QUEUE: h.taskQueue });
+  const rows = parseJson<Array<{ session_id: string; state: string; pending?: unknown }>>(await runCli(['sessions', '--json'], { env }));
+  const row = rows.find((r) => r.session_id === out.sessionId);
+  expect(row?.state).toBe('running');
+  expect(row?.pending).toBeUndefined();
   gates.shift()!();
   expect((await client.wait(out.turnId)).kind).toBe('done');
 }, 120_000);
