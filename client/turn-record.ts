@@ -11,6 +11,7 @@ import type { Client } from '@temporalio/client';
 import type { Pending } from '../deterministic/session-state';
 import type { TurnInput } from '../deterministic/session';
 import { decodePayload, type HistoryEvent } from '../history/trace/events';
+import { isCloseEvent } from '../history/trace/close-event';
 import { parseSubAgentTurnId } from '../deterministic/turn-id';
 
 /** A running turn of a session, as its own current run tells. */
@@ -116,7 +117,7 @@ export function readTurnRecord(events: readonly HistoryEvent[], sessionId: strin
   if (start?.workflowType?.name !== 'turnWorkflow') return undefined;
   const parent = start.parentWorkflowExecution?.workflowId;
   if (!parent || (parent !== sessionId && !parent.startsWith(`${sessionId}/`))) return undefined;
-  if (events.some(ended)) return undefined;
+  if (events.some(isCloseEvent)) return undefined;
   let waiting: TurnRecord['waiting'];
   for (const e of events) {
     const sent = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
@@ -136,15 +137,4 @@ export function readTurnRecord(events: readonly HistoryEvent[], sessionId: strin
     ...(Array.isArray(path) && path.every((p) => typeof p === 'string') ? { path } : {}),
     ...(typeof backgroundOf === 'string' ? { backgroundOf } : {}),
   };
-}
-
-function ended(e: HistoryEvent): boolean {
-  return Boolean(
-    e.workflowExecutionCompletedEventAttributes ||
-      e.workflowExecutionFailedEventAttributes ||
-      e.workflowExecutionCanceledEventAttributes ||
-      e.workflowExecutionTerminatedEventAttributes ||
-      e.workflowExecutionTimedOutEventAttributes ||
-      e.workflowExecutionContinuedAsNewEventAttributes,
-  );
 }

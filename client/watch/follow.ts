@@ -8,6 +8,7 @@ import type { Client } from '@temporalio/client';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { workflowRuns } from '../../history/workflow-runs';
 import { decodeEvents, type HistoryEvent, type TraceEvent } from '../../history/trace/events';
+import { isCloseEvent } from '../../history/trace/close-event';
 import { resetBase, type Run } from '../../history/trace/runs';
 import { troubleOf, type Trouble } from '../wait-progress';
 
@@ -119,7 +120,7 @@ export class HistoryFollower {
       const base = resetBase(raw);
       if (base) run.resetFrom = base;
     }
-    if (raw.some(isClose)) run.closed = true;
+    if (raw.some(isCloseEvent)) run.closed = true;
   }
 
   private fromEvents(runId: string, raw: HistoryEvent[]): FollowedRun {
@@ -170,17 +171,6 @@ async function linked<T>(outer: AbortSignal | undefined, fn: (signal: AbortSigna
   } finally {
     outer?.removeEventListener('abort', abort);
   }
-}
-
-function isClose(e: HistoryEvent): boolean {
-  return Boolean(
-    e.workflowExecutionCompletedEventAttributes ||
-      e.workflowExecutionFailedEventAttributes ||
-      e.workflowExecutionTimedOutEventAttributes ||
-      e.workflowExecutionCanceledEventAttributes ||
-      e.workflowExecutionTerminatedEventAttributes ||
-      e.workflowExecutionContinuedAsNewEventAttributes,
-  );
 }
 
 /** The run a continue-as-new started, from the run's last event. */

@@ -9,19 +9,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { z } from 'zod';
-import { connectHarness, createHarnessWorker, defineTool, type HarnessClient, type HarnessWorker, type PendingApprovalItem, type PendingItem } from '../../index';
+import { connectHarness, createHarnessWorker, type HarnessClient, type HarnessWorker, type PendingApprovalItem, type PendingItem } from '../../index';
 import { quietRuntime } from '../support/quiet-runtime';
+import { shipParcel } from '../support/ship-tool';
 import { TEST_DATABASE_URL } from '../support/harness';
 import { cliEnv, parseJson, removeTempDirs, runCli } from '../support/cli';
 
-const ship = defineTool({
-  name: 'ship_parcel',
-  description: 'Ship a parcel to an address.',
-  schema: z.object({ to: z.string().min(1) }),
-  risk: 'write',
-  run: async ({ to }) => ({ shipped: to }),
-});
 
 const env = () => ({ PATH: process.env.PATH, TEMPORAL_ADDRESS: inject('temporalAddress'), DATABASE_URL: TEST_DATABASE_URL });
 const tmp = (prefix: string) => mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -39,7 +32,7 @@ let reader: HarnessClient;
 beforeAll(async () => {
   quietRuntime();
   for (const taskQueue of queues) {
-    const w = await createHarnessWorker({ tools: [ship], env: env(), taskQueue, home: tmp('harness-pending-home-'), log: () => undefined, bundlePath: inject('workflowBundle') });
+    const w = await createHarnessWorker({ tools: [shipParcel], env: env(), taskQueue, home: tmp('harness-pending-home-'), log: () => undefined, bundlePath: inject('workflowBundle') });
     workers.push({ w, running: w.run() });
     clients.push(await connectHarness({ env: env(), taskQueue, cwd: tmp('harness-pending-cwd-') }));
   }

@@ -12,24 +12,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
-import { z } from 'zod';
-import { defineTool } from '../../api/define-tool';
 import { HarnessClient } from '../../api/client';
 import type { PendingApprovalItem } from '../../client/pending';
 import { inbox } from '../../console/api';
 import { decidedAt } from '../../client/turn-record';
 import { startHarness, type TestHarness } from '../support/harness';
+import { shipParcel } from '../support/ship-tool';
 import { scriptFiles } from '../support/agent-scripts';
 import { gatedFactsTool } from '../support/gated-tool';
 import { cliEnv, parseJson, removeTempDirs, runCli, tempDir } from '../support/cli';
 
-const ship = defineTool({
-  name: 'ship_parcel',
-  description: 'Ship a parcel to an address.',
-  schema: z.object({ to: z.string().min(1) }),
-  risk: 'write',
-  run: async ({ to }) => ({ shipped: to }),
-});
 const { tool: gate, waiting: gates } = gatedFactsTool();
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'harness-forged-waits-'));
@@ -38,7 +30,7 @@ let h: TestHarness;
 let client: HarnessClient;
 
 beforeAll(async () => {
-  h = await startHarness({ tools: [ship, gate] });
+  h = await startHarness({ tools: [shipParcel, gate] });
   client = new HarnessClient(h.client, { taskQueue: h.taskQueue, env: {}, cwd: dir });
 });
 afterAll(async () => {
