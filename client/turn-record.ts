@@ -7,7 +7,7 @@
  * started it. So a view of a wait reads the signals only to learn which turn to look at, and
  * shows what that turn said: its calls, their arguments and digests, its question, since when.
  */
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Pending } from '../deterministic/session-state';
 import type { TurnInput } from '../deterministic/session';
 import { decodePayload, type HistoryEvent } from '../history/trace/events';
@@ -25,6 +25,8 @@ export interface TurnRecord {
 }
 
 const STATUS_SIGNALS = new Set(['turnStatus', 'backgroundStatus']);
+// gRPC's NOT_FOUND, which a history read of no such workflow fails with.
+const NOT_FOUND = 5;
 
 /** The status a turn has while it waits for `pending`. */
 export function waitStatus(pending: Pending): 'waiting_for_user' | 'waiting_for_approval' | 'waiting_for_budget' {
@@ -45,8 +47,10 @@ export async function turnRecord(client: Client, sessionId: string, turnId: stri
   let events: HistoryEvent[];
   try {
     events = ((await client.workflow.getHandle(turnId).fetchHistory()).events ?? []) as HistoryEvent[];
-  } catch {
-    return undefined;
+  } catch (err) {
+    // No such workflow is no turn of the session; any other failure (the server's trouble) is the caller's to wait out.
+    if ((err as { code?: unknown }).code === NOT_FOUND || err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
   }
   return readTurnRecord(events, sessionId, turnId);
 }
