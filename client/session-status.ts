@@ -19,7 +19,7 @@ import { GONE_POLLER_MS, lastPoll, type LastPoll } from './worker-presence';
 import { readSession, runEvents } from './session-list';
 import { backgroundRunning } from './background-waits';
 import { withSteps } from './background-status';
-import { confirmedSessionWait, decidedAt, waitingTurnOf, waitStatus } from './turn-record';
+import { confirmedSessionWait, decidedAt, waitStatus } from './turn-record';
 
 /** How a session stands: `ended` by `harness end`, or closed by a failure, a termination or a timeout. */
 export type SessionViewStatus = SessionStatus | 'failed' | 'terminated' | 'timed_out' | 'cancelled';
@@ -113,8 +113,9 @@ export interface PendingApprovals {
  */
 export async function pendingApprovals(client: Client, sessionId: string, troubleWait: TroubleWait): Promise<PendingApprovals> {
   const view = await sessionView(client, sessionId, troubleWait, { waitForWorker: true });
-  // A background sub-agent's wait is asked of its own turn (the turn that started it may be gone).
-  const turnId = await waitingTurnOf(client, sessionId, view);
+  // A background sub-agent's wait is asked of its own turn (the turn that started it may be gone);
+  // the view's wait is already the one that turn confirmed (withOwnWait).
+  const turnId = view.pending?.agent?.background ? view.pending.agent.turnId : view.currentTurnId;
   const open = ['running', 'waiting_for_user', 'waiting_for_approval', 'waiting_for_budget'].includes(view.status);
   if (!turnId || !open) return { status: view.status, calls: [] };
   const handle = client.workflow.getHandle(turnId);
