@@ -122,13 +122,16 @@ async function sessionPending(client: Client, wf: Pick<WorkflowExecutionInfo, 'w
   const facts = readSession(events);
   const turnId = facts.openTurn;
   const claimed = facts.waiting?.pending;
-  const waits = [
-    ...(turnId && claimed ? [{ turnId, wait: confirmedWait(client, wf.workflowId, turnId, claimed, false) }] : []),
+  const items = async (at: string, pending: Pending, background: boolean): Promise<PendingItem[]> => {
+    const wait = await confirmedWait(client, wf.workflowId, at, pending, background);
+    return wait ? itemsOf(wf, at, wait.pending, wait.since) : [];
+  };
+  const read = await Promise.all([
+    ...(turnId && claimed ? [items(turnId, claimed, false)] : []),
     // Background sub-agents' waits: their own turns wait, whatever turn of the session runs.
-    ...backgroundWaits(events).map((w) => ({ turnId: w.turnId, wait: confirmedWait(client, wf.workflowId, w.turnId, w.pending, true) })),
-  ];
-  const confirmed = await Promise.all(waits.map(async (w) => ({ turnId: w.turnId, wait: await w.wait })));
-  return confirmed.flatMap((w) => (w.wait ? itemsOf(wf, w.turnId, w.wait.pending, w.wait.since) : []));
+    ...backgroundWaits(events).map((w) => items(w.turnId, w.pending, true)),
+  ]);
+  return read.flat();
 }
 
 /** The items of one wait of a turn. */
