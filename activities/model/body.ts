@@ -7,6 +7,7 @@
  * once with MODEL_REPLY_TOO_LARGE, which no retry can fix (the same request gets the same reply).
  */
 import { ApplicationFailure } from '@temporalio/common';
+import { httpFetch } from './http-fetch';
 
 /**
  * Default largest reply of a model endpoint: far above any honest reply (128k tokens of output
@@ -34,15 +35,15 @@ export function replyTooLarge(limit: number): ApplicationFailure {
 }
 
 /**
- * fetch for the openai client with the bodies the client reads itself bounded by `limit`: those
- * of refusals and errors, which it reads whole for their message. A successful reply is read by
- * the harness (the client hands it over raw): a plain one by readCapped, a streamed one by
- * sseData, each bounded there, so it is passed on as it came (wrapping it cost every call a
- * second stream and Response).
+ * fetch for the openai client (over `base`, http-fetch.ts by default) with the bodies the client
+ * reads itself bounded by `limit`: those of refusals and errors, which it reads whole for their
+ * message. A successful reply is read by the harness (the client hands it over raw): a plain one
+ * by readCapped, a streamed one by sseData, each bounded there, so it is passed on as it came
+ * (wrapping it cost every call a second stream and Response).
  */
-export function cappedFetch(limit: number): typeof fetch {
+export function cappedFetch(limit: number, base: typeof fetch = httpFetch()): typeof fetch {
   return async (input, init) => {
-    const res = await fetch(input, init);
+    const res = await base(input, init);
     if (!res.body || res.ok) return res;
     let bytes = 0;
     const counted = res.body.pipeThrough(

@@ -3,7 +3,7 @@
  * bytes are cut, the line endings the format allows, and the worker's limit applied before a
  * line or a body past it is held.
  */
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { cappedFetch, DEFAULT_MODEL_REPLY_MAX_BYTES, modelReplyLimit, readCapped, sseData } from '../../../activities/model/body';
 
 /** A body delivering `text` in the given pieces. */
@@ -81,12 +81,9 @@ describe('a plain reply', () => {
 });
 
 describe("the openai client's fetch", () => {
-  afterEach(() => vi.unstubAllGlobals());
-
   /** cappedFetch over a fetch that answers `res`. */
   function answering(res: Response, limit: number) {
-    vi.stubGlobal('fetch', vi.fn(async () => res));
-    return cappedFetch(limit)('http://model.test/v1/chat/completions', { method: 'POST' });
+    return cappedFetch(limit, vi.fn(async () => res))('http://model.test/v1/chat/completions', { method: 'POST' });
   }
 
   it('bounds the body of a refusal, which the client reads whole itself', async () => {
