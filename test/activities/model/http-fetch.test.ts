@@ -89,6 +89,17 @@ describe('httpFetch', () => {
     expect(sent).toBeLessThan(32 * 1024 * 1024);
   });
 
+  it('fails the body of a reply whose connection drops before its end, as undici does', async () => {
+    const { url } = await serve((req, res) => {
+      res.writeHead(200);
+      res.write('part');
+      setTimeout(() => req.socket.destroy(), 20);
+    });
+    const reader = (await fetchHere(url, { method: 'POST', body: '{}' })).body!.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toBe('part');
+    await expect(reader.read()).rejects.toMatchObject({ name: 'TypeError', message: 'terminated' });
+  });
+
   it('keeps the socket for the next request', async () => {
     const server = await serve((_req, res) => res.end('ok'));
     for (let i = 0; i < 3; i++) expect(await (await fetchHere(server.url, { method: 'POST', body: '{}' })).text()).toBe('ok');
