@@ -66,6 +66,11 @@ export function toModelFailure(err: unknown, endpoint: string): ApplicationFailu
     return ApplicationFailure.retryable(`model endpoint ${endpoint} unreachable: ${err.message}`, UNREACHABLE);
   }
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
+    const location = err.status >= 300 && err.status < 400 ? err.headers?.get('location') : undefined;
+    if (location) {
+      // Not followed (http-fetch.ts): the request and its key go only where the endpoint was declared.
+      return ApplicationFailure.nonRetryable(`model endpoint ${endpoint} redirects (HTTP ${err.status}) to ${oneLine(location)}; redirects are not followed: set its baseUrl to where it points`, 'MODEL_REQUEST_REJECTED');
+    }
     const message = `model request failed with HTTP ${err.status}: ${providerMessage(err)}`;
     if (!isRetryableStatus(err.status)) return ApplicationFailure.nonRetryable(message, err.status === 400 ? 'MODEL_BAD_REQUEST' : 'MODEL_REQUEST_REJECTED');
     const wait = retryAfterMs(err.headers);

@@ -23,29 +23,38 @@ import https from 'node:https';
  */
 const IDLE_MS = 4_000;
 
-const agents = {
+/** The sockets of each scheme a fetch keeps. */
+export interface Agents {
+  'http:': http.Agent;
+  'https:': https.Agent;
+}
+
+const KEPT: Agents = {
   'http:': new http.Agent({ keepAlive: true, timeout: IDLE_MS, scheduling: 'lifo' }),
   'https:': new https.Agent({ keepAlive: true, timeout: IDLE_MS, scheduling: 'lifo' }),
 };
 
-/** A fetch over node:http(s) for what the openai client sends; anything else goes to `fallback`. */
-export function httpFetch(fallback: typeof fetch = fetch): typeof fetch {
+/**
+ * A fetch over node:http(s) for what the openai client sends; anything else goes to `fallback`.
+ * `agents` (tests: one that trusts their own certificate) default to the process's kept sockets.
+ */
+export function httpFetch(fallback: typeof fetch = fetch, agents: Agents = KEPT): typeof fetch {
   return (input, init = {}) => {
     const url = typeof input === 'string' ? new URL(input) : input instanceof URL ? input : undefined;
     const body = init.body;
     const plainBody = body === undefined || body === null || typeof body === 'string' || body instanceof Uint8Array;
-    if (!url || !(url.protocol in agents) || !plainBody) return fallback(input, init);
-    return request(url, init, body ?? undefined);
+    if (!url || !(url.protocol === 'http:' || url.protocol === 'https:') || !plainBody) return fallback(input, init);
+    return request(url, init, body ?? undefined, agents);
   };
 }
 
-function request(url: URL, init: RequestInit, body: string | Uint8Array | undefined): Promise<Response> {
+function request(url: URL, init: RequestInit, body: string | Uint8Array | undefined, agents: Agents): Promise<Response> {
   const signal = init.signal ?? undefined;
   if (signal?.aborted) return Promise.reject(abortError(signal));
   const headers: Record<string, string> = {};
   new Headers(init.headers).forEach((value, name) => (headers[name] = value));
   if (body !== undefined) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength);
-  const protocol = url.protocol as keyof typeof agents;
+  const protocol = url.protocol as keyof Agents;
   const send = protocol === 'https:' ? https.request : http.request;
   return new Promise<Response>((resolve, reject) => {
     const req = send(url, { method: init.method ?? 'GET', headers, agent: agents[protocol] }, (res) => {

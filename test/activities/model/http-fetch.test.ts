@@ -4,6 +4,9 @@
  * arrive and not buffered beyond what is read, kept-alive sockets, and redirects not followed.
  */
 import http from 'node:http';
+import https from 'node:https';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import OpenAI from 'openai';
@@ -12,7 +15,7 @@ import { OpenAIModelClient } from '../../../activities/model/client';
 import { toModelFailure } from '../../../activities/model/errors';
 import { readCapped } from '../../../activities/model/body';
 
-const servers: http.Server[] = [];
+const servers: (http.Server | https.Server)[] = [];
 
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => new Promise<void>((done) => (s.closeAllConnections(), s.close(() => done())))));
@@ -26,6 +29,17 @@ async function serve(handler: http.RequestListener): Promise<{ url: string; conn
   servers.push(server);
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, connections: () => connections };
+}
+
+/** A self-signed certificate for 127.0.0.1 (made once with openssl, valid for a century). */
+const tls = { cert: readFileSync(path.join(__dirname, '../../support/tls/localhost-cert.pem')), key: readFileSync(path.join(__dirname, '../../support/tls/localhost-key.pem')) };
+
+/** An https server on a free port with that certificate. */
+async function serveTls(handler: http.RequestListener): Promise<string> {
+  const server = https.createServer(tls, handler);
+  servers.push(server);
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
 /** The request's body as the server got it. */
@@ -140,7 +154,24 @@ describe('httpFetch', () => {
     });
     const res = await fetchHere(`${url}/v1/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer secret' }, body: '{}' });
     expect([res.status, res.headers.get('location')]).toEqual([307, `${elsewhere.url}/v1/chat/completions`]);
+    // Through the openai client: a failure that names where the endpoint points, not retried.
+    const client = new OpenAIModelClient({ apiKey: 'secret', baseURL: `${url}/v1`, timeoutMs: 5_000 });
+    const err = await client.complete({ model: 'm', messages: [{ role: 'user', content: 'hi' }], tools: [] }).catch((e: unknown) => e);
+    expect(toModelFailure(err, url)).toMatchObject({ type: 'MODEL_REQUEST_REJECTED', nonRetryable: true, message: expect.stringContaining(`redirects (HTTP 307) to ${elsewhere.url}/v1/chat/completions; redirects are not followed`) });
     expect(hit).toBe(false);
+  });
+
+  it('speaks https, and checks the certificate: one nobody vouched for is refused before anything is sent', async () => {
+    let got: string | undefined;
+    const url = await serveTls(async (req, res) => {
+      got = await bodyOf(req);
+      res.end('{"over":"tls"}');
+    });
+    await expect(fetchHere(url, { method: 'POST', body: '{"secret":1}' })).rejects.toMatchObject({ message: 'fetch failed', cause: { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' } });
+    expect(got).toBeUndefined();
+    const trusting = { 'http:': new http.Agent(), 'https:': new https.Agent({ ca: tls.cert }) };
+    const res = await httpFetch(() => Promise.reject(new Error('the fallback was asked')), trusting)(url, { method: 'POST', body: '{"secret":1}' });
+    expect([got, await res.json()]).toEqual(['{"secret":1}', { over: 'tls' }]);
   });
 
   it('answers a status without a body with none', async () => {
