@@ -85,6 +85,7 @@ function response(res: http.IncomingMessage, signal: AbortSignal | undefined): R
     return new Response(null, init);
   }
   const onAbort = () => res.destroy(abortError(signal!));
+  const detach = () => signal?.removeEventListener('abort', onAbort);
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -93,11 +94,11 @@ function response(res: http.IncomingMessage, signal: AbortSignal | undefined): R
         if ((controller.desiredSize ?? 0) <= 0) res.pause();
       });
       res.once('end', () => {
-        signal?.removeEventListener('abort', onAbort);
+        detach();
         controller.close();
       });
       res.once('error', (err) => {
-        signal?.removeEventListener('abort', onAbort);
+        detach();
         controller.error(signal?.aborted ? abortError(signal) : new TypeError('terminated', { cause: err }));
       });
     },
@@ -105,7 +106,7 @@ function response(res: http.IncomingMessage, signal: AbortSignal | undefined): R
       res.resume();
     },
     cancel() {
-      signal?.removeEventListener('abort', onAbort);
+      detach();
       res.destroy();
     },
   });
