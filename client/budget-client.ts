@@ -13,7 +13,7 @@ import { decideBudgetUpdate, turnStateQuery, type BudgetDecisionInput, type Budg
 import { UsageError, UserError } from '../machine/errors';
 import { deliverUpdate, lookUntil, type TroubleWait } from './trouble-wait';
 import { sessionState } from './session-client';
-import { decidedAt, waitingTurnOf } from './turn-record';
+import { decidedAt, waitingTurnOf, withConfirmedWait } from './turn-record';
 
 /** A budget wait as the turn shows it. */
 export type BudgetPending = Extract<Pending, { kind: 'budget' }>;
@@ -31,7 +31,9 @@ export async function pendingBudget(client: Client, sessionId: string, troubleWa
   const turnId = await waitingTurnOf(client, sessionId, state);
   if (!turnId || state.status !== 'waiting_for_budget') return undefined;
   const handle = client.workflow.getHandle(turnId);
-  const ts = (troubleWait ? await lookUntil(client, turnId, 'query', () => handle.query(turnStateQuery), 20_000, troubleWait) : await handle.query(turnStateQuery)) as TurnState;
+  const asked = (troubleWait ? await lookUntil(client, turnId, 'query', () => handle.query(turnStateQuery), 20_000, troubleWait) : await handle.query(turnStateQuery)) as TurnState;
+  // A sub-agent's budget wait as that sub-agent says it (the amounts shown and decided on).
+  const ts = await withConfirmedWait(client, turnId, asked);
   return ts.pending?.kind === 'budget' && decidedAt(turnId, ts.pending) ? { turnId, pending: ts.pending } : undefined;
 }
 

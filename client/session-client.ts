@@ -29,7 +29,7 @@ import { describeTrialTurn, notASession } from './trial-ids';
 import { NO_WORKER_HINT } from './require-worker';
 import { deliverUpdate, lookUntil, type TroubleWait } from './trouble-wait';
 import { callTrouble, look } from './wait-progress';
-import { decidedAt, waitingTurnOf } from './turn-record';
+import { decidedAt, waitingTurnOf, withConfirmedWait } from './turn-record';
 
 /**
  * Refuses text the session would refuse — empty, or over MAX_MESSAGE_BYTES of UTF-8 — as a
@@ -163,9 +163,9 @@ export async function sessionState(client: Client, sessionId: string, troubleWai
   }
 }
 
-/** The turn's own state (what it waits for), waiting out trouble with `troubleWait`. */
+/** The turn's own state (what it waits for, a sub-agent's wait as that sub-agent says it), waiting out trouble with `troubleWait`. */
 async function turnState(client: Client, turnId: string, troubleWait?: TroubleWait): Promise<TurnState> {
-  return (await queryOrExplain(client, turnId, turnStateQuery, `turn ${turnId}`, troubleWait)) as TurnState;
+  return withConfirmedWait(client, turnId, (await queryOrExplain(client, turnId, turnStateQuery, `turn ${turnId}`, troubleWait)) as TurnState);
 }
 
 /**

@@ -19,7 +19,7 @@ import { GONE_POLLER_MS, lastPoll, type LastPoll } from './worker-presence';
 import { readSession, runEvents } from './session-list';
 import { backgroundRunning } from './background-waits';
 import { withSteps } from './background-status';
-import { confirmedSessionWait, decidedAt, waitStatus } from './turn-record';
+import { confirmedSessionWait, decidedAt, waitStatus, withConfirmedWait } from './turn-record';
 
 /** How a session stands: `ended` by `harness end`, or closed by a failure, a termination or a timeout. */
 export type SessionViewStatus = SessionStatus | 'failed' | 'terminated' | 'timed_out' | 'cancelled';
@@ -119,7 +119,8 @@ export async function pendingApprovals(client: Client, sessionId: string, troubl
   const open = ['running', 'waiting_for_user', 'waiting_for_approval', 'waiting_for_budget'].includes(view.status);
   if (!turnId || !open) return { status: view.status, calls: [] };
   const handle = client.workflow.getHandle(turnId);
-  const ts = (await lookUntil(client, turnId, 'query', () => handle.query(turnStateQuery), QUERY_MS, troubleWait)) as TurnState;
+  // A sub-agent's calls as that sub-agent says them, not as a signal to this turn claimed them.
+  const ts = await withConfirmedWait(client, turnId, (await lookUntil(client, turnId, 'query', () => handle.query(turnStateQuery), QUERY_MS, troubleWait)) as TurnState);
   const waits = ts.status === 'waiting_for_approval' && ts.pending?.kind === 'approvals' && decidedAt(turnId, ts.pending);
   return { status: ts.status, turnId, calls: waits && ts.pending?.kind === 'approvals' ? ts.pending.calls : [] };
 }

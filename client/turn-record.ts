@@ -8,11 +8,11 @@
  * shows what that turn said: its calls, their arguments and digests, its question, since when.
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import type { Pending } from '../deterministic/session-state';
+import type { Pending, TurnState } from '../deterministic/session-state';
 import type { TurnInput } from '../deterministic/session';
 import { decodePayload, type HistoryEvent } from '../history/trace/events';
 import { isCloseEvent } from '../history/trace/close-event';
-import { parseSubAgentTurnId } from '../deterministic/turn-id';
+import { parseSubAgentTurnId, sessionOfTurnId } from '../deterministic/turn-id';
 
 /** A running turn of a session, as its own current run tells. */
 export interface TurnRecord {
@@ -71,6 +71,21 @@ export async function confirmedWait(client: Client, sessionId: string, turnId: s
   // Only a sub-agent's wait names its agents (a session's own turn has none).
   const agent = leaf !== turnId || background ? { agent: { turnId: leaf, path: record.path ?? [], ...(background ? { background: true as const } : {}) } } : {};
   return { pending: { ...record.waiting.pending, ...agent }, since: record.waiting.since };
+}
+
+/**
+ * A turn's state (its query's answer) with the wait it passes on from a sub-agent below it as that
+ * sub-agent says it: the turn heard of the wait by signal, which anyone who reaches the server can
+ * send. A wait the sub-agent does not confirm is not shown, and the turn is running. The turn's
+ * own waits are its code's and stand as they are.
+ */
+export async function withConfirmedWait(client: Client, turnId: string, state: TurnState): Promise<TurnState> {
+  const claimed = state.pending;
+  if (!claimed?.agent) return state;
+  const wait = await confirmedWait(client, sessionOfTurnId(turnId), turnId, claimed, false);
+  if (wait) return { ...state, pending: wait.pending, status: waitStatus(wait.pending) };
+  const { pending: _unconfirmed, ...rest } = state;
+  return { ...rest, status: state.status === 'done' ? 'done' : 'running' };
 }
 
 /**

@@ -12,6 +12,7 @@ import { UserError } from '../machine/errors';
 import { sessionOfTurnId } from '../deterministic/turn-id';
 import { diagnose, isNoPoller, look, seconds, troubleOf, type Trouble } from './wait-progress';
 import { modelProgress, type ModelProgress } from './model-progress';
+import { withConfirmedWait } from './turn-record';
 
 /** How a wait for a turn ended: with its result, or with the turn waiting on a human. */
 export type TurnOutcome = { kind: 'done'; result: TurnResult } | { kind: 'waiting'; state: TurnState };
@@ -82,7 +83,8 @@ export async function waitForTurn(client: Client, turnId: string, opts: WaitOpti
       const state = await look(client, turnId, 'query', () => handle.query(turnStateQuery) as Promise<TurnState>, QUERY_MS);
       if (!state.ok) now = state.trouble;
       else {
-        const s = state.value;
+        // A sub-agent's wait as that sub-agent says it: a signal to this turn may claim one that is not there.
+        const s = state.value.pending?.agent ? await withConfirmedWait(client, turnId, state.value).catch(() => ({ ...state.value, status: 'running' as const })) : state.value;
         if (s.step !== lastStep) opts.onStep?.((lastStep = s.step));
         if (s.status === 'waiting_for_user' || s.status === 'waiting_for_approval' || s.status === 'waiting_for_budget') {
           if (trouble) opts.onTrouble?.(undefined);
