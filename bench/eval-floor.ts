@@ -18,6 +18,8 @@ export interface FloorRun {
   worker: number;
   server: number;
   wallMs: number;
+  /** The workflow that ran the round's trials (the floor's parent, the harness's eval). */
+  workflowId: string;
 }
 
 /** A running floor worker: `round` runs trials on it; `close` stops it. */
@@ -41,14 +43,15 @@ export async function startFloor(client: Client, address: string, serverCpu: () 
   });
   const running = worker.run();
   let n = 0;
-  const run = (cases: number, concurrency: number) => client.workflow.execute('floorEval', { taskQueue, workflowId: `${taskQueue}-${n++}`, args: [cases, concurrency, delayMs] });
-  await run(4, 4);
+  const run = (workflowId: string, cases: number, concurrency: number) => client.workflow.execute('floorEval', { taskQueue, workflowId, args: [cases, concurrency, delayMs] });
+  await run(`${taskQueue}-${n++}`, 4, 4);
   return {
     async round(cases, concurrency) {
+      const workflowId = `${taskQueue}-${n++}`;
       const [w0, s0, t0] = [ownCpuMs(), serverCpu(), performance.now()];
-      const done = await run(cases, concurrency);
+      const done = await run(workflowId, cases, concurrency);
       if (done !== cases) throw new Error(`the floor ran ${String(done)} of ${cases} trials`);
-      return { worker: (ownCpuMs() - w0) / cases, server: (serverCpu() - s0) / cases, wallMs: performance.now() - t0 };
+      return { worker: (ownCpuMs() - w0) / cases, server: (serverCpu() - s0) / cases, wallMs: performance.now() - t0, workflowId };
     },
     async close() {
       worker.shutdown();

@@ -67,7 +67,6 @@ function optionsFor(model: ModelProcess | undefined, concurrency: number): EvalO
 
 /** One run of the harness's trials (ms of CPU a trial, the wall time, the eval's id, the progress queries its follower asked). */
 interface HarnessRun extends FloorRun {
-  evalId: string;
   asks: number;
 }
 
@@ -78,7 +77,7 @@ async function main(): Promise<void> {
   // Every trial's session plays this one step from the start: the model answers after DELAY_MS.
   const model = IN_PROCESS ? undefined : await startModelProcess({ steps: [{ fault: { delay_ms: DELAY_MS }, content: 'answer' }] });
   let base: HarnessRun | undefined;
-  const rounds: { harness: HarnessRun; floor: FloorRun }[] = [];
+  const rounds: { harness: HarnessRun; floor: FloorRun; tasks?: { eval: number; floor: number } }[] = [];
   let perTrial: HistoryCounts | undefined;
   try {
     await withScratchHarness('bench-eval', async ({ client, taskQueue, serverPid, address, declarations }) => {
@@ -92,7 +91,7 @@ async function main(): Promise<void> {
         const evalId = await startEval(client, taskQueue, s, optionsFor(model, concurrency));
         const report = await followEval(follower, evalId, () => undefined);
         const n = s.cases.length;
-        const run = { worker: (ownCpuMs() - w0) / n, server: (serverCpu() - s0) / n, wallMs: performance.now() - t0, evalId, asks: asks - a0 };
+        const run = { worker: (ownCpuMs() - w0) / n, server: (serverCpu() - s0) / n, wallMs: performance.now() - t0, workflowId: evalId, asks: asks - a0 };
         if (report.totals.passed_trials !== n) throw new Error(`concurrency ${concurrency}: ${report.totals.passed_trials} of ${n} passed: ${JSON.stringify(report.totals.failure_reasons)}`);
         return run;
       };
@@ -106,9 +105,15 @@ async function main(): Promise<void> {
           const h = await harness(roundSuite, TOP);
           const f = await floor.round(ROUND_CASES, TOP);
           rounds.push({ harness: h, floor: f });
-          perTrial ??= await trialCounts(client, h.evalId, ROUND_CASES);
+          perTrial ??= await trialCounts(client, h.workflowId, ROUND_CASES);
           const [ht, ft] = [h.worker + h.server, f.worker + f.server];
-          console.log(`  round ${r} at ${TOP}: harness ${fmt(h.wallMs / 1000)} s, CPU a trial ${fmt(h.worker, 1)} + ${fmt(h.server, 1)} = ${fmt(ht, 1)} ms; floor ${fmt(f.worker, 1)} + ${fmt(f.server, 1)} = ${fmt(ft, 1)} ms; the harness adds ${fmt(ht - ft, 1)} ms (${h.asks} progress queries)`);
+          // Read after both windows: how many workflow tasks the eval and the floor's parent took a
+          // trial (by how many child starts and ends shared a task), which moves either side's CPU.
+          const [et, pt] = await Promise.all([h, f].map(async (x) => (await historyCounts(client, x.workflowId)).workflowTasks / ROUND_CASES));
+          rounds[rounds.length - 1]!.tasks = { eval: Number(fmt(et!, 2)), floor: Number(fmt(pt!, 2)) };
+          console.log(
+            `  round ${r} at ${TOP}: harness ${fmt(h.wallMs / 1000)} s, CPU a trial ${fmt(h.worker, 1)} + ${fmt(h.server, 1)} = ${fmt(ht, 1)} ms; floor ${fmt(f.worker, 1)} + ${fmt(f.server, 1)} = ${fmt(ft, 1)} ms; the harness adds ${fmt(ht - ft, 1)} ms (${h.asks} progress queries; workflow tasks a trial of the eval ${fmt(et!, 2)}, of the floor's parent ${fmt(pt!, 2)})`,
+          );
         }
       } finally {
         await floor.close();
@@ -135,7 +140,7 @@ async function main(): Promise<void> {
     `  a trial in history (with its 1/${ROUND_CASES} of the eval's): ${t.runs} workflow run(s) of its own, ${fmt(t.workflowTasks, 1)} workflow tasks, ${fmt(t.activityTasks, 1)} activity tasks, ${fmt(t.localActivities, 1)} local activities, ${fmt(t.events, 1)} events, ${fmt(t.bytes / 1024, 1)} KiB`,
   );
   const ms = (r: FloorRun) => ({ worker: Number(fmt(r.worker, 1)), server: Number(fmt(r.server, 1)) });
-  console.log(JSON.stringify({ bench: 'eval', cases: CASES, roundCases: ROUND_CASES, delayMs: DELAY_MS, model: IN_PROCESS ? 'in-process' : 'process', nproc: os.availableParallelism(), loadavg: load.map((l) => Number(fmt(l))), wallMs: { 1: Number(fmt(b.wallMs)), [TOP]: rounds.map((r) => Number(fmt(r.harness.wallMs))) }, speedup: Number(fmt(speedup)), overheadMsPerCase: Number(fmt(overhead)), cpuMsPerTrial: { 1: ms(b), [TOP]: rounds.map((r) => ms(r.harness)) }, floorCpuMsPerTrial: rounds.map((r) => ms(r.floor)), shareMs: Number(fmt(share, 1)), trialHistory: perTrial, targetSpeedup: TARGET, targetShareMs: TARGET_SHARE_MS }));
+  console.log(JSON.stringify({ bench: 'eval', cases: CASES, roundCases: ROUND_CASES, delayMs: DELAY_MS, model: IN_PROCESS ? 'in-process' : 'process', nproc: os.availableParallelism(), loadavg: load.map((l) => Number(fmt(l))), wallMs: { 1: Number(fmt(b.wallMs)), [TOP]: rounds.map((r) => Number(fmt(r.harness.wallMs))) }, speedup: Number(fmt(speedup)), overheadMsPerCase: Number(fmt(overhead)), cpuMsPerTrial: { 1: ms(b), [TOP]: rounds.map((r) => ms(r.harness)) }, floorCpuMsPerTrial: rounds.map((r) => ms(r.floor)), workflowTasksPerTrial: rounds.map((r) => r.tasks), shareMs: Number(fmt(share, 1)), trialHistory: perTrial, targetSpeedup: TARGET, targetShareMs: TARGET_SHARE_MS }));
 }
 
 /** What one trial cost the server, from its histories: its turn's, its own workflow's (an eval from before the eval ran trials itself) and its share of the eval's. */
