@@ -84,7 +84,8 @@ export async function waitForTurn(client: Client, turnId: string, opts: WaitOpti
       if (!state.ok) now = state.trouble;
       else {
         // A sub-agent's wait as that sub-agent says it: a signal to this turn may claim one that is not there.
-        const s = state.value.pending?.agent ? await withConfirmedWait(client, turnId, state.value).catch(() => ({ ...state.value, status: 'running' as const })) : state.value;
+        // (A history that cannot be read now leaves the wait unconfirmed until the next look.)
+        const s = await withConfirmedWait(client, turnId, state.value).catch(() => ({ ...state.value, status: 'running' as const }));
         if (s.step !== lastStep) opts.onStep?.((lastStep = s.step));
         if (s.status === 'waiting_for_user' || s.status === 'waiting_for_approval' || s.status === 'waiting_for_budget') {
           if (trouble) opts.onTrouble?.(undefined);
