@@ -102,6 +102,7 @@ async function withOwnWait<V extends SessionView | SessionState>(client: Client,
 export interface PendingApprovals {
   /** The session's status, or the turn's when there is a current turn. */
   status: string;
+  /** The turn asked: the session's current turn, or the sub-agent turn whose wait the session's view confirmed. */
   turnId?: string;
   calls: PendingApproval[];
 }
@@ -113,13 +114,13 @@ export interface PendingApprovals {
  */
 export async function pendingApprovals(client: Client, sessionId: string, troubleWait: TroubleWait): Promise<PendingApprovals> {
   const view = await sessionView(client, sessionId, troubleWait, { waitForWorker: true });
-  // A background sub-agent's wait is asked of its own turn (the turn that started it may be gone);
-  // the view's wait is already the one that turn confirmed (withOwnWait).
-  const turnId = view.pending?.agent?.background ? view.pending.agent.turnId : view.currentTurnId;
+  // A sub-agent's wait is asked of its own turn (a background one's starter may be gone): the
+  // view's wait is already the one that turn confirmed (withOwnWait), so no history is read again.
+  const turnId = view.pending?.agent ? view.pending.agent.turnId : view.currentTurnId;
   const open = ['running', 'waiting_for_user', 'waiting_for_approval', 'waiting_for_budget'].includes(view.status);
   if (!turnId || !open) return { status: view.status, calls: [] };
   const handle = client.workflow.getHandle(turnId);
-  // A sub-agent's calls as that sub-agent says them, not as a signal to this turn claimed them.
+  // A wait the view did not confirm that the current turn still claims for a sub-agent: as that sub-agent says it.
   const ts = await withConfirmedWait(client, turnId, (await lookUntil(client, turnId, 'query', () => handle.query(turnStateQuery), QUERY_MS, troubleWait)) as TurnState);
   const waits = ts.status === 'waiting_for_approval' && ts.pending?.kind === 'approvals' && decidedAt(turnId, ts.pending);
   return { status: ts.status, turnId, calls: waits && ts.pending?.kind === 'approvals' ? ts.pending.calls : [] };
